@@ -1,0 +1,97 @@
+/*
+ * The configuration file (SPEC §7): an ini file read with inih into a
+ * plain struct conf.  Every error is collected with its file, line and key;
+ * a file with any error is refused whole.
+ */
+#ifndef UNCORED_CONF_H
+#define UNCORED_CONF_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "event.h"
+
+#define CONF_MAX_EVENTS 16
+#define CONF_MAX_ERRORS 64
+
+enum conf_conflict_policy {
+	CONF_CONFLICT_RECLAIM,  /* reprogram our counter and note the lost interval */
+	CONF_CONFLICT_YIELD,    /* release the counter, report the event unavailable */
+};
+
+enum conf_log_level {
+	CONF_LOG_ERROR, CONF_LOG_WARNING, CONF_LOG_NOTICE, CONF_LOG_INFO, CONF_LOG_DEBUG,
+};
+
+struct conf_event {
+	struct event_spec spec;
+	int line;                     /* where it was configured */
+};
+
+struct conf {
+	/* [daemon] */
+	char listen[128];             /* "ADDR:PORT", "[V6ADDR]:PORT" */
+	double interval_s;            /* 0.05 .. 60 */
+	char root[PATH_MAX];          /* prefix for /dev and /sys */
+	char user[64];                /* drop privileges to this user; "" = stay */
+	enum conf_log_level log_level;
+	unsigned max_connections;
+	unsigned max_connections_per_ip;
+	unsigned request_timeout_s;
+	unsigned max_header_bytes;
+	unsigned max_episodes;        /* bounded episode list length */
+
+	/* [uncore] */
+	bool uncore_enabled;
+	bool uncore_default_events;
+	enum conf_conflict_policy uncore_on_conflict;
+	int n_uncore_events;
+	struct conf_event uncore_events[CONF_MAX_EVENTS];
+
+	/* [thermal] */
+	bool thermal_enabled;
+	bool thermal_rapl;
+	bool thermal_kernel_counts;
+
+	/* [core] */
+	bool core_enabled;
+	bool core_default_events;
+	enum conf_conflict_policy core_on_conflict;
+	int n_core_events;
+	struct conf_event core_events[CONF_MAX_EVENTS];
+};
+
+struct conf_error {
+	char file[256];
+	int line;                     /* 0 when the error is about the whole file */
+	char key[64];                 /* "" when not about a key */
+	char message[192];
+};
+
+struct conf_errors {
+	int n;                        /* may exceed CONF_MAX_ERRORS; only that many are kept */
+	struct conf_error list[CONF_MAX_ERRORS];
+};
+
+/* Fill conf with the built-in defaults (what an empty file means). */
+void conf_defaults(struct conf *conf);
+
+/*
+ * Parse path into ret_conf (defaults first, then the file).  Returns 0, or
+ * -EINVAL with every error in errs (ret_conf then holds nothing usable), or
+ * -errno when the file cannot be read (also recorded in errs, line 0).
+ */
+int conf_load(const char *path, struct conf *ret_conf, struct conf_errors *errs);
+
+/* Same, from a string; name is used as the file name in errors. */
+int conf_load_string(const char *name, const char *text, struct conf *ret_conf,
+		     struct conf_errors *errs);
+
+/*
+ * Format one error as "FILE:LINE: key: message" (line and key omitted when
+ * absent) into buf.  Returns buf.
+ */
+const char *conf_error_format(const struct conf_error *e, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,97 @@
+/*
+ * CPU identification, facility table and topology.
+ *
+ * cpu_detect() reads CPUID through struct hw and decides, by exact vendor
+ * and model (never by probing MSRs, see hardware.md §1.2), which facilities
+ * the collectors may use.  cpu_topology_load() groups the logical CPUs into
+ * sockets and physical cores.
+ */
+#ifndef UNCORED_CPU_H
+#define UNCORED_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw.h"
+
+/* What a model has, chosen by exact family/model (hardware.md §8). */
+struct cpu_facilities {
+	bool has_nhm_uncore;           /* MSR_UNCORE_* at 0x391/0x3b0/0x3c0 */
+	bool has_uncore_thermal_events;/* Westmere events 0x67, 0x80-0x83 */
+	bool has_tjmax;                /* MSR_TEMPERATURE_TARGET */
+	bool has_package_thermal;      /* IA32_PACKAGE_THERM_STATUS (also needs CPUID.06H:EAX[6]) */
+	bool has_rapl_perf_status;     /* MSR_RAPL_POWER_UNIT, MSR_PKG_PERF_STATUS, MSR_DRAM_PERF_STATUS */
+};
+
+/* Architectural performance monitoring as CPUID leaf 0xA describes it, per CPU. */
+struct cpu_perfmon {
+	unsigned version;              /* EAX[7:0] */
+	unsigned n_gp;                 /* EAX[15:8] */
+	unsigned gp_width_bits;        /* EAX[23:16] */
+	unsigned ebx_length;           /* EAX[31:24] */
+	uint32_t unavailable;          /* EBX: bit set = architectural event not available */
+	unsigned n_fixed;              /* EDX[4:0] (v2+) */
+	unsigned fixed_width_bits;     /* EDX[12:5] (v2+) */
+};
+
+struct cpu_info {
+	char vendor[13];               /* "GenuineIntel" */
+	unsigned family;               /* display family */
+	unsigned model;                /* display model */
+	unsigned stepping;
+	const char *microarch;         /* "westmere-ep", "nehalem-ep", "skylake-sp", ... */
+	struct cpu_facilities fac;
+	struct cpu_perfmon perfmon;    /* of the first online CPU; see cpu_perfmon_read() */
+};
+
+/*
+ * Identify the CPU of the machine behind hw (CPUID of the first online CPU).
+ * Returns 0, or -ENOTSUP for an unsupported vendor or model with a sentence
+ * in err naming what was found and what is supported, or another negative
+ * errno with its reason in err.
+ */
+int cpu_detect(struct hw *hw, struct cpu_info *ret_info, char *err, size_t errlen);
+
+/* Read CPUID leaf 0xA of one CPU (hybrid parts differ per CPU). */
+int cpu_perfmon_read(struct hw *hw, int cpu, struct cpu_perfmon *ret_perfmon);
+
+/* One physical core of a socket. */
+struct cpu_core {
+	int core;                      /* core_id */
+	int n_cpus;
+	int cpus[8];                   /* logical CPUs of this core, ascending */
+};
+
+struct cpu_socket {
+	int socket;                    /* physical_package_id */
+	int n_cores;
+	struct cpu_core *cores;        /* ascending core id */
+	int n_cpus;
+	int *cpus;                     /* all logical CPUs of the socket, ascending */
+};
+
+struct cpu_topology {
+	int n_cpus;
+	struct hw_cpu *cpus;           /* by index, ascending CPU number */
+	int n_sockets;
+	struct cpu_socket *sockets;    /* ascending socket id */
+};
+
+/*
+ * Enumerate CPUs through hw and group them.  CPUs offline at load time are
+ * kept in cpus[] (online = false) but belong to no socket or core when their
+ * topology is unknown.  Returns 0 or a negative errno with a reason in err.
+ */
+int cpu_topology_load(struct hw *hw, struct cpu_topology *ret_topo, char *err, size_t errlen);
+
+/* Free what cpu_topology_load() allocated. */
+void cpu_topology_free(struct cpu_topology *topo);
+
+/* The entry of logical CPU cpu, or NULL. */
+const struct hw_cpu *cpu_topology_find(const struct cpu_topology *topo, int cpu);
+
+/* The socket entry with id socket, or NULL. */
+const struct cpu_socket *cpu_topology_socket(const struct cpu_topology *topo, int socket);
+
+#endif

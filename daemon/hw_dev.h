@@ -1,0 +1,25 @@
+/*
+ * The device-file backend: /dev/cpu/N/msr and /dev/cpu/N/cpuid of the Linux
+ * msr and cpuid drivers, and CPU topology and online state from
+ * /sys/devices/system/cpu, all under a root prefix so tests can point it
+ * at a tree of sparse regular files.
+ */
+#ifndef UNCORED_HW_DEV_H
+#define UNCORED_HW_DEV_H
+
+#include <stddef.h>
+
+#include "hw.h"
+
+/*
+ * Open the backend under root ("/" for the real machine): enumerate CPUs
+ * from sysfs and open every online CPU's msr (read-write) and cpuid
+ * (read-only) device once; the fds are kept until hw_close(), so they keep
+ * working after privileges are dropped.  Returns 0 and fills ret_hw, or a
+ * negative errno with a sentence in err naming the path and the remedy
+ * (-ENOENT: msr driver not loaded; -EACCES/-EPERM: needs root or
+ * CAP_SYS_RAWIO; -EINVAL: unreadable topology).
+ */
+int hwdev_open(const char *root, struct hw *ret_hw, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * Simulated hardware: an in-process model of a whole machine behind the
+ * struct hw interface (SPEC §2).  It models CPUID, topology, online state,
+ * the uncore and core PMUs (enable bits, counting only while enabled, wrap
+ * at width, OCC_CTR_RST), thermal status registers with sticky log bits,
+ * TjMax, RAPL throttled-time counters and the kernel's thermal_throttle
+ * counts, driven over time by a scenario file.  Registers the model lacks
+ * fail with -EIO, as the msr driver does.
+ *
+ * Time is either real (CLOCK_MONOTONIC since open) or stepped by the
+ * caller with sim_advance(), so tests are deterministic.
+ */
+#ifndef UNCORED_SIM_H
+#define UNCORED_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw.h"
+
+struct sim;
+
+enum sim_clock {
+	SIM_CLOCK_REAL,
+	SIM_CLOCK_STEPPED,
+};
+
+/*
+ * Build the machine named by spec, "MODEL" or "MODEL:SCENARIO".  SCENARIO
+ * is a name looked up as scenario_dir/NAME.ini, or a path when it
+ * contains a '/'.  Without a scenario the machine idles.  Returns NULL
+ * with a sentence in err (unknown model: lists the known ones; scenario
+ * errors: "FILE:LINE: key: what was expected").
+ */
+struct sim *sim_open(const char *spec, const char *scenario_dir, enum sim_clock clock,
+		     char *err, size_t errlen);
+
+/* Fill hw with ops bound to sim.  hw_close() on it frees the sim. */
+void sim_bind(struct sim *sim, struct hw *ret_hw);
+
+/* Stepped clock only: move simulated time forward. */
+void sim_advance(struct sim *sim, double seconds);
+
+/* Simulated seconds since open. */
+double sim_now(struct sim *sim);
+
+/* The model names sim_open() knows, NULL-terminated. */
+const char *const *sim_model_names(void);
+
+/*
+ * Call fn for every register of every CPU whose value the model stores
+ * (control registers, counters, status registers), in a fixed order.  The
+ * value is the one a read would return now.  For comparing the whole
+ * register file before and after a run.
+ */
+void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint64_t value),
+	      void *arg);
+
+/*
+ * Ground truth: how many times the simulated hardware event (pmu "uncore"
+ * per socket, "core" per cpu; code/umask/edge as programmed) occurred
+ * since open, whether or not a counter counted it.  For fault tests.
+ * Returns 0 or -ENOENT when the model does not generate that event.
+ */
+int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t code,
+		     uint8_t umask, bool edge, uint64_t *ret_count);
+
+/* Poke a register as another agent would (tests: conflicts). */
+int sim_poke(struct sim *sim, int cpu, uint32_t msr, uint64_t value);
+
+/* Take a CPU offline or back online (tests: hot-plug). */
+int sim_set_online(struct sim *sim, int cpu, bool online);
+
+/* Make every MSR write fail with -EPERM, as kernel lockdown does. */
+void sim_refuse_writes(struct sim *sim, bool refuse);
+
+#endif
