@@ -1,0 +1,69 @@
+/*
+ * Ownership of PMU registers.  Before a collector takes a counter it asks
+ * whether somebody else has enabled it; every register uncored changes goes
+ * through a ledger that remembers the value found, and pmu_restore() puts
+ * everything back: registers uncored owns get their original value, shared
+ * control registers get exactly uncored's bits cleared so bits other agents
+ * set meanwhile survive.  It does not decide which events to count;
+ * collectors do.  Non-logging: errors are returned.
+ */
+#ifndef UNCORED_PMU_H
+#define UNCORED_PMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hw.h"
+
+struct pmu_ledger;
+
+/* An empty ledger, or NULL on ENOMEM. */
+struct pmu_ledger *pmu_ledger_new(void);
+
+/* Free the ledger without restoring anything. NULL is allowed. */
+void pmu_ledger_free(struct pmu_ledger *l);
+
+/*
+ * Write value to (cpu, msr), a register uncored owns from now on (an event
+ * select or a counter).  The first time, the value found is read and
+ * remembered.  Returns 0 or a negative errno from the read or the write.
+ */
+int pmu_write(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t value);
+
+/*
+ * Read-modify-write a shared control register: set the bits in set_bits
+ * that were clear, remembering them as uncored's.  Other bits are left as
+ * they are.  Returns 0 or a negative errno.
+ */
+int pmu_set_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t set_bits);
+
+/*
+ * Clear bits uncored set earlier with pmu_set_bits (a subset of them) and
+ * forget them.  Returns 0 or a negative errno.
+ */
+int pmu_clear_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t bits);
+
+/* The value uncored last wrote to an owned register; false if not owned. */
+bool pmu_written(const struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t *ret_value);
+
+/*
+ * Forget an owned register and write back its original value (a yielded
+ * counter).  Returns 0 or a negative errno; the entry is forgotten anyway.
+ */
+int pmu_release(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr);
+
+/*
+ * Restore everything, in reverse order of first change: shared registers
+ * first get uncored's bits cleared, then owned registers their original
+ * value.  Continues past errors; returns 0 or the first negative errno and
+ * counts failures in *ret_failed (may be NULL).  The ledger is empty after.
+ */
+int pmu_restore(struct pmu_ledger *l, struct hw *hw, unsigned *ret_failed);
+
+/*
+ * Move every entry recorded for from_cpu to to_cpu (package-scope registers
+ * now reached through another CPU of the same socket).
+ */
+void pmu_move_cpu(struct pmu_ledger *l, int from_cpu, int to_cpu);
+
+#endif
