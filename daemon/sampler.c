@@ -1,0 +1,399 @@
+/*
+ * The sampler.  It owns the three collectors and everything they hold (the
+ * PMU ledgers, the accumulated totals) and is the only code that touches
+ * hardware once the daemon serves.  Each sample builds a fresh snapshot,
+ * lets every collector fill its part, derives throttle episodes and
+ * publishes the snapshot; readers never wait for it.
+ *
+ * A reloaded configuration arrives through a one-slot mailbox and is
+ * applied between two samples.  A collector whose settings changed is
+ * restarted, and the totals it had exported are added to what it counts
+ * afterwards, so no exported counter goes backwards across a reload.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collector.h"
+#include "config.h"
+#include "episode.h"
+#include "log.h"
+#include "sampler.h"
+
+static const struct collector_ops *const collector_table[SNAPSHOT_COLLECTOR_COUNT] = {
+	[SNAPSHOT_COLLECTOR_UNCORE] = &uncore_collector_ops,
+	[SNAPSHOT_COLLECTOR_THERMAL] = &thermal_collector_ops,
+	[SNAPSHOT_COLLECTOR_CORE] = &core_collector_ops,
+};
+
+struct sampler {
+	struct conf conf;
+	struct hw *hw;
+	const struct cpu_info *info;
+	const struct cpu_topology *topo;
+	struct collector collectors[SNAPSHOT_COLLECTOR_COUNT];
+	/* Totals a restarted collector adds to its own (the last snapshot before the restart). */
+	struct snapshot *carry[SNAPSHOT_COLLECTOR_COUNT];
+	struct episode_tracker *episodes;
+	struct snapshot *previous;
+	uint64_t n_samples;
+	_Atomic uint64_t progress;
+
+	pthread_t thread;
+	bool thread_running;
+	pthread_mutex_t lock;          /* guards stop and pending */
+	pthread_cond_t wake;
+	bool stop;
+	struct conf *pending;
+};
+
+static double monotonic_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double realtime_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Start one collector and log what became of it.  -EINVAL means a refused configuration. */
+static int start_collector(struct sampler *s, enum snapshot_collector_id id)
+{
+	struct collector *c = &s->collectors[id];
+	int r = collector_start(c, collector_table[id], s->hw, s->info, s->topo, &s->conf);
+
+	if (r == -EINVAL)
+		return r;
+	if (c->up)
+		log_info("collector %s: up%s%s", c->ops->name, c->reason[0] ? ", " : "", c->reason);
+	else if (c->reason[0])
+		log_warning("collector %s: off: %s", c->ops->name, c->reason);
+	return 0;
+}
+
+int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *info,
+		const struct cpu_topology *topo, struct sampler **ret_sampler,
+		char *err, size_t errlen)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->conf = *conf;
+	s->hw = hw;
+	s->info = info;
+	s->topo = topo;
+	s->episodes = episode_tracker_new(conf->max_episodes);
+	if (!s->episodes) {
+		free(s);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	{
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&s->wake, &attr);
+		pthread_condattr_destroy(&attr);
+	}
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+		if (start_collector(s, id) == -EINVAL) {
+			snprintf(err, errlen, "collector %s: %s", collector_table[id]->name,
+				 s->collectors[id].reason);
+			sampler_free(s);
+			return -EINVAL;
+		}
+	}
+	*ret_sampler = s;
+	return 0;
+}
+
+static void add_event_totals(struct snapshot_event *dst, int n_dst,
+			     const struct snapshot_event *src, int n_src)
+{
+	for (int i = 0; i < n_dst; i++)
+		for (int j = 0; j < n_src; j++)
+			if (src[j].available && strcmp(dst[i].name, src[j].name) == 0)
+				dst[i].total += src[j].total;
+}
+
+/* Add the uncore totals of base to s, matching sockets by id and events by name. */
+static void carry_uncore(struct snapshot *s, const struct snapshot *base)
+{
+	for (int i = 0; i < base->n_sockets; i++) {
+		const struct snapshot_socket *b = &base->sockets[i];
+		struct snapshot_socket *d = snapshot_socket(s, b->socket);
+
+		if (!d)
+			continue;
+		d->uncore_clockticks += b->uncore_clockticks;
+		d->uncore_conflicts += b->uncore_conflicts;
+		add_event_totals(d->uncore_events, d->n_uncore_events, b->uncore_events,
+				 b->n_uncore_events);
+	}
+}
+
+static void carry_thermal(struct snapshot *s, const struct snapshot *base)
+{
+	for (int i = 0; i < base->n_sockets; i++) {
+		const struct snapshot_socket *b = &base->sockets[i];
+		struct snapshot_socket *d = snapshot_socket(s, b->socket);
+
+		if (!d)
+			continue;
+		d->rapl_package_throttled_s += b->rapl_package_throttled_s;
+		d->rapl_dram_throttled_s += b->rapl_dram_throttled_s;
+	}
+}
+
+static void carry_core(struct snapshot *s, const struct snapshot *base)
+{
+	for (int i = 0; i < base->n_cpus; i++) {
+		const struct snapshot_cpu *b = &base->cpus[i];
+		struct snapshot_cpu *d = snapshot_cpu(s, b->cpu);
+
+		if (!d)
+			continue;
+		d->instructions += b->instructions;
+		d->cycles += b->cycles;
+		d->ref_cycles += b->ref_cycles;
+		d->conflicts += b->conflicts;
+		add_event_totals(d->events, d->n_events, b->events, b->n_events);
+	}
+}
+
+static void carry_totals(struct sampler *s, struct snapshot *snap)
+{
+	static void (*const carry_fn[SNAPSHOT_COLLECTOR_COUNT])(struct snapshot *, const struct snapshot *) = {
+		[SNAPSHOT_COLLECTOR_UNCORE] = carry_uncore,
+		[SNAPSHOT_COLLECTOR_THERMAL] = carry_thermal,
+		[SNAPSHOT_COLLECTOR_CORE] = carry_core,
+	};
+
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+		if (!s->carry[id])
+			continue;
+		carry_fn[id](snap, s->carry[id]);
+		snap->collectors[id].errors += s->carry[id]->collectors[id].errors;
+	}
+}
+
+static void log_episode(void *arg, const struct episode_change *c)
+{
+	(void)arg;
+	log_episode_change(c->started, c->episode.kind, c->episode.socket, c->episode.core,
+			   c->episode.start, c->duration_s);
+}
+
+struct snapshot *sampler_sample(struct sampler *s)
+{
+	double t0 = monotonic_s();
+	struct snapshot *snap = snapshot_new(s->topo, s->info);
+
+	if (!snap)
+		return NULL;
+	snap->time = realtime_s();
+	snap->interval_s = s->conf.interval_s;
+	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+		collector_sample(&s->collectors[id], snap);
+	carry_totals(s, snap);
+	snap->samples = ++s->n_samples;
+	snap->last_sample_duration_s = monotonic_s() - t0;
+	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
+		log_warning("episodes: out of memory, this sample lists none");
+
+	/* One reference stays with us as previous, one goes to the caller, one to publish. */
+	atomic_fetch_add(&snap->refs, 2);
+	snapshot_release(s->previous);
+	s->previous = snap;
+	snapshot_publish(snap);
+	atomic_fetch_add(&s->progress, 1);
+	return snap;
+}
+
+static bool events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b)
+{
+	if (n_a != n_b)
+		return false;
+	for (int i = 0; i < n_a; i++) {
+		const struct event_spec *x = &a[i].spec, *y = &b[i].spec;
+
+		if (strcmp(x->name, y->name) || x->code != y->code || x->umask != y->umask ||
+		    x->edge != y->edge || x->inv != y->inv || x->cmask != y->cmask)
+			return false;
+	}
+	return true;
+}
+
+/* Whether collector id must restart to apply new. */
+static bool collector_conf_changed(enum snapshot_collector_id id, const struct conf *old,
+				   const struct conf *new)
+{
+	if (old->interval_s != new->interval_s)
+		return true;
+	switch (id) {
+	case SNAPSHOT_COLLECTOR_UNCORE:
+		return old->uncore_enabled != new->uncore_enabled ||
+		       old->uncore_default_events != new->uncore_default_events ||
+		       old->uncore_on_conflict != new->uncore_on_conflict ||
+		       !events_equal(old->uncore_events, old->n_uncore_events,
+				     new->uncore_events, new->n_uncore_events);
+	case SNAPSHOT_COLLECTOR_THERMAL:
+		return old->thermal_enabled != new->thermal_enabled ||
+		       old->thermal_rapl != new->thermal_rapl ||
+		       old->thermal_kernel_counts != new->thermal_kernel_counts;
+	case SNAPSHOT_COLLECTOR_CORE:
+		return old->core_enabled != new->core_enabled ||
+		       old->core_default_events != new->core_default_events ||
+		       old->core_on_conflict != new->core_on_conflict ||
+		       !events_equal(old->core_events, old->n_core_events,
+				     new->core_events, new->n_core_events);
+	default:
+		return false;
+	}
+}
+
+static void apply_conf(struct sampler *s, const struct conf *new)
+{
+	bool restart[SNAPSHOT_COLLECTOR_COUNT];
+
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+		restart[id] = collector_conf_changed(id, &s->conf, new);
+		if (restart[id])
+			collector_stop(&s->collectors[id]);
+	}
+	s->conf = *new;
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+		if (!restart[id])
+			continue;
+		if (s->previous) {
+			atomic_fetch_add(&s->previous->refs, 1);
+			snapshot_release(s->carry[id]);
+			s->carry[id] = s->previous;
+		}
+		if (start_collector(s, id) == -EINVAL)
+			log_error("collector %s: new configuration refused: %s, collector off",
+				  collector_table[id]->name, s->collectors[id].reason);
+	}
+	log_notice("configuration applied");
+}
+
+static void *sampler_thread(void *arg)
+{
+	struct sampler *s = arg;
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		struct conf *pending = s->pending;
+		double interval_s;
+		long ns;
+
+		s->pending = NULL;
+		pthread_mutex_unlock(&s->lock);
+		if (pending) {
+			apply_conf(s, pending);
+			free(pending);
+		}
+		snapshot_release(sampler_sample(s));
+
+		/* Absolute schedule, so the period does not drift; skip ticks already missed. */
+		interval_s = s->conf.interval_s;
+		ns = next.tv_nsec + (long)((interval_s - (double)(time_t)interval_s) * 1e9);
+		next.tv_sec += (time_t)interval_s + ns / 1000000000L;
+		next.tv_nsec = ns % 1000000000L;
+		{
+			struct timespec now;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (now.tv_sec > next.tv_sec ||
+			    (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+				next = now;
+		}
+		pthread_mutex_lock(&s->lock);
+		while (!s->stop && !s->pending &&
+		       pthread_cond_timedwait(&s->wake, &s->lock, &next) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+int sampler_start(struct sampler *s)
+{
+	int r = pthread_create(&s->thread, NULL, sampler_thread, s);
+
+	if (r)
+		return -r;
+	s->thread_running = true;
+	return 0;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	if (!s->thread_running)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->wake);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	s->thread_running = false;
+}
+
+uint64_t sampler_progress(const struct sampler *s)
+{
+	return atomic_load(&s->progress);
+}
+
+void sampler_post_conf(struct sampler *s, const struct conf *conf)
+{
+	struct conf *copy = malloc(sizeof(*copy));
+
+	if (!copy) {
+		log_error("reload: out of memory, keeping the running configuration");
+		return;
+	}
+	*copy = *conf;
+	pthread_mutex_lock(&s->lock);
+	free(s->pending);
+	s->pending = copy;
+	/* Wake the thread early only if it is not running; otherwise it applies at the next tick. */
+	pthread_mutex_unlock(&s->lock);
+	if (!s->thread_running) {
+		s->pending = NULL;
+		apply_conf(s, copy);
+		free(copy);
+	}
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
+	/* Reverse order of start, so each collector restores what it changed. */
+	for (int id = SNAPSHOT_COLLECTOR_COUNT - 1; id >= 0; id--)
+		collector_stop(&s->collectors[id]);
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+		snapshot_release(s->carry[id]);
+	snapshot_release(s->previous);
+	episode_tracker_free(s->episodes);
+	free(s->pending);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

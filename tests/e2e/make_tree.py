@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Build a fake device-file tree of a 2-socket Westmere-EP for uncored --root.
+
+Writes <root>/dev/cpu/N/msr and <root>/dev/cpu/N/cpuid as sparse regular
+files (pread/pwrite at offset = MSR address behave like the msr driver), and
+<root>/sys/devices/system/cpu/cpuN/topology/* like the kernel's sysfs.  The
+register values are what a Westmere-EP could hold at boot, with an uncore
+counter 7 and its enable bit already taken by another agent so the daemon
+must leave them alone.
+
+Usage: make_tree.py ROOT            build the tree
+       make_tree.py ROOT --dump     print every non-zero register, one per line
+"""
+import os
+import struct
+import sys
+
+SOCKETS, CORES, THREADS = 2, 6, 2
+CORE_IDS = [0, 1, 2, 8, 9, 10]
+MSR_SIZE = 1 << 32
+
+# (msr, value) per CPU; uncore registers are package scope but the files are
+# per CPU, so every CPU of a socket gets the same initial values.
+UNCORE = {
+    0x391: 0x80,                   # EN_PC7 set by another agent
+    0x3c7: 0x400166,               # another agent's event in counter 7
+    0x3b7: 0x1234,
+    0x395: 0x0,
+    0x394: 0x10,
+}
+for n in range(7):
+    UNCORE[0x3c0 + n] = 0
+    UNCORE[0x3b0 + n] = 0x100 * (n + 1)
+CORE = {0x19c: 0x88280000, 0x1a2: 0x5f0000, 0x38d: 0, 0x38f: 0, 0x38e: 0}
+for n in range(4):
+    CORE[0x186 + n] = 0
+    CORE[0xc1 + n] = 0
+for n in range(3):
+    CORE[0x309 + n] = 0
+
+
+def cpus():
+    cpu = 0
+    for thread in range(THREADS):
+        for socket in range(SOCKETS):
+            for core in range(CORES):
+                yield cpu, socket, CORE_IDS[core], thread
+                cpu += 1
+
+
+def cpuid_leaves(socket, core, thread):
+    vendor = b"GenuineIntel"
+    ebx, edx, ecx = (struct.unpack("<I", vendor[i:i + 4])[0] for i in (0, 4, 8))
+    apic = (socket << 5) | (core << 1) | thread
+    return {
+        (0x0, 0): (0xB, ebx, ecx, edx),
+        (0x1, 0): (0x206C2, apic << 24, 0, (1 << 5) | (1 << 22)),
+        (0x6, 0): (0x5, 0, 0, 0),
+        (0xA, 0): (0x07300403, 0, 0, 0x603),
+        (0xB, 0): (1, 2, 0x100, apic),
+        (0xB, 1): (5, CORES * THREADS, 0x201, apic),
+    }
+
+
+def write_file(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def build(root):
+    sysdir = os.path.join(root, "sys/devices/system/cpu")
+    for cpu, socket, core, thread in cpus():
+        devdir = os.path.join(root, "dev/cpu", str(cpu))
+        os.makedirs(devdir, exist_ok=True)
+        with open(os.path.join(devdir, "msr"), "wb") as f:
+            f.truncate(MSR_SIZE)
+            for msr, value in list(UNCORE.items()) + list(CORE.items()):
+                f.seek(msr)
+                f.write(struct.pack("<Q", value))
+        with open(os.path.join(devdir, "cpuid"), "wb") as f:
+            for (leaf, sub), regs in cpuid_leaves(socket, core, thread).items():
+                f.seek(leaf | (sub << 32))
+                f.write(struct.pack("<4I", *regs))
+        top = os.path.join(sysdir, "cpu%d" % cpu, "topology")
+        write_file(os.path.join(top, "physical_package_id"), "%d\n" % socket)
+        write_file(os.path.join(top, "core_id"), "%d\n" % core)
+        write_file(os.path.join(top, "die_id"), "0\n")
+        if cpu != 0:
+            write_file(os.path.join(sysdir, "cpu%d" % cpu, "online"), "1\n")
+        write_file(os.path.join(sysdir, "cpu%d" % cpu, "thermal_throttle/core_throttle_count"), "0\n")
+
+
+def dump(root):
+    for cpu, _, _, _ in cpus():
+        with open(os.path.join(root, "dev/cpu", str(cpu), "msr"), "rb") as f:
+            for msr in sorted(set(UNCORE) | set(CORE)):
+                f.seek(msr)
+                print("cpu%d 0x%x 0x%x" % (cpu, msr, struct.unpack("<Q", f.read(8))[0]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[2] == "--dump":
+        dump(sys.argv[1])
+    else:
+        build(sys.argv[1])

@@ -1,0 +1,31 @@
+#!/bin/sh
+# systemd notification protocol: with NOTIFY_SOCKET pointing at a datagram
+# socket this test owns, the daemon sends READY=1 after its first sample,
+# STATUS= lines, WATCHDOG=1 while sampling (WATCHDOG_USEC set), RELOADING=1
+# and READY=1 around SIGHUP, and STOPPING=1 on SIGTERM, in that order.
+. "$(dirname "$0")/lib.sh"
+
+sock="$TEST_TMP/notify.sock"
+timeout 60 python3 "$(dirname "$0")/notify_listen.py" "$sock" 40 >"$TEST_TMP/notes" &
+listener=$!
+PIDS="$PIDS $listener"
+for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || fail "notify socket not created"
+
+port=$(free_port)
+write_conf "$TEST_TMP/u.conf" "$port"
+NOTIFY_SOCKET="$sock" WATCHDOG_USEC=2000000 \
+	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s
+sleep 2.5
+kill -HUP "$DAEMON_PID"
+sleep 1
+stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
+wait "$listener" || true
+
+order=$(grep -E '^(READY|WATCHDOG|RELOADING|STOPPING)=' "$TEST_TMP/notes" | cut -d= -f1 | uniq | tr '\n' ' ')
+case "$order" in
+"READY WATCHDOG "*"RELOADING READY "*"STOPPING ") ;;
+*) fail "notification order: '$order'; got: $(cat "$TEST_TMP/notes")" ;;
+esac
+grep -q '^STATUS=2 sockets, collectors up 3/3' "$TEST_TMP/notes" || fail "no STATUS line: $(cat "$TEST_TMP/notes")"
+echo "notify: $order: ok"

@@ -1,0 +1,37 @@
+#!/bin/sh
+# SIGHUP reload: a bad file is refused with its errors and the running
+# configuration stays; a good one with a changed event list is applied at a
+# sample boundary, and no exported counter goes backwards.
+. "$(dirname "$0")/lib.sh"
+
+port=$(free_port)
+write_conf "$TEST_TMP/u.conf" "$port"
+start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s:dram-heatwave
+url=$DAEMON_URL
+key='uncored_uncore_events_total{socket="1",event="dram_thermal_throttled_cycles"}'
+before=$(metric_value "$(curl -fsS "$url/metrics")" "$key")
+
+cp "$TEST_TMP/u.conf" "$TEST_TMP/good.conf"
+printf '[daemon]\nlisten = 127.0.0.1:%s\nbogus = 1\n' "$port" >"$TEST_TMP/u.conf"
+kill -HUP "$DAEMON_PID"
+sleep 1
+grep -q "u.conf:3: bogus: " "$TEST_TMP/log" || fail "bad reload not reported with its location: $(cat "$TEST_TMP/log")"
+grep -q "running one stays" "$TEST_TMP/log" || fail "bad reload: no word that the old config stays"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$url/healthz")" = 200 ] || fail "unhealthy after a bad reload"
+
+{ cat "$TEST_TMP/good.conf"; printf '[uncore]\nevent = thermal_throttling_prochot_core0\n'; } >"$TEST_TMP/u.conf"
+kill -HUP "$DAEMON_PID"
+sleep 1.5
+m=$(curl -fsS "$url/metrics")
+printf '%s\n' "$m" | grep -q 'event="thermal_throttling_prochot_core0"' || fail "new event not counted after reload"
+after=$(metric_value "$m" "$key")
+[ "$after" -ge "$before" ] || fail "counter went backwards across reload: $before -> $after"
+for _ in $(seq 1 20); do
+	kill -HUP "$DAEMON_PID"
+	v=$(metric_value "$(curl -fsS "$url/metrics")" "$key")
+	[ "$v" -ge "$after" ] || fail "counter went backwards during reload loop: $after -> $v"
+	after=$v
+	sleep 0.1
+done
+stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
+echo "reload: ok"
