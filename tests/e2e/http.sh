@@ -19,7 +19,7 @@ if command -v promtool >/dev/null; then
 fi
 for family in uncored_build_info uncored_cpu_info uncored_collector_up uncored_samples_total \
 	uncored_sample_errors_total uncored_last_sample_duration_seconds uncored_uncore_events_total \
-	uncored_uncore_clockticks_total uncored_counter_conflicts_total uncored_core_temperature_celsius \
+	uncored_uncore_clockticks_total uncored_pmu_conflicts_total uncored_core_temperature_celsius \
 	uncored_tjmax_celsius uncored_core_thermal_throttling uncored_core_prochot_active \
 	uncored_kernel_core_throttles_total uncored_core_instructions_total uncored_core_cycles_total \
 	uncored_core_ref_cycles_total uncored_core_events_total; do
