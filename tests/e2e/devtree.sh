@@ -10,7 +10,7 @@ python3 "$(dirname "$0")/make_tree.py" "$tree"
 python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
 
 reg() { # reg CPU MSR -> value as 0x%x
-	python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2],0)); print(hex(struct.unpack("<Q",f.read(8))[0]))' \
+	python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2],0)*8); print(hex(struct.unpack("<Q",f.read(8))[0]))' \
 		"$tree/dev/cpu/$1/msr" "$2"
 }
 

@@ -2,7 +2,8 @@
 """Build a fake device-file tree of a 2-socket Westmere-EP for uncored --root.
 
 Writes <root>/dev/cpu/N/msr and <root>/dev/cpu/N/cpuid as sparse regular
-files (pread/pwrite at offset = MSR address behave like the msr driver), and
+files with one slot per address (offset = MSR x 8, CPUID (leaf | subleaf <<
+32) x 16, as uncored's device backend reads regular files), and
 <root>/sys/devices/system/cpu/cpuN/topology/* like the kernel's sysfs.  The
 register values are what a Westmere-EP could hold at boot, with an uncore
 counter 7 and its enable bit already taken by another agent so the daemon
@@ -17,7 +18,7 @@ import sys
 
 SOCKETS, CORES, THREADS = 2, 6, 2
 CORE_IDS = [0, 1, 2, 8, 9, 10]
-MSR_SIZE = 1 << 32
+MSR_SIZE = 8 << 32
 
 # (msr, value) per CPU; uncore registers are package scope but the files are
 # per CPU, so every CPU of a socket gets the same initial values.
@@ -76,11 +77,11 @@ def build(root):
         with open(os.path.join(devdir, "msr"), "wb") as f:
             f.truncate(MSR_SIZE)
             for msr, value in list(UNCORE.items()) + list(CORE.items()):
-                f.seek(msr)
+                f.seek(msr * 8)
                 f.write(struct.pack("<Q", value))
         with open(os.path.join(devdir, "cpuid"), "wb") as f:
             for (leaf, sub), regs in cpuid_leaves(socket, core, thread).items():
-                f.seek(leaf | (sub << 32))
+                f.seek((leaf | (sub << 32)) * 16)
                 f.write(struct.pack("<4I", *regs))
         top = os.path.join(sysdir, "cpu%d" % cpu, "topology")
         write_file(os.path.join(top, "physical_package_id"), "%d\n" % socket)
@@ -95,7 +96,7 @@ def dump(root):
     for cpu, _, _, _ in cpus():
         with open(os.path.join(root, "dev/cpu", str(cpu), "msr"), "rb") as f:
             for msr in sorted(set(UNCORE) | set(CORE)):
-                f.seek(msr)
+                f.seek(msr * 8)
                 print("cpu%d 0x%x 0x%x" % (cpu, msr, struct.unpack("<Q", f.read(8))[0]))
 
 
