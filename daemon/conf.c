@@ -513,6 +513,19 @@ static const char *find_chars_or_comment(const char *s, const char *chars)
 	return s;
 }
 
+/* Report a section header naming no section of ours; name runs from s to end. */
+static void check_section(struct parse_ctx *ctx, const char *s, const char *end)
+{
+	char section[64];
+	size_t len = (size_t)(end - s);
+
+	copy_str(section, len < sizeof(section) ? len + 1 : sizeof(section), s);
+	if (!section_known(section))
+		add_error(ctx->errs, ctx->file, ctx->line, "",
+			  "unknown section '[%s]' (expected [daemon], [uncore], [thermal] or [core])",
+			  section);
+}
+
 /*
  * Check one line (leading blanks already gone) the way inih will read it.
  * Returns false for a line inih would refuse; reports unknown sections.
@@ -530,16 +543,7 @@ static bool check_line(struct parse_ctx *ctx, const char *s)
 	end = find_chars_or_comment(s + 1, "]");
 	if (*end != ']')
 		return false;
-	{
-		char section[64];
-		size_t len = (size_t)(end - s - 1);
-
-		copy_str(section, len + 1 < sizeof(section) ? len + 1 : sizeof(section), s + 1);
-		if (!section_known(section))
-			add_error(ctx->errs, ctx->file, ctx->line, "",
-				  "unknown section '[%s]' (expected [daemon], [uncore], [thermal] or [core])",
-				  section);
-	}
+	check_section(ctx, s + 1, end);
 	return true;
 }
 

@@ -87,6 +87,11 @@ void conf_defaults(struct conf *conf);
  * Parse path into ret_conf (defaults first, then the file).  Returns 0, or
  * -EINVAL with every error in errs (ret_conf then holds nothing usable), or
  * -errno when the file cannot be read (also recorded in errs, line 0).
+ * errs is reset first; errors come sorted by line.  Besides each value, the
+ * events of each PMU are checked together: no name twice (defaults
+ * included), defaults plus configured events within the uncore's 8 counters
+ * and within 8 core events (the CPU's real core counter count is only known
+ * at start).  ret_conf is written only on success.
  */
 int conf_load(const char *path, struct conf *ret_conf, struct conf_errors *errs);
 
