@@ -1,24 +1,11 @@
 /*
  * The configuration file.  inih splits the file into sections and
- * "key = value" pairs; everything else happens here: a key table gives each
- * key its section, kind, place in struct conf, bounds and default, and one
- * parse function per kind turns the text into a value or a message saying
- * what was expected.  Every error is collected with its file, line and key,
- * and a file with any error is refused whole.  It does no logging and knows
- * nothing about hardware beyond the uncore's counter count: whether the
- * configured events fit the CPU actually found is checked by the collectors.
- *
- * inih as packaged (header defaults) gives the handler no line number, lets
- * an indented line continue the previous value, and cuts lines at
- * INI_MAX_LINE.  So the reader callback below counts lines, refuses
- * over-long and malformed lines itself (so every one is reported, not only
- * the first), and strips leading blanks, which means indentation is allowed
- * and multi-line values are not.
- *
- * Interval and counter wrap: a counter must not wrap twice between two
- * samples, so the interval has to stay far below the shortest wrap period.
- * The 60 s maximum is that bound for 48-bit counters (2^48 cycles at 5 GHz
- * is about 15.6 h); the collectors check the real widths from CPUID at start.
+ * "key = value" pairs; a key table gives each key its section, kind, place
+ * in struct conf, bounds and default, and one parse function per kind turns
+ * the text into a value or a message saying what was expected.  Every error
+ * is collected with its file, line and key, and a file with any error is
+ * refused whole.  It does no logging; whether the configured events fit the
+ * CPU actually found is for the collectors to check.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -77,6 +64,11 @@ static const char *const conflict_names[] = { "reclaim", "yield", NULL };
 
 static const char *const section_names[] = { "daemon", "uncore", "thermal", "core", NULL };
 
+/*
+ * The interval bound: a counter must not wrap twice between two samples.
+ * 60 s is far below the wrap period of a 48-bit counter (2^48 cycles at
+ * 5 GHz is about 15.6 h); the collectors check the real widths at start.
+ */
 static const struct conf_key keys[] = {
 	{ "daemon", "listen", KIND_LISTEN, FIELD(listen), .def = "127.0.0.1:9796" },
 	{ "daemon", "interval", KIND_SECONDS, FIELD(interval_s), 0.05, 60, "seconds", .def = "1" },
@@ -496,7 +488,16 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	return 1;
 }
 
-/* ---- the line reader ------------------------------------------------------ */
+/*
+ * ---- the line reader -------------------------------------------------------
+ *
+ * inih as packaged (header defaults) gives the handler no line number, lets
+ * an indented line continue the previous value, and cuts lines at
+ * INI_MAX_LINE.  So the reader counts lines, refuses over-long and malformed
+ * lines itself (so that every one is reported, not only the first), and
+ * strips leading blanks, which means indentation is allowed and multi-line
+ * values are not.
+ */
 
 /*
  * Like inih's own scan: the first of chars, or the start of an inline
