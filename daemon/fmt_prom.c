@@ -13,14 +13,26 @@
 
 #include "fmt_prom.h"
 
+/* One sample value: unsigned, signed (temperatures) or a double. */
+struct value {
+	enum { VALUE_U64, VALUE_I64, VALUE_DOUBLE } kind;
+	uint64_t u;
+	int64_t i;
+	double d;
+};
+
 struct family;
 typedef void family_writer(const struct family *f, const struct snapshot *s, struct strbuf *out);
+typedef bool core_getter(const struct snapshot_core *c, struct value *ret);
+typedef bool socket_getter(const struct snapshot_socket *sock, struct value *ret);
 
 struct family {
 	const char *name;
 	const char *type;
 	const char *help;
 	family_writer *write;
+	core_getter *core;         /* for write_per_core */
+	socket_getter *socket;     /* for write_per_socket */
 };
 
 /* Sample helpers: name{ then labels then } value. */
@@ -183,124 +195,116 @@ static void write_conflicts(const struct family *f, const struct snapshot *s, st
 }
 
 /*
- * Per-core and per-socket gauges and counters share one shape: a test of
- * whether the value exists and the value itself.  These tables keep each
- * family to one line instead of one writer apiece.
+ * Per-core and per-socket families differ only in which field they show
+ * and when it exists: a getter returns whether the value exists and the
+ * value, and two generic writers do the rest.
  */
-struct core_value {
-	bool (*has)(const struct snapshot_core *c);
-	uint64_t (*value)(const struct snapshot_core *c);
-};
-
-struct socket_value {
-	bool (*has)(const struct snapshot_socket *sock);
-	bool is_double;
-	uint64_t (*value)(const struct snapshot_socket *sock);
-	double (*dvalue)(const struct snapshot_socket *sock);
-};
-
-static bool core_has_temp(const struct snapshot_core *c) { return c->has_temperature; }
-static bool core_has_status(const struct snapshot_core *c) { return c->has_status; }
-static bool core_has_kthr(const struct snapshot_core *c) { return c->has_kernel_throttles; }
-static uint64_t core_temp(const struct snapshot_core *c) { return (uint64_t)c->temperature_c; }
-static uint64_t core_thr(const struct snapshot_core *c) { return c->thermal_throttling; }
-static uint64_t core_prochot(const struct snapshot_core *c) { return c->prochot_active; }
-static uint64_t core_kthr(const struct snapshot_core *c) { return c->kernel_throttles; }
-
-static const struct core_value core_values[] = {
-	{ core_has_temp, core_temp },
-	{ core_has_status, core_thr },
-	{ core_has_status, core_prochot },
-	{ core_has_kthr, core_kthr },
-};
-enum { CV_TEMP, CV_THROTTLING, CV_PROCHOT, CV_KERNEL_THROTTLES };
-
-static bool sock_has_pkg_temp(const struct snapshot_socket *s) { return s->has_package_temperature; }
-static bool sock_has_tjmax(const struct snapshot_socket *s) { return s->has_tjmax; }
-static bool sock_has_pkg_status(const struct snapshot_socket *s) { return s->has_package_status; }
-static bool sock_has_kthr(const struct snapshot_socket *s) { return s->has_kernel_package_throttles; }
-static bool sock_has_rapl(const struct snapshot_socket *s) { return s->has_rapl; }
-static uint64_t sock_pkg_temp(const struct snapshot_socket *s) { return (uint64_t)s->package_temperature_c; }
-static uint64_t sock_tjmax(const struct snapshot_socket *s) { return (uint64_t)s->tjmax_c; }
-static uint64_t sock_pkg_thr(const struct snapshot_socket *s) { return s->package_thermal_throttling; }
-static uint64_t sock_kthr(const struct snapshot_socket *s) { return s->kernel_package_throttles; }
-static double sock_rapl_pkg(const struct snapshot_socket *s) { return s->rapl_package_throttled_s; }
-static double sock_rapl_dram(const struct snapshot_socket *s) { return s->rapl_dram_throttled_s; }
-
-static const struct socket_value socket_values[] = {
-	{ sock_has_pkg_temp, false, sock_pkg_temp, NULL },
-	{ sock_has_tjmax, false, sock_tjmax, NULL },
-	{ sock_has_pkg_status, false, sock_pkg_thr, NULL },
-	{ sock_has_kthr, false, sock_kthr, NULL },
-	{ sock_has_rapl, true, NULL, sock_rapl_pkg },
-	{ sock_has_rapl, true, NULL, sock_rapl_dram },
-};
-enum { SV_PKG_TEMP, SV_TJMAX, SV_PKG_THROTTLING, SV_KERNEL_THROTTLES, SV_RAPL_PKG, SV_RAPL_DRAM };
-
-/* Temperatures can in principle be negative; print them signed. */
-static void end_value(struct strbuf *out, uint64_t v, bool is_signed)
+static void end_value(struct strbuf *out, const struct value *v)
 {
-	if (is_signed)
-		strbuf_printf(out, "} %" PRId64 "\n", (int64_t)v);
-	else
-		end_u64(out, v);
+	switch (v->kind) {
+	case VALUE_U64:
+		end_u64(out, v->u);
+		break;
+	case VALUE_I64:
+		strbuf_printf(out, "} %" PRId64 "\n", v->i);
+		break;
+	case VALUE_DOUBLE:
+		end_double(out, v->d);
+		break;
+	}
 }
 
-static void write_cores(const struct family *f, const struct snapshot *s, struct strbuf *out,
-			int which)
+static bool get_core_temp(const struct snapshot_core *c, struct value *ret)
 {
-	const struct core_value *cv = &core_values[which];
+	*ret = (struct value){ .kind = VALUE_I64, .i = c->temperature_c };
+	return c->has_temperature;
+}
+
+static bool get_core_throttling(const struct snapshot_core *c, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_U64, .u = c->thermal_throttling };
+	return c->has_status;
+}
+
+static bool get_core_prochot(const struct snapshot_core *c, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_U64, .u = c->prochot_active };
+	return c->has_status;
+}
+
+static bool get_core_kernel_throttles(const struct snapshot_core *c, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_U64, .u = c->kernel_throttles };
+	return c->has_kernel_throttles;
+}
+
+static bool get_pkg_temp(const struct snapshot_socket *sock, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_I64, .i = sock->package_temperature_c };
+	return sock->has_package_temperature;
+}
+
+static bool get_tjmax(const struct snapshot_socket *sock, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_I64, .i = sock->tjmax_c };
+	return sock->has_tjmax;
+}
+
+static bool get_pkg_throttling(const struct snapshot_socket *sock, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_U64, .u = sock->package_thermal_throttling };
+	return sock->has_package_status;
+}
+
+static bool get_pkg_kernel_throttles(const struct snapshot_socket *sock, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_U64, .u = sock->kernel_package_throttles };
+	return sock->has_kernel_package_throttles;
+}
+
+static bool get_rapl_pkg(const struct snapshot_socket *sock, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_DOUBLE, .d = sock->rapl_package_throttled_s };
+	return sock->has_rapl;
+}
+
+static bool get_rapl_dram(const struct snapshot_socket *sock, struct value *ret)
+{
+	*ret = (struct value){ .kind = VALUE_DOUBLE, .d = sock->rapl_dram_throttled_s };
+	return sock->has_rapl;
+}
+
+static void write_per_core(const struct family *f, const struct snapshot *s, struct strbuf *out)
+{
+	struct value v;
 
 	for (int i = 0; i < s->n_sockets; i++) {
 		const struct snapshot_socket *sock = &s->sockets[i];
 
 		for (int j = 0; j < sock->n_cores; j++) {
-			if (!cv->has(&sock->cores[j]))
+			if (!f->core(&sock->cores[j], &v))
 				continue;
 			begin(out, f);
 			label_int(out, "socket", sock->socket);
 			label_int(out, "core", sock->cores[j].core);
-			end_value(out, cv->value(&sock->cores[j]), which == CV_TEMP);
+			end_value(out, &v);
 		}
 	}
 }
 
-static void write_sockets(const struct family *f, const struct snapshot *s, struct strbuf *out,
-			  int which)
+static void write_per_socket(const struct family *f, const struct snapshot *s,
+			     struct strbuf *out)
 {
-	const struct socket_value *sv = &socket_values[which];
+	struct value v;
 
 	for (int i = 0; i < s->n_sockets; i++) {
-		const struct snapshot_socket *sock = &s->sockets[i];
-
-		if (!sv->has(sock))
+		if (!f->socket(&s->sockets[i], &v))
 			continue;
 		begin(out, f);
-		label_int(out, "socket", sock->socket);
-		if (sv->is_double)
-			end_double(out, sv->dvalue(sock));
-		else
-			end_value(out, sv->value(sock), which == SV_PKG_TEMP || which == SV_TJMAX);
+		label_int(out, "socket", s->sockets[i].socket);
+		end_value(out, &v);
 	}
 }
-
-#define CORE_WRITER(fn, which) \
-	static void fn(const struct family *f, const struct snapshot *s, struct strbuf *out) \
-	{ write_cores(f, s, out, which); }
-#define SOCKET_WRITER(fn, which) \
-	static void fn(const struct family *f, const struct snapshot *s, struct strbuf *out) \
-	{ write_sockets(f, s, out, which); }
-
-CORE_WRITER(write_core_temp, CV_TEMP)
-CORE_WRITER(write_core_throttling, CV_THROTTLING)
-CORE_WRITER(write_core_prochot, CV_PROCHOT)
-CORE_WRITER(write_core_kernel_throttles, CV_KERNEL_THROTTLES)
-SOCKET_WRITER(write_pkg_temp, SV_PKG_TEMP)
-SOCKET_WRITER(write_tjmax, SV_TJMAX)
-SOCKET_WRITER(write_pkg_throttling, SV_PKG_THROTTLING)
-SOCKET_WRITER(write_pkg_kernel_throttles, SV_KERNEL_THROTTLES)
-SOCKET_WRITER(write_rapl_pkg, SV_RAPL_PKG)
-SOCKET_WRITER(write_rapl_dram, SV_RAPL_DRAM)
 
 /* Labels socket, core, cpu of a logical CPU. */
 static void cpu_labels(struct strbuf *out, const struct family *f, const struct snapshot_cpu *c)
@@ -355,49 +359,77 @@ static void write_core_events(const struct family *f, const struct snapshot *s,
 }
 
 static const struct family families[] = {
-	{ "uncored_build_info", "gauge", "Build identity of uncored; always 1.",
-	  write_build_info },
-	{ "uncored_cpu_info", "gauge", "Detected CPU per socket; always 1.", write_cpu_info },
-	{ "uncored_collector_up", "gauge", "Whether an enabled collector is working (1) or not (0).",
-	  write_collector_up },
-	{ "uncored_samples_total", "counter", "Samples taken since start.", write_samples },
-	{ "uncored_sample_errors_total", "counter", "Failed hardware reads per collector.",
-	  write_sample_errors },
-	{ "uncored_last_sample_duration_seconds", "gauge", "Time the last sample took.",
-	  write_sample_duration },
-	{ "uncored_uncore_events_total", "counter", "Uncore PMU event counts per socket.",
-	  write_uncore_events },
-	{ "uncored_uncore_clockticks_total", "counter", "Uncore fixed counter (uncore clock ticks).",
-	  write_uncore_clockticks },
-	{ "uncored_counter_conflicts_total", "counter",
-	  "Times a counter of uncored was found reprogrammed by someone else.", write_conflicts },
-	{ "uncored_core_temperature_celsius", "gauge", "Core temperature.", write_core_temp },
-	{ "uncored_package_temperature_celsius", "gauge", "Package temperature.", write_pkg_temp },
-	{ "uncored_tjmax_celsius", "gauge", "TCC activation temperature (TjMax).", write_tjmax },
-	{ "uncored_core_thermal_throttling", "gauge",
-	  "Whether the core is thermally throttled now (status bit).", write_core_throttling },
-	{ "uncored_core_prochot_active", "gauge", "Whether PROCHOT# or FORCEPR# is asserted now.",
-	  write_core_prochot },
-	{ "uncored_package_thermal_throttling", "gauge",
-	  "Whether the package is thermally throttled now (status bit).", write_pkg_throttling },
-	{ "uncored_kernel_core_throttles_total", "counter",
-	  "The kernel's core_throttle_count for the core.", write_core_kernel_throttles },
-	{ "uncored_kernel_package_throttles_total", "counter",
-	  "The kernel's package_throttle_count for the socket.", write_pkg_kernel_throttles },
-	{ "uncored_rapl_package_throttled_seconds_total", "counter",
-	  "Time the package was throttled by its RAPL power limit (MSR_PKG_PERF_STATUS); "
-	  "power-limit throttling, not thermal.", write_rapl_pkg },
-	{ "uncored_rapl_dram_throttled_seconds_total", "counter",
-	  "Time DRAM was throttled by its RAPL power limit (MSR_DRAM_PERF_STATUS); "
-	  "power-limit throttling, not thermal.", write_rapl_dram },
-	{ "uncored_core_instructions_total", "counter", "Instructions retired (fixed counter 0).",
-	  write_instructions },
-	{ "uncored_core_cycles_total", "counter", "Unhalted core cycles (fixed counter 1).",
-	  write_cycles },
-	{ "uncored_core_ref_cycles_total", "counter",
-	  "Unhalted reference cycles (fixed counter 2).", write_ref_cycles },
-	{ "uncored_core_events_total", "counter", "Programmable core PMU event counts per CPU.",
-	  write_core_events },
+	{ .name = "uncored_build_info", .type = "gauge",
+	  .help = "Build identity of uncored; always 1.",
+	  .write = write_build_info },
+	{ .name = "uncored_cpu_info", .type = "gauge",
+	  .help = "Detected CPU per socket; always 1.",
+	  .write = write_cpu_info },
+	{ .name = "uncored_collector_up", .type = "gauge",
+	  .help = "Whether an enabled collector is working (1) or not (0).",
+	  .write = write_collector_up },
+	{ .name = "uncored_samples_total", .type = "counter",
+	  .help = "Samples taken since start.",
+	  .write = write_samples },
+	{ .name = "uncored_sample_errors_total", .type = "counter",
+	  .help = "Failed hardware reads per collector.",
+	  .write = write_sample_errors },
+	{ .name = "uncored_last_sample_duration_seconds", .type = "gauge",
+	  .help = "Time the last sample took.",
+	  .write = write_sample_duration },
+	{ .name = "uncored_uncore_events_total", .type = "counter",
+	  .help = "Uncore PMU event counts per socket.",
+	  .write = write_uncore_events },
+	{ .name = "uncored_uncore_clockticks_total", .type = "counter",
+	  .help = "Uncore fixed counter (uncore clock ticks).",
+	  .write = write_uncore_clockticks },
+	{ .name = "uncored_counter_conflicts_total", .type = "counter",
+	  .help = "Times a counter of uncored was found reprogrammed by someone else.",
+	  .write = write_conflicts },
+	{ .name = "uncored_core_temperature_celsius", .type = "gauge",
+	  .help = "Core temperature.",
+	  .write = write_per_core, .core = get_core_temp },
+	{ .name = "uncored_package_temperature_celsius", .type = "gauge",
+	  .help = "Package temperature.",
+	  .write = write_per_socket, .socket = get_pkg_temp },
+	{ .name = "uncored_tjmax_celsius", .type = "gauge",
+	  .help = "TCC activation temperature (TjMax).",
+	  .write = write_per_socket, .socket = get_tjmax },
+	{ .name = "uncored_core_thermal_throttling", .type = "gauge",
+	  .help = "Whether the core is thermally throttled now (status bit).",
+	  .write = write_per_core, .core = get_core_throttling },
+	{ .name = "uncored_core_prochot_active", .type = "gauge",
+	  .help = "Whether PROCHOT# or FORCEPR# is asserted now.",
+	  .write = write_per_core, .core = get_core_prochot },
+	{ .name = "uncored_package_thermal_throttling", .type = "gauge",
+	  .help = "Whether the package is thermally throttled now (status bit).",
+	  .write = write_per_socket, .socket = get_pkg_throttling },
+	{ .name = "uncored_kernel_core_throttles_total", .type = "counter",
+	  .help = "The kernel's core_throttle_count for the core.",
+	  .write = write_per_core, .core = get_core_kernel_throttles },
+	{ .name = "uncored_kernel_package_throttles_total", .type = "counter",
+	  .help = "The kernel's package_throttle_count for the socket.",
+	  .write = write_per_socket, .socket = get_pkg_kernel_throttles },
+	{ .name = "uncored_rapl_package_throttled_seconds_total", .type = "counter",
+	  .help = "Time the package was throttled by its RAPL power limit (MSR_PKG_PERF_STATUS); "
+		  "power-limit throttling, not thermal.",
+	  .write = write_per_socket, .socket = get_rapl_pkg },
+	{ .name = "uncored_rapl_dram_throttled_seconds_total", .type = "counter",
+	  .help = "Time DRAM was throttled by its RAPL power limit (MSR_DRAM_PERF_STATUS); "
+		  "power-limit throttling, not thermal.",
+	  .write = write_per_socket, .socket = get_rapl_dram },
+	{ .name = "uncored_core_instructions_total", .type = "counter",
+	  .help = "Instructions retired (fixed counter 0).",
+	  .write = write_instructions },
+	{ .name = "uncored_core_cycles_total", .type = "counter",
+	  .help = "Unhalted core cycles (fixed counter 1).",
+	  .write = write_cycles },
+	{ .name = "uncored_core_ref_cycles_total", .type = "counter",
+	  .help = "Unhalted reference cycles (fixed counter 2).",
+	  .write = write_ref_cycles },
+	{ .name = "uncored_core_events_total", .type = "counter",
+	  .help = "Programmable core PMU event counts per CPU.",
+	  .write = write_core_events },
 };
 
 /* Write one family; take its HELP and TYPE back out when it had no samples. */
