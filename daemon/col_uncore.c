@@ -43,6 +43,7 @@ struct uncore_event {
 
 struct uncore_socket {
 	int socket;
+	const struct cpu_socket *cs;     /* its CPUs, in the borrowed topology */
 	int cpu;                         /* the CPU all access goes through */
 	bool is_up;                      /* programmed at start */
 	bool is_stale;                   /* no CPU of the socket could be read */
@@ -166,7 +167,7 @@ static int build_event_list(struct collector *c, struct uncore_state *st)
 /* Make sure us->cpu is online, moving to another CPU of the socket if not. */
 static int relocate(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
 {
-	const struct cpu_socket *cs = cpu_topology_socket(c->topo, us->socket);
+	const struct cpu_socket *cs = us->cs;
 
 	if (us->cpu >= 0 && hw_cpu_online(c->hw, us->cpu) == 1)
 		return 0;
@@ -376,6 +377,7 @@ static int claim_socket(struct collector *c, struct uncore_state *st, struct unc
 
 	*ret_wrote = false;
 	us->socket = cs->socket;
+	us->cs = cs;
 	us->cpu = first_online_cpu(c, cs);
 	if (us->cpu < 0) {
 		note(c, "socket %d: no online CPU, no uncore counting there", us->socket);
