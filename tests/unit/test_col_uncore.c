@@ -596,6 +596,27 @@ static void interval_must_stay_below_wrap(void **state)
 	assert_int_equal(start(f, &westmere), 0);
 }
 
+static void builtin_lands_in_first_free_counter(void **state)
+{
+	struct fixture *f = *state;
+	const struct event_spec *spec = event_builtin(EVENT_PMU_UNCORE,
+						      "thermal_throttling_prochot_core0");
+
+	assert_non_null(spec);
+	add_event(f, spec);
+	/* Counters 0 and 1 are another agent's, one by its select, one by 0x391. */
+	set_reg(f, 0, 0x3c0, 0x400160);
+	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, MSR_BIT(1));
+	assert_int_equal(start(f, &westmere), 0);
+	assert_int_equal(reg(f, 0, 0x3c2), 0x420183);
+	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000006));
+	assert_int_equal(reg(f, 1, 0x3c0), 0x420183);
+	/* The hardware reads OCC_CTR_RST back as 0: that is no conflict. */
+	set_reg(f, 0, 0x3c2, 0x400183);
+	assert_int_equal(sample(f, 0)->uncore_conflicts, 0);
+	assert_int_equal(snapshot_socket(f->snap, 1)->uncore_conflicts, 0);
+}
+
 static void duplicate_names_counted_once(void **state)
 {
 	struct fixture *f = *state;
@@ -848,6 +869,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(disabled_in_configuration, setup, teardown),
 		cmocka_unit_test_setup_teardown(nehalem_has_no_thermal_events, setup, teardown),
 		cmocka_unit_test_setup_teardown(interval_must_stay_below_wrap, setup, teardown),
+		cmocka_unit_test_setup_teardown(builtin_lands_in_first_free_counter, setup, teardown),
 		cmocka_unit_test_setup_teardown(duplicate_names_counted_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(defaults_come_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(too_many_events_refused, setup, teardown),
