@@ -430,8 +430,7 @@ static void note_write_failure(struct collector *c, int err)
 	/* The write error replaces whatever notes were made: it is the reason. */
 	c->reason[0] = '\0';
 	if (err == -EPERM || err == -EACCES)
-		note(c, "uncore counting needs MSR writes: %s",
-		     hw_hint(err, HW_OP_WRITE));
+		note(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
 	else
 		note(c, "programming the uncore PMU failed: %s", hw_hint(err, HW_OP_WRITE));
 }

@@ -521,8 +521,7 @@ static void refused_writes_leave_nothing_changed(void **state)
 	regfile_refuse_writes(f->rf, true);
 	assert_int_equal(start(f, &westmere), -EPERM);
 	assert_false(f->c.up);
-	assert_non_null(strstr(f->c.reason,
-			       "uncore counting needs MSR writes: "));
+	assert_non_null(strstr(f->c.reason, "uncore counting needs MSR writes: "));
 	dump(f, after);
 	assert_dump_equal(before, after);
 	/* Sampling and stopping a collector that did not start are harmless. */
