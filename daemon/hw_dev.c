@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -28,6 +29,8 @@ struct dev_cpu {
 	struct hw_cpu info;
 	int msr_fd;     /* -1 when the CPU was offline at open */
 	int cpuid_fd;
+	unsigned msr_stride;    /* bytes per MSR address: 1 for the device, 8 for a file */
+	unsigned cpuid_stride;  /* bytes per leaf|subleaf<<32: 1 for the device, 16 for a file */
 };
 
 struct hwdev {
@@ -302,6 +305,23 @@ static int open_device(const struct hwdev *d, int cpu, const char *name, int fla
 	return e;
 }
 
+/*
+ * The drivers read 8 bytes at offset = MSR address and 16 bytes at offset =
+ * leaf | subleaf << 32, so neighbouring addresses overlap in offset space.
+ * A character device gives each address its own value; a regular file
+ * cannot (0x3c0 and 0x3c1 would share seven bytes).  So a regular file
+ * standing in for a device, as in a test tree, holds one slot of record
+ * size per address: offset = address × 8 (MSR) or × 16 (CPUID).
+ */
+static unsigned offset_stride(int fd, unsigned record_size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return record_size;
+	return 1;
+}
+
 /* Open msr and cpuid of an online CPU; a CPU that raced offline is marked so. */
 static int open_cpu_devices(struct hwdev *d, struct dev_cpu *c, char *err, size_t errlen)
 {
@@ -312,6 +332,10 @@ static int open_cpu_devices(struct hwdev *d, struct dev_cpu *c, char *err, size_
 	r = open_device(d, c->info.cpu, "msr", O_RDWR, &c->msr_fd, err, errlen);
 	if (r == 0)
 		r = open_device(d, c->info.cpu, "cpuid", O_RDONLY, &c->cpuid_fd, err, errlen);
+	if (r == 0) {
+		c->msr_stride = offset_stride(c->msr_fd, sizeof(uint64_t));
+		c->cpuid_stride = offset_stride(c->cpuid_fd, 4 * sizeof(uint32_t));
+	}
 	if (r == -ENXIO) {
 		if (c->msr_fd >= 0)
 			close(c->msr_fd);
@@ -361,7 +385,7 @@ static int dev_read_msr(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value)
 	if (!c || c->msr_fd < 0)
 		return -ENXIO;
 	/* hardware.md §6: 8 bytes at offset = MSR number; off_t is 64-bit. */
-	n = pread(c->msr_fd, &v, sizeof(v), (off_t)msr);
+	n = pread(c->msr_fd, &v, sizeof(v), (off_t)msr * c->msr_stride);
 	if (n < 0)
 		return -errno;
 	if (n != sizeof(v))
@@ -377,7 +401,7 @@ static int dev_write_msr(void *ctx, int cpu, uint32_t msr, uint64_t value)
 
 	if (!c || c->msr_fd < 0)
 		return -ENXIO;
-	n = pwrite(c->msr_fd, &value, sizeof(value), (off_t)msr);
+	n = pwrite(c->msr_fd, &value, sizeof(value), (off_t)msr * c->msr_stride);
 	if (n < 0)
 		return -errno;
 	return n == sizeof(value) ? 0 : -EIO;
@@ -392,7 +416,8 @@ static int dev_cpuid(void *ctx, int cpu, uint32_t leaf, uint32_t subleaf, struct
 	if (!c || c->cpuid_fd < 0)
 		return -ENXIO;
 	/* The cpuid driver takes the leaf in the low and the subleaf in the high 32 bits. */
-	n = pread(c->cpuid_fd, regs, sizeof(regs), (off_t)(leaf | (uint64_t)subleaf << 32));
+	n = pread(c->cpuid_fd, regs, sizeof(regs),
+		  (off_t)(leaf | (uint64_t)subleaf << 32) * c->cpuid_stride);
 	if (n < 0)
 		return -errno;
 	if (n != sizeof(regs))

@@ -75,7 +75,8 @@ const char *helpers_source_path(const char *rel, char *buf, size_t len)
 
 /* Fake device/sysfs trees for the hw_dev backend. */
 
-#define FAKE_MSR_FILE_SIZE   (UINT64_C(1) << 32)
+/* One 8-byte slot per 32-bit MSR address (see hw_dev.h). */
+#define FAKE_MSR_FILE_SIZE   (UINT64_C(8) << 32)
 
 static void fake_dev_path(char *buf, size_t len, const char *root, int cpu, const char *name)
 {
@@ -145,14 +146,14 @@ static void fake_pio(const char *root, int cpu, const char *name, void *buf, siz
 
 void helpers_fake_msr_write(const char *root, int cpu, uint32_t msr, uint64_t value)
 {
-	fake_pio(root, cpu, "msr", &value, sizeof(value), msr, true);
+	fake_pio(root, cpu, "msr", &value, sizeof(value), (uint64_t)msr * 8, true);
 }
 
 uint64_t helpers_fake_msr_read(const char *root, int cpu, uint32_t msr)
 {
 	uint64_t value = 0;
 
-	fake_pio(root, cpu, "msr", &value, sizeof(value), msr, false);
+	fake_pio(root, cpu, "msr", &value, sizeof(value), (uint64_t)msr * 8, false);
 	return value;
 }
 
@@ -161,5 +162,5 @@ void helpers_fake_cpuid(const char *root, int cpu, uint32_t leaf, uint32_t suble
 {
 	uint32_t regs[4] = { eax, ebx, ecx, edx };
 
-	fake_pio(root, cpu, "cpuid", regs, sizeof(regs), leaf | (uint64_t)subleaf << 32, true);
+	fake_pio(root, cpu, "cpuid", regs, sizeof(regs), (leaf | (uint64_t)subleaf << 32) * 16, true);
 }

@@ -27,19 +27,17 @@ const char *helpers_source_path(const char *rel, char *buf, size_t len);
  * physical_package_id, die_id (0) and core_id.  cpu0 gets no online file
  * (like the kernel's); other CPUs get "1" or "0".
  *
- * Caution: like the driver, the backend reads 8 bytes at offset = MSR
- * number (16 bytes at offset = leaf for CPUID), so in a regular file MSRs
- * less than 8 apart (e.g. 0x391 and 0x392) and CPUID leaves less than 16
- * apart share bytes.  Use addresses at least 8 apart (16 for leaves), or
- * the simulator, when values must not alias.
+ * Regular files hold one slot per address (offset = MSR × 8, CPUID
+ * (leaf | subleaf << 32) × 16), as hw_dev.h describes, so neighbouring
+ * registers such as 0x3c0 and 0x3c1 keep their own values.
  */
 void helpers_fake_cpu(const char *root, int cpu, int socket, int core, bool online);
 
-/* Write / read 8 bytes at offset msr of <root>/dev/cpu/N/msr. */
+/* Write / read the 8-byte slot of msr in <root>/dev/cpu/N/msr. */
 void helpers_fake_msr_write(const char *root, int cpu, uint32_t msr, uint64_t value);
 uint64_t helpers_fake_msr_read(const char *root, int cpu, uint32_t msr);
 
-/* Store the CPUID answer for leaf/subleaf at leaf | subleaf << 32 of <root>/dev/cpu/N/cpuid. */
+/* Store the CPUID answer for leaf/subleaf in its slot of <root>/dev/cpu/N/cpuid. */
 void helpers_fake_cpuid(const char *root, int cpu, uint32_t leaf, uint32_t subleaf,
 			uint32_t eax, uint32_t ebx, uint32_t ecx, uint32_t edx);
 

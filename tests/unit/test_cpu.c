@@ -34,10 +34,9 @@ struct fake_cpuid {
 
 /*
  * A fake tree opened with hw_dev, seen through an overlay backend that
- * answers CPUID from answers[] and passes everything else to hw_dev.  The
- * cpuid device file cannot hold leaves 0, 1, 6 and 0xA at once: the driver
- * reads 16 bytes at offset = leaf, so in a regular file those records
- * overlap byte for byte.
+ * answers CPUID from answers[] (so each case states its CPU as a small
+ * table) and passes everything else to hw_dev.  test_hw_dev covers CPUID
+ * through the device files themselves.
  */
 struct tree {
 	char root[256];
