@@ -51,6 +51,7 @@ struct collector {
 	void *state;                      /* the collector's own */
 
 	bool up;
+	bool started;                     /* start() returned 0, stop() not run yet; collector.c's */
 	char reason[192];
 	uint64_t errors;                  /* failed hardware reads since start */
 };

@@ -1,6 +1,8 @@
 /*
  * Wrap-safe counter accumulation.  See counter.h.
  */
+#include <math.h>
+
 #include "counter.h"
 
 static uint64_t width_mask(unsigned width_bits)
@@ -34,4 +36,9 @@ uint64_t counter_add(struct counter *c, uint64_t raw)
 void counter_rebase(struct counter *c, uint64_t raw)
 {
 	c->last_raw = raw & width_mask(c->width_bits);
+}
+
+double counter_wrap_period_s(unsigned width_bits, double rate_hz)
+{
+	return ldexp(1.0, (int)width_bits) / rate_hz;
 }

@@ -30,4 +30,10 @@ uint64_t counter_add(struct counter *c, uint64_t raw);
 /* Re-base on raw without adding anything (after a reset or a lost interval). */
 void counter_rebase(struct counter *c, uint64_t raw);
 
+/*
+ * Seconds a width_bits-wide counter incrementing at rate_hz takes to wrap
+ * once (2^width_bits / rate_hz).  rate_hz must be positive.
+ */
+double counter_wrap_period_s(unsigned width_bits, double rate_hz);
+
 #endif

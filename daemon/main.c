@@ -411,14 +411,14 @@ static double monotonic_s(void)
 static int open_listener(struct daemon *d)
 {
 	char err[256];
-	int fd, r = service_listen_fd(&fd);
+	int fd, r = service_listen_fd(&fd, err, sizeof(err));
 
 	if (r == 0) {
-		log_info("http: using the socket passed by systemd");
+		log_info("http: using the socket passed by systemd, 'listen' is not used");
 		return fd;
 	}
 	if (r != -ENOENT) {
-		log_error("socket activation: %s", strerror(-r));
+		log_error("socket activation: %s", err);
 		return -1;
 	}
 	r = http_bind(d->conf.listen, &fd, err, sizeof(err));
@@ -535,6 +535,8 @@ static struct http_server *start_http(struct daemon *d, int listen_fd)
 		.request_timeout_s = d->conf.request_timeout_s,
 		.max_header_bytes = d->conf.max_header_bytes,
 		.interval_s = d->conf.interval_s,
+		.assets = NULL,
+		.n_assets = 0,
 	};
 	char err[256];
 	struct http_server *h = http_start(&ho, err, sizeof(err));

@@ -53,6 +53,34 @@ bool pmu_written(const struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t *re
 int pmu_release(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr);
 
 /*
+ * Take (cpu, msr) as owned without writing it: the value found is read and
+ * remembered, so pmu_restore() writes it back.  For a register that changes
+ * as a side effect of another write (a counter zeroed by OCC_CTR_RST, a
+ * counter uncored enables).  Nothing happens if it is owned already.
+ * Returns 0 or a negative errno from the read.
+ */
+int pmu_remember(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr);
+
+/*
+ * Forget an owned register without writing anything: another agent has
+ * taken it and it is theirs now.  Returns 0, or -ENOENT if not owned.
+ */
+int pmu_forget(struct pmu_ledger *l, int cpu, uint32_t msr);
+
+/*
+ * Stop treating bits of a shared register as uncored's without writing
+ * anything (another agent set them again for its own use).  Bits uncored
+ * did not set are ignored.  Returns 0, or -ENOENT if none of them were.
+ */
+int pmu_forget_bits(struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t bits);
+
+/* The bits of shared register (cpu, msr) uncored set and still holds; 0 when none. */
+uint64_t pmu_bits(const struct pmu_ledger *l, int cpu, uint32_t msr);
+
+/* Number of registers the ledger holds (owned plus shared). */
+unsigned pmu_count(const struct pmu_ledger *l);
+
+/*
  * Restore everything, in reverse order of first change: shared registers
  * first get uncored's bits cleared, then owned registers their original
  * value.  Continues past errors; returns 0 or the first negative errno and
@@ -62,7 +90,9 @@ int pmu_restore(struct pmu_ledger *l, struct hw *hw, unsigned *ret_failed);
 
 /*
  * Move every entry recorded for from_cpu to to_cpu (package-scope registers
- * now reached through another CPU of the same socket).
+ * now reached through another CPU of the same socket).  Nothing is read or
+ * written.  If to_cpu already has an entry for the same register, the
+ * older one is kept (its original value) and shared bits are merged.
  */
 void pmu_move_cpu(struct pmu_ledger *l, int from_cpu, int to_cpu);
 
