@@ -443,7 +443,7 @@ static int block_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC);
 }
 
-static void send_status(struct daemon *d)
+static void send_status(void)
 {
 	struct snapshot *s = snapshot_acquire();
 	int up = 0, enabled = 0;
@@ -522,7 +522,7 @@ static void main_loop(struct daemon *d)
 		}
 		if (wd_usec)
 			kick_watchdog(d);
-		send_status(d);
+		send_status();
 	}
 }
 
@@ -587,7 +587,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	d.last_progress_at = monotonic_s();
 	log_notice("serving on %s, sampling every %g s", d.conf.listen, d.conf.interval_s);
 	service_ready();
-	send_status(&d);
+	send_status();
 
 	main_loop(&d);
 
