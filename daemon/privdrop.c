@@ -1,0 +1,191 @@
+/*
+ * The privilege drop: the bounding set first (dropping from it needs
+ * CAP_SETPCAP, which the uid change takes away), then groups, gid, uid,
+ * the remaining capability sets and no-new-privs, then a verification
+ * that reads everything back from the kernel.  Capabilities are changed
+ * with raw prctl/capset calls, without libcap.  It does not open or keep
+ * any privileged resource; main does that before calling it.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "privdrop.h"
+
+/* Lines of /proc/self/status that must read all zero after the drop. */
+static const char *const cap_fields[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+
+/*
+ * The highest capability number the kernel knows.  ProcSubset=pid hides
+ * /proc/sys, so fall back to asking prctl which numbers are valid.
+ */
+static int last_cap(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	int cap = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &cap) != 1)
+			cap = -1;
+		fclose(f);
+	}
+	if (cap >= 0)
+		return cap;
+	for (cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_READ, (unsigned long)cap, 0, 0, 0) < 0)
+			break;
+	return cap - 1;
+}
+
+static int fail(char *err, size_t errlen, int r, const char *user, const char *what)
+{
+	snprintf(err, errlen, "drop privileges to '%s': %s: %s", user, what, strerror(-r));
+	return r;
+}
+
+static int drop_bounding_set(void)
+{
+	int last = last_cap();
+
+	for (int cap = 0; cap <= last; cap++)
+		if (prctl(PR_CAPBSET_DROP, (unsigned long)cap, 0, 0, 0) < 0 && errno != EINVAL)
+			return -errno;
+	return 0;
+}
+
+static int clear_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+/* Value of a "Name:\t..." line of /proc/self/status, copied to buf. */
+static int status_field(const char *name, char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	size_t nlen = strlen(name);
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, name, nlen) == 0) {
+			snprintf(buf, len, "%s", line + nlen + strspn(line + nlen, " \t"));
+			buf[strcspn(buf, "\n")] = '\0';
+			r = 0;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+static bool is_zero_mask(const char *hex)
+{
+	return hex[0] != '\0' && hex[strspn(hex, "0")] == '\0';
+}
+
+/* Everything read back from the kernel; -EPERM with the first mismatch in err. */
+static int verify(const struct passwd *pw, char *err, size_t errlen)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	char val[128];
+
+	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 ||
+	    ru != pw->pw_uid || eu != pw->pw_uid || su != pw->pw_uid ||
+	    rg != pw->pw_gid || eg != pw->pw_gid || sg != pw->pw_gid) {
+		snprintf(err, errlen, "drop privileges to '%s': uid/gid did not change, refusing to "
+			 "continue", pw->pw_name);
+		return -EPERM;
+	}
+	if (getgroups(0, NULL) != 0) {
+		snprintf(err, errlen, "drop privileges to '%s': supplementary groups remain, "
+			 "refusing to continue", pw->pw_name);
+		return -EPERM;
+	}
+	for (size_t i = 0; i < sizeof(cap_fields) / sizeof(cap_fields[0]); i++) {
+		if (status_field(cap_fields[i], val, sizeof(val)) < 0 || !is_zero_mask(val)) {
+			snprintf(err, errlen, "drop privileges to '%s': /proc/self/status %s is '%s', "
+				 "expected all zero, refusing to continue", pw->pw_name, cap_fields[i], val);
+			return -EPERM;
+		}
+	}
+	if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+		snprintf(err, errlen, "drop privileges to '%s': no-new-privs is not set, refusing "
+			 "to continue", pw->pw_name);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int lookup_user(const char *user, struct passwd *ret_pw, char *buf, size_t buflen,
+		       char *err, size_t errlen)
+{
+	struct passwd *found = NULL;
+	int r = getpwnam_r(user, ret_pw, buf, buflen, &found);
+
+	if (r != 0) {
+		snprintf(err, errlen, "drop privileges: look up user '%s': %s", user, strerror(r));
+		return -r;
+	}
+	if (!found) {
+		snprintf(err, errlen, "drop privileges: user '%s' does not exist; create it with "
+			 "systemd-sysusers (uncored.sysusers) or set [daemon] user", user);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int single_threaded(void)
+{
+	char val[32];
+
+	return status_field("Threads:", val, sizeof(val)) == 0 && strcmp(val, "1") == 0;
+}
+
+int privdrop_to_user(const char *user, char *err, size_t errlen)
+{
+	struct passwd pw;
+	char buf[4096];
+	int r;
+
+	if (!user || user[0] == '\0' || strcmp(user, "root") == 0 || geteuid() != 0)
+		return 1;
+	r = lookup_user(user, &pw, buf, sizeof(buf), err, errlen);
+	if (r < 0)
+		return r;
+	if (!single_threaded()) {
+		snprintf(err, errlen, "drop privileges to '%s': other threads already run and would "
+			 "keep their capabilities", user);
+		return -EBUSY;
+	}
+	if ((r = drop_bounding_set()) < 0)
+		return fail(err, errlen, r, user, "drop the capability bounding set");
+	if (setgroups(0, NULL) < 0)
+		return fail(err, errlen, -errno, user, "setgroups");
+	if (setresgid(pw.pw_gid, pw.pw_gid, pw.pw_gid) < 0)
+		return fail(err, errlen, -errno, user, "setresgid");
+	if (setresuid(pw.pw_uid, pw.pw_uid, pw.pw_uid) < 0)
+		return fail(err, errlen, -errno, user, "setresuid");
+	if ((r = clear_capabilities()) < 0)
+		return fail(err, errlen, r, user, "clear capabilities");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return fail(err, errlen, -errno, user, "PR_SET_NO_NEW_PRIVS");
+	return verify(&pw, err, errlen);
+}

@@ -1,0 +1,34 @@
+/*
+ * Dropping root (SPEC §8, STYLE §4.12): after every privileged step of
+ * start-up (msr/cpuid fds opened, socket bound), switch to an
+ * unprivileged user with no capabilities and no way to regain any.
+ * Already-open fds keep working.
+ */
+#ifndef UNCORED_PRIVDROP_H
+#define UNCORED_PRIVDROP_H
+
+#include <stddef.h>
+
+/*
+ * Become user: no supplementary groups, real/effective/saved gid and uid
+ * of the user, every capability set (effective, permitted, inheritable,
+ * ambient, bounding) empty, and PR_SET_NO_NEW_PRIVS set; then read it all
+ * back and refuse if any part did not take.
+ *
+ * Nothing is done (return 1) when user is "" or "root", or when the
+ * process is not running as root: tests and simulation runs as a normal
+ * user keep running as that user.
+ *
+ * Must be called while the process has a single thread: capability sets
+ * and no-new-privs are per thread, so threads started earlier would keep
+ * theirs (refused with -EBUSY).
+ *
+ * Returns 0 when dropped, 1 when nothing was to be done, or a negative
+ * errno with a sentence in err: -ENOENT for a user that does not exist
+ * (hint: systemd-sysusers), -EBUSY for a multi-threaded caller, -EPERM
+ * when the verification failed, or the errno of the failing call.  After
+ * a failure the process may be half-dropped and must not serve.
+ */
+int privdrop_to_user(const char *user, char *err, size_t errlen);
+
+#endif

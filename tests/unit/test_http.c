@@ -1,0 +1,508 @@
+/*
+ * Unit tests of the HTTP endpoint: a real server on 127.0.0.1 (port 0),
+ * a hand-built snapshot, and a small raw-socket client, so the exact
+ * status lines, headers and bodies a scraper sees are checked.  Also the
+ * listen-address parser, oversized headers and the per-address limit.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cpu.h"
+#include "fmt_prom.h"
+#include "http.h"
+#include "snapshot.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define RESP_MAX (1024 * 1024)
+
+struct server {
+	struct http_server *srv;
+	int port;
+};
+
+static const unsigned char index_html[] = "<html>page</html>\n";
+static const unsigned char app_js[] = "console.log(1);\n";
+static const struct http_asset assets[] = {
+	{ "/index.html", "text/html; charset=utf-8", index_html, sizeof(index_html) - 1 },
+	{ "/app.js", "text/javascript", app_js, sizeof(app_js) - 1 },
+};
+
+/* --- a minimal client ------------------------------------------------- */
+
+static int connect_port(int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return fd;
+}
+
+/* Send raw, read until the server closes; returns the bytes read (NUL-terminated). */
+static size_t exchange(int port, const char *raw, size_t raw_len, char *resp)
+{
+	int fd = connect_port(port);
+	size_t got = 0;
+	ssize_t n;
+
+	/* The server may hang up before reading everything (that is the point
+	 * of some tests), so a failed send is not an error here. */
+	(void)send(fd, raw, raw_len, MSG_NOSIGNAL);
+	while (got < RESP_MAX - 1 && (n = recv(fd, resp + got, RESP_MAX - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	resp[got] = '\0';
+	close(fd);
+	return got;
+}
+
+static size_t request(int port, const char *method, const char *path, char *resp)
+{
+	char raw[512];
+
+	snprintf(raw, sizeof(raw), "%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+		 method, path);
+	return exchange(port, raw, strlen(raw), resp);
+}
+
+static int status_of(const char *resp)
+{
+	int status = -1;
+
+	if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
+		return -1;
+	return status;
+}
+
+/* Value of header name (case-insensitive) copied to buf, or NULL. */
+static const char *header(const char *resp, const char *name, char *buf, size_t len)
+{
+	const char *end = strstr(resp, "\r\n\r\n");
+	size_t nlen = strlen(name);
+
+	for (const char *p = strstr(resp, "\r\n"); p && p < end; p = strstr(p + 2, "\r\n")) {
+		if (strncasecmp(p + 2, name, nlen) == 0 && p[2 + nlen] == ':') {
+			const char *v = p + 3 + nlen + strspn(p + 3 + nlen, " ");
+
+			snprintf(buf, len, "%.*s", (int)strcspn(v, "\r"), v);
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+static const char *body_of(const char *resp)
+{
+	const char *p = strstr(resp, "\r\n\r\n");
+
+	return p ? p + 4 : "";
+}
+
+/* --- fixtures ---------------------------------------------------------- */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One socket with two cores of two threads: cpus 0,2 on core 0 and 1,3 on core 1. */
+static void publish_snapshot(double age_s)
+{
+	struct hw_cpu cpus[4] = {
+		{ .cpu = 0, .socket = 0, .core = 0, .thread = 0, .online = true },
+		{ .cpu = 1, .socket = 0, .core = 1, .thread = 0, .online = true },
+		{ .cpu = 2, .socket = 0, .core = 0, .thread = 1, .online = true },
+		{ .cpu = 3, .socket = 0, .core = 1, .thread = 1, .online = true },
+	};
+	struct cpu_core cores[2] = { { .core = 0, .n_cpus = 2, .cpus = { 0, 2 } },
+				     { .core = 1, .n_cpus = 2, .cpus = { 1, 3 } } };
+	int socket_cpus[4] = { 0, 1, 2, 3 };
+	struct cpu_socket socket = { .socket = 0, .n_cores = 2, .cores = cores, .n_cpus = 4,
+				     .cpus = socket_cpus };
+	struct cpu_topology topo = { .n_cpus = 4, .cpus = cpus, .n_sockets = 1, .sockets = &socket };
+	struct cpu_info info = { .vendor = "GenuineIntel", .family = 6, .model = 44,
+				 .microarch = "westmere-ep" };
+	struct snapshot *s = snapshot_new(&topo, &info);
+
+	assert_non_null(s);
+	s->time = now_s() - age_s;
+	s->interval_s = 1.0;
+	s->samples = 7;
+	s->sockets[0].has_tjmax = true;
+	s->sockets[0].tjmax_c = 95;
+	s->sockets[0].cores[0].has_temperature = true;
+	s->sockets[0].cores[0].temperature_c = 58;
+	snapshot_publish(s);
+}
+
+static struct server *start_server(unsigned max_conn, unsigned per_ip,
+				   const struct http_asset *a, size_t n_a)
+{
+	struct server *sv = calloc(1, sizeof(*sv));
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	char err[256] = "";
+	int fd;
+
+	assert_non_null(sv);
+	assert_int_equal(http_bind("127.0.0.1:0", &fd, err, sizeof(err)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	sv->port = ntohs(sa.sin_port);
+	struct http_options opt = {
+		.listen_fd = fd, .max_connections = max_conn, .max_connections_per_ip = per_ip,
+		.request_timeout_s = 10, .max_header_bytes = 8192, .interval_s = 1.0,
+		.assets = a, .n_assets = n_a,
+	};
+	sv->srv = http_start(&opt, err, sizeof(err));
+	if (!sv->srv)
+		fail_msg("http_start: %s", err);
+	return sv;
+}
+
+static void stop_server(struct server *sv)
+{
+	http_stop(sv->srv);
+	free(sv);
+}
+
+static char *resp;
+
+static int setup(void **state)
+{
+	resp = malloc(RESP_MAX);
+	*state = start_server(64, 0, NULL, 0);
+	publish_snapshot(0);
+	return resp ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	stop_server(*state);
+	snapshot_clear();
+	free(resp);
+	return 0;
+}
+
+/* --- routes ------------------------------------------------------------ */
+
+static void test_metrics(void **state)
+{
+	struct server *sv = *state;
+	char v[128];
+
+	request(sv->port, "GET", "/metrics", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_string_equal(header(resp, "Content-Type", v, sizeof(v)), FMT_PROM_CONTENT_TYPE);
+	assert_string_equal(header(resp, "Cache-Control", v, sizeof(v)), "no-store");
+	assert_true(strncmp(body_of(resp), "# HELP ", 7) == 0);
+	assert_non_null(strstr(body_of(resp), "uncored_tjmax_celsius{socket=\"0\"} 95\n"));
+}
+
+static void test_metrics_head(void **state)
+{
+	struct server *sv = *state;
+	char v[128];
+	size_t body_len;
+
+	request(sv->port, "GET", "/metrics", resp);
+	body_len = strlen(body_of(resp));
+	request(sv->port, "HEAD", "/metrics", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_non_null(header(resp, "Content-Length", v, sizeof(v)));
+	assert_int_equal(strtoul(v, NULL, 10), body_len);
+	assert_string_equal(body_of(resp), "");
+}
+
+static void test_json_routes(void **state)
+{
+	static const struct {
+		const char *path;
+		const char *starts;
+	} rows[] = {
+		{ "/api/v1/snapshot", "{\"time\":" },
+		{ "/api/v1/episodes", "{\"episodes\":" },
+	};
+	struct server *sv = *state;
+	char v[128];
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		print_message("route %s\n", rows[i].path);
+		request(sv->port, "GET", rows[i].path, resp);
+		assert_int_equal(status_of(resp), 200);
+		assert_string_equal(header(resp, "Content-Type", v, sizeof(v)), "application/json");
+		assert_string_equal(header(resp, "Cache-Control", v, sizeof(v)), "no-store");
+		assert_true(strncmp(body_of(resp), rows[i].starts, strlen(rows[i].starts)) == 0);
+	}
+}
+
+static void test_healthz(void **state)
+{
+	struct server *sv = *state;
+
+	request(sv->port, "GET", "/healthz", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_string_equal(body_of(resp), "ok\n");
+
+	publish_snapshot(100.0);
+	request(sv->port, "GET", "/healthz", resp);
+	assert_int_equal(status_of(resp), 503);
+	assert_true(strncmp(body_of(resp), "stale: last sample 100.", 23) == 0);
+	publish_snapshot(0);
+}
+
+static void test_before_first_snapshot(void **state)
+{
+	static const char *const paths[] = {
+		"/metrics", "/api/v1/snapshot", "/api/v1/episodes", "/healthz",
+	};
+	struct server *sv = *state;
+
+	snapshot_clear();
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+		print_message("route %s\n", paths[i]);
+		request(sv->port, "GET", paths[i], resp);
+		assert_int_equal(status_of(resp), 503);
+		assert_string_equal(body_of(resp), "no sample yet\n");
+	}
+	publish_snapshot(0);
+}
+
+static void test_wrong_method(void **state)
+{
+	static const char raw[] = "POST /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+				  "Content-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello";
+	static const char *const methods[] = { "PUT", "DELETE", "OPTIONS" };
+	struct server *sv = *state;
+	char v[64];
+
+	exchange(sv->port, raw, sizeof(raw) - 1, resp);
+	assert_int_equal(status_of(resp), 405);
+	assert_string_equal(header(resp, "Allow", v, sizeof(v)), "GET, HEAD");
+	for (size_t i = 0; i < ARRAY_SIZE(methods); i++) {
+		print_message("method %s\n", methods[i]);
+		request(sv->port, methods[i], "/api/v1/snapshot", resp);
+		assert_int_equal(status_of(resp), 405);
+		assert_string_equal(header(resp, "Allow", v, sizeof(v)), "GET, HEAD");
+	}
+}
+
+static void test_not_found(void **state)
+{
+	struct server *sv = *state;
+
+	request(sv->port, "GET", "/nope", resp);
+	assert_int_equal(status_of(resp), 404);
+	request(sv->port, "GET", "/metrics/", resp);
+	assert_int_equal(status_of(resp), 404);
+}
+
+static void test_builtin_index(void **state)
+{
+	struct server *sv = *state;
+	char v[64];
+
+	request(sv->port, "GET", "/", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_string_equal(header(resp, "Content-Type", v, sizeof(v)), "text/html; charset=utf-8");
+	assert_non_null(strstr(body_of(resp), "<a href=\"/metrics\">"));
+	assert_non_null(strstr(body_of(resp), "<a href=\"/api/v1/snapshot\">"));
+}
+
+static void test_assets(void **state)
+{
+	struct server *sv = start_server(16, 0, assets, ARRAY_SIZE(assets));
+	char v[64];
+
+	(void)state;
+	request(sv->port, "GET", "/", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_string_equal(body_of(resp), "<html>page</html>\n");
+	request(sv->port, "GET", "/app.js", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_string_equal(header(resp, "Content-Type", v, sizeof(v)), "text/javascript");
+	assert_string_equal(body_of(resp), "console.log(1);\n");
+	request(sv->port, "HEAD", "/index.html", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_string_equal(header(resp, "Content-Length", v, sizeof(v)), "18");
+	assert_string_equal(body_of(resp), "");
+	request(sv->port, "GET", "/missing.css", resp);
+	assert_int_equal(status_of(resp), 404);
+	stop_server(sv);
+}
+
+/* --- limits ------------------------------------------------------------ */
+
+static void test_huge_headers(void **state)
+{
+	struct server *sv = *state;
+	size_t cap = 110 * 1024, len;
+	char *raw = malloc(cap);
+	int status;
+
+	assert_non_null(raw);
+	len = (size_t)snprintf(raw, cap, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n");
+	for (int i = 0; len + 1100 < 100 * 1024; i++) {
+		len += (size_t)snprintf(raw + len, cap - len, "X-Pad-%d: ", i);
+		memset(raw + len, 'a', 1000);
+		len += 1000;
+		len += (size_t)snprintf(raw + len, cap - len, "\r\n");
+	}
+	len += (size_t)snprintf(raw + len, cap - len, "Connection: close\r\n\r\n");
+	exchange(sv->port, raw, len, resp);
+	free(raw);
+	status = status_of(resp);
+	/* Either an error status or a hang-up, never a served response. */
+	print_message("status for 100 KB of headers: %d\n", status);
+	assert_true(status == -1 || status >= 400);
+	request(sv->port, "GET", "/healthz", resp);
+	assert_int_equal(status_of(resp), 200);
+}
+
+/* Connections the server hung up on within timeout_ms. */
+static int count_hangups(const int *fds, int n, int timeout_ms)
+{
+	int closed = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLIN };
+		char c;
+
+		if (poll(&p, 1, timeout_ms) == 1 && recv(fds[i], &c, 1, MSG_DONTWAIT) <= 0)
+			closed++;
+		timeout_ms = 20;
+	}
+	return closed;
+}
+
+static void test_per_ip_limit(void **state)
+{
+	enum { N = 50, LIMIT = 8 };
+	struct server *sv = start_server(200, LIMIT, NULL, 0);
+	int fds[N], closed;
+
+	(void)state;
+	for (int i = 0; i < N; i++)
+		fds[i] = connect_port(sv->port);
+	closed = count_hangups(fds, N, 1000);
+	print_message("%d of %d idle connections refused\n", closed, N);
+	assert_true(closed >= N - LIMIT);
+	assert_true(closed < N);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	usleep(200 * 1000);
+	request(sv->port, "GET", "/healthz", resp);
+	assert_int_equal(status_of(resp), 200);
+	stop_server(sv);
+}
+
+/* --- http_bind ---------------------------------------------------------- */
+
+static void test_bind_bad_addresses(void **state)
+{
+	static const char *const bad[] = {
+		"", "127.0.0.1", "127.0.0.1:", ":80", "127.0.0.1:65536", "127.0.0.1:-1",
+		"127.0.0.1:80x", "localhost:80", "[::1:80", "[zz]:80", "::1:80", "[]:80",
+		"1.2.3:80",
+	};
+	char err[256], want[256];
+	int fd = -1;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		print_message("address '%s'\n", bad[i]);
+		assert_int_equal(http_bind(bad[i], &fd, err, sizeof(err)), -EINVAL);
+		snprintf(want, sizeof(want), "listen '%s': expected A.B.C.D:PORT or [IPV6]:PORT "
+			 "with a numeric address and a port from 0 to 65535", bad[i]);
+		assert_string_equal(err, want);
+		assert_int_equal(fd, -1);
+	}
+}
+
+static void test_bind_in_use(void **state)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+	char err[256], addr[64], want[256];
+	int fd, fd2 = -1;
+
+	(void)state;
+	assert_int_equal(http_bind("127.0.0.1:0", &fd, err, sizeof(err)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", ntohs(sa.sin_port));
+	assert_int_equal(http_bind(addr, &fd2, err, sizeof(err)), -EADDRINUSE);
+	snprintf(want, sizeof(want), "listen '%s': bind: %s", addr, strerror(EADDRINUSE));
+	assert_string_equal(err, want);
+	assert_int_equal(fd2, -1);
+	close(fd);
+}
+
+/*
+ * A v4-mapped address can only be bound with IPV6_V6ONLY off, so this
+ * proves an IPv6 listen socket also takes IPv4 clients, on loopback only.
+ */
+static void test_bind_v6_dual_stack(void **state)
+{
+	struct sockaddr_in6 sa;
+	socklen_t len = sizeof(sa);
+	char err[256];
+	int fd, client, r;
+
+	(void)state;
+	r = http_bind("[::ffff:127.0.0.1]:0", &fd, err, sizeof(err));
+	if (r == -EAFNOSUPPORT)
+		skip();
+	assert_int_equal(r, 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	assert_int_equal(sa.sin6_family, AF_INET6);
+	client = connect_port(ntohs(sa.sin6_port));
+	close(client);
+	close(fd);
+
+	r = http_bind("[::1]:0", &fd, err, sizeof(err));
+	if (r == -EADDRNOTAVAIL)
+		skip();
+	assert_int_equal(r, 0);
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_metrics),
+		cmocka_unit_test(test_metrics_head),
+		cmocka_unit_test(test_json_routes),
+		cmocka_unit_test(test_healthz),
+		cmocka_unit_test(test_before_first_snapshot),
+		cmocka_unit_test(test_wrong_method),
+		cmocka_unit_test(test_not_found),
+		cmocka_unit_test(test_builtin_index),
+		cmocka_unit_test(test_assets),
+		cmocka_unit_test(test_huge_headers),
+		cmocka_unit_test(test_per_ip_limit),
+		cmocka_unit_test(test_bind_bad_addresses),
+		cmocka_unit_test(test_bind_in_use),
+		cmocka_unit_test(test_bind_v6_dual_stack),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
