@@ -162,6 +162,8 @@ static char *read_line(char *str, int num, void *stream)
 	}
 	len = strlen(str);
 	ctx->at_line_start = len > 0 && str[len - 1] == '\n';
+	if (!ctx->at_line_start && !feof(ctx->f))
+		fail(ctx, ctx->line, "syntax", "expected lines of at most %d characters", num - 2);
 	return str;
 }
 
@@ -285,6 +287,15 @@ static void rule_defaults(struct sim_rule *rule)
 	rule->load = sim_load_default;
 }
 
+/* Copy src into dst of size len, cut and terminated. */
+static void copy_name(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 static int kind_of(const char *name, size_t len)
 {
 	for (int i = 0; i < SIM_RULE_KIND_COUNT; i++)
@@ -310,7 +321,7 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 	struct sim_rule *rules;
 	int kind;
 
-	snprintf(ctx->cur_section, sizeof(ctx->cur_section), "%s", section);
+	copy_name(ctx->cur_section, sizeof(ctx->cur_section), section);
 	ctx->cur = NULL;
 	ctx->in_scenario_section = strcmp(section, "scenario") == 0;
 	if (ctx->in_scenario_section)
@@ -332,7 +343,7 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 	rule_defaults(ctx->cur);
 	ctx->cur->kind = (enum sim_rule_kind)kind;
 	ctx->cur->section_line = ctx->section_line;
-	snprintf(ctx->cur->section, sizeof(ctx->cur->section), "%s", section);
+	copy_name(ctx->cur->section, sizeof(ctx->cur->section), section);
 	return 1;
 }
 

@@ -745,6 +745,11 @@ static const struct bad_case bad_cases[] = {
 	  "4: value: expected an unsigned 64-bit number (decimal or 0x hex), got '-1'" },
 	{ "duty without end", "westmere-ep-2s", "[prochot.1]\nsocket = 0\nduty = 0.5\n",
 	  "3: duty: expected 1 unless the window has an end (give end, or a scenario period)" },
+	{ "line too long", "westmere-ep-2s",
+	  "[scenario]\ndescription = xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+	  "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nperiod = 5\n",
+	  "2: syntax: expected lines of at most 198 characters" },
 	{ "duplicate section", "westmere-ep-2s",
 	  "[prochot.1]\nsocket = 0\n[prochot.2]\nsocket = 1\n[prochot.1]\nsocket = 1\n",
 	  "5: [prochot.1]: section given twice" },
