@@ -258,10 +258,12 @@ function renderEpisodes(now) {
 		const dur = isNum(e.duration_seconds) ? e.duration_seconds.toFixed(1) + ' s' : '';
 		const text = `${names[e.kind] || e.kind}, ${where}: ${hhmmss(e.start)}` +
 			(ongoing ? `, ongoing (${dur})` : ` – ${hhmmss(e.end)} (${dur})`);
+		const bar = el('div', { class: 'bar' });
+		bar.style.left = left.toFixed(2) + '%';
+		bar.style.width = width.toFixed(2) + '%';
 		return el('div', { class: 'episode' + (ongoing ? ' ongoing' : ''), 'data-kind': e.kind, 'data-socket': e.socket },
 			el('span', { text }),
-			el('div', { class: 'track', 'aria-hidden': 'true' },
-				el('div', { class: 'bar', style: `left:${left.toFixed(2)}%;width:${width.toFixed(2)}%` })));
+			el('div', { class: 'track', 'aria-hidden': 'true' }, bar));
 	}));
 }
 
