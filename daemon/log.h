@@ -11,6 +11,7 @@
 #define UNCORED_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum log_level {
 	LOG_LEVEL_ERROR = 3,    /* syslog priorities */
@@ -33,5 +34,14 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
 #define log_notice(...)  log_msg(LOG_LEVEL_NOTICE, __VA_ARGS__)
 #define log_info(...)    log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...)   log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
+
+/*
+ * Log the start (started = true) or the end of a throttle episode of kind
+ * at socket (and core, -1 for none), start in unix seconds.  Under journald
+ * this is one structured record with MESSAGE_ID, KIND, SOCKET, CORE,
+ * START_USEC and DURATION_SEC fields; otherwise one notice line.
+ */
+void log_episode_change(bool started, const char *kind, int socket, int core, double start,
+			double duration_s);
 
 #endif
