@@ -32,9 +32,15 @@ struct conf_event {
 struct conf {
 	/* [daemon] */
 	char listen[128];             /* "ADDR:PORT", "[V6ADDR]:PORT" */
-	double interval_s;            /* 0.05 .. 60 */
+	/*
+	 * 0.05 .. 60.  The interval must stay far below the shortest counter
+	 * wrap period (a counter may wrap at most once between two samples);
+	 * 60 s is that bound for 48-bit counters (2^48 cycles at 5 GHz is
+	 * about 15.6 h).  The collectors check the real widths (CPUID) at start.
+	 */
+	double interval_s;
 	char root[PATH_MAX];          /* prefix for /dev and /sys */
-	char user[64];                /* drop privileges to this user; "" = stay */
+	char user[64];                /* drop privileges to this user; "" or "root" = stay */
 	enum conf_log_level log_level;
 	unsigned max_connections;
 	unsigned max_connections_per_ip;
@@ -66,7 +72,7 @@ struct conf_error {
 	char file[256];
 	int line;                     /* 0 when the error is about the whole file */
 	char key[64];                 /* "" when not about a key */
-	char message[192];
+	char message[256];
 };
 
 struct conf_errors {
@@ -81,6 +87,11 @@ void conf_defaults(struct conf *conf);
  * Parse path into ret_conf (defaults first, then the file).  Returns 0, or
  * -EINVAL with every error in errs (ret_conf then holds nothing usable), or
  * -errno when the file cannot be read (also recorded in errs, line 0).
+ * errs is reset first; errors come sorted by line.  Besides each value, the
+ * events of each PMU are checked together: no name twice (defaults
+ * included), defaults plus configured events within the uncore's 8 counters
+ * and within 8 core events (the CPU's real core counter count is only known
+ * at start).  ret_conf is written only on success.
  */
 int conf_load(const char *path, struct conf *ret_conf, struct conf_errors *errs);
 

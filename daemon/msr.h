@@ -78,6 +78,7 @@
 #define IA32_PERF_GLOBAL_STATUS          0x38e
 #define IA32_PERF_GLOBAL_CTRL            0x38f
 #define IA32_PERF_GLOBAL_INUSE           0x392 /* perfmon v4+ only */
+#define PERFEVTSEL_UMASK_SHIFT           8
 #define PERFEVTSEL_USR                   MSR_BIT(16)
 #define PERFEVTSEL_OS                    MSR_BIT(17)
 #define PERFEVTSEL_EDGE                  MSR_BIT(18)

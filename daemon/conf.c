@@ -1,0 +1,788 @@
+/*
+ * The configuration file.  inih splits the file into sections and
+ * "key = value" pairs; a key table gives each key its section, kind, place
+ * in struct conf, bounds and default, and one parse function per kind turns
+ * the text into a value or a message saying what was expected.  Every error
+ * is collected with its file, line and key, and a file with any error is
+ * refused whole.  It does no logging; whether the configured events fit the
+ * CPU actually found is for the collectors to check.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "conf.h"
+#include "msr.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Programmable core events allowed in a config; the CPU may have fewer (CPUID, at start). */
+#define CONF_MAX_CORE_EVENTS 8
+
+/* Read buffer of the line reader; longer lines are read in pieces and refused. */
+#define RAW_LINE_CHUNK 512
+
+#define SYNTAX_MESSAGE "expected 'key = value' or '[section]'"
+
+/* Section name standing in for a malformed header; reader lines never hold a newline. */
+#define BROKEN_SECTION "[\n]"
+
+enum key_kind {
+	KIND_BOOL,
+	KIND_SECONDS,        /* double, decimals allowed */
+	KIND_UNSIGNED,
+	KIND_STRING,
+	KIND_PATH,           /* absolute */
+	KIND_ENUM,
+	KIND_LISTEN,
+	KIND_UNCORE_EVENT,   /* repeatable, appends */
+	KIND_CORE_EVENT,     /* repeatable, appends */
+	KIND_COUNT,
+};
+
+struct conf_key {
+	const char *section;
+	const char *name;
+	enum key_kind kind;
+	size_t offset;                    /* of the field in struct conf */
+	size_t size;                      /* of that field */
+	double min, max;                  /* numeric kinds */
+	const char *unit;                 /* "seconds", "bytes" or NULL, for messages */
+	const char *const *names;         /* KIND_ENUM: value names in enum order, NULL-terminated */
+	const char *def;                  /* default as written in the file; NULL = none */
+};
+
+#define FIELD(m) offsetof(struct conf, m), sizeof(((struct conf *)0)->m)
+
+static const char *const log_level_names[] = { "error", "warning", "notice", "info", "debug", NULL };
+static const char *const conflict_names[] = { "reclaim", "yield", NULL };
+
+static const char *const section_names[] = { "daemon", "uncore", "thermal", "core", NULL };
+
+/*
+ * The interval bound: a counter must not wrap twice between two samples.
+ * 60 s is far below the wrap period of a 48-bit counter (2^48 cycles at
+ * 5 GHz is about 15.6 h); the collectors check the real widths at start.
+ */
+static const struct conf_key keys[] = {
+	{ "daemon", "listen", KIND_LISTEN, FIELD(listen), .def = "127.0.0.1:9796" },
+	{ "daemon", "interval", KIND_SECONDS, FIELD(interval_s), 0.05, 60, "seconds", .def = "1" },
+	{ "daemon", "root", KIND_PATH, FIELD(root), .def = "/" },
+	{ "daemon", "user", KIND_STRING, FIELD(user), .def = "uncored" },
+	{ "daemon", "log_level", KIND_ENUM, FIELD(log_level), .names = log_level_names, .def = "notice" },
+	{ "daemon", "max_connections", KIND_UNSIGNED, FIELD(max_connections), 1, 10000, NULL, .def = "64" },
+	{ "daemon", "max_connections_per_ip", KIND_UNSIGNED, FIELD(max_connections_per_ip), 1, 1000, NULL,
+	  .def = "8" },
+	{ "daemon", "request_timeout", KIND_UNSIGNED, FIELD(request_timeout_s), 1, 300, "seconds", .def = "10" },
+	{ "daemon", "max_header_size", KIND_UNSIGNED, FIELD(max_header_bytes), 1024, 65536, "bytes",
+	  .def = "8192" },
+	{ "daemon", "max_episodes", KIND_UNSIGNED, FIELD(max_episodes), 1, 10000, NULL, .def = "256" },
+	{ "uncore", "enabled", KIND_BOOL, FIELD(uncore_enabled), .def = "yes" },
+	{ "uncore", "default_events", KIND_BOOL, FIELD(uncore_default_events), .def = "yes" },
+	{ "uncore", "on_conflict", KIND_ENUM, FIELD(uncore_on_conflict), .names = conflict_names,
+	  .def = "reclaim" },
+	{ "uncore", "event", KIND_UNCORE_EVENT, FIELD(uncore_events), .def = NULL },
+	{ "thermal", "enabled", KIND_BOOL, FIELD(thermal_enabled), .def = "yes" },
+	{ "thermal", "rapl", KIND_BOOL, FIELD(thermal_rapl), .def = "yes" },
+	{ "thermal", "kernel_counts", KIND_BOOL, FIELD(thermal_kernel_counts), .def = "yes" },
+	{ "core", "enabled", KIND_BOOL, FIELD(core_enabled), .def = "yes" },
+	{ "core", "default_events", KIND_BOOL, FIELD(core_default_events), .def = "yes" },
+	{ "core", "on_conflict", KIND_ENUM, FIELD(core_on_conflict), .names = conflict_names,
+	  .def = "reclaim" },
+	{ "core", "event", KIND_CORE_EVENT, FIELD(core_events), .def = NULL },
+};
+
+struct parse_ctx {
+	FILE *f;
+	const char *file;
+	int line;                         /* physical line last handed to inih */
+	int read_errno;
+	struct conf conf;
+	struct conf_errors *errs;
+	int set_line[ARRAY_SIZE(keys)];   /* where each key was first set, 0 = not yet */
+};
+
+/* Copy with truncation, always terminated. */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t len = strnlen(src, size - 1);
+
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+__attribute__((format(printf, 5, 6)))
+static void add_error(struct conf_errors *errs, const char *file, int line, const char *key,
+		      const char *fmt, ...)
+{
+	struct conf_error *e;
+	va_list ap;
+
+	if (errs->n++ >= CONF_MAX_ERRORS)
+		return;
+	e = &errs->list[errs->n - 1];
+	copy_str(e->file, sizeof(e->file), file);
+	e->line = line;
+	copy_str(e->key, sizeof(e->key), key);
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+}
+
+static bool has_error_at(const struct conf_errors *errs, int line)
+{
+	for (int i = 0; i < errs->n && i < CONF_MAX_ERRORS; i++)
+		if (errs->list[i].line == line)
+			return true;
+	return false;
+}
+
+/* "a, b, c<last>d", e.g. "reclaim or yield". */
+static const char *join_names(const char *const *names, const char *last, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; names[i] && used < len; i++) {
+		const char *sep = i == 0 ? "" : names[i + 1] ? ", " : last;
+
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", sep, names[i]);
+	}
+	return buf;
+}
+
+/* ---- one parse function per kind ---------------------------------------- */
+
+typedef int parse_fn(const struct conf_key *k, const char *value, struct conf *conf, int line,
+		     char *err, size_t errlen);
+
+static void *field_of(const struct conf_key *k, struct conf *conf)
+{
+	return (char *)conf + k->offset;
+}
+
+static int parse_bool(const struct conf_key *k, const char *value, struct conf *conf, int line,
+		      char *err, size_t errlen)
+{
+	static const char *const words[] = { "yes", "no", "true", "false", "on", "off", "1", "0" };
+
+	(void)line;
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		if (strcasecmp(value, words[i]) == 0) {
+			*(bool *)field_of(k, conf) = i % 2 == 0;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "expected yes/no, true/false, on/off or 1/0, got '%s'", value);
+	return -EINVAL;
+}
+
+/* Digits with an optional fraction, parsed without the locale. */
+static int parse_decimal(const char *s, double *ret)
+{
+	double int_part = 0, frac = 0, scale = 1;
+	size_t n_int = strspn(s, "0123456789"), n_frac = 0;
+
+	if (n_int > 9)
+		return -ERANGE;
+	for (size_t i = 0; i < n_int; i++)
+		int_part = int_part * 10 + (s[i] - '0');
+	if (s[n_int] == '.') {
+		n_frac = strspn(s + n_int + 1, "0123456789");
+		if (n_frac > 9)
+			return -ERANGE;
+		for (size_t i = 0; i < n_frac; i++) {
+			frac = frac * 10 + (s[n_int + 1 + i] - '0');
+			scale *= 10;
+		}
+		if (s[n_int + 1 + n_frac] != '\0')
+			return -EINVAL;
+	} else if (s[n_int] != '\0') {
+		return -EINVAL;
+	}
+	if (n_int + n_frac == 0)
+		return -EINVAL;
+	*ret = int_part + frac / scale;
+	return 0;
+}
+
+static int parse_seconds(const struct conf_key *k, const char *value, struct conf *conf, int line,
+			 char *err, size_t errlen)
+{
+	double v;
+
+	(void)line;
+	if (parse_decimal(value, &v) < 0 || v < k->min || v > k->max) {
+		snprintf(err, errlen, "expected a number of %s from %g to %g, got '%s'",
+			 k->unit, k->min, k->max, value);
+		return -EINVAL;
+	}
+	*(double *)field_of(k, conf) = v;
+	return 0;
+}
+
+/* Decimal digits only, no sign. */
+static int parse_uint(const char *s, unsigned long *ret)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0 || s[n] != '\0')
+		return -EINVAL;
+	if (n > 9)
+		return -ERANGE;
+	*ret = strtoul(s, NULL, 10);
+	return 0;
+}
+
+static int parse_unsigned(const struct conf_key *k, const char *value, struct conf *conf, int line,
+			  char *err, size_t errlen)
+{
+	unsigned long v;
+
+	(void)line;
+	if (parse_uint(value, &v) < 0 || v < k->min || v > k->max) {
+		snprintf(err, errlen, "expected a whole number%s%s from %g to %g, got '%s'",
+			 k->unit ? " of " : "", k->unit ? k->unit : "", k->min, k->max, value);
+		return -EINVAL;
+	}
+	*(unsigned *)field_of(k, conf) = (unsigned)v;
+	return 0;
+}
+
+static int check_length(const struct conf_key *k, const char *value, char *err, size_t errlen)
+{
+	size_t len = strlen(value);
+
+	if (len < k->size)
+		return 0;
+	snprintf(err, errlen, "expected at most %zu characters, got %zu", k->size - 1, len);
+	return -EINVAL;
+}
+
+static int parse_string(const struct conf_key *k, const char *value, struct conf *conf, int line,
+			char *err, size_t errlen)
+{
+	(void)line;
+	if (check_length(k, value, err, errlen) < 0)
+		return -EINVAL;
+	copy_str(field_of(k, conf), k->size, value);
+	return 0;
+}
+
+static int parse_path(const struct conf_key *k, const char *value, struct conf *conf, int line,
+		      char *err, size_t errlen)
+{
+	if (value[0] != '/') {
+		snprintf(err, errlen, "expected an absolute path, got '%s'", value);
+		return -EINVAL;
+	}
+	return parse_string(k, value, conf, line, err, errlen);
+}
+
+static int parse_enum(const struct conf_key *k, const char *value, struct conf *conf, int line,
+		      char *err, size_t errlen)
+{
+	char list[128];
+
+	(void)line;
+	for (int i = 0; k->names[i]; i++) {
+		if (strcmp(value, k->names[i]) == 0) {
+			/* Both config enums are int-sized, non-negative (static asserts below). */
+			*(int *)field_of(k, conf) = i;
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "expected %s, got '%s'", join_names(k->names, " or ", list, sizeof(list)),
+		 value);
+	return -EINVAL;
+}
+
+_Static_assert(sizeof(enum conf_log_level) == sizeof(int), "enum stored as int");
+_Static_assert(sizeof(enum conf_conflict_policy) == sizeof(int), "enum stored as int");
+
+/* Split "A.B.C.D:PORT" or "[V6]:PORT" into host and port; sets *family. */
+static int split_listen(const char *value, char *host, size_t hostlen, const char **ret_port,
+			int *family)
+{
+	const char *end, *port;
+
+	if (value[0] == '[') {
+		end = strchr(value, ']');
+		if (!end || end[1] != ':')
+			return -EINVAL;
+		value++;
+		port = end + 2;
+		*family = AF_INET6;
+	} else {
+		end = strrchr(value, ':');
+		if (!end)
+			return -EINVAL;
+		port = end + 1;
+		*family = AF_INET;
+	}
+	if ((size_t)(end - value) >= hostlen)
+		return -ERANGE;
+	memcpy(host, value, (size_t)(end - value));
+	host[end - value] = '\0';
+	*ret_port = port;
+	return 0;
+}
+
+static int parse_listen(const struct conf_key *k, const char *value, struct conf *conf, int line,
+			char *err, size_t errlen)
+{
+	char host[INET6_ADDRSTRLEN + 16] = "";
+	unsigned char addr[sizeof(struct in6_addr)];
+	const char *port;
+	unsigned long p;
+	int family, r;
+
+	if (check_length(k, value, err, errlen) < 0)
+		return -EINVAL;
+	r = split_listen(value, host, sizeof(host), &port, &family);
+	if (r == -EINVAL) {
+		snprintf(err, errlen, "expected A.B.C.D:PORT or [IPV6]:PORT, got '%s'", value);
+		return r;
+	}
+	if (family == AF_INET && strchr(host, ':')) {
+		snprintf(err, errlen, "an IPv6 address goes in brackets, as in '[::1]:9796', got '%s'", value);
+		return -EINVAL;
+	}
+	if (r < 0 || inet_pton(family, host, addr) != 1) {
+		snprintf(err, errlen, "'%s' is not an %s address (expected A.B.C.D:PORT or [IPV6]:PORT)",
+			 r < 0 ? value : host, family == AF_INET ? "IPv4" : "IPv6");
+		return -EINVAL;
+	}
+	if (parse_uint(port, &p) < 0 || p < 1 || p > 65535) {
+		snprintf(err, errlen, "expected a port from 1 to 65535, got '%s'", port);
+		return -EINVAL;
+	}
+	return parse_string(k, value, conf, line, err, errlen);
+}
+
+static int add_event(enum event_pmu pmu, const char *value, struct conf_event *list, int *n,
+		     int line, char *err, size_t errlen)
+{
+	struct event_spec spec;
+	int r;
+
+	r = event_parse(pmu, value, &spec, err, errlen);
+	if (r < 0)
+		return r;
+	if (*n >= CONF_MAX_EVENTS) {
+		snprintf(err, errlen, "more than %d event lines in this section", CONF_MAX_EVENTS);
+		return -E2BIG;
+	}
+	list[*n] = (struct conf_event){ .spec = spec, .line = line };
+	(*n)++;
+	return 0;
+}
+
+static int parse_uncore_event(const struct conf_key *k, const char *value, struct conf *conf,
+			      int line, char *err, size_t errlen)
+{
+	(void)k;
+	return add_event(EVENT_PMU_UNCORE, value, conf->uncore_events, &conf->n_uncore_events,
+			 line, err, errlen);
+}
+
+static int parse_core_event(const struct conf_key *k, const char *value, struct conf *conf,
+			    int line, char *err, size_t errlen)
+{
+	(void)k;
+	return add_event(EVENT_PMU_CORE, value, conf->core_events, &conf->n_core_events,
+			 line, err, errlen);
+}
+
+static parse_fn *const parsers[KIND_COUNT] = {
+	[KIND_BOOL] = parse_bool,
+	[KIND_SECONDS] = parse_seconds,
+	[KIND_UNSIGNED] = parse_unsigned,
+	[KIND_STRING] = parse_string,
+	[KIND_PATH] = parse_path,
+	[KIND_ENUM] = parse_enum,
+	[KIND_LISTEN] = parse_listen,
+	[KIND_UNCORE_EVENT] = parse_uncore_event,
+	[KIND_CORE_EVENT] = parse_core_event,
+};
+
+static bool is_repeatable(const struct conf_key *k)
+{
+	return k->kind == KIND_UNCORE_EVENT || k->kind == KIND_CORE_EVENT;
+}
+
+void conf_defaults(struct conf *conf)
+{
+	char err[256];
+
+	memset(conf, 0, sizeof(*conf));
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].def)
+			parsers[keys[i].kind](&keys[i], keys[i].def, conf, 0, err, sizeof(err));
+}
+
+/* ---- the inih handler ---------------------------------------------------- */
+
+static bool section_known(const char *section)
+{
+	for (size_t i = 0; section_names[i]; i++)
+		if (strcmp(section, section_names[i]) == 0)
+			return true;
+	return false;
+}
+
+static const char *keys_of(const char *section, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < ARRAY_SIZE(keys) && used < len; i++)
+		if (strcmp(keys[i].section, section) == 0)
+			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+						 keys[i].name);
+	return buf;
+}
+
+static int find_key(const char *section, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Always returns 1 (go on): errors are collected, not signalled to inih. */
+static int handle_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *ctx = user;
+	char err[sizeof(ctx->errs->list[0].message)], list[192];
+	int i;
+
+	if (!*section) {
+		add_error(ctx->errs, ctx->file, ctx->line, name,
+			  "key outside any section (put it under [daemon], [uncore], [thermal] or [core])");
+		return 1;
+	}
+	if (!section_known(section))
+		return 1;   /* reported once, at the section line */
+	i = find_key(section, name);
+	if (i < 0) {
+		add_error(ctx->errs, ctx->file, ctx->line, name, "unknown key in [%s] (expected %s)",
+			  section, keys_of(section, list, sizeof(list)));
+		return 1;
+	}
+	if (ctx->set_line[i] && !is_repeatable(&keys[i])) {
+		add_error(ctx->errs, ctx->file, ctx->line, name, "duplicate key, first set on line %d",
+			  ctx->set_line[i]);
+		return 1;
+	}
+	if (!ctx->set_line[i])
+		ctx->set_line[i] = ctx->line;
+	if (parsers[keys[i].kind](&keys[i], value, &ctx->conf, ctx->line, err, sizeof(err)) < 0)
+		add_error(ctx->errs, ctx->file, ctx->line, name, "%s", err);
+	return 1;
+}
+
+/*
+ * ---- the line reader -------------------------------------------------------
+ *
+ * inih as packaged (header defaults) gives the handler no line number, lets
+ * an indented line continue the previous value, and cuts lines at
+ * INI_MAX_LINE.  So the reader counts lines, refuses over-long and malformed
+ * lines itself (so that every one is reported, not only the first), and
+ * strips leading blanks, which means indentation is allowed and multi-line
+ * values are not.
+ */
+
+/*
+ * Like inih's own scan: the first of chars, or the start of an inline
+ * comment (';' after a blank), or the end of s.
+ */
+static const char *find_chars_or_comment(const char *s, const char *chars)
+{
+	bool was_blank = false;
+
+	while (*s && !strchr(chars, *s) && !(was_blank && *s == ';')) {
+		was_blank = *s == ' ' || *s == '\t';
+		s++;
+	}
+	return s;
+}
+
+/* Report a section header naming no section of ours; name runs from s to end. */
+static void check_section(struct parse_ctx *ctx, const char *s, const char *end)
+{
+	char section[64];
+	size_t len = (size_t)(end - s);
+
+	copy_str(section, len < sizeof(section) ? len + 1 : sizeof(section), s);
+	if (!section_known(section))
+		add_error(ctx->errs, ctx->file, ctx->line, "",
+			  "unknown section '[%s]' (expected [daemon], [uncore], [thermal] or [core])",
+			  section);
+}
+
+/*
+ * Check one line (leading blanks already gone) the way inih will read it.
+ * Returns false for a line inih would refuse; reports unknown sections.
+ */
+static bool check_line(struct parse_ctx *ctx, const char *s)
+{
+	const char *end;
+
+	if (!*s || *s == ';' || *s == '#')
+		return true;
+	if (*s != '[') {
+		end = find_chars_or_comment(s, "=:");
+		return *end == '=' || *end == ':';
+	}
+	end = find_chars_or_comment(s + 1, "]");
+	if (*end != ']')
+		return false;
+	check_section(ctx, s + 1, end);
+	return true;
+}
+
+/* Read the rest of a line longer than the buffer; returns its length without the line end. */
+static size_t line_length(FILE *f, const char *first)
+{
+	char chunk[RAW_LINE_CHUNK];
+	size_t len = strlen(first);
+
+	if (len == 0 || first[len - 1] == '\n')
+		return strcspn(first, "\r\n");
+	while (fgets(chunk, sizeof(chunk), f)) {
+		size_t n = strlen(chunk);
+
+		if (chunk[n - 1] == '\n')
+			return len + strcspn(chunk, "\r\n");
+		len += n;
+	}
+	return len;
+}
+
+/*
+ * The ini_reader: one physical line per call, with leading blanks removed.
+ * Over-long and malformed lines are reported here and handed to inih as
+ * empty lines, so inih never splits or refuses a line itself.
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parse_ctx *ctx = stream;
+	char raw[RAW_LINE_CHUNK], *s = raw;
+	size_t len;
+
+	if (!fgets(raw, sizeof(raw), ctx->f)) {
+		if (ferror(ctx->f))
+			ctx->read_errno = errno ? errno : EIO;
+		return NULL;
+	}
+	ctx->line++;
+	len = line_length(ctx->f, raw);
+	raw[strcspn(raw, "\r\n")] = '\0';
+	str[0] = '\0';
+	if (len > (size_t)num - 1) {
+		add_error(ctx->errs, ctx->file, ctx->line, "",
+			  "line too long (%zu characters, at most %d)", len, num - 1);
+		return str;
+	}
+	if (ctx->line == 1 && strncmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3;
+	s += strspn(s, " \t");
+	if (!check_line(ctx, s)) {
+		add_error(ctx->errs, ctx->file, ctx->line, "", SYNTAX_MESSAGE);
+		/*
+		 * A broken section header opens a section no file can name, so
+		 * the keys below it are not reported again as misplaced.
+		 */
+		if (*s == '[')
+			copy_str(str, (size_t)num, BROKEN_SECTION);
+		return str;
+	}
+	copy_str(str, (size_t)num, s);
+	return str;
+}
+
+/* ---- cross-checks after parsing ----------------------------------------- */
+
+static const char *describe_taken(size_t n_defaults, int n_configured, char *buf, size_t len)
+{
+	if (n_defaults && n_configured)
+		snprintf(buf, len, "the %zu default events and %d configured event%s", n_defaults,
+			 n_configured, n_configured == 1 ? "" : "s");
+	else if (n_defaults)
+		snprintf(buf, len, "the %zu default events", n_defaults);
+	else
+		snprintf(buf, len, "%d configured events", n_configured);
+	return buf;
+}
+
+static bool is_default(const struct event_spec *const *defaults, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(defaults[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* A name may be counted once per PMU, whether it comes from the defaults or a line. */
+static void check_duplicates(struct parse_ctx *ctx, const struct conf_event *ev, int n,
+			     const struct event_spec *const *defaults, size_t n_defaults)
+{
+	for (int i = 0; i < n; i++) {
+		const char *name = ev[i].spec.name;
+
+		if (is_default(defaults, n_defaults, name)) {
+			add_error(ctx->errs, ctx->file, ev[i].line, "event",
+				  "duplicate event name '%s': already counted as a default event "
+				  "(set default_events = no to list it yourself)", name);
+			continue;
+		}
+		for (int j = 0; j < i; j++) {
+			if (strcmp(ev[j].spec.name, name) == 0) {
+				add_error(ctx->errs, ctx->file, ev[i].line, "event",
+					  "duplicate event name '%s', first configured on line %d",
+					  name, ev[j].line);
+				break;
+			}
+		}
+	}
+}
+
+static void check_events(struct parse_ctx *ctx, enum event_pmu pmu, bool use_defaults)
+{
+	bool is_uncore = pmu == EVENT_PMU_UNCORE;
+	const struct conf_event *ev = is_uncore ? ctx->conf.uncore_events : ctx->conf.core_events;
+	int n = is_uncore ? ctx->conf.n_uncore_events : ctx->conf.n_core_events;
+	size_t n_defaults = 0, capacity = is_uncore ? UNCORE_N_COUNTERS : CONF_MAX_CORE_EVENTS;
+	const struct event_spec *const *defaults = event_defaults(pmu, &n_defaults);
+	char taken[96];
+
+	if (!use_defaults)
+		n_defaults = 0;
+	check_duplicates(ctx, ev, n, defaults, n_defaults);
+	for (int i = 0; i < n; i++) {
+		if (n_defaults + (size_t)i < capacity)
+			continue;
+		describe_taken(n_defaults, i, taken, sizeof(taken));
+		if (is_uncore)
+			add_error(ctx->errs, ctx->file, ev[i].line, "event",
+				  "event '%s' does not fit: the uncore has %zu counters and %zu are "
+				  "already taken by %s", ev[i].spec.name, capacity, capacity, taken);
+		else
+			add_error(ctx->errs, ctx->file, ev[i].line, "event",
+				  "event '%s' does not fit: at most %zu core events, and %zu are already "
+				  "taken by %s (the CPU's own counter count, from CPUID, is checked at "
+				  "start)", ev[i].spec.name, capacity, capacity, taken);
+		break;
+	}
+}
+
+static void validate(struct parse_ctx *ctx)
+{
+	check_events(ctx, EVENT_PMU_UNCORE, ctx->conf.uncore_default_events);
+	check_events(ctx, EVENT_PMU_CORE, ctx->conf.core_default_events);
+}
+
+/* ---- loading -------------------------------------------------------------- */
+
+/* Stable, by line, so the operator reads the errors top to bottom. */
+static void sort_errors(struct conf_errors *errs)
+{
+	int n = errs->n < CONF_MAX_ERRORS ? errs->n : CONF_MAX_ERRORS;
+
+	for (int i = 1; i < n; i++) {
+		struct conf_error e = errs->list[i];
+		int j = i;
+
+		for (; j > 0 && errs->list[j - 1].line > e.line; j--)
+			errs->list[j] = errs->list[j - 1];
+		errs->list[j] = e;
+	}
+}
+
+static int load_stream(const char *name, FILE *f, struct conf *ret_conf, struct conf_errors *errs)
+{
+	struct parse_ctx *ctx = calloc(1, sizeof(*ctx));
+	int r;
+
+	if (!ctx) {
+		add_error(errs, name, 0, "", "out of memory");
+		return -ENOMEM;
+	}
+	*ctx = (struct parse_ctx){ .f = f, .file = name, .errs = errs };
+	conf_defaults(&ctx->conf);
+	r = ini_parse_stream(read_line, ctx, handle_key, ctx);
+	if (ctx->read_errno) {
+		r = -ctx->read_errno;
+		add_error(errs, name, 0, "", "cannot read: %s", strerror(ctx->read_errno));
+		goto out;
+	}
+	if (r > 0 && !has_error_at(errs, r))
+		add_error(errs, name, r, "", SYNTAX_MESSAGE);
+	else if (r < 0)
+		add_error(errs, name, 0, "", "out of memory");
+	validate(ctx);
+	sort_errors(errs);
+	r = errs->n ? -EINVAL : 0;
+	if (r == 0)
+		*ret_conf = ctx->conf;
+out:
+	free(ctx);
+	return r;
+}
+
+int conf_load(const char *path, struct conf *ret_conf, struct conf_errors *errs)
+{
+	FILE *f;
+	int r;
+
+	errs->n = 0;
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		add_error(errs, path, 0, "", "cannot open: %s", strerror(-r));
+		return r;
+	}
+	r = load_stream(path, f, ret_conf, errs);
+	fclose(f);
+	return r;
+}
+
+int conf_load_string(const char *name, const char *text, struct conf *ret_conf,
+		     struct conf_errors *errs)
+{
+	size_t len = strlen(text);
+	char *copy = malloc(len + 1);
+	FILE *f;
+	int r;
+
+	errs->n = 0;
+	f = copy ? fmemopen(copy, len, "r") : NULL;
+	if (!f) {
+		r = copy ? -errno : -ENOMEM;
+		add_error(errs, name, 0, "", "cannot open: %s", strerror(-r));
+		free(copy);
+		return r;
+	}
+	memcpy(copy, text, len + 1);
+	r = load_stream(name, f, ret_conf, errs);
+	fclose(f);
+	free(copy);
+	return r;
+}
+
+const char *conf_error_format(const struct conf_error *e, char *buf, size_t len)
+{
+	char line[16] = "";
+
+	if (e->line > 0)
+		snprintf(line, sizeof(line), ":%d", e->line);
+	snprintf(buf, len, "%s%s: %s%s%s", e->file, line, e->key, *e->key ? ": " : "", e->message);
+	return buf;
+}
