@@ -99,6 +99,14 @@ static unsigned n_gp_of(const struct cpu_perfmon *pm)
 	return pm->n_gp < MAX_GP ? pm->n_gp : MAX_GP;
 }
 
+static bool find_event(const struct core_state *st, const char *name)
+{
+	for (int k = 0; k < st->n_events; k++)
+		if (strcmp(st->events[k]->name, name) == 0)
+			return true;
+	return false;
+}
+
 /* The defaults (when configured) then the configured events. */
 static int collect_events(struct collector *c, struct core_state *st)
 {
@@ -117,8 +125,16 @@ static int collect_events(struct collector *c, struct core_state *st)
 	}
 	for (size_t i = 0; i < n_defaults; i++)
 		st->events[st->n_events++] = defaults[i];
-	for (int i = 0; i < c->conf->n_core_events; i++)
-		st->events[st->n_events++] = &c->conf->core_events[i].spec;
+	for (int i = 0; i < c->conf->n_core_events; i++) {
+		const struct event_spec *ev = &c->conf->core_events[i].spec;
+
+		/* One name is one metric series: a default configured again counts once. */
+		if (find_event(st, ev->name)) {
+			note(c, "core event '%s' listed twice, counted once", ev->name);
+			continue;
+		}
+		st->events[st->n_events++] = ev;
+	}
 	return 0;
 }
 

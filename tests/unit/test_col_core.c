@@ -323,11 +323,12 @@ static void busy_gp_counter_shifts_events_to_free_ones(void **state)
 
 static void too_many_events_are_unavailable_with_a_reason(void **state)
 {
+	static const char *const names[N_GP + 1] = { "ev0", "ev1", "ev2", "ev3", "ev_last" };
 	struct fx *f = fx_new(1);
 
 	(void)state;
 	for (int k = 0; k < N_GP + 1; k++)
-		add_event(f, k == N_GP ? "ev_last" : "ev", 0xd1, (uint8_t)(1 << k), 0);
+		add_event(f, names[k], 0xd1, (uint8_t)(1 << k), 0);
 	regfile_set(f->rf, 0, IA32_PERFEVTSEL0 + 3, PERFEVTSEL_EN | 0x3c);
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
@@ -372,7 +373,9 @@ static void default_events_come_first(void **state)
 	defaults = event_defaults(EVENT_PMU_CORE, &n);
 	f->conf.core_default_events = true;
 	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	add_event(f, defaults[0]->name, defaults[0]->code, defaults[0]->umask, 0);
 	assert_int_equal(fx_start(f), 0);
+	assert_string_equal(f->c.reason, "core event 'llc_references' listed twice, counted once");
 	fx_sample(f);
 	assert_int_equal(cpu_of(f, 0)->n_events, (int)n + 1);
 	for (size_t k = 0; k < n; k++) {
