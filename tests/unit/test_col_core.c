@@ -15,9 +15,11 @@
 
 #include "col_core.h"
 #include "collector.h"
+#include "config.h"
 #include "event.h"
 #include "msr.h"
 #include "regfile.h"
+#include "sim.h"
 #include "snapshot.h"
 
 #define MAX_CPUS 8
@@ -571,6 +573,169 @@ static void disabled_in_config_does_not_start(void **state)
 	fx_free(f);
 }
 
+/*
+ * End to end on the simulator: the thermal and core collectors together on
+ * every simulated Intel model, with the values checked for plausibility
+ * and the whole register file compared, after stop, with a twin machine
+ * that ran the same time without uncored.  Only the core counters uncored
+ * enabled may differ: they counted, and uncored never writes counters.
+ */
+static const char *const sim_models[] = { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s" };
+
+struct reg_dump {
+	size_t n, cap;
+	struct { int cpu; uint32_t msr; uint64_t value; } *regs;
+};
+
+static void dump_one(void *arg, int cpu, uint32_t msr, uint64_t value)
+{
+	struct reg_dump *d = arg;
+
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 1024;
+		d->regs = realloc(d->regs, d->cap * sizeof(*d->regs));
+		assert_non_null(d->regs);
+	}
+	d->regs[d->n].cpu = cpu;
+	d->regs[d->n].msr = msr;
+	d->regs[d->n++].value = value;
+}
+
+static bool is_core_counter(uint32_t msr)
+{
+	return (msr >= IA32_PMC0 && msr < IA32_PMC0 + 8) ||
+	       (msr >= IA32_FIXED_CTR0 && msr < IA32_FIXED_CTR0 + 4);
+}
+
+struct sim_machine {
+	struct sim *sim;
+	struct hw hw;
+	struct cpu_info info;
+	struct cpu_topology topo;
+};
+
+static void machine_open(struct sim_machine *m, const char *model)
+{
+	char err[256];
+
+	m->sim = sim_open(model, UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err, sizeof(err));
+	if (!m->sim)
+		fail_msg("%s: %s", model, err);
+	sim_bind(m->sim, &m->hw);
+	if (cpu_detect(&m->hw, &m->info, err, sizeof(err)))
+		fail_msg("%s: %s", model, err);
+	if (cpu_topology_load(&m->hw, &m->topo, err, sizeof(err)))
+		fail_msg("%s: %s", model, err);
+}
+
+static void machine_close(struct sim_machine *m)
+{
+	cpu_topology_free(&m->topo);
+	hw_close(&m->hw);
+}
+
+static void check_thermal_values(const struct sim_machine *m, const struct snapshot *s)
+{
+	for (int i = 0; i < s->n_sockets; i++) {
+		const struct snapshot_socket *ss = &s->sockets[i];
+
+		assert_true(ss->has_tjmax);
+		assert_in_range(ss->tjmax_c, 70, 125);
+		assert_int_equal(ss->has_package_status, m->info.fac.has_package_thermal);
+		assert_int_equal(ss->has_rapl, m->info.fac.has_rapl_perf_status);
+		for (int k = 0; k < ss->n_cores; k++) {
+			assert_true(ss->cores[k].has_status);
+			if (ss->cores[k].has_temperature)
+				assert_in_range(ss->cores[k].temperature_c, 1, ss->tjmax_c);
+		}
+	}
+}
+
+static void check_core_values(const struct snapshot *s, double seconds)
+{
+	const uint64_t most = (uint64_t)(seconds * CORE_MAX_EVENT_RATE_HZ);
+
+	for (int i = 0; i < s->n_cpus; i++) {
+		const struct snapshot_cpu *sp = &s->cpus[i];
+
+		assert_true(sp->has_core_pmu);
+		assert_true(sp->has_instructions);
+		assert_true(sp->has_ref_cycles);
+		assert_in_range(sp->instructions, 0, most);
+		assert_in_range(sp->ref_cycles, 0, most);
+		if (sp->has_cycles)
+			assert_in_range(sp->cycles, 0, most);
+		assert_int_equal(sp->conflicts, 0);
+		for (int k = 0; k < sp->n_events; k++)
+			if (sp->events[k].available)
+				assert_in_range(sp->events[k].total, 0, most);
+	}
+}
+
+static struct snapshot *sample_both(struct sim_machine *m, struct collector *cols)
+{
+	struct snapshot *s = snapshot_new(&m->topo, &m->info);
+
+	assert_non_null(s);
+	collector_sample(&cols[0], s);
+	collector_sample(&cols[1], s);
+	return s;
+}
+
+static void run_model(const char *model)
+{
+	struct sim_machine m, twin;
+	struct reg_dump ours = { 0 }, theirs = { 0 };
+	struct collector cols[2];
+	struct snapshot *s;
+	struct conf conf;
+
+	print_message("model: %s\n", model);
+	machine_open(&m, model);
+	machine_open(&twin, model);
+	conf_defaults(&conf);
+	assert_int_equal(collector_start(&cols[0], &thermal_collector_ops, &m.hw, &m.info,
+					 &m.topo, &conf), 0);
+	assert_int_equal(collector_start(&cols[1], &core_collector_ops, &m.hw, &m.info,
+					 &m.topo, &conf), 0);
+	snapshot_release(sample_both(&m, cols));
+	for (int i = 0; i < 3; i++) {
+		sim_advance(m.sim, 1.0);
+		sim_advance(twin.sim, 1.0);
+		s = sample_both(&m, cols);
+		check_thermal_values(&m, s);
+		check_core_values(s, 1.0 + i);
+		snapshot_release(s);
+	}
+	assert_int_equal(cols[0].errors, 0);
+	assert_int_equal(cols[1].errors, 0);
+	collector_stop(&cols[1]);
+	collector_stop(&cols[0]);
+	sim_dump(m.sim, dump_one, &ours);
+	sim_dump(twin.sim, dump_one, &theirs);
+	assert_int_equal(ours.n, theirs.n);
+	for (size_t i = 0; i < ours.n; i++) {
+		assert_int_equal(ours.regs[i].cpu, theirs.regs[i].cpu);
+		assert_int_equal(ours.regs[i].msr, theirs.regs[i].msr);
+		if (!is_core_counter(ours.regs[i].msr) && ours.regs[i].value != theirs.regs[i].value)
+			fail_msg("%s: cpu %d msr 0x%x is 0x%llx, untouched twin has 0x%llx", model,
+				 ours.regs[i].cpu, (unsigned)ours.regs[i].msr,
+				 (unsigned long long)ours.regs[i].value,
+				 (unsigned long long)theirs.regs[i].value);
+	}
+	free(ours.regs);
+	free(theirs.regs);
+	machine_close(&twin);
+	machine_close(&m);
+}
+
+static void both_collectors_on_every_simulated_model(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(sim_models) / sizeof(sim_models[0]); i++)
+		run_model(sim_models[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -588,6 +753,7 @@ int main(void)
 		cmocka_unit_test(interval_too_long_for_the_counter_width_is_refused),
 		cmocka_unit_test(reads_per_sample_match_what_a_sample_reads),
 		cmocka_unit_test(disabled_in_config_does_not_start),
+		cmocka_unit_test(both_collectors_on_every_simulated_model),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
