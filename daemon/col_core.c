@@ -11,7 +11,8 @@
  *
  * Offline CPUs: a CPU that was offline at start is claimed when it comes
  * online; a claimed CPU whose read says it is offline (-ENXIO) is skipped
- * without counting an error, its totals kept, and re-based on its return.
+ * without counting an error, its totals kept, and re-based on its return
+ * (a control register found changed on return is handled as a conflict).
  */
 #include <errno.h>
 #include <math.h>
