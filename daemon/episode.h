@@ -39,8 +39,12 @@ struct episode_change {
 };
 
 /*
- * Feed the state of one place at time now.  Returns 1 and fills ret_change
- * when an episode started or ended, 0 otherwise.
+ * Feed the state of one place at time now (core -1 for a per-socket
+ * place).  Returns 1 and fills ret_change (may be NULL) when an episode
+ * started or ended, 0 otherwise, -EINVAL for an unknown kind, -ENOMEM when
+ * a new place could not be remembered.  A started episode enters the list
+ * with end = 0; when the list is full the oldest finished episode is
+ * dropped, or the oldest ongoing one when none has finished.
  */
 int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
 		   bool active, double now, struct episode_change *ret_change);

@@ -3,6 +3,11 @@
  * msr and cpuid drivers, and CPU topology and online state from
  * /sys/devices/system/cpu, all under a root prefix so tests can point it
  * at a tree of sparse regular files.
+ *
+ * A regular file standing in for a device holds one slot per address
+ * (offset = MSR address × 8, CPUID leaf | subleaf << 32 × 16), because in
+ * a file the driver's byte offsets would make neighbouring registers share
+ * bytes; the character devices are read at the driver's offsets.
  */
 #ifndef UNCORED_HW_DEV_H
 #define UNCORED_HW_DEV_H

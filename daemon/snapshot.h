@@ -149,6 +149,8 @@ struct cpu_info;
  * Allocate a snapshot shaped after topo: one socket entry per socket with
  * its cores (cpus filled in), one cpu entry per logical CPU, everything
  * else zero and has_* false.  refs = 1 (the caller's).  NULL on ENOMEM.
+ * The cpu identity is copied from info (left empty when info is NULL), the
+ * collector names are set and version is the build's version string.
  */
 struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_info *info);
 

@@ -39,7 +39,18 @@ void strbuf_append_prom_help(struct strbuf *sb, const char *s);
 /* Append s as a quoted JSON string (escapes ", \\ and control characters). */
 void strbuf_append_json_string(struct strbuf *sb, const char *s);
 
-/* Append a double as JSON: finite values in shortest round-trip form, others as null. */
+/*
+ * Append a double as JSON: finite values in the shortest form that reads
+ * back as the same double (integral values below 2^53 without exponent or
+ * fraction), NaN and infinities as null.
+ */
 void strbuf_append_json_double(struct strbuf *sb, double v);
+
+/*
+ * Append a double as a Prometheus sample value: the same shortest
+ * round-trip form as strbuf_append_json_double, NaN as "NaN" and the
+ * infinities as "+Inf" / "-Inf".
+ */
+void strbuf_append_prom_double(struct strbuf *sb, double v);
 
 #endif

@@ -2,6 +2,7 @@
  * Shared helpers for the unit tests: temporary trees and source paths.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,4 +71,96 @@ const char *helpers_source_path(const char *rel, char *buf, size_t len)
 
 	snprintf(buf, len, "%s/%s", root ? root : ".", rel);
 	return buf;
+}
+
+/* Fake device/sysfs trees for the hw_dev backend. */
+
+/* One 8-byte slot per 32-bit MSR address (see hw_dev.h). */
+#define FAKE_MSR_FILE_SIZE   (UINT64_C(8) << 32)
+
+static void fake_dev_path(char *buf, size_t len, const char *root, int cpu, const char *name)
+{
+	snprintf(buf, len, "%s/dev/cpu/%d/%s", root, cpu, name);
+}
+
+static void fake_sparse_file(const char *path, uint64_t size)
+{
+	int fd;
+
+	make_parents(path);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)size) < 0) {
+		perror(path);
+		abort();
+	}
+	close(fd);
+}
+
+void helpers_fake_cpu_attr(const char *root, int cpu, const char *rel, const char *text)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/sys/devices/system/cpu/cpu%d/%s", root, cpu, rel);
+	helpers_write_file(path, text);
+}
+
+void helpers_fake_cpu(const char *root, int cpu, int socket, int core, bool online)
+{
+	char path[4096], text[32];
+
+	fake_dev_path(path, sizeof(path), root, cpu, "msr");
+	fake_sparse_file(path, FAKE_MSR_FILE_SIZE);
+	fake_dev_path(path, sizeof(path), root, cpu, "cpuid");
+	fake_sparse_file(path, FAKE_MSR_FILE_SIZE);
+	if (cpu != 0)
+		helpers_fake_cpu_attr(root, cpu, "online", online ? "1\n" : "0\n");
+	if (!online)
+		return;
+	snprintf(text, sizeof(text), "%d\n", socket);
+	helpers_fake_cpu_attr(root, cpu, "topology/physical_package_id", text);
+	helpers_fake_cpu_attr(root, cpu, "topology/die_id", "0\n");
+	snprintf(text, sizeof(text), "%d\n", core);
+	helpers_fake_cpu_attr(root, cpu, "topology/core_id", text);
+}
+
+static void fake_pio(const char *root, int cpu, const char *name, void *buf, size_t len,
+		     uint64_t offset, bool write)
+{
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	fake_dev_path(path, sizeof(path), root, cpu, name);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		perror(path);
+		abort();
+	}
+	n = write ? pwrite(fd, buf, len, (off_t)offset) : pread(fd, buf, len, (off_t)offset);
+	if (n != (ssize_t)len) {
+		perror(path);
+		abort();
+	}
+	close(fd);
+}
+
+void helpers_fake_msr_write(const char *root, int cpu, uint32_t msr, uint64_t value)
+{
+	fake_pio(root, cpu, "msr", &value, sizeof(value), (uint64_t)msr * 8, true);
+}
+
+uint64_t helpers_fake_msr_read(const char *root, int cpu, uint32_t msr)
+{
+	uint64_t value = 0;
+
+	fake_pio(root, cpu, "msr", &value, sizeof(value), (uint64_t)msr * 8, false);
+	return value;
+}
+
+void helpers_fake_cpuid(const char *root, int cpu, uint32_t leaf, uint32_t subleaf,
+			uint32_t eax, uint32_t ebx, uint32_t ecx, uint32_t edx)
+{
+	uint32_t regs[4] = { eax, ebx, ecx, edx };
+
+	fake_pio(root, cpu, "cpuid", regs, sizeof(regs), (leaf | (uint64_t)subleaf << 32) * 16, true);
 }

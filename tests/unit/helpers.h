@@ -4,7 +4,9 @@
 #ifndef UNCORED_TEST_HELPERS_H
 #define UNCORED_TEST_HELPERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Make a fresh temporary directory; the path is written to buf. */
 void helpers_mkdtemp(char *buf, size_t len);
@@ -17,5 +19,29 @@ void helpers_write_file(const char *path, const char *text);
 
 /* Path of a file in the source tree ($UNCORED_SOURCE_ROOT/rel). */
 const char *helpers_source_path(const char *rel, char *buf, size_t len);
+
+/*
+ * Fake device/sysfs trees for the hw_dev backend under root: one CPU with
+ * sparse regular files as <root>/dev/cpu/N/{msr,cpuid} (every 32-bit MSR
+ * offset reads 0 until written) and, when online, the sysfs topology files
+ * physical_package_id, die_id (0) and core_id.  cpu0 gets no online file
+ * (like the kernel's); other CPUs get "1" or "0".
+ *
+ * Regular files hold one slot per address (offset = MSR × 8, CPUID
+ * (leaf | subleaf << 32) × 16), as hw_dev.h describes, so neighbouring
+ * registers such as 0x3c0 and 0x3c1 keep their own values.
+ */
+void helpers_fake_cpu(const char *root, int cpu, int socket, int core, bool online);
+
+/* Write / read the 8-byte slot of msr in <root>/dev/cpu/N/msr. */
+void helpers_fake_msr_write(const char *root, int cpu, uint32_t msr, uint64_t value);
+uint64_t helpers_fake_msr_read(const char *root, int cpu, uint32_t msr);
+
+/* Store the CPUID answer for leaf/subleaf in its slot of <root>/dev/cpu/N/cpuid. */
+void helpers_fake_cpuid(const char *root, int cpu, uint32_t leaf, uint32_t subleaf,
+			uint32_t eax, uint32_t ebx, uint32_t ecx, uint32_t edx);
+
+/* Write text to <root>/sys/devices/system/cpu/cpuN/<rel>. */
+void helpers_fake_cpu_attr(const char *root, int cpu, const char *rel, const char *text);
 
 #endif

@@ -1,0 +1,413 @@
+/*
+ * CPU identification and topology.  cpu_detect() reads CPUID of the first
+ * online CPU and looks the exact family-6 model up in a facility table
+ * (hardware.md §1.1, §1.2, §8): facilities are never inferred by probing
+ * MSRs, whose addresses are reused between generations.  The topology
+ * loader groups logical CPUs into sockets and physical cores.  Nothing here
+ * touches an MSR; the collectors do that.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+#include "decode.h"
+
+#define CPUID_LEAF_VENDOR   0x0
+#define CPUID_LEAF_SIG      0x1
+#define CPUID_LEAF_THERMAL  0x6
+#define CPUID_LEAF_PERFMON  0xa
+
+#define INTEL_FAMILY        6
+#define CORE_MAX_CPUS       ((int)(sizeof(((struct cpu_core *)0)->cpus) / sizeof(int)))
+
+static const char supported_sentence[] =
+	"uncored supports Intel family 6 servers (Nehalem/Westmere with the uncore PMU, "
+	"and Sandy Bridge-EP through Emerald Rapids for thermal and core counters)";
+
+/*
+ * Family 6 models by exact display model.  ptm_gen: the generation has
+ * IA32_PACKAGE_THERM_STATUS when CPUID.06H:EAX[6] says so (hardware.md §3.2,
+ * §8; Nehalem/Westmere lack it).  refused: not supported, with the reason.
+ */
+struct model_entry {
+	unsigned model;
+	const char *microarch;
+	bool nhm_uncore;        /* hardware.md §1.1 */
+	bool uncore_thermal;    /* hardware.md §2.1-2.2: Westmere only */
+	bool ptm_gen;
+	bool rapl_perf_status;  /* hardware.md §4.1 */
+	const char *refused;
+};
+
+static const struct model_entry models[] = {
+	{ 0x1a, "nehalem-ep", true, false, false, false, NULL },
+	{ 0x1e, "nehalem", true, false, false, false, NULL },
+	{ 0x1f, "nehalem-g", true, false, false, false, NULL },  /* UNCONFIRMED, hardware.md §9.3 */
+	{ 0x25, "westmere", true, true, false, false, NULL },
+	{ 0x2c, "westmere-ep", true, true, false, false, NULL },
+	{ 0x2e, "nehalem-ex", false, false, false, false,
+	  "its uncore is a different facility (W-box) that uncored does not implement" },
+	{ 0x2f, "westmere-ex", false, false, false, false,
+	  "its uncore is a different facility (W-box) that uncored does not implement" },
+	{ 0x2d, "sandybridge-ep", false, false, true, true, NULL },
+	{ 0x3e, "ivybridge-ep", false, false, true, true, NULL },
+	{ 0x3f, "haswell-x", false, false, true, true, NULL },
+	{ 0x4f, "broadwell-x", false, false, true, true, NULL },
+	{ 0x55, "skylake-sp", false, false, true, true, NULL },
+	{ 0x6a, "icelake-x", false, false, true, true, NULL },
+	{ 0x6c, "icelake-d", false, false, true, true, NULL },
+	{ 0x8f, "sapphirerapids-x", false, false, true, true, NULL },
+	{ 0xcf, "emeraldrapids-x", false, false, true, true, NULL },
+};
+
+/* Vendors refused with a pointer to where their temperatures are (hardware.md §7). */
+static const struct {
+	const char *vendor;
+	const char *advice;
+} other_vendors[] = {
+	{ "AuthenticAMD", "; on AMD read temperatures from the k10temp hwmon driver" },
+	{ "HygonGenuine", "; on Hygon read temperatures from the k10temp hwmon driver" },
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const struct model_entry *find_model(unsigned model)
+{
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		if (models[i].model == model)
+			return &models[i];
+	return NULL;
+}
+
+static const char *vendor_advice(const char *vendor)
+{
+	for (size_t i = 0; i < sizeof(other_vendors) / sizeof(other_vendors[0]); i++)
+		if (strcmp(other_vendors[i].vendor, vendor) == 0)
+			return other_vendors[i].advice;
+	return "";
+}
+
+/*
+ * Enumerate all CPUs into a malloc'ed array (ascending CPU number, as
+ * hw_ops.enumerate promises).  Retries if the count grows in between.
+ */
+static int load_cpu_list(struct hw *hw, struct hw_cpu **ret_cpus, int *ret_n)
+{
+	struct hw_cpu *cpus = NULL;
+	int n = 0, max = 0, r;
+
+	for (;;) {
+		r = hw_enumerate(hw, cpus, max, &n);
+		if (r < 0 || n <= max)
+			break;
+		free(cpus);
+		max = n;
+		cpus = calloc(max, sizeof(*cpus));
+		if (!cpus)
+			return -ENOMEM;
+	}
+	if (r < 0) {
+		free(cpus);
+		return r;
+	}
+	*ret_cpus = cpus;
+	*ret_n = n;
+	return 0;
+}
+
+static int first_online_cpu(struct hw *hw, char *err, size_t errlen)
+{
+	struct hw_cpu *cpus;
+	int n, r, cpu = -ENODEV;
+
+	r = load_cpu_list(hw, &cpus, &n);
+	if (r < 0) {
+		set_err(err, errlen, "cannot list CPUs: %s", strerror(-r));
+		return r;
+	}
+	for (int i = 0; i < n && cpu < 0; i++)
+		if (cpus[i].online)
+			cpu = cpus[i].cpu;
+	free(cpus);
+	if (cpu < 0)
+		set_err(err, errlen, "no online CPU found");
+	return cpu;
+}
+
+static void perfmon_from_decode(const struct decode_cpuid_perfmon *d, struct cpu_perfmon *p)
+{
+	p->version = d->version;
+	p->n_gp = d->n_gp;
+	p->gp_width_bits = d->gp_width_bits;
+	p->ebx_length = d->ebx_length;
+	p->unavailable = d->unavailable;
+	p->n_fixed = d->n_fixed;
+	p->fixed_width_bits = d->fixed_width_bits;
+}
+
+int cpu_perfmon_read(struct hw *hw, int cpu, struct cpu_perfmon *ret_perfmon)
+{
+	struct decode_cpuid_perfmon d;
+	struct hw_cpuid regs;
+	int r = hw_cpuid(hw, cpu, CPUID_LEAF_PERFMON, 0, &regs);
+
+	if (r < 0)
+		return r;
+	d = decode_cpuid_perfmon(&regs);
+	perfmon_from_decode(&d, ret_perfmon);
+	return 0;
+}
+
+/* Refuse a vendor/model with the one-sentence explanation. */
+static int refuse(const struct cpu_info *info, const struct model_entry *m, char *err, size_t errlen)
+{
+	if (m && m->refused)
+		set_err(err, errlen, "unsupported CPU: %s family 0x%x model 0x%x (%s): %s; %s",
+			info->vendor, info->family, info->model, m->microarch, m->refused,
+			supported_sentence);
+	else
+		set_err(err, errlen, "unsupported CPU: %s family 0x%x model 0x%x; %s%s",
+			info->vendor, info->family, info->model, supported_sentence,
+			vendor_advice(info->vendor));
+	return -ENOTSUP;
+}
+
+/* Fill vendor, signature and the maximum basic leaf from CPUID 0x0 and 0x1. */
+static int read_identity(struct hw *hw, int cpu, struct cpu_info *info, uint32_t *ret_max_leaf)
+{
+	struct decode_cpuid_signature sig;
+	struct hw_cpuid regs;
+	int r = hw_cpuid(hw, cpu, CPUID_LEAF_VENDOR, 0, &regs);
+
+	if (r < 0)
+		return r;
+	decode_cpuid_vendor(&regs, info->vendor);
+	*ret_max_leaf = regs.eax;
+	r = hw_cpuid(hw, cpu, CPUID_LEAF_SIG, 0, &regs);
+	if (r < 0)
+		return r;
+	sig = decode_cpuid_signature(regs.eax);
+	info->family = sig.family;
+	info->model = sig.model;
+	info->stepping = sig.stepping;
+	return 0;
+}
+
+/* Facilities from the table entry, and package thermal from CPUID.06H:EAX[6]. */
+static int read_facilities(struct hw *hw, int cpu, const struct model_entry *m,
+			   uint32_t max_leaf, struct cpu_info *info)
+{
+	struct hw_cpuid regs;
+	int r;
+
+	info->microarch = m->microarch;
+	info->fac.has_nhm_uncore = m->nhm_uncore;
+	info->fac.has_uncore_thermal_events = m->uncore_thermal;
+	info->fac.has_tjmax = true;  /* every model in the table, hardware.md §3.4 */
+	info->fac.has_rapl_perf_status = m->rapl_perf_status;
+	info->fac.has_package_thermal = false;
+	if (m->ptm_gen && max_leaf >= CPUID_LEAF_THERMAL) {
+		r = hw_cpuid(hw, cpu, CPUID_LEAF_THERMAL, 0, &regs);
+		if (r < 0)
+			return r;
+		info->fac.has_package_thermal = decode_cpuid_thermal(regs.eax).ptm;
+	}
+	memset(&info->perfmon, 0, sizeof(info->perfmon));
+	if (max_leaf >= CPUID_LEAF_PERFMON)
+		return cpu_perfmon_read(hw, cpu, &info->perfmon);
+	return 0;
+}
+
+int cpu_detect(struct hw *hw, struct cpu_info *ret_info, char *err, size_t errlen)
+{
+	const struct model_entry *m = NULL;
+	struct cpu_info info = { 0 };
+	uint32_t max_leaf;
+	int cpu, r;
+
+	cpu = first_online_cpu(hw, err, errlen);
+	if (cpu < 0)
+		return cpu;
+	r = read_identity(hw, cpu, &info, &max_leaf);
+	if (r < 0) {
+		set_err(err, errlen, "cpu %d: CPUID: %s", cpu, hw_hint(r, HW_OP_READ));
+		return r;
+	}
+	if (strcmp(info.vendor, "GenuineIntel") == 0 && info.family == INTEL_FAMILY)
+		m = find_model(info.model);
+	if (!m || m->refused)
+		return refuse(&info, m, err, errlen);
+	r = read_facilities(hw, cpu, m, max_leaf, &info);
+	if (r < 0) {
+		set_err(err, errlen, "cpu %d: CPUID: %s", cpu, hw_hint(r, HW_OP_READ));
+		return r;
+	}
+	*ret_info = info;
+	return 0;
+}
+
+static int compare_cpu_number(const void *a, const void *b)
+{
+	const struct hw_cpu *x = a, *y = b;
+
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+/* Order by socket, then core, then CPU number. */
+static int compare_placement(const void *a, const void *b)
+{
+	const struct hw_cpu *x = *(const struct hw_cpu *const *)a;
+	const struct hw_cpu *y = *(const struct hw_cpu *const *)b;
+
+	if (x->socket != y->socket)
+		return (x->socket > y->socket) - (x->socket < y->socket);
+	if (x->core != y->core)
+		return (x->core > y->core) - (x->core < y->core);
+	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+}
+
+static int compare_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Fill one socket from placed[0..n), all of the same socket, ordered by
+ * core then CPU number.
+ */
+static int fill_socket(struct cpu_socket *s, struct hw_cpu *const *placed, int n,
+		       char *err, size_t errlen)
+{
+	if (n <= 0)
+		return -EINVAL;
+	s->socket = placed[0]->socket;
+	s->n_cores = 0;
+	for (int i = 0; i < n; i++)
+		if (i == 0 || placed[i]->core != placed[i - 1]->core)
+			s->n_cores++;
+	s->cores = calloc(s->n_cores, sizeof(*s->cores));
+	s->cpus = calloc(n, sizeof(*s->cpus));
+	if (!s->cores || !s->cpus) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	s->n_cpus = n;
+	for (int i = 0, k = -1; i < n; i++) {
+		struct cpu_core *c;
+
+		if (i == 0 || placed[i]->core != placed[i - 1]->core)
+			s->cores[++k].core = placed[i]->core;
+		c = &s->cores[k];
+		if (c->n_cpus == CORE_MAX_CPUS) {
+			set_err(err, errlen, "socket %d core %d: more than %d logical CPUs",
+				s->socket, c->core, CORE_MAX_CPUS);
+			return -E2BIG;
+		}
+		c->cpus[c->n_cpus++] = placed[i]->cpu;
+		s->cpus[i] = placed[i]->cpu;
+	}
+	qsort(s->cpus, n, sizeof(*s->cpus), compare_int);
+	return 0;
+}
+
+/* Group the CPUs of known topology into topo->sockets. */
+static int group_sockets(struct cpu_topology *topo, char *err, size_t errlen)
+{
+	struct hw_cpu **placed = calloc(topo->n_cpus ? topo->n_cpus : 1, sizeof(*placed));
+	int n = 0, r = 0;
+
+	if (!placed) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < topo->n_cpus; i++)
+		if (topo->cpus[i].socket >= 0 && topo->cpus[i].core >= 0)
+			placed[n++] = &topo->cpus[i];
+	qsort(placed, n, sizeof(*placed), compare_placement);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || placed[i]->socket != placed[i - 1]->socket)
+			topo->n_sockets++;
+	topo->sockets = calloc(topo->n_sockets ? topo->n_sockets : 1, sizeof(*topo->sockets));
+	if (!topo->sockets) {
+		free(placed);
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0, k = 0; i < n && r == 0; k++) {
+		int j = i;
+
+		while (j < n && placed[j]->socket == placed[i]->socket)
+			j++;
+		r = fill_socket(&topo->sockets[k], placed + i, j - i, err, errlen);
+		i = j;
+	}
+	free(placed);
+	return r;
+}
+
+int cpu_topology_load(struct hw *hw, struct cpu_topology *ret_topo, char *err, size_t errlen)
+{
+	struct cpu_topology topo = { 0 };
+	int r;
+
+	r = load_cpu_list(hw, &topo.cpus, &topo.n_cpus);
+	if (r < 0) {
+		set_err(err, errlen, "cannot list CPUs: %s", strerror(-r));
+		return r;
+	}
+	qsort(topo.cpus, topo.n_cpus, sizeof(*topo.cpus), compare_cpu_number);
+	r = group_sockets(&topo, err, errlen);
+	if (r < 0) {
+		cpu_topology_free(&topo);
+		return r;
+	}
+	*ret_topo = topo;
+	return 0;
+}
+
+void cpu_topology_free(struct cpu_topology *topo)
+{
+	if (!topo)
+		return;
+	for (int i = 0; topo->sockets && i < topo->n_sockets; i++) {
+		free(topo->sockets[i].cores);
+		free(topo->sockets[i].cpus);
+	}
+	free(topo->sockets);
+	free(topo->cpus);
+	memset(topo, 0, sizeof(*topo));
+}
+
+const struct hw_cpu *cpu_topology_find(const struct cpu_topology *topo, int cpu)
+{
+	struct hw_cpu key = { .cpu = cpu };
+
+	if (!topo->cpus)
+		return NULL;
+	return bsearch(&key, topo->cpus, topo->n_cpus, sizeof(*topo->cpus), compare_cpu_number);
+}
+
+const struct cpu_socket *cpu_topology_socket(const struct cpu_topology *topo, int socket)
+{
+	for (int i = 0; i < topo->n_sockets; i++)
+		if (topo->sockets[i].socket == socket)
+			return &topo->sockets[i];
+	return NULL;
+}

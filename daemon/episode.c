@@ -1,0 +1,280 @@
+/*
+ * Throttle episode tracking.  The tracker owns two tables: the state of
+ * every place it has been told about (kind, socket, core → active since
+ * when), and a bounded list of episodes in start order, ongoing ones with
+ * end = 0.  When the list is full the oldest finished episode makes room,
+ * an ongoing one only when nothing has finished.  It does no logging and
+ * no I/O; the caller gets the changes and decides what to say.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "episode.h"
+
+#define DRAM_THROTTLED_EVENT "dram_thermal_throttled_cycles"
+#define PROCHOT_EVENT "prochot_assertions"
+
+struct place {
+	enum episode_kind kind;
+	int socket;
+	int core;
+	bool active;
+	double start;
+};
+
+struct episode_tracker {
+	size_t max_episodes;
+	size_t n_episodes;
+	struct snapshot_episode *episodes;   /* oldest start first */
+	size_t n_places, cap_places;
+	struct place *places;
+};
+
+static const char *const kind_names[EPISODE_KIND_COUNT] = {
+	[EPISODE_DRAM_THERMAL_THROTTLING] = "dram_thermal_throttling",
+	[EPISODE_PROCHOT] = "prochot",
+	[EPISODE_CORE_THERMAL_THROTTLING] = "core_thermal_throttling",
+	[EPISODE_PACKAGE_THERMAL_THROTTLING] = "package_thermal_throttling",
+};
+
+const char *episode_kind_name(enum episode_kind kind)
+{
+	if ((unsigned)kind >= EPISODE_KIND_COUNT)
+		return "unknown";
+	return kind_names[kind];
+}
+
+struct episode_tracker *episode_tracker_new(size_t max_episodes)
+{
+	struct episode_tracker *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->max_episodes = max_episodes;
+	if (max_episodes > 0) {
+		t->episodes = calloc(max_episodes, sizeof(*t->episodes));
+		if (!t->episodes) {
+			free(t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+void episode_tracker_free(struct episode_tracker *t)
+{
+	if (!t)
+		return;
+	free(t->episodes);
+	free(t->places);
+	free(t);
+}
+
+static struct place *find_place(struct episode_tracker *t, enum episode_kind kind, int socket,
+				int core)
+{
+	struct place *p;
+
+	for (size_t i = 0; i < t->n_places; i++) {
+		p = &t->places[i];
+		if (p->kind == kind && p->socket == socket && p->core == core)
+			return p;
+	}
+	if (t->n_places == t->cap_places) {
+		size_t cap = t->cap_places ? t->cap_places * 2 : 16;
+
+		p = realloc(t->places, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		t->places = p;
+		t->cap_places = cap;
+	}
+	p = &t->places[t->n_places++];
+	*p = (struct place){ .kind = kind, .socket = socket, .core = core };
+	return p;
+}
+
+/* Append e, evicting the oldest finished episode (or the oldest) when full. */
+static void list_add(struct episode_tracker *t, const struct snapshot_episode *e)
+{
+	size_t victim = 0;
+
+	if (t->max_episodes == 0)
+		return;
+	if (t->n_episodes == t->max_episodes) {
+		for (size_t i = 0; i < t->n_episodes; i++) {
+			if (t->episodes[i].end != 0) {
+				victim = i;
+				break;
+			}
+		}
+		memmove(&t->episodes[victim], &t->episodes[victim + 1],
+			(t->n_episodes - victim - 1) * sizeof(*t->episodes));
+		t->n_episodes--;
+	}
+	t->episodes[t->n_episodes++] = *e;
+}
+
+/* Close the ongoing list entry of a place, if it was not evicted. */
+static void list_end(struct episode_tracker *t, const struct place *p, double now)
+{
+	for (size_t i = t->n_episodes; i-- > 0;) {
+		struct snapshot_episode *e = &t->episodes[i];
+
+		if (e->end == 0 && e->socket == p->socket && e->core == p->core &&
+		    e->kind == kind_names[p->kind]) {
+			e->end = now;
+			return;
+		}
+	}
+}
+
+int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
+		   bool active, double now, struct episode_change *ret_change)
+{
+	struct place *p;
+	struct episode_change c = { 0 };
+
+	if ((unsigned)kind >= EPISODE_KIND_COUNT)
+		return -EINVAL;
+	p = find_place(t, kind, socket, core);
+	if (!p)
+		return -ENOMEM;
+	if (active == p->active)
+		return 0;
+	c.episode = (struct snapshot_episode){
+		.kind = kind_names[kind], .socket = socket, .core = core,
+		.start = active ? now : p->start, .end = active ? 0 : now,
+	};
+	if (active) {
+		p->start = now;
+		c.started = true;
+		list_add(t, &c.episode);
+	} else {
+		c.duration_s = now - p->start;
+		list_end(t, p, now);
+	}
+	p->active = active;
+	if (ret_change)
+		*ret_change = c;
+	return 1;
+}
+
+static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
+{
+	if (!s)
+		return NULL;
+	for (int i = 0; i < s->n_sockets; i++)
+		if (s->sockets[i].socket == socket)
+			return &s->sockets[i];
+	return NULL;
+}
+
+static const struct snapshot_event *find_uncore_event(const struct snapshot_socket *sock,
+						      const char *name)
+{
+	if (!sock || !sock->has_uncore)
+		return NULL;
+	for (int i = 0; i < sock->n_uncore_events; i++) {
+		const struct snapshot_event *ev = &sock->uncore_events[i];
+
+		if (ev->available && strcmp(ev->name, name) == 0)
+			return ev;
+	}
+	return NULL;
+}
+
+/* True when the uncore event name grew between prev and cur; absent means no signal. */
+static bool uncore_event_grew(const struct snapshot_socket *prev, const struct snapshot_socket *cur,
+			      const char *name)
+{
+	const struct snapshot_event *a = find_uncore_event(prev, name);
+	const struct snapshot_event *b = find_uncore_event(cur, name);
+
+	return a && b && b->total > a->total;
+}
+
+static bool any_core_prochot(const struct snapshot_socket *sock)
+{
+	for (int i = 0; i < sock->n_cores; i++)
+		if (sock->cores[i].has_status && sock->cores[i].prochot_active)
+			return true;
+	return false;
+}
+
+struct feed {
+	struct episode_tracker *t;
+	double now;
+	void (*log_change)(void *arg, const struct episode_change *c);
+	void *arg;
+};
+
+static int feed_place(const struct feed *f, enum episode_kind kind, int socket, int core,
+		      bool active)
+{
+	struct episode_change c;
+	int r = episode_update(f->t, kind, socket, core, active, f->now, &c);
+
+	if (r > 0 && f->log_change)
+		f->log_change(f->arg, &c);
+	return r < 0 ? r : 0;
+}
+
+static int feed_socket(const struct feed *f, const struct snapshot_socket *prev,
+		       const struct snapshot_socket *sock)
+{
+	bool dram = uncore_event_grew(prev, sock, DRAM_THROTTLED_EVENT);
+	bool prochot = any_core_prochot(sock) || uncore_event_grew(prev, sock, PROCHOT_EVENT);
+	int r;
+
+	r = feed_place(f, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);
+	if (r == 0)
+		r = feed_place(f, EPISODE_PROCHOT, sock->socket, -1, prochot);
+	if (r == 0 && sock->has_package_status)
+		r = feed_place(f, EPISODE_PACKAGE_THERMAL_THROTTLING, sock->socket, -1,
+			       sock->package_thermal_throttling);
+	for (int i = 0; r == 0 && i < sock->n_cores; i++) {
+		const struct snapshot_core *c = &sock->cores[i];
+
+		if (c->has_status)
+			r = feed_place(f, EPISODE_CORE_THERMAL_THROTTLING, sock->socket, c->core,
+				       c->thermal_throttling);
+	}
+	return r;
+}
+
+/* Copy the list into s->episodes, newest first. */
+static int copy_list(const struct episode_tracker *t, struct snapshot *s)
+{
+	struct snapshot_episode *list = NULL;
+
+	if (t->n_episodes > 0) {
+		list = calloc(t->n_episodes, sizeof(*list));
+		if (!list)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->n_episodes; i++)
+			list[i] = t->episodes[t->n_episodes - 1 - i];
+	}
+	free(s->episodes);
+	s->episodes = list;
+	s->n_episodes = (int)t->n_episodes;
+	return 0;
+}
+
+int episode_update_from_snapshot(struct episode_tracker *t, const struct snapshot *previous,
+				 struct snapshot *s,
+				 void (*log_change)(void *arg, const struct episode_change *c),
+				 void *arg)
+{
+	const struct feed f = { .t = t, .now = s->time, .log_change = log_change, .arg = arg };
+
+	for (int i = 0; i < s->n_sockets; i++) {
+		const struct snapshot_socket *sock = &s->sockets[i];
+		int r = feed_socket(&f, find_socket(previous, sock->socket), sock);
+
+		if (r < 0)
+			return r;
+	}
+	return copy_list(t, s);
+}

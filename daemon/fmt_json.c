@@ -1,0 +1,295 @@
+/*
+ * Snapshot and episodes to JSON (SPEC §5a).  Rule for absent values: a
+ * hardware block that does not exist on this machine or is not counted
+ * (a socket's "uncore" and "rapl" objects, a cpu's "events" and
+ * "conflicts") is left out; a single reading that exists in the shape but
+ * has no valid value this sample (a temperature, a status bit, a kernel
+ * count, a fixed counter) is null.  Pure: reads the snapshot only.
+ */
+#include <errno.h>
+#include <inttypes.h>
+
+#include "fmt_json.h"
+
+/* "key": — comma handling is the caller's, via *first. */
+static void key(struct strbuf *out, bool *first, const char *name)
+{
+	if (!*first)
+		strbuf_append(out, ", ");
+	*first = false;
+	strbuf_append_json_string(out, name);
+	strbuf_append(out, ": ");
+}
+
+static void field_u64(struct strbuf *out, bool *first, const char *name, uint64_t v)
+{
+	key(out, first, name);
+	strbuf_printf(out, "%" PRIu64, v);
+}
+
+static void field_int(struct strbuf *out, bool *first, const char *name, long long v)
+{
+	key(out, first, name);
+	strbuf_printf(out, "%lld", v);
+}
+
+static void field_bool(struct strbuf *out, bool *first, const char *name, bool v)
+{
+	key(out, first, name);
+	strbuf_append(out, v ? "true" : "false");
+}
+
+static void field_double(struct strbuf *out, bool *first, const char *name, double v)
+{
+	key(out, first, name);
+	strbuf_append_json_double(out, v);
+}
+
+static void field_str(struct strbuf *out, bool *first, const char *name, const char *v)
+{
+	key(out, first, name);
+	strbuf_append_json_string(out, v);
+}
+
+static void field_null(struct strbuf *out, bool *first, const char *name)
+{
+	key(out, first, name);
+	strbuf_append(out, "null");
+}
+
+/* Nullable variants: the value when has, null otherwise. */
+static void opt_int(struct strbuf *out, bool *first, const char *name, bool has, long long v)
+{
+	if (has)
+		field_int(out, first, name, v);
+	else
+		field_null(out, first, name);
+}
+
+static void opt_u64(struct strbuf *out, bool *first, const char *name, bool has, uint64_t v)
+{
+	if (has)
+		field_u64(out, first, name, v);
+	else
+		field_null(out, first, name);
+}
+
+static void opt_bool(struct strbuf *out, bool *first, const char *name, bool has, bool v)
+{
+	if (has)
+		field_bool(out, first, name, v);
+	else
+		field_null(out, first, name);
+}
+
+static void write_cpu_id(struct strbuf *out, bool *first, const struct snapshot_cpu_id *id)
+{
+	bool f = true;
+
+	key(out, first, "cpu");
+	strbuf_append(out, "{");
+	field_str(out, &f, "vendor", id->vendor);
+	field_int(out, &f, "family", id->family);
+	field_int(out, &f, "model", id->model);
+	field_int(out, &f, "stepping", id->stepping);
+	field_str(out, &f, "microarch", id->microarch);
+	strbuf_append(out, "}");
+}
+
+static void write_collectors(struct strbuf *out, bool *first, const struct snapshot *s)
+{
+	key(out, first, "collectors");
+	strbuf_append(out, "[");
+	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+		const struct snapshot_collector *c = &s->collectors[i];
+		bool f = true;
+
+		strbuf_append(out, i ? ", {" : "{");
+		field_str(out, &f, "name", c->name ? c->name : "");
+		field_bool(out, &f, "enabled", c->enabled);
+		field_bool(out, &f, "up", c->up);
+		if (c->reason[0])
+			field_str(out, &f, "reason", c->reason);
+		else
+			field_null(out, &f, "reason");
+		field_u64(out, &f, "errors", c->errors);
+		strbuf_append(out, "}");
+	}
+	strbuf_append(out, "]");
+}
+
+/* "events": {name: total} of the available ones, "unavailable": {name: reason}. */
+static void write_events(struct strbuf *out, bool *first, const struct snapshot_event *events,
+			 int n, bool with_unavailable)
+{
+	bool f = true;
+
+	key(out, first, "events");
+	strbuf_append(out, "{");
+	for (int i = 0; i < n; i++)
+		if (events[i].available)
+			field_u64(out, &f, events[i].name, events[i].total);
+	strbuf_append(out, "}");
+	if (!with_unavailable)
+		return;
+	f = true;
+	key(out, first, "unavailable");
+	strbuf_append(out, "{");
+	for (int i = 0; i < n; i++)
+		if (!events[i].available)
+			field_str(out, &f, events[i].name, events[i].reason);
+	strbuf_append(out, "}");
+}
+
+static void write_uncore(struct strbuf *out, bool *first, const struct snapshot_socket *sock)
+{
+	bool f = true;
+
+	if (!sock->has_uncore)
+		return;
+	key(out, first, "uncore");
+	strbuf_append(out, "{");
+	opt_u64(out, &f, "clockticks", sock->has_uncore_clockticks, sock->uncore_clockticks);
+	write_events(out, &f, sock->uncore_events, sock->n_uncore_events, true);
+	field_u64(out, &f, "conflicts", sock->uncore_conflicts);
+	strbuf_append(out, "}");
+}
+
+static void write_rapl(struct strbuf *out, bool *first, const struct snapshot_socket *sock)
+{
+	bool f = true;
+
+	if (!sock->has_rapl)
+		return;
+	key(out, first, "rapl");
+	strbuf_append(out, "{");
+	field_double(out, &f, "package_throttled_seconds", sock->rapl_package_throttled_s);
+	field_double(out, &f, "dram_throttled_seconds", sock->rapl_dram_throttled_s);
+	strbuf_append(out, "}");
+}
+
+static void write_core(struct strbuf *out, const struct snapshot_core *c)
+{
+	bool f = true;
+
+	strbuf_append(out, "{");
+	field_int(out, &f, "core", c->core);
+	key(out, &f, "cpus");
+	strbuf_append(out, "[");
+	for (int i = 0; i < c->n_cpus; i++)
+		strbuf_printf(out, i ? ", %d" : "%d", c->cpus[i]);
+	strbuf_append(out, "]");
+	opt_int(out, &f, "temperature_celsius", c->has_temperature, c->temperature_c);
+	opt_bool(out, &f, "thermal_throttling", c->has_status, c->thermal_throttling);
+	opt_bool(out, &f, "prochot_active", c->has_status, c->prochot_active);
+	opt_u64(out, &f, "kernel_throttles", c->has_kernel_throttles, c->kernel_throttles);
+	strbuf_append(out, "}");
+}
+
+static void write_socket(struct strbuf *out, const struct snapshot_socket *sock)
+{
+	bool f = true;
+
+	strbuf_append(out, "{");
+	field_int(out, &f, "socket", sock->socket);
+	opt_int(out, &f, "tjmax_celsius", sock->has_tjmax, sock->tjmax_c);
+	opt_int(out, &f, "package_temperature_celsius", sock->has_package_temperature,
+		sock->package_temperature_c);
+	opt_bool(out, &f, "package_thermal_throttling", sock->has_package_status,
+		 sock->package_thermal_throttling);
+	opt_bool(out, &f, "package_prochot_active", sock->has_package_status,
+		 sock->package_prochot_active);
+	write_uncore(out, &f, sock);
+	write_rapl(out, &f, sock);
+	opt_u64(out, &f, "kernel_package_throttles", sock->has_kernel_package_throttles,
+		sock->kernel_package_throttles);
+	key(out, &f, "cores");
+	strbuf_append(out, "[");
+	for (int i = 0; i < sock->n_cores; i++) {
+		if (i)
+			strbuf_append(out, ", ");
+		write_core(out, &sock->cores[i]);
+	}
+	strbuf_append(out, "]}");
+}
+
+static void write_cpu(struct strbuf *out, const struct snapshot_cpu *c)
+{
+	bool f = true;
+	bool pmu = c->has_core_pmu;
+
+	strbuf_append(out, "{");
+	field_int(out, &f, "cpu", c->cpu);
+	field_int(out, &f, "socket", c->socket);
+	field_int(out, &f, "core", c->core);
+	field_bool(out, &f, "online", c->online);
+	opt_u64(out, &f, "instructions", pmu && c->has_instructions, c->instructions);
+	opt_u64(out, &f, "cycles", pmu && c->has_cycles, c->cycles);
+	opt_u64(out, &f, "ref_cycles", pmu && c->has_ref_cycles, c->ref_cycles);
+	if (pmu) {
+		write_events(out, &f, c->events, c->n_events, true);
+		field_u64(out, &f, "conflicts", c->conflicts);
+	}
+	strbuf_append(out, "}");
+}
+
+int fmt_json_snapshot(const struct snapshot *s, struct strbuf *out)
+{
+	bool f = true;
+
+	strbuf_append(out, "{");
+	field_double(out, &f, "time", s->time);
+	field_double(out, &f, "interval_seconds", s->interval_s);
+	field_str(out, &f, "version", s->version);
+	field_u64(out, &f, "samples", s->samples);
+	field_double(out, &f, "last_sample_duration_seconds", s->last_sample_duration_s);
+	write_cpu_id(out, &f, &s->cpu_id);
+	write_collectors(out, &f, s);
+	key(out, &f, "sockets");
+	strbuf_append(out, "[");
+	for (int i = 0; i < s->n_sockets; i++) {
+		if (i)
+			strbuf_append(out, ",\n ");
+		write_socket(out, &s->sockets[i]);
+	}
+	strbuf_append(out, "]");
+	key(out, &f, "cpus");
+	strbuf_append(out, "[");
+	for (int i = 0; i < s->n_cpus; i++) {
+		if (i)
+			strbuf_append(out, ",\n ");
+		write_cpu(out, &s->cpus[i]);
+	}
+	strbuf_append(out, "]}\n");
+	return out->failed ? -ENOMEM : 0;
+}
+
+static void write_episode(struct strbuf *out, const struct snapshot_episode *e, double now)
+{
+	bool f = true;
+	bool ongoing = e->end == 0;
+
+	strbuf_append(out, "{");
+	field_str(out, &f, "kind", e->kind ? e->kind : "");
+	field_int(out, &f, "socket", e->socket);
+	opt_int(out, &f, "core", e->core >= 0, e->core);
+	field_double(out, &f, "start", e->start);
+	if (ongoing)
+		field_null(out, &f, "end");
+	else
+		field_double(out, &f, "end", e->end);
+	field_double(out, &f, "duration_seconds", (ongoing ? now : e->end) - e->start);
+	strbuf_append(out, "}");
+}
+
+int fmt_json_episodes(const struct snapshot *s, struct strbuf *out)
+{
+	strbuf_append(out, "{\"episodes\": [");
+	for (int i = 0; i < s->n_episodes; i++) {
+		if (i)
+			strbuf_append(out, ",\n ");
+		write_episode(out, &s->episodes[i], s->time);
+	}
+	strbuf_append(out, "]}\n");
+	return out->failed ? -ENOMEM : 0;
+}

@@ -1,0 +1,107 @@
+/*
+ * The hardware access handle: thin dispatch from struct hw to its backend's
+ * ops, counting MSR reads and writes, and the table that turns a backend's
+ * negative errno into a sentence for the operator.  It knows nothing about
+ * which backend is behind the ops and does no I/O of its own.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "hw.h"
+
+int hw_read_msr(struct hw *hw, int cpu, uint32_t msr, uint64_t *ret_value)
+{
+	if (!hw->ops)
+		return -EBADF;
+	hw->n_reads++;
+	return hw->ops->read_msr(hw->ctx, cpu, msr, ret_value);
+}
+
+int hw_write_msr(struct hw *hw, int cpu, uint32_t msr, uint64_t value)
+{
+	if (!hw->ops)
+		return -EBADF;
+	hw->n_writes++;
+	return hw->ops->write_msr(hw->ctx, cpu, msr, value);
+}
+
+int hw_cpuid(struct hw *hw, int cpu, uint32_t leaf, uint32_t subleaf, struct hw_cpuid *ret_regs)
+{
+	if (!hw->ops)
+		return -EBADF;
+	return hw->ops->cpuid(hw->ctx, cpu, leaf, subleaf, ret_regs);
+}
+
+int hw_enumerate(struct hw *hw, struct hw_cpu *cpus, int max, int *ret_n)
+{
+	if (!hw->ops)
+		return -EBADF;
+	return hw->ops->enumerate(hw->ctx, cpus, max, ret_n);
+}
+
+int hw_cpu_online(struct hw *hw, int cpu)
+{
+	if (!hw->ops)
+		return -EBADF;
+	return hw->ops->cpu_online(hw->ctx, cpu);
+}
+
+int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_value)
+{
+	if (!hw->ops)
+		return -EBADF;
+	return hw->ops->read_cpu_attr(hw->ctx, cpu, relpath, ret_value);
+}
+
+void hw_close(struct hw *hw)
+{
+	const struct hw_ops *ops = hw->ops;
+
+	if (!ops)
+		return;
+	hw->ops = NULL;
+	ops->close(hw->ctx);
+	hw->ctx = NULL;
+}
+
+#define OP_BIT(op) (1u << (op))
+#define ANY_OP (OP_BIT(HW_OP_OPEN) | OP_BIT(HW_OP_READ) | OP_BIT(HW_OP_WRITE))
+
+/*
+ * The errno meanings of the msr driver (hardware.md §6): open needs
+ * CAP_SYS_RAWIO, writes are refused under lockdown or msr.allow_writes=off,
+ * a #GP on a missing register becomes EIO, an offline CPU gives ENXIO.
+ * First matching row wins.
+ */
+static const struct {
+	int err;
+	unsigned ops;
+	const char *hint;
+} hints[] = {
+	{ ENOENT, OP_BIT(HW_OP_OPEN), "the msr driver is not loaded (run 'modprobe msr')" },
+	{ EACCES, OP_BIT(HW_OP_OPEN) | OP_BIT(HW_OP_READ),
+	  "permission denied (run as root or grant CAP_SYS_RAWIO)" },
+	{ EPERM, OP_BIT(HW_OP_OPEN) | OP_BIT(HW_OP_READ),
+	  "permission denied (run as root or grant CAP_SYS_RAWIO)" },
+	{ EPERM, OP_BIT(HW_OP_WRITE),
+	  "the kernel refuses MSR writes (kernel lockdown or msr.allow_writes=off), "
+	  "falling back to read-only collectors" },
+	{ EACCES, OP_BIT(HW_OP_WRITE),
+	  "the kernel refuses MSR writes (kernel lockdown or msr.allow_writes=off), "
+	  "falling back to read-only collectors" },
+	{ EIO, OP_BIT(HW_OP_OPEN), "this CPU has no MSR support" },
+	{ EIO, OP_BIT(HW_OP_READ) | OP_BIT(HW_OP_WRITE), "no such register on this CPU" },
+	{ ENXIO, ANY_OP, "the CPU is offline" },
+};
+
+const char *hw_hint(int err, enum hw_op op)
+{
+	int e = err < 0 ? -err : err;
+
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		if (hints[i].err == e && (hints[i].ops & OP_BIT(op)))
+			return hints[i].hint;
+	}
+	return strerror(e);
+}

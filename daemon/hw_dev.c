@@ -1,0 +1,557 @@
+/*
+ * The device-file backend of struct hw.  At open it lists the CPUs from
+ * sysfs, reads their topology once (the kernel removes topology/ of a CPU
+ * that goes offline, so the copy taken at open is kept) and opens every
+ * online CPU's msr and cpuid device once; the fds are kept until close so
+ * they survive a privilege drop.  Every path is built under a root prefix,
+ * so tests can use sparse regular files in place of the devices.  It does
+ * not interpret any register; that is decode.c's and the collectors' job.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "hw_dev.h"
+
+#define SYSFS_CPU_DIR "/sys/devices/system/cpu"
+#define DEV_CPU_DIR   "/dev/cpu"
+
+struct dev_cpu {
+	struct hw_cpu info;
+	int msr_fd;     /* -1 when the CPU was offline at open */
+	int cpuid_fd;
+	unsigned msr_stride;    /* bytes per MSR address: 1 for the device, 8 for a file */
+	unsigned cpuid_stride;  /* bytes per leaf|subleaf<<32: 1 for the device, 16 for a file */
+};
+
+struct hwdev {
+	char *root;     /* prefix without a trailing slash; "" for "/" */
+	int n_cpus;
+	struct dev_cpu *cpus;   /* ascending CPU number */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Parse text as an unsigned decimal number, allowing trailing whitespace.
+ * Returns 0 or -EINVAL (empty, sign, garbage, overflow).
+ */
+static int parse_u64(const char *text, uint64_t *ret_value)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!isdigit((unsigned char)text[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno == ERANGE)
+		return -EINVAL;
+	while (isspace((unsigned char)*end))
+		end++;
+	if (*end)
+		return -EINVAL;
+	*ret_value = v;
+	return 0;
+}
+
+/*
+ * Read a small sysfs file into buf (NUL-terminated, at most len - 1 bytes).
+ * Returns 0, -ENOENT when absent, -EINVAL when it is longer than buf, or
+ * another negative errno.
+ */
+static int read_small_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (size_t)n == len - 1 ? -EINVAL : 0;
+}
+
+/* Copy text for an error message: no trailing whitespace, unprintables as '?'. */
+static void quote_text(const char *text, char *out, size_t outlen)
+{
+	size_t len = strlen(text), n;
+
+	while (len > 0 && isspace((unsigned char)text[len - 1]))
+		len--;
+	for (n = 0; n < len && n + 1 < outlen; n++)
+		out[n] = isprint((unsigned char)text[n]) ? text[n] : '?';
+	out[n] = '\0';
+}
+
+/*
+ * Read a decimal number from path.  On garbage, fill err with
+ * "PATH: expected a non-negative integer, got 'TEXT'".
+ */
+static int read_u64_file(const char *path, uint64_t *ret_value, char *err, size_t errlen)
+{
+	char buf[64], shown[40];
+	int r = read_small_file(path, buf, sizeof(buf));
+
+	if (r == 0)
+		r = parse_u64(buf, ret_value);
+	if (r == -EINVAL) {
+		quote_text(buf, shown, sizeof(shown));
+		set_err(err, errlen, "%s: expected a non-negative integer, got '%s'", path, shown);
+	} else if (r < 0) {
+		set_err(err, errlen, "%s: %s", path, strerror(-r));
+	}
+	return r;
+}
+
+/* As read_u64_file, limited to INT_MAX. */
+static int read_int_file(const char *path, int *ret_value, char *err, size_t errlen)
+{
+	uint64_t v;
+	int r = read_u64_file(path, &v, err, errlen);
+
+	if (r < 0)
+		return r;
+	if (v > INT_MAX) {
+		set_err(err, errlen, "%s: expected a non-negative integer, got '%llu'",
+			path, (unsigned long long)v);
+		return -EINVAL;
+	}
+	*ret_value = (int)v;
+	return 0;
+}
+
+static void cpu_path(const struct hwdev *d, char *buf, size_t len, int cpu, const char *rel)
+{
+	snprintf(buf, len, "%s" SYSFS_CPU_DIR "/cpu%d/%s", d->root, cpu, rel);
+}
+
+/* 1 online, 0 offline, or -errno; an absent online file means online (cpu0). */
+static int read_online(const struct hwdev *d, int cpu, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	uint64_t v;
+	int r;
+
+	cpu_path(d, path, sizeof(path), cpu, "online");
+	r = read_u64_file(path, &v, err, errlen);
+	if (r == -ENOENT)
+		return 1;
+	if (r < 0)
+		return r;
+	return v != 0;
+}
+
+static int compare_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* A "cpuN" directory name; other entries (cpufreq, cpuidle, online...) are not CPUs. */
+static bool parse_cpu_name(const char *name, int *ret_cpu)
+{
+	uint64_t v;
+
+	if (strncmp(name, "cpu", 3) != 0 || parse_u64(name + 3, &v) < 0 || v > INT_MAX)
+		return false;
+	for (const char *p = name + 3; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	*ret_cpu = (int)v;
+	return true;
+}
+
+/* List the cpuN directories, ascending.  *ret_list is malloc'ed. */
+static int list_cpus(const struct hwdev *d, int **ret_list, int *ret_n, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	int *list = NULL, n = 0, cap = 0, cpu;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s" SYSFS_CPU_DIR, d->root);
+	dir = opendir(path);
+	if (!dir) {
+		int e = -errno;
+
+		set_err(err, errlen, "%s: cannot list CPUs: %s", path, strerror(-e));
+		return e;
+	}
+	while ((de = readdir(dir))) {
+		if (!parse_cpu_name(de->d_name, &cpu))
+			continue;
+		if (n == cap) {
+			int *grown = realloc(list, sizeof(*list) * (cap ? 2 * cap : 64));
+
+			if (!grown) {
+				closedir(dir);
+				free(list);
+				set_err(err, errlen, "%s: out of memory", path);
+				return -ENOMEM;
+			}
+			list = grown;
+			cap = cap ? 2 * cap : 64;
+		}
+		list[n++] = cpu;
+	}
+	closedir(dir);
+	if (n == 0) {
+		free(list);
+		set_err(err, errlen, "%s: no cpuN directories found", path);
+		return -ENOENT;
+	}
+	qsort(list, n, sizeof(*list), compare_int);
+	*ret_list = list;
+	*ret_n = n;
+	return 0;
+}
+
+/*
+ * Read socket, die and core of one CPU.  A CPU offline at open may lack
+ * topology/ entirely: its ids stay -1 (unknown).  die_id is optional.
+ */
+static int read_topology(const struct hwdev *d, struct hw_cpu *c, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int r;
+
+	c->socket = c->die = c->core = c->thread = -1;
+	cpu_path(d, path, sizeof(path), c->cpu, "topology/physical_package_id");
+	r = read_int_file(path, &c->socket, err, errlen);
+	if (r == -ENOENT && !c->online)
+		return 0;
+	if (r < 0)
+		return r;
+	cpu_path(d, path, sizeof(path), c->cpu, "topology/die_id");
+	r = read_int_file(path, &c->die, err, errlen);
+	if (r == -ENOENT)
+		c->die = 0;
+	else if (r < 0)
+		return r;
+	cpu_path(d, path, sizeof(path), c->cpu, "topology/core_id");
+	return read_int_file(path, &c->core, err, errlen);
+}
+
+/* Thread index: position among the CPUs of the same (socket, core), by CPU number. */
+static void number_threads(struct hwdev *d)
+{
+	for (int i = 0; i < d->n_cpus; i++) {
+		struct hw_cpu *c = &d->cpus[i].info;
+
+		if (c->socket < 0 || c->core < 0)
+			continue;
+		c->thread = 0;
+		for (int j = 0; j < i; j++) {
+			const struct hw_cpu *o = &d->cpus[j].info;
+
+			if (o->socket == c->socket && o->core == c->core)
+				c->thread++;
+		}
+	}
+}
+
+/* Open one device file of one CPU.  -ENXIO means the CPU went offline. */
+static int open_device(const struct hwdev *d, int cpu, const char *name, int flags,
+		       int *ret_fd, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s" DEV_CPU_DIR "/%d/%s", d->root, cpu, name);
+	fd = open(path, flags | O_CLOEXEC);
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
+	e = -errno;
+	if (e == -ENXIO)
+		return e;
+	if (e == -ENOENT && strcmp(name, "cpuid") == 0)
+		set_err(err, errlen, "%s: the cpuid driver is not loaded (run 'modprobe cpuid')", path);
+	else if (e == -ENOENT || e == -EACCES || e == -EPERM)
+		set_err(err, errlen, "%s: %s", path, hw_hint(e, HW_OP_OPEN));
+	else
+		set_err(err, errlen, "%s: %s", path, strerror(-e));
+	return e;
+}
+
+/*
+ * The drivers read 8 bytes at offset = MSR address and 16 bytes at offset =
+ * leaf | subleaf << 32, so neighbouring addresses overlap in offset space.
+ * A character device gives each address its own value; a regular file
+ * cannot (0x3c0 and 0x3c1 would share seven bytes).  So a regular file
+ * standing in for a device, as in a test tree, holds one slot of record
+ * size per address: offset = address × 8 (MSR) or × 16 (CPUID).
+ */
+static unsigned offset_stride(int fd, unsigned record_size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return record_size;
+	return 1;
+}
+
+/* Open msr and cpuid of an online CPU; a CPU that raced offline is marked so. */
+static int open_cpu_devices(struct hwdev *d, struct dev_cpu *c, char *err, size_t errlen)
+{
+	int r;
+
+	if (!c->info.online)
+		return 0;
+	r = open_device(d, c->info.cpu, "msr", O_RDWR, &c->msr_fd, err, errlen);
+	if (r == 0)
+		r = open_device(d, c->info.cpu, "cpuid", O_RDONLY, &c->cpuid_fd, err, errlen);
+	if (r == 0) {
+		c->msr_stride = offset_stride(c->msr_fd, sizeof(uint64_t));
+		c->cpuid_stride = offset_stride(c->cpuid_fd, 4 * sizeof(uint32_t));
+	}
+	if (r == -ENXIO) {
+		if (c->msr_fd >= 0)
+			close(c->msr_fd);
+		c->msr_fd = -1;
+		c->info.online = false;
+		return 0;
+	}
+	return r;
+}
+
+static void dev_close(void *ctx)
+{
+	struct hwdev *d = ctx;
+
+	if (!d)
+		return;
+	for (int i = 0; i < d->n_cpus; i++) {
+		if (d->cpus[i].msr_fd >= 0)
+			close(d->cpus[i].msr_fd);
+		if (d->cpus[i].cpuid_fd >= 0)
+			close(d->cpus[i].cpuid_fd);
+	}
+	free(d->cpus);
+	free(d->root);
+	free(d);
+}
+
+static int compare_dev_cpu(const void *key, const void *elem)
+{
+	int cpu = *(const int *)key;
+	const struct dev_cpu *c = elem;
+
+	return (cpu > c->info.cpu) - (cpu < c->info.cpu);
+}
+
+static const struct dev_cpu *find_cpu(const struct hwdev *d, int cpu)
+{
+	return bsearch(&cpu, d->cpus, d->n_cpus, sizeof(*d->cpus), compare_dev_cpu);
+}
+
+static int dev_read_msr(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value)
+{
+	const struct dev_cpu *c = find_cpu(ctx, cpu);
+	uint64_t v;
+	ssize_t n;
+
+	if (!c || c->msr_fd < 0)
+		return -ENXIO;
+	/* hardware.md §6: 8 bytes at offset = MSR number; off_t is 64-bit. */
+	n = pread(c->msr_fd, &v, sizeof(v), (off_t)msr * c->msr_stride);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(v))
+		return -EIO;
+	*ret_value = v;
+	return 0;
+}
+
+static int dev_write_msr(void *ctx, int cpu, uint32_t msr, uint64_t value)
+{
+	const struct dev_cpu *c = find_cpu(ctx, cpu);
+	ssize_t n;
+
+	if (!c || c->msr_fd < 0)
+		return -ENXIO;
+	n = pwrite(c->msr_fd, &value, sizeof(value), (off_t)msr * c->msr_stride);
+	if (n < 0)
+		return -errno;
+	return n == sizeof(value) ? 0 : -EIO;
+}
+
+static int dev_cpuid(void *ctx, int cpu, uint32_t leaf, uint32_t subleaf, struct hw_cpuid *ret_regs)
+{
+	const struct dev_cpu *c = find_cpu(ctx, cpu);
+	uint32_t regs[4];
+	ssize_t n;
+
+	if (!c || c->cpuid_fd < 0)
+		return -ENXIO;
+	/* The cpuid driver takes the leaf in the low and the subleaf in the high 32 bits. */
+	n = pread(c->cpuid_fd, regs, sizeof(regs),
+		  (off_t)(leaf | (uint64_t)subleaf << 32) * c->cpuid_stride);
+	if (n < 0)
+		return -errno;
+	if (n != sizeof(regs))
+		return -EIO;
+	ret_regs->eax = regs[0];
+	ret_regs->ebx = regs[1];
+	ret_regs->ecx = regs[2];
+	ret_regs->edx = regs[3];
+	return 0;
+}
+
+static int dev_enumerate(void *ctx, struct hw_cpu *cpus, int max, int *ret_n)
+{
+	struct hwdev *d = ctx;
+
+	for (int i = 0; i < d->n_cpus && i < max; i++) {
+		int online = read_online(d, d->cpus[i].info.cpu, NULL, 0);
+
+		cpus[i] = d->cpus[i].info;
+		if (online >= 0)
+			cpus[i].online = online;
+	}
+	*ret_n = d->n_cpus;
+	return 0;
+}
+
+static int dev_cpu_online(void *ctx, int cpu)
+{
+	const struct hwdev *d = ctx;
+
+	if (!find_cpu(d, cpu))
+		return -ENXIO;
+	return read_online(d, cpu, NULL, 0);
+}
+
+static int dev_read_cpu_attr(void *ctx, int cpu, const char *relpath, uint64_t *ret_value)
+{
+	const struct hwdev *d = ctx;
+	char path[PATH_MAX], buf[64];
+	int r;
+
+	if (cpu < 0 || !relpath)
+		return -EINVAL;
+	cpu_path(d, path, sizeof(path), cpu, relpath);
+	r = read_small_file(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	return parse_u64(buf, ret_value);
+}
+
+static const struct hw_ops hwdev_ops = {
+	.name = "dev",
+	.read_msr = dev_read_msr,
+	.write_msr = dev_write_msr,
+	.cpuid = dev_cpuid,
+	.enumerate = dev_enumerate,
+	.cpu_online = dev_cpu_online,
+	.read_cpu_attr = dev_read_cpu_attr,
+	.close = dev_close,
+};
+
+/* Allocate the CPU table, ascending CPU number, no device open yet. */
+static int alloc_cpus(struct hwdev *d, const int *list, int n)
+{
+	d->cpus = calloc(n, sizeof(*d->cpus));
+	if (!d->cpus)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		d->cpus[i].info.cpu = list[i];
+		d->cpus[i].msr_fd = d->cpus[i].cpuid_fd = -1;
+	}
+	d->n_cpus = n;
+	return 0;
+}
+
+/* Read state and topology of every CPU, then open the devices of the online ones. */
+static int load_cpus(struct hwdev *d, char *err, size_t errlen)
+{
+	int *list = NULL, n = 0, r;
+
+	r = list_cpus(d, &list, &n, err, errlen);
+	if (r < 0)
+		return r;
+	r = alloc_cpus(d, list, n);
+	free(list);
+	if (r < 0) {
+		set_err(err, errlen, "out of memory");
+		return r;
+	}
+	for (int i = 0; i < n; i++) {
+		struct hw_cpu *c = &d->cpus[i].info;
+
+		r = read_online(d, c->cpu, err, errlen);
+		if (r < 0)
+			return r;
+		c->online = r;
+		r = read_topology(d, c, err, errlen);
+		if (r < 0)
+			return r;
+	}
+	number_threads(d);
+	for (int i = 0; i < n; i++) {
+		r = open_cpu_devices(d, &d->cpus[i], err, errlen);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int hwdev_open(const char *root, struct hw *ret_hw, char *err, size_t errlen)
+{
+	struct hwdev *d;
+	size_t len;
+	int r;
+
+	if (!root || !*root)
+		root = "/";
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->root = strdup(root))) {
+		free(d);
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	len = strlen(d->root);
+	while (len > 0 && d->root[len - 1] == '/')
+		d->root[--len] = '\0';
+	r = load_cpus(d, err, errlen);
+	if (r < 0) {
+		dev_close(d);
+		return r;
+	}
+	ret_hw->ops = &hwdev_ops;
+	ret_hw->ctx = d;
+	ret_hw->n_reads = 0;
+	ret_hw->n_writes = 0;
+	return 0;
+}

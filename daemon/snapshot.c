@@ -1,0 +1,175 @@
+/*
+ * Snapshots: allocation shaped after the topology, lookups, and the one
+ * shared "current snapshot" pointer.  The pointer is swapped under a small
+ * mutex that is held only for the swap or for taking a reference, never
+ * while anything is formatted; the reference count decides when a
+ * snapshot and everything hanging off it (arrays, episodes, cached
+ * /metrics text) is freed.  It does not fill in values or format them.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "cpu.h"
+#include "snapshot.h"
+
+static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct snapshot *current;
+
+static const char *const collector_names[SNAPSHOT_COLLECTOR_COUNT] = {
+	[SNAPSHOT_COLLECTOR_UNCORE] = "uncore",
+	[SNAPSHOT_COLLECTOR_THERMAL] = "thermal",
+	[SNAPSHOT_COLLECTOR_CORE] = "core",
+};
+
+static void snapshot_free(struct snapshot *s)
+{
+	if (s->sockets)
+		for (int i = 0; i < s->n_sockets; i++)
+			free(s->sockets[i].cores);
+	free(s->sockets);
+	free(s->cpus);
+	free(s->episodes);
+	free(atomic_load(&s->prom_text));
+	free(s);
+}
+
+static int fill_socket(struct snapshot_socket *dst, const struct cpu_socket *src)
+{
+	dst->socket = src->socket;
+	if (src->n_cores <= 0)
+		return 0;
+	dst->cores = calloc((size_t)src->n_cores, sizeof(*dst->cores));
+	if (!dst->cores)
+		return -1;
+	dst->n_cores = src->n_cores;
+	for (int i = 0; i < src->n_cores; i++) {
+		const struct cpu_core *c = &src->cores[i];
+		struct snapshot_core *sc = &dst->cores[i];
+
+		sc->core = c->core;
+		sc->n_cpus = c->n_cpus < SNAPSHOT_MAX_CORE_CPUS ? c->n_cpus : SNAPSHOT_MAX_CORE_CPUS;
+		memcpy(sc->cpus, c->cpus, (size_t)sc->n_cpus * sizeof(sc->cpus[0]));
+	}
+	return 0;
+}
+
+static int fill_shape(struct snapshot *s, const struct cpu_topology *topo)
+{
+	if (topo->n_sockets > 0) {
+		s->sockets = calloc((size_t)topo->n_sockets, sizeof(*s->sockets));
+		if (!s->sockets)
+			return -1;
+		s->n_sockets = topo->n_sockets;
+		for (int i = 0; i < topo->n_sockets; i++)
+			if (fill_socket(&s->sockets[i], &topo->sockets[i]) < 0)
+				return -1;
+	}
+	if (topo->n_cpus > 0) {
+		s->cpus = calloc((size_t)topo->n_cpus, sizeof(*s->cpus));
+		if (!s->cpus)
+			return -1;
+		s->n_cpus = topo->n_cpus;
+		for (int i = 0; i < topo->n_cpus; i++) {
+			s->cpus[i].cpu = topo->cpus[i].cpu;
+			s->cpus[i].socket = topo->cpus[i].socket;
+			s->cpus[i].core = topo->cpus[i].core;
+			s->cpus[i].online = topo->cpus[i].online;
+		}
+	}
+	return 0;
+}
+
+static void copy_cpu_id(struct snapshot_cpu_id *dst, const struct cpu_info *info)
+{
+	snprintf(dst->vendor, sizeof(dst->vendor), "%s", info->vendor);
+	dst->family = info->family;
+	dst->model = info->model;
+	dst->stepping = info->stepping;
+	snprintf(dst->microarch, sizeof(dst->microarch), "%s",
+		 info->microarch ? info->microarch : "");
+}
+
+struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_info *info)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	atomic_init(&s->refs, 1);
+	atomic_init(&s->prom_text, NULL);
+	snprintf(s->version, sizeof(s->version), "%s", UNCORED_VERSION);
+	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++)
+		s->collectors[i].name = collector_names[i];
+	if (info)
+		copy_cpu_id(&s->cpu_id, info);
+	if (topo && fill_shape(s, topo) < 0) {
+		snapshot_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+struct snapshot_socket *snapshot_socket(struct snapshot *s, int socket)
+{
+	for (int i = 0; i < s->n_sockets; i++)
+		if (s->sockets[i].socket == socket)
+			return &s->sockets[i];
+	return NULL;
+}
+
+struct snapshot_core *snapshot_core(struct snapshot *s, int socket, int core)
+{
+	struct snapshot_socket *sock = snapshot_socket(s, socket);
+
+	if (!sock)
+		return NULL;
+	for (int i = 0; i < sock->n_cores; i++)
+		if (sock->cores[i].core == core)
+			return &sock->cores[i];
+	return NULL;
+}
+
+struct snapshot_cpu *snapshot_cpu(struct snapshot *s, int cpu)
+{
+	for (int i = 0; i < s->n_cpus; i++)
+		if (s->cpus[i].cpu == cpu)
+			return &s->cpus[i];
+	return NULL;
+}
+
+void snapshot_publish(struct snapshot *s)
+{
+	struct snapshot *old;
+
+	pthread_mutex_lock(&current_lock);
+	old = current;
+	current = s;
+	pthread_mutex_unlock(&current_lock);
+	snapshot_release(old);
+}
+
+struct snapshot *snapshot_acquire(void)
+{
+	struct snapshot *s;
+
+	pthread_mutex_lock(&current_lock);
+	s = current;
+	if (s)
+		atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_unlock(&current_lock);
+	return s;
+}
+
+void snapshot_release(struct snapshot *s)
+{
+	if (s && atomic_fetch_sub(&s->refs, 1) == 1)
+		snapshot_free(s);
+}
+
+void snapshot_clear(void)
+{
+	snapshot_publish(NULL);
+}

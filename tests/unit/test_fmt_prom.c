@@ -1,0 +1,477 @@
+/*
+ * Unit tests of the Prometheus exposition: exact text for a small machine,
+ * expected and forbidden lines for the shapes the hardware can take,
+ * escaping, 64-bit counters, the per-snapshot cache, and promtool's
+ * verdict when promtool is installed.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cpu.h"
+#include "fmt_prom.h"
+
+/*
+ * Fake machines.  "big": two sockets of two cores of two threads (CPU n is
+ * thread n / 4 of core n % 2 of socket (n % 4) / 2).  "tiny": one socket,
+ * one core, CPU 0.
+ */
+static struct hw_cpu big_cpus[8];
+static struct cpu_core big_cores[2][2];
+static struct cpu_socket big_sockets[2];
+static struct cpu_topology big_topo;
+
+static const struct cpu_topology *big_topology(void)
+{
+	for (int n = 0; n < 8; n++)
+		big_cpus[n] = (struct hw_cpu){ .cpu = n, .socket = (n % 4) / 2, .core = n % 2,
+					       .thread = n / 4, .online = true };
+	for (int s = 0; s < 2; s++) {
+		for (int c = 0; c < 2; c++)
+			big_cores[s][c] = (struct cpu_core){ .core = c, .n_cpus = 2,
+							     .cpus = { s * 2 + c, 4 + s * 2 + c } };
+		big_sockets[s] = (struct cpu_socket){ .socket = s, .n_cores = 2,
+						      .cores = big_cores[s] };
+	}
+	big_topo = (struct cpu_topology){ .n_cpus = 8, .cpus = big_cpus, .n_sockets = 2,
+					  .sockets = big_sockets };
+	return &big_topo;
+}
+
+static struct hw_cpu tiny_cpus[1] = { { .cpu = 0, .online = true } };
+static struct cpu_core tiny_cores[1] = { { .core = 0, .n_cpus = 1, .cpus = { 0 } } };
+static struct cpu_socket tiny_sockets[1] = { { .socket = 0, .n_cores = 1, .cores = tiny_cores } };
+static const struct cpu_topology tiny_topo = { .n_cpus = 1, .cpus = tiny_cpus, .n_sockets = 1,
+					       .sockets = tiny_sockets };
+
+static const struct cpu_info westmere = {
+	.vendor = "GenuineIntel", .family = 6, .model = 44, .stepping = 2,
+	.microarch = "westmere-ep",
+};
+
+static const struct cpu_info skylake = {
+	.vendor = "GenuineIntel", .family = 6, .model = 85, .stepping = 4,
+	.microarch = "skylake-sp",
+};
+
+static void set_event(struct snapshot_event *ev, const char *name, bool available, uint64_t total)
+{
+	snprintf(ev->name, sizeof(ev->name), "%s", name);
+	ev->available = available;
+	ev->total = total;
+	snprintf(ev->reason, sizeof(ev->reason), "%s", available ? "" : "no such event here");
+}
+
+static void fill_thermal(struct snapshot *s)
+{
+	for (int i = 0; i < s->n_sockets; i++) {
+		struct snapshot_socket *sock = &s->sockets[i];
+
+		sock->has_tjmax = true;
+		sock->tjmax_c = 95;
+		sock->has_package_status = true;
+		sock->has_package_temperature = true;
+		sock->package_temperature_c = 60 + i;
+		sock->package_thermal_throttling = i == 1;
+		sock->has_kernel_package_throttles = true;
+		sock->kernel_package_throttles = 7;
+		for (int j = 0; j < sock->n_cores; j++) {
+			struct snapshot_core *c = &sock->cores[j];
+
+			c->has_temperature = true;
+			c->temperature_c = 50 + j;
+			c->has_status = true;
+			c->thermal_throttling = j == 1;
+			c->has_kernel_throttles = true;
+			c->kernel_throttles = 3;
+		}
+	}
+}
+
+static void fill_core_pmu(struct snapshot *s)
+{
+	for (int i = 0; i < s->n_cpus; i++) {
+		struct snapshot_cpu *c = &s->cpus[i];
+
+		c->has_core_pmu = true;
+		c->has_instructions = c->has_cycles = c->has_ref_cycles = true;
+		c->instructions = 2000 + (uint64_t)i;
+		c->cycles = 1000;
+		c->ref_cycles = 900;
+		c->n_events = 2;
+		set_event(&c->events[0], "llc_misses", true, 11);
+		set_event(&c->events[1], "branch_misses", false, 0);
+	}
+}
+
+static void enable_collectors(struct snapshot *s, bool uncore, bool thermal, bool core)
+{
+	const bool on[SNAPSHOT_COLLECTOR_COUNT] = { uncore, thermal, core };
+
+	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++)
+		s->collectors[i].enabled = s->collectors[i].up = on[i];
+}
+
+/* A 2-socket Westmere-EP: uncore with thermal events, thermal, core PMU, no RAPL. */
+static struct snapshot *westmere_snapshot(void)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &westmere);
+
+	snprintf(s->version, sizeof(s->version), "1.2.3");
+	s->time = 1700000000.25;
+	s->interval_s = 1;
+	s->samples = 42;
+	s->last_sample_duration_s = 0.0015;
+	enable_collectors(s, true, true, true);
+	fill_thermal(s);
+	fill_core_pmu(s);
+	for (int i = 0; i < s->n_sockets; i++) {
+		struct snapshot_socket *sock = &s->sockets[i];
+
+		sock->has_uncore = true;
+		sock->has_uncore_clockticks = true;
+		sock->uncore_clockticks = 133000000;
+		sock->n_uncore_events = 3;
+		set_event(&sock->uncore_events[0], "dram_thermal_throttled_cycles", true, 1234);
+		set_event(&sock->uncore_events[1], "prochot_assertions", true, 2);
+		set_event(&sock->uncore_events[2], "qhl_requests", false, 0);
+		sock->uncore_conflicts = 1;
+	}
+	return s;
+}
+
+/* A 2-socket Skylake-SP: no uncore collector, RAPL on socket 0 only. */
+static struct snapshot *skylake_snapshot(void)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &skylake);
+
+	snprintf(s->version, sizeof(s->version), "1.2.3");
+	s->samples = 5;
+	enable_collectors(s, false, true, true);
+	s->collectors[SNAPSHOT_COLLECTOR_CORE].up = false;
+	fill_thermal(s);
+	s->sockets[0].has_rapl = true;
+	s->sockets[0].rapl_package_throttled_s = 0.25;
+	s->sockets[0].rapl_dram_throttled_s = 1.5;
+	return s;
+}
+
+/* One socket, one core, thermal only with just a core temperature and TjMax. */
+static struct snapshot *tiny_snapshot(void)
+{
+	struct snapshot *s = snapshot_new(&tiny_topo, &westmere);
+
+	snprintf(s->version, sizeof(s->version), "1.2.3");
+	s->samples = 3;
+	s->last_sample_duration_s = 0.25;
+	enable_collectors(s, false, true, false);
+	s->collectors[SNAPSHOT_COLLECTOR_THERMAL].errors = 2;
+	s->sockets[0].has_tjmax = true;
+	s->sockets[0].tjmax_c = 100;
+	s->sockets[0].cores[0].has_temperature = true;
+	s->sockets[0].cores[0].temperature_c = 55;
+	return s;
+}
+
+static const char tiny_expected[] =
+	"# HELP uncored_build_info Build identity of uncored; always 1.\n"
+	"# TYPE uncored_build_info gauge\n"
+	"uncored_build_info{version=\"1.2.3\"} 1\n"
+	"# HELP uncored_cpu_info Detected CPU per socket; always 1.\n"
+	"# TYPE uncored_cpu_info gauge\n"
+	"uncored_cpu_info{socket=\"0\",vendor=\"GenuineIntel\",family=\"6\",model=\"44\","
+	"microarch=\"westmere-ep\"} 1\n"
+	"# HELP uncored_collector_up Whether an enabled collector is working (1) or not (0).\n"
+	"# TYPE uncored_collector_up gauge\n"
+	"uncored_collector_up{collector=\"thermal\"} 1\n"
+	"# HELP uncored_samples_total Samples taken since start.\n"
+	"# TYPE uncored_samples_total counter\n"
+	"uncored_samples_total 3\n"
+	"# HELP uncored_sample_errors_total Failed hardware reads per collector.\n"
+	"# TYPE uncored_sample_errors_total counter\n"
+	"uncored_sample_errors_total{collector=\"thermal\"} 2\n"
+	"# HELP uncored_last_sample_duration_seconds Time the last sample took.\n"
+	"# TYPE uncored_last_sample_duration_seconds gauge\n"
+	"uncored_last_sample_duration_seconds 0.25\n"
+	"# HELP uncored_core_temperature_celsius Core temperature.\n"
+	"# TYPE uncored_core_temperature_celsius gauge\n"
+	"uncored_core_temperature_celsius{socket=\"0\",core=\"0\"} 55\n"
+	"# HELP uncored_tjmax_celsius TCC activation temperature (TjMax).\n"
+	"# TYPE uncored_tjmax_celsius gauge\n"
+	"uncored_tjmax_celsius{socket=\"0\"} 100\n";
+
+static char *format(const struct snapshot *s)
+{
+	struct strbuf sb;
+	char *text;
+
+	strbuf_init(&sb);
+	assert_int_equal(fmt_prom_write(s, &sb), 0);
+	text = strbuf_steal(&sb, NULL);
+	assert_non_null(text);
+	return text;
+}
+
+static int count(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+static void tiny_exact(void **state)
+{
+	struct snapshot *s = tiny_snapshot();
+	char *text = format(s);
+
+	(void)state;
+	assert_string_equal(text, tiny_expected);
+	free(text);
+	snapshot_release(s);
+}
+
+struct line_case {
+	const char *name;
+	struct snapshot *(*make)(void);
+	const char *present[20];
+	const char *absent[20];
+};
+
+static const struct line_case line_cases[] = {
+	{ "westmere",
+	  westmere_snapshot,
+	  { "uncored_uncore_events_total{socket=\"1\",event=\"dram_thermal_throttled_cycles\"} 1234\n",
+	    "uncored_uncore_events_total{socket=\"0\",event=\"prochot_assertions\"} 2\n",
+	    "uncored_uncore_clockticks_total{socket=\"1\"} 133000000\n",
+	    "uncored_pmu_conflicts_total{collector=\"uncore\",socket=\"0\"} 1\n",
+	    "uncored_pmu_conflicts_total{collector=\"core\",cpu=\"7\"} 0\n",
+	    "uncored_core_thermal_throttling{socket=\"0\",core=\"1\"} 1\n",
+	    "uncored_core_prochot_active{socket=\"1\",core=\"0\"} 0\n",
+	    "uncored_package_thermal_throttling{socket=\"1\"} 1\n",
+	    "uncored_package_temperature_celsius{socket=\"1\"} 61\n",
+	    "uncored_kernel_core_throttles_total{socket=\"1\",core=\"1\"} 3\n",
+	    "uncored_kernel_package_throttles_total{socket=\"0\"} 7\n",
+	    "uncored_core_instructions_total{socket=\"1\",core=\"0\",cpu=\"6\"} 2006\n",
+	    "uncored_core_ref_cycles_total{socket=\"0\",core=\"1\",cpu=\"1\"} 900\n",
+	    "uncored_core_events_total{socket=\"0\",core=\"0\",cpu=\"4\",event=\"llc_misses\"} 11\n",
+	    "uncored_last_sample_duration_seconds 0.0015\n",
+	    "uncored_collector_up{collector=\"core\"} 1\n" },
+	  { "qhl_requests", "branch_misses", "uncored_rapl_", NULL } },
+	{ "skylake without uncore, RAPL on socket 0",
+	  skylake_snapshot,
+	  { "uncored_rapl_package_throttled_seconds_total{socket=\"0\"} 0.25\n",
+	    "uncored_rapl_dram_throttled_seconds_total{socket=\"0\"} 1.5\n",
+	    "power limit (MSR_PKG_PERF_STATUS); power-limit throttling, not thermal.\n",
+	    "uncored_collector_up{collector=\"core\"} 0\n",
+	    "microarch=\"skylake-sp\"",
+	    NULL },
+	  { "uncored_uncore_", "collector=\"uncore\"",
+	    "uncored_rapl_package_throttled_seconds_total{socket=\"1\"}",
+	    "uncored_core_instructions_total", "uncored_core_events_total", "conflicts", NULL } },
+	{ "tiny",
+	  tiny_snapshot,
+	  { "uncored_samples_total 3\n", NULL },
+	  { "uncored_package_", "uncored_core_thermal_throttling", "uncored_kernel_",
+	    "collector=\"core\"", "collector=\"uncore\"", NULL } },
+};
+
+static void lines_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(line_cases) / sizeof(line_cases[0]); i++) {
+		const struct line_case *c = &line_cases[i];
+		struct snapshot *s = c->make();
+		char *text = format(s);
+
+		for (int j = 0; c->present[j]; j++)
+			if (!strstr(text, c->present[j]))
+				fail_msg("%s: missing '%s' in:\n%s", c->name, c->present[j], text);
+		for (int j = 0; c->absent[j]; j++)
+			if (strstr(text, c->absent[j]))
+				fail_msg("%s: unexpected '%s' in:\n%s", c->name, c->absent[j], text);
+		free(text);
+		snapshot_release(s);
+	}
+}
+
+static void every_family_once_with_help_and_type(void **state)
+{
+	struct snapshot *s = westmere_snapshot();
+	char *text = format(s);
+
+	(void)state;
+	assert_int_equal(count(text, "# HELP uncored_pmu_conflicts_total "), 1);
+	assert_int_equal(count(text, "# TYPE uncored_pmu_conflicts_total counter\n"), 1);
+	assert_int_equal(count(text, "# HELP "), count(text, "# TYPE "));
+	assert_int_equal(count(text, "# TYPE "), 21);
+	/* Fixed order: build info first, core events last. */
+	assert_ptr_equal(strstr(text, "# HELP uncored_build_info "), text);
+	assert_true(strstr(text, "uncored_core_ref_cycles_total") <
+		    strstr(text, "# HELP uncored_core_events_total"));
+	assert_true(strstr(text, "uncored_tjmax_celsius") >
+		    strstr(text, "uncored_package_temperature_celsius"));
+	free(text);
+	snapshot_release(s);
+}
+
+static void counters_exact_at_max(void **state)
+{
+	struct snapshot *s = westmere_snapshot();
+	char *text;
+
+	(void)state;
+	s->samples = UINT64_MAX;
+	s->sockets[0].uncore_events[0].total = UINT64_MAX;
+	s->cpus[3].instructions = UINT64_MAX - 1;
+	text = format(s);
+	assert_non_null(strstr(text, "uncored_samples_total 18446744073709551615\n"));
+	assert_non_null(strstr(text, "{socket=\"0\",event=\"dram_thermal_throttled_cycles\"} "
+				     "18446744073709551615\n"));
+	assert_non_null(strstr(text, "{socket=\"1\",core=\"1\",cpu=\"3\"} 18446744073709551614\n"));
+	free(text);
+	snapshot_release(s);
+}
+
+static void label_values_escaped(void **state)
+{
+	struct snapshot *s = tiny_snapshot();
+	char *text;
+
+	(void)state;
+	snprintf(s->version, sizeof(s->version), "1.0 \"x\\y\"\nz");
+	snprintf(s->cpu_id.microarch, sizeof(s->cpu_id.microarch), "a\"b");
+	text = format(s);
+	assert_non_null(strstr(text, "uncored_build_info{version=\"1.0 \\\"x\\\\y\\\"\\nz\"} 1\n"));
+	assert_non_null(strstr(text, "microarch=\"a\\\"b\"} 1\n"));
+	free(text);
+	snapshot_release(s);
+}
+
+static void negative_temperature_signed(void **state)
+{
+	struct snapshot *s = tiny_snapshot();
+	char *text;
+
+	(void)state;
+	s->sockets[0].cores[0].temperature_c = -5;
+	text = format(s);
+	assert_non_null(strstr(text, "uncored_core_temperature_celsius{socket=\"0\",core=\"0\"} -5\n"));
+	free(text);
+	snapshot_release(s);
+}
+
+struct cache_race {
+	struct snapshot *s;
+	const char *text;
+};
+
+static void *format_cached(void *arg)
+{
+	struct cache_race *r = arg;
+	size_t len;
+
+	if (fmt_prom_cached(r->s, &r->text, &len) < 0 || len != strlen(r->text))
+		r->text = NULL;
+	return NULL;
+}
+
+static void cache_formats_once(void **state)
+{
+	struct snapshot *s = westmere_snapshot();
+	struct cache_race r[4];
+	pthread_t threads[4];
+	char *direct = format(s);
+	const char *again;
+	size_t len;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		r[i] = (struct cache_race){ .s = s };
+		assert_int_equal(pthread_create(&threads[i], NULL, format_cached, &r[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_join(threads[i], NULL), 0);
+	for (int i = 0; i < 4; i++)
+		assert_ptr_equal(r[i].text, atomic_load(&s->prom_text));
+	assert_int_equal(fmt_prom_cached(s, &again, &len), 0);
+	assert_ptr_equal(again, r[0].text);
+	assert_string_equal(again, direct);
+	assert_int_equal(len, strlen(direct));
+	free(direct);
+	snapshot_release(s);
+}
+
+static bool have_program(const char *name)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+/* Run promtool check metrics on text; its output goes to *ret_out. */
+static int promtool_check(const char *text, char *out, size_t outlen)
+{
+	char path[] = "/tmp/uncored-prom-XXXXXX", cmd[128];
+	int fd = mkstemp(path), status;
+	size_t n;
+	FILE *p;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s 2>&1", path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	n = fread(out, 1, outlen - 1, p);
+	out[n] = '\0';
+	status = pclose(p);
+	unlink(path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void promtool_accepts(void **state)
+{
+	struct snapshot *(*const makers[])(void) = { westmere_snapshot, skylake_snapshot,
+						     tiny_snapshot };
+
+	(void)state;
+	if (!have_program("promtool"))
+		skip();
+	for (size_t i = 0; i < sizeof(makers) / sizeof(makers[0]); i++) {
+		struct snapshot *s = makers[i]();
+		char *text = format(s);
+		char out[4096];
+		int rc = promtool_check(text, out, sizeof(out));
+		if (rc != 0 || out[0] != '\0')
+			fail_msg("case %zu: promtool exit %d: %s", i, rc, out);
+		free(text);
+		snapshot_release(s);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(tiny_exact),
+		cmocka_unit_test(lines_table),
+		cmocka_unit_test(every_family_once_with_help_and_type),
+		cmocka_unit_test(counters_exact_at_max),
+		cmocka_unit_test(label_values_escaped),
+		cmocka_unit_test(negative_temperature_signed),
+		cmocka_unit_test(cache_formats_once),
+		cmocka_unit_test(promtool_accepts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,214 @@
+/*
+ * Unit tests of snapshots: the shape built from a hand-made topology,
+ * lookups, and publish/acquire/release with readers racing a publisher.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cpu.h"
+#include "snapshot.h"
+
+/*
+ * Two sockets of two cores of two threads; CPU n is thread n / 4 of core
+ * n % 2 of socket (n % 4) / 2, as Linux numbers a 2-socket machine.  CPU 8
+ * is offline with unknown topology and belongs to no core.
+ */
+#define N_CPUS 9
+static struct hw_cpu cpus[N_CPUS];
+static struct cpu_core cores[2][2];
+static struct cpu_socket sockets[2];
+static struct cpu_topology topo;
+
+static const struct cpu_topology *fake_topology(void)
+{
+	for (int n = 0; n < 8; n++)
+		cpus[n] = (struct hw_cpu){ .cpu = n, .socket = (n % 4) / 2, .core = n % 2,
+					   .thread = n / 4, .online = true };
+	cpus[8] = (struct hw_cpu){ .cpu = 8, .socket = -1, .core = -1, .online = false };
+	for (int s = 0; s < 2; s++) {
+		for (int c = 0; c < 2; c++)
+			cores[s][c] = (struct cpu_core){ .core = c, .n_cpus = 2,
+							 .cpus = { s * 2 + c, 4 + s * 2 + c } };
+		sockets[s] = (struct cpu_socket){ .socket = s, .n_cores = 2, .cores = cores[s] };
+	}
+	topo = (struct cpu_topology){ .n_cpus = N_CPUS, .cpus = cpus, .n_sockets = 2,
+				      .sockets = sockets };
+	return &topo;
+}
+
+static const struct cpu_info westmere = {
+	.vendor = "GenuineIntel", .family = 6, .model = 44, .stepping = 2,
+	.microarch = "westmere-ep",
+};
+
+static void shape_follows_topology(void **state)
+{
+	struct snapshot *s = snapshot_new(fake_topology(), &westmere);
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(atomic_load(&s->refs), 1);
+	assert_int_equal(s->n_sockets, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(s->sockets[i].socket, i);
+		assert_int_equal(s->sockets[i].n_cores, 2);
+		assert_false(s->sockets[i].has_uncore);
+		assert_false(s->sockets[i].has_tjmax);
+	}
+	assert_int_equal(s->sockets[1].cores[1].core, 1);
+	assert_int_equal(s->sockets[1].cores[1].n_cpus, 2);
+	assert_int_equal(s->sockets[1].cores[1].cpus[0], 3);
+	assert_int_equal(s->sockets[1].cores[1].cpus[1], 7);
+	assert_int_equal(s->n_cpus, N_CPUS);
+	assert_int_equal(s->cpus[6].cpu, 6);
+	assert_int_equal(s->cpus[6].socket, 1);
+	assert_int_equal(s->cpus[6].core, 0);
+	assert_true(s->cpus[6].online);
+	assert_false(s->cpus[8].online);
+	assert_false(s->cpus[6].has_core_pmu);
+	assert_string_equal(s->collectors[SNAPSHOT_COLLECTOR_UNCORE].name, "uncore");
+	assert_string_equal(s->collectors[SNAPSHOT_COLLECTOR_THERMAL].name, "thermal");
+	assert_string_equal(s->collectors[SNAPSHOT_COLLECTOR_CORE].name, "core");
+	assert_string_equal(s->cpu_id.vendor, "GenuineIntel");
+	assert_int_equal(s->cpu_id.model, 44);
+	assert_int_equal(s->cpu_id.stepping, 2);
+	assert_string_equal(s->cpu_id.microarch, "westmere-ep");
+	assert_true(strlen(s->version) > 0);
+	assert_int_equal(s->n_episodes, 0);
+	assert_null(atomic_load(&s->prom_text));
+	snapshot_release(s);
+}
+
+static void info_may_be_null(void **state)
+{
+	struct snapshot *s = snapshot_new(fake_topology(), NULL);
+
+	(void)state;
+	assert_non_null(s);
+	assert_string_equal(s->cpu_id.vendor, "");
+	assert_string_equal(s->cpu_id.microarch, "");
+	snapshot_release(s);
+}
+
+static void lookups(void **state)
+{
+	struct snapshot *s = snapshot_new(fake_topology(), &westmere);
+
+	(void)state;
+	assert_ptr_equal(snapshot_socket(s, 1), &s->sockets[1]);
+	assert_null(snapshot_socket(s, 2));
+	assert_null(snapshot_socket(s, -1));
+	assert_ptr_equal(snapshot_core(s, 0, 1), &s->sockets[0].cores[1]);
+	assert_null(snapshot_core(s, 0, 2));
+	assert_null(snapshot_core(s, 5, 0));
+	assert_ptr_equal(snapshot_cpu(s, 7), &s->cpus[7]);
+	assert_ptr_equal(snapshot_cpu(s, 8), &s->cpus[8]);
+	assert_null(snapshot_cpu(s, 9));
+	snapshot_release(s);
+}
+
+static void publish_acquire_release(void **state)
+{
+	struct snapshot *a = snapshot_new(fake_topology(), &westmere);
+	struct snapshot *b = snapshot_new(fake_topology(), &westmere);
+	struct snapshot *r1, *r2;
+
+	(void)state;
+	assert_null(snapshot_acquire());
+	snapshot_publish(a);
+	r1 = snapshot_acquire();
+	assert_ptr_equal(r1, a);
+	assert_int_equal(atomic_load(&a->refs), 2);
+	/* Episodes and cached text hang off the snapshot and go with it. */
+	b->episodes = calloc(2, sizeof(*b->episodes));
+	b->n_episodes = 2;
+	atomic_store(&b->prom_text, strdup("cached"));
+	snapshot_publish(b);
+	assert_int_equal(atomic_load(&a->refs), 1);
+	r2 = snapshot_acquire();
+	assert_ptr_equal(r2, b);
+	snapshot_release(r1);
+	snapshot_release(r2);
+	snapshot_release(NULL);
+	snapshot_clear();
+	assert_null(snapshot_acquire());
+	snapshot_clear();
+}
+
+/*
+ * Readers check that what they hold is internally consistent while the
+ * publisher replaces it as fast as it can; ASan reports any use after
+ * free or leak.
+ */
+#define N_PUBLISHES 3000
+#define N_READERS 3
+
+static atomic_bool stop_readers;
+
+static void *reader(void *arg)
+{
+	unsigned long *seen = arg;
+
+	while (!atomic_load(&stop_readers)) {
+		struct snapshot *s = snapshot_acquire();
+
+		if (!s)
+			continue;
+		if (s->time != (double)s->samples || s->sockets[1].cores[0].cpus[1] != 6)
+			abort();
+		if (s->samples > 0)
+			(*seen)++;
+		snapshot_release(s);
+	}
+	return NULL;
+}
+
+static void readers_race_publisher(void **state)
+{
+	pthread_t threads[N_READERS];
+	unsigned long seen[N_READERS] = { 0 };
+
+	(void)state;
+	atomic_store(&stop_readers, false);
+	for (int i = 0; i < N_READERS; i++)
+		assert_int_equal(pthread_create(&threads[i], NULL, reader, &seen[i]), 0);
+	for (uint64_t n = 1; n <= N_PUBLISHES; n++) {
+		struct snapshot *s = snapshot_new(fake_topology(), &westmere);
+
+		assert_non_null(s);
+		s->samples = n;
+		s->time = (double)n;
+		atomic_store(&s->prom_text, strdup("x"));
+		snapshot_publish(s);
+	}
+	atomic_store(&stop_readers, true);
+	for (int i = 0; i < N_READERS; i++)
+		assert_int_equal(pthread_join(threads[i], NULL), 0);
+	{
+		struct snapshot *last = snapshot_acquire();
+
+		assert_int_equal(last->samples, N_PUBLISHES);
+		assert_int_equal(atomic_load(&last->refs), 2);
+		snapshot_release(last);
+	}
+	snapshot_clear();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shape_follows_topology),
+		cmocka_unit_test(info_may_be_null),
+		cmocka_unit_test(lookups),
+		cmocka_unit_test(publish_acquire_release),
+		cmocka_unit_test(readers_race_publisher),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
