@@ -77,6 +77,8 @@
 #define IA32_FIXED_CTR_CTRL              0x38d
 #define IA32_PERF_GLOBAL_STATUS          0x38e
 #define IA32_PERF_GLOBAL_CTRL            0x38f
+#define IA32_PERF_GLOBAL_OVF_CTRL        0x390 /* v1-3; STATUS_RESET on v4+ */
+#define IA32_PERF_GLOBAL_STATUS_SET      0x391 /* perfmon v4+ only: never write */
 #define IA32_PERF_GLOBAL_INUSE           0x392 /* perfmon v4+ only */
 #define PERFEVTSEL_UMASK_SHIFT           8
 #define PERFEVTSEL_USR                   MSR_BIT(16)

@@ -22,7 +22,25 @@ struct attr {
 	uint64_t value;
 };
 
+struct read_count {
+	int cpu;
+	uint32_t msr;
+	unsigned n;
+};
+
+struct cpuid_leaf {
+	uint32_t leaf, subleaf;
+	struct hw_cpuid regs;
+};
+
 struct regfile {
+	struct read_count reads[512];
+	int n_reads;
+	struct cpuid_leaf leaves[32];
+	int n_leaves;
+	int fail_cpu;
+	uint32_t fail_msr;
+	int fail_err;
 	struct hw_cpu *cpus;
 	int n_cpus;
 	struct reg *regs;
@@ -167,6 +185,52 @@ unsigned regfile_writes(struct regfile *rf, int cpu, uint32_t msr)
 	return n;
 }
 
+unsigned regfile_reads(struct regfile *rf, int cpu, uint32_t msr)
+{
+	unsigned n = 0;
+
+	for (int i = 0; i < rf->n_reads; i++)
+		if (rf->reads[i].msr == msr && (cpu < 0 || rf->reads[i].cpu == cpu))
+			n += rf->reads[i].n;
+	return n;
+}
+
+static void count_read(struct regfile *rf, int cpu, uint32_t msr)
+{
+	for (int i = 0; i < rf->n_reads; i++) {
+		if (rf->reads[i].cpu == cpu && rf->reads[i].msr == msr) {
+			rf->reads[i].n++;
+			return;
+		}
+	}
+	if (rf->n_reads == (int)(sizeof(rf->reads) / sizeof(rf->reads[0])))
+		abort();
+	rf->reads[rf->n_reads++] = (struct read_count){ cpu, msr, 1 };
+}
+
+void regfile_fail_reads(struct regfile *rf, int cpu, uint32_t msr, int err)
+{
+	rf->fail_cpu = cpu;
+	rf->fail_msr = msr;
+	rf->fail_err = err;
+}
+
+void regfile_set_cpuid(struct regfile *rf, uint32_t leaf, uint32_t subleaf, uint32_t eax,
+		       uint32_t ebx, uint32_t ecx, uint32_t edx)
+{
+	struct cpuid_leaf *l = NULL;
+
+	for (int i = 0; i < rf->n_leaves; i++)
+		if (rf->leaves[i].leaf == leaf && rf->leaves[i].subleaf == subleaf)
+			l = &rf->leaves[i];
+	if (!l) {
+		if (rf->n_leaves == (int)(sizeof(rf->leaves) / sizeof(rf->leaves[0])))
+			abort();
+		l = &rf->leaves[rf->n_leaves++];
+	}
+	*l = (struct cpuid_leaf){ leaf, subleaf, { eax, ebx, ecx, edx } };
+}
+
 static int rf_online_check(struct regfile *rf, int cpu)
 {
 	const struct hw_cpu *c = find_cpu(rf, cpu);
@@ -182,8 +246,11 @@ static int rf_read_msr(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value)
 	struct reg *r;
 	int err = rf_online_check(rf, cpu);
 
+	count_read(rf, cpu, msr);
 	if (err)
 		return err;
+	if (rf->fail_err && rf->fail_cpu == cpu && rf->fail_msr == msr)
+		return rf->fail_err;
 	r = find_reg(rf, cpu, msr);
 	if (!r)
 		return -EIO;
@@ -211,11 +278,13 @@ static int rf_write_msr(void *ctx, int cpu, uint32_t msr, uint64_t value)
 
 static int rf_cpuid(void *ctx, int cpu, uint32_t leaf, uint32_t subleaf, struct hw_cpuid *ret)
 {
-	(void)ctx;
+	struct regfile *rf = ctx;
+
 	(void)cpu;
-	(void)leaf;
-	(void)subleaf;
 	memset(ret, 0, sizeof(*ret));
+	for (int i = 0; i < rf->n_leaves; i++)
+		if (rf->leaves[i].leaf == leaf && rf->leaves[i].subleaf == subleaf)
+			*ret = rf->leaves[i].regs;
 	return 0;
 }
 

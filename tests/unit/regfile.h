@@ -45,4 +45,21 @@ void regfile_set_attr(struct regfile *rf, int cpu, const char *relpath, uint64_t
 /* Number of writes to (cpu, msr) since creation; cpu -1 = any. */
 unsigned regfile_writes(struct regfile *rf, int cpu, uint32_t msr);
 
+/*
+ * Number of read attempts of msr through cpu since creation, failed ones
+ * included; cpu -1 = any.  Counted by the CPU the read went through, so a
+ * package register read through two CPUs counts for each.
+ */
+unsigned regfile_reads(struct regfile *rf, int cpu, uint32_t msr);
+
+/*
+ * Make reads of msr through cpu fail with err (a negative errno) until
+ * called again with err 0.  One such rule at a time.
+ */
+void regfile_fail_reads(struct regfile *rf, int cpu, uint32_t msr, int err);
+
+/* What CPUID leaf/subleaf returns on every CPU (leaves never set return zeros). */
+void regfile_set_cpuid(struct regfile *rf, uint32_t leaf, uint32_t subleaf, uint32_t eax,
+		       uint32_t ebx, uint32_t ecx, uint32_t edx);
+
 #endif

@@ -147,6 +147,14 @@ static void sim_every_scenario_restores_every_register(void **state)
 		conf_defaults(&conf);
 		conf.uncore_enabled = true;
 		conf.uncore_default_events = true;
+		/*
+		 * Under reclaim uncored takes the rewritten counter back and at
+		 * stop writes the value it found at start, not the other agent's
+		 * last value, so only yield leaves the register as on the twin.
+		 * reclaim_restores_the_value_found checks the other policy.
+		 */
+		if (strcmp(names[i], "conflict") == 0)
+			conf.uncore_on_conflict = CONF_CONFLICT_YIELD;
 		before.n = twin_before.n = after.n = twin_after.n = 0;
 		sim_dump(r.sim, dump_one, &before);
 		sim_dump(twin.sim, dump_one, &twin_before);
@@ -163,6 +171,38 @@ static void sim_every_scenario_restores_every_register(void **state)
 		sim_run_close(&r);
 		sim_run_close(&twin);
 	}
+}
+
+/* Reclaim in the conflict scenario: every register as on the twin but the rewritten select, which holds what uncored found at start. */
+static void reclaim_restores_the_value_found(void **state)
+{
+	struct sim_run r, twin;
+	struct collector c;
+	struct conf conf;
+	static struct dump before, after, twin_after;
+
+	(void)state;
+	sim_run_open(&r, "conflict");
+	sim_run_open(&twin, "conflict");
+	conf_defaults(&conf);
+	before.n = after.n = twin_after.n = 0;
+	sim_dump(r.sim, dump_one, &before);
+	snapshot_release(run_collector(&r, &twin, &conf, 5, &c));
+	sim_dump(r.sim, dump_one, &after);
+	sim_dump(twin.sim, dump_one, &twin_after);
+	assert_int_equal(after.n, twin_after.n);
+	for (int i = 0; i < after.n; i++) {
+		if (after.msr[i] == 0x3c0 && after.value[i] != twin_after.value[i]) {
+			assert_int_equal(after.value[i], before.value[i]);
+			continue;
+		}
+		if (after.value[i] != twin_after.value[i])
+			fail_msg("cpu %d msr 0x%x: 0x%llx, twin 0x%llx", after.cpu[i], after.msr[i],
+				 (unsigned long long)after.value[i],
+				 (unsigned long long)twin_after.value[i]);
+	}
+	sim_run_close(&r);
+	sim_run_close(&twin);
 }
 
 static const struct snapshot_event *find_event(const struct snapshot_socket *ss, const char *name)
@@ -205,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sim_every_scenario_restores_every_register),
+		cmocka_unit_test(reclaim_restores_the_value_found),
 		cmocka_unit_test(sim_dram_heatwave_counts_on_socket_1_only),
 	};
 

@@ -1,0 +1,431 @@
+/*
+ * The thermal collector: core and package temperature and throttling
+ * status bits, the RAPL power-limit throttled-time counters and the
+ * kernel's thermal_throttle counts from sysfs.  It reads IA32_THERM_STATUS
+ * once per physical core (not per SMT sibling) and the package registers
+ * once per socket.  It never writes any MSR: the sticky log bits of the
+ * thermal status registers belong to the kernel's interrupt handler
+ * (hardware.md §3.5), so only the live status bits are used.
+ *
+ * Offline CPUs: the read itself says a CPU is offline (-ENXIO); the
+ * collector then tries the next sibling, and skips a core whose CPUs are
+ * all offline without counting an error (it knowingly skips it).  Any other
+ * failed read is counted in c->errors and leaves that part absent for the
+ * sample; accumulated totals are kept.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "counter.h"
+#include "decode.h"
+#include "msr.h"
+
+#define ATTR_CORE_THROTTLES "thermal_throttle/core_throttle_count"
+#define ATTR_PACKAGE_THROTTLES "thermal_throttle/package_throttle_count"
+
+/*
+ * A kernel count made monotonic: exported as the kernel has it until it
+ * goes down (the CPU went offline and its count restarted) or is read
+ * through another CPU; then it is re-based and only later increases add.
+ */
+struct kcount {
+	bool has_base;
+	int cpu;             /* the CPU whose attribute last_value came from */
+	uint64_t last_value;
+	uint64_t total;
+};
+
+/* One RAPL throttled-time register of a socket (hardware.md §4.1). */
+struct rapl_reg {
+	uint32_t msr;
+	bool is_present;     /* did not read -EIO at start */
+	bool has_base;       /* ctr initialised from a reading */
+	struct counter ctr;
+};
+
+struct thermal_core {
+	struct kcount kernel;
+};
+
+struct thermal_socket {
+	const struct cpu_socket *topo;
+	bool has_tjmax;
+	unsigned tjmax_c;
+	bool has_rapl;       /* time unit known and at least one register present */
+	double time_unit_s;
+	struct rapl_reg pkg, dram;
+	struct kcount kernel_pkg;
+	struct thermal_core *cores;   /* parallel to topo->cores */
+};
+
+struct thermal_state {
+	int n_sockets;
+	struct thermal_socket *sockets; /* parallel to c->topo->sockets */
+};
+
+/* Append one note to c->reason ("; "-separated, truncated). */
+static void __attribute__((format(printf, 2, 3))) note(struct collector *c, const char *fmt, ...)
+{
+	size_t used = strlen(c->reason);
+	va_list ap;
+
+	if (used && used + 2 < sizeof(c->reason)) {
+		memcpy(c->reason + used, "; ", 3);
+		used += 2;
+	}
+	if (used + 1 >= sizeof(c->reason))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->reason + used, sizeof(c->reason) - used, fmt, ap);
+	va_end(ap);
+}
+
+static int first_online_cpu(struct hw *hw, const struct cpu_socket *sock)
+{
+	for (int i = 0; i < sock->n_cpus; i++)
+		if (hw_cpu_online(hw, sock->cpus[i]) == 1)
+			return sock->cpus[i];
+	return -1;
+}
+
+static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
+{
+	uint64_t raw;
+	int err;
+
+	if (!c->info->fac.has_tjmax) {
+		note(c, "socket %d: no MSR_TEMPERATURE_TARGET on this model, no temperatures",
+		     ts->topo->socket);
+		return;
+	}
+	err = hw_read_msr(c->hw, cpu, MSR_TEMPERATURE_TARGET, &raw);
+	if (err) {
+		c->errors++;
+		note(c, "socket %d: MSR_TEMPERATURE_TARGET unreadable (%s), no temperatures",
+		     ts->topo->socket, strerror(-err));
+		return;
+	}
+	/* hardware.md §3.4: no guessing of a default TjMax. */
+	ts->tjmax_c = decode_tjmax(raw);
+	if (ts->tjmax_c == 0) {
+		note(c, "socket %d: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures",
+		     ts->topo->socket);
+		return;
+	}
+	ts->has_tjmax = true;
+}
+
+/* First reading of a RAPL register; -EIO means the register is absent. */
+static void setup_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu, uint32_t msr)
+{
+	uint64_t raw;
+	int err;
+
+	r->msr = msr;
+	err = hw_read_msr(c->hw, cpu, msr, &raw);
+	if (err == -EIO)
+		return;
+	r->is_present = true;
+	if (err) {
+		c->errors++;
+		return;
+	}
+	counter_init(&r->ctr, RAPL_PERF_STATUS_WIDTH, raw);
+	r->has_base = true;
+}
+
+static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
+{
+	uint64_t raw;
+	int err;
+
+	if (!c->info->fac.has_rapl_perf_status || !c->conf->thermal_rapl)
+		return;
+	err = hw_read_msr(c->hw, cpu, MSR_RAPL_POWER_UNIT, &raw);
+	if (err) {
+		c->errors++;
+		note(c, "socket %d: MSR_RAPL_POWER_UNIT unreadable (%s), no RAPL throttled time",
+		     ts->topo->socket, strerror(-err));
+		return;
+	}
+	ts->time_unit_s = decode_rapl_time_unit_s(raw);
+	setup_rapl_reg(c, &ts->pkg, cpu, MSR_PKG_PERF_STATUS);
+	setup_rapl_reg(c, &ts->dram, cpu, MSR_DRAM_PERF_STATUS);
+	ts->has_rapl = ts->pkg.is_present || ts->dram.is_present;
+	if (!ts->pkg.is_present)
+		note(c, "socket %d: no MSR_PKG_PERF_STATUS, package throttled time reads 0",
+		     ts->topo->socket);
+	if (!ts->dram.is_present)
+		note(c, "socket %d: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0",
+		     ts->topo->socket);
+}
+
+static int setup_socket(struct collector *c, struct thermal_socket *ts,
+			const struct cpu_socket *sock)
+{
+	int cpu;
+
+	ts->topo = sock;
+	ts->cores = calloc((size_t)(sock->n_cores ? sock->n_cores : 1), sizeof(*ts->cores));
+	if (!ts->cores)
+		return -ENOMEM;
+	cpu = first_online_cpu(c->hw, sock);
+	if (cpu < 0) {
+		note(c, "socket %d: no online CPU, no TjMax", sock->socket);
+		return 0;
+	}
+	setup_tjmax(c, ts, cpu);
+	setup_rapl(c, ts, cpu);
+	return 0;
+}
+
+static void thermal_free(struct thermal_state *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; i < st->n_sockets; i++)
+		free(st->sockets[i].cores);
+	free(st->sockets);
+	free(st);
+}
+
+static int thermal_start(struct collector *c)
+{
+	struct thermal_state *st;
+	int err;
+
+	if (!c->conf->thermal_enabled) {
+		snprintf(c->reason, sizeof(c->reason), "disabled in the configuration");
+		return -ENOTSUP;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->sockets = calloc((size_t)(c->topo->n_sockets ? c->topo->n_sockets : 1),
+			     sizeof(*st->sockets));
+	if (!st->sockets) {
+		free(st);
+		return -ENOMEM;
+	}
+	st->n_sockets = c->topo->n_sockets;
+	for (int i = 0; i < st->n_sockets; i++) {
+		err = setup_socket(c, &st->sockets[i], &c->topo->sockets[i]);
+		if (err) {
+			thermal_free(st);
+			return err;
+		}
+	}
+	c->state = st;
+	return 0;
+}
+
+/* Add a kernel count reading through cpu; see struct kcount. */
+static void kcount_update(struct kcount *k, int cpu, uint64_t value)
+{
+	if (!k->has_base) {
+		k->total = value;
+	} else if (cpu == k->cpu && value >= k->last_value) {
+		k->total += value - k->last_value;
+	}
+	k->has_base = true;
+	k->cpu = cpu;
+	k->last_value = value;
+}
+
+/* Read a kernel count; true when there is one to export this sample. */
+static bool read_kcount(struct collector *c, struct kcount *k, int cpu, const char *attr)
+{
+	uint64_t value;
+	int err;
+
+	err = hw_read_cpu_attr(c->hw, cpu, attr, &value);
+	if (err == -ENOENT)
+		return false;
+	if (err) {
+		c->errors++;
+		return false;
+	}
+	kcount_update(k, cpu, value);
+	return true;
+}
+
+/*
+ * IA32_THERM_STATUS of a core through its first CPU that answers.  Sets
+ * *ret_cpu to that CPU (-1 if all are offline) and returns the read's
+ * result (-ENXIO when all are offline).
+ */
+static int read_core_status(struct hw *hw, const struct cpu_core *core, int *ret_cpu,
+			    uint64_t *ret_raw)
+{
+	*ret_cpu = -1;
+	for (int i = 0; i < core->n_cpus; i++) {
+		int err = hw_read_msr(hw, core->cpus[i], IA32_THERM_STATUS, ret_raw);
+
+		if (err == -ENXIO)
+			continue;
+		*ret_cpu = core->cpus[i];
+		return err;
+	}
+	return -ENXIO;
+}
+
+static void fill_core_status(const struct thermal_socket *ts, uint64_t raw,
+			     struct snapshot_core *sc)
+{
+	struct decode_therm_status st = decode_therm_status(raw);
+
+	sc->has_status = true;
+	sc->thermal_throttling = st.thermal;
+	sc->prochot_active = st.prochot;
+	if (ts->has_tjmax && st.reading_valid) {
+		sc->has_temperature = true;
+		sc->temperature_c = (int)ts->tjmax_c - (int)st.readout;
+	}
+}
+
+/* One core; returns the CPU that answered (-1 when the core is offline). */
+static int sample_core(struct collector *c, struct thermal_socket *ts, int i,
+		       struct snapshot_core *sc)
+{
+	const struct cpu_core *core = &ts->topo->cores[i];
+	uint64_t raw;
+	int cpu, err;
+
+	err = read_core_status(c->hw, core, &cpu, &raw);
+	if (cpu < 0)
+		return -1;
+	if (err)
+		c->errors++;
+	else if (sc)
+		fill_core_status(ts, raw, sc);
+	if (c->conf->thermal_kernel_counts &&
+	    read_kcount(c, &ts->cores[i].kernel, cpu, ATTR_CORE_THROTTLES) && sc) {
+		sc->has_kernel_throttles = true;
+		sc->kernel_throttles = ts->cores[i].kernel.total;
+	}
+	return cpu;
+}
+
+static void sample_package_status(struct collector *c, const struct thermal_socket *ts, int cpu,
+				  struct snapshot_socket *ss)
+{
+	struct decode_therm_status st;
+	uint64_t raw;
+	int err;
+
+	if (!c->info->fac.has_package_thermal)
+		return;
+	err = hw_read_msr(c->hw, cpu, IA32_PACKAGE_THERM_STATUS, &raw);
+	if (err) {
+		c->errors++;
+		return;
+	}
+	st = decode_package_therm_status(raw);
+	ss->has_package_status = true;
+	ss->package_thermal_throttling = st.thermal;
+	ss->package_prochot_active = st.prochot;
+	if (ts->has_tjmax) {
+		ss->has_package_temperature = true;
+		ss->package_temperature_c = (int)ts->tjmax_c - (int)st.readout;
+	}
+}
+
+/* Accumulate one RAPL register; true when it is absent or was read. */
+static bool sample_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu)
+{
+	uint64_t raw;
+	int err;
+
+	if (!r->is_present)
+		return true;
+	err = hw_read_msr(c->hw, cpu, r->msr, &raw);
+	if (err) {
+		c->errors++;
+		return false;
+	}
+	if (r->has_base) {
+		counter_add(&r->ctr, raw);
+	} else {
+		counter_init(&r->ctr, RAPL_PERF_STATUS_WIDTH, raw);
+		r->has_base = true;
+	}
+	return true;
+}
+
+static void sample_rapl(struct collector *c, struct thermal_socket *ts, int cpu,
+			struct snapshot_socket *ss)
+{
+	bool is_pkg_ok, is_dram_ok;
+
+	if (!ts->has_rapl)
+		return;
+	is_pkg_ok = sample_rapl_reg(c, &ts->pkg, cpu);
+	is_dram_ok = sample_rapl_reg(c, &ts->dram, cpu);
+	if (!is_pkg_ok || !is_dram_ok)
+		return;
+	/* hardware.md §4.1: power-limit throttled time in time units. */
+	ss->has_rapl = true;
+	ss->rapl_package_throttled_s = (double)ts->pkg.ctr.total * ts->time_unit_s;
+	ss->rapl_dram_throttled_s = (double)ts->dram.ctr.total * ts->time_unit_s;
+}
+
+static void sample_socket(struct collector *c, struct thermal_socket *ts, struct snapshot *s)
+{
+	struct snapshot_socket *ss = snapshot_socket(s, ts->topo->socket);
+	struct snapshot_socket scratch;
+	int reader = -1;
+
+	/* A socket missing from the snapshot is still sampled: totals must advance. */
+	if (!ss) {
+		memset(&scratch, 0, sizeof(scratch));
+		ss = &scratch;
+	}
+	ss->has_tjmax = ts->has_tjmax;
+	ss->tjmax_c = (int)ts->tjmax_c;
+	for (int i = 0; i < ts->topo->n_cores; i++) {
+		struct snapshot_core *sc = snapshot_core(s, ts->topo->socket,
+							 ts->topo->cores[i].core);
+		int cpu = sample_core(c, ts, i, sc);
+
+		if (reader < 0)
+			reader = cpu;
+	}
+	/* Every core offline: nothing of the package is reachable. */
+	if (reader < 0)
+		return;
+	sample_package_status(c, ts, reader, ss);
+	sample_rapl(c, ts, reader, ss);
+	if (c->conf->thermal_kernel_counts &&
+	    read_kcount(c, &ts->kernel_pkg, reader, ATTR_PACKAGE_THROTTLES)) {
+		ss->has_kernel_package_throttles = true;
+		ss->kernel_package_throttles = ts->kernel_pkg.total;
+	}
+}
+
+static void thermal_sample(struct collector *c, struct snapshot *s)
+{
+	struct thermal_state *st = c->state;
+
+	if (!st)
+		return;
+	for (int i = 0; i < st->n_sockets; i++)
+		sample_socket(c, &st->sockets[i], s);
+}
+
+static void thermal_stop(struct collector *c)
+{
+	thermal_free(c->state);
+	c->state = NULL;
+}
+
+const struct collector_ops thermal_collector_ops = {
+	.name = "thermal",
+	.id = SNAPSHOT_COLLECTOR_THERMAL,
+	.start = thermal_start,
+	.sample = thermal_sample,
+	.stop = thermal_stop,
+};

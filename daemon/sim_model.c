@@ -1,0 +1,256 @@
+/*
+ * The table of simulated machines and what their CPUs answer to CPUID.
+ * Each model fixes vendor, signature, topology (Linux numbering: first
+ * threads of every core socket by socket, then the second threads),
+ * register facilities, PMU geometry and TjMax.  The register semantics
+ * live in sim.c; this file holds only data and topology arithmetic.
+ *
+ * Simulator's choices: TjMax 95 C on Nehalem/Westmere, 100 C on
+ * Skylake-SP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
+ * rate UNCONFIRMED).  "big" is a Westmere-EP-shaped machine scaled up to
+ * 2 x 56 cores so every collector runs on it; its core ids are 0..55.
+ */
+#include <string.h>
+
+#include "sim.h"
+#include "sim_model.h"
+
+/* CPUID layouts (Intel SDM vol. 2A, CPUID instruction). */
+#define CPUID1_STEPPING_SHIFT      0
+#define CPUID1_MODEL_SHIFT         4
+#define CPUID1_FAMILY_SHIFT        8
+#define CPUID1_EXT_MODEL_SHIFT     16
+#define CPUID1_EXT_FAMILY_SHIFT    20
+#define CPUID1_EBX_LOGICAL_SHIFT   16
+#define CPUID1_EBX_APIC_ID_SHIFT   24
+#define CPUID1_EDX_MSR             (1u << 5)
+#define CPUID1_EDX_ACPI            (1u << 22)  /* IA32_THERM_STATUS exists, hardware.md §3.1 */
+#define CPUID1_EDX_HTT             (1u << 28)
+#define CPUID6_EAX_DTS             (1u << 0)   /* hardware.md §3.1 */
+#define CPUID6_EAX_PTM             (1u << 6)   /* hardware.md §3.2 */
+#define CPUIDA_EAX_N_GP_SHIFT      8           /* hardware.md §5.1 */
+#define CPUIDA_EAX_GP_WIDTH_SHIFT  16
+#define CPUIDA_EAX_EBX_LEN_SHIFT   24
+#define CPUIDA_EBX_LENGTH          7           /* seven architectural events, hardware.md §5.2 */
+#define CPUIDA_EDX_FIXED_WIDTH_SHIFT 5
+#define CPUIDB_ECX_TYPE_SHIFT      8
+#define CPUIDB_TYPE_SMT            1
+#define CPUIDB_TYPE_CORE           2
+
+static const int wsm_core_ids[] = { 0, 1, 2, 8, 9, 10 };
+
+static const struct sim_model models[] = {
+	{
+		.name = "westmere-ep-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x2c, .stepping = 2,
+		.n_sockets = 2, .n_cores = 6, .n_threads = 2, .core_ids = wsm_core_ids,
+		.flags = SIM_F_INTEL | SIM_F_NHM_UNCORE | SIM_F_UNCORE_THERMAL,
+		.tjmax_c = 95, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2930000000, .max_basic_leaf = 0xb,
+	},
+	{
+		.name = "nehalem-ep-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x1a, .stepping = 5,
+		.n_sockets = 2, .n_cores = 4, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_NHM_UNCORE,
+		.tjmax_c = 95, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2660000000, .max_basic_leaf = 0xb,
+	},
+	{
+		.name = "skylake-sp-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x55, .stepping = 4,
+		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2500000000, .max_basic_leaf = 0xb,
+	},
+	{
+		.name = "amd-epyc", .vendor = "AuthenticAMD",
+		.family = 0x17, .model = 0x31, .stepping = 0,
+		.n_sockets = 1, .n_cores = 8, .n_threads = 2,
+		.flags = 0,
+		.uclk_hz = 0, .ref_hz = 2000000000, .max_basic_leaf = 0x10,
+	},
+	{
+		.name = "big", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x2c, .stepping = 2,
+		.n_sockets = 2, .n_cores = 56, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_NHM_UNCORE | SIM_F_UNCORE_THERMAL,
+		.tjmax_c = 95, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2930000000, .max_basic_leaf = 0xb,
+	},
+};
+
+#define N_MODELS (sizeof(models) / sizeof(models[0]))
+
+static const char *const model_names[] = {
+	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "amd-epyc", "big", NULL,
+};
+
+const char *const *sim_model_names(void)
+{
+	return model_names;
+}
+
+const struct sim_model *sim_model_find(const char *name)
+{
+	for (size_t i = 0; i < N_MODELS; i++)
+		if (strcmp(models[i].name, name) == 0)
+			return &models[i];
+	return NULL;
+}
+
+int sim_model_n_cpus(const struct sim_model *m)
+{
+	return m->n_sockets * m->n_cores * m->n_threads;
+}
+
+int sim_model_core_id(const struct sim_model *m, int core_index)
+{
+	return m->core_ids ? m->core_ids[core_index] : core_index;
+}
+
+int sim_model_core_index(const struct sim_model *m, int core_id)
+{
+	for (int i = 0; i < m->n_cores; i++)
+		if (sim_model_core_id(m, i) == core_id)
+			return i;
+	return -1;
+}
+
+void sim_model_topology(const struct sim_model *m, int cpu, struct hw_cpu *ret_cpu,
+			int *ret_core_index)
+{
+	int per_thread = m->n_sockets * m->n_cores;
+	int rem = cpu % per_thread;
+
+	ret_cpu->cpu = cpu;
+	ret_cpu->thread = cpu / per_thread;
+	ret_cpu->socket = rem / m->n_cores;
+	ret_cpu->die = 0;
+	ret_cpu->core = sim_model_core_id(m, rem % m->n_cores);
+	ret_cpu->online = true;
+	if (ret_core_index)
+		*ret_core_index = rem % m->n_cores;
+}
+
+int sim_model_cpu_of(const struct sim_model *m, int socket, int core_index, int thread)
+{
+	return thread * m->n_sockets * m->n_cores + socket * m->n_cores + core_index;
+}
+
+/* Bits needed to hold values 0..n-1. */
+static unsigned bits_for(unsigned n)
+{
+	unsigned bits = 0;
+
+	while ((1u << bits) < n)
+		bits++;
+	return bits;
+}
+
+static unsigned smt_shift(const struct sim_model *m)
+{
+	return bits_for((unsigned)m->n_threads);
+}
+
+static unsigned package_shift(const struct sim_model *m)
+{
+	int max_id = sim_model_core_id(m, m->n_cores - 1);
+
+	return smt_shift(m) + bits_for((unsigned)max_id + 1);
+}
+
+static uint32_t x2apic_id(const struct sim_model *m, int cpu)
+{
+	struct hw_cpu t;
+
+	sim_model_topology(m, cpu, &t, NULL);
+	return ((uint32_t)t.socket << package_shift(m)) | ((uint32_t)t.core << smt_shift(m)) |
+	       (uint32_t)t.thread;
+}
+
+static uint32_t signature(const struct sim_model *m)
+{
+	unsigned base_family = m->family >= 0xf ? 0xf : m->family;
+	unsigned ext_family = m->family >= 0xf ? m->family - 0xf : 0;
+
+	return m->stepping << CPUID1_STEPPING_SHIFT |
+	       (m->model & 0xf) << CPUID1_MODEL_SHIFT |
+	       base_family << CPUID1_FAMILY_SHIFT |
+	       (m->model >> 4) << CPUID1_EXT_MODEL_SHIFT |
+	       ext_family << CPUID1_EXT_FAMILY_SHIFT;
+}
+
+static void leaf_vendor(const struct sim_model *m, struct hw_cpuid *r)
+{
+	r->eax = m->max_basic_leaf;
+	memcpy(&r->ebx, m->vendor, 4);
+	memcpy(&r->edx, m->vendor + 4, 4);
+	memcpy(&r->ecx, m->vendor + 8, 4);
+}
+
+static void leaf_signature(const struct sim_model *m, int cpu, struct hw_cpuid *r)
+{
+	uint32_t logical = 1u << package_shift(m);
+
+	r->eax = signature(m);
+	r->edx = CPUID1_EDX_MSR;
+	if (!(m->flags & SIM_F_INTEL))
+		return;
+	r->ebx = (x2apic_id(m, cpu) & 0xff) << CPUID1_EBX_APIC_ID_SHIFT |
+		 (logical > 0xff ? 0xff : logical) << CPUID1_EBX_LOGICAL_SHIFT;
+	r->edx |= CPUID1_EDX_ACPI | (m->n_threads > 1 ? CPUID1_EDX_HTT : 0);
+}
+
+static void leaf_thermal(const struct sim_model *m, struct hw_cpuid *r)
+{
+	r->eax = CPUID6_EAX_DTS | ((m->flags & SIM_F_PTM) ? CPUID6_EAX_PTM : 0);
+}
+
+static void leaf_perfmon(const struct sim_model *m, struct hw_cpuid *r)
+{
+	r->eax = (uint32_t)m->pmu_version | (uint32_t)m->n_gp << CPUIDA_EAX_N_GP_SHIFT |
+		 (uint32_t)m->gp_width << CPUIDA_EAX_GP_WIDTH_SHIFT |
+		 (uint32_t)CPUIDA_EBX_LENGTH << CPUIDA_EAX_EBX_LEN_SHIFT;
+	r->ebx = 0;
+	r->edx = (uint32_t)m->n_fixed | (uint32_t)m->fixed_width << CPUIDA_EDX_FIXED_WIDTH_SHIFT;
+}
+
+static void leaf_topology(const struct sim_model *m, int cpu, uint32_t subleaf,
+			  struct hw_cpuid *r)
+{
+	r->edx = x2apic_id(m, cpu);
+	r->ecx = subleaf & 0xff;
+	if (subleaf == 0) {
+		r->eax = smt_shift(m);
+		r->ebx = (uint32_t)m->n_threads;
+		r->ecx |= CPUIDB_TYPE_SMT << CPUIDB_ECX_TYPE_SHIFT;
+	} else if (subleaf == 1) {
+		r->eax = package_shift(m);
+		r->ebx = (uint32_t)(m->n_threads * m->n_cores);
+		r->ecx |= CPUIDB_TYPE_CORE << CPUIDB_ECX_TYPE_SHIFT;
+	}
+}
+
+void sim_model_cpuid(const struct sim_model *m, int cpu, uint32_t leaf, uint32_t subleaf,
+		     struct hw_cpuid *ret_regs)
+{
+	bool intel = m->flags & SIM_F_INTEL;
+
+	memset(ret_regs, 0, sizeof(*ret_regs));
+	if (leaf == 0)
+		leaf_vendor(m, ret_regs);
+	else if (leaf == 1)
+		leaf_signature(m, cpu, ret_regs);
+	else if (leaf == 6 && intel)
+		leaf_thermal(m, ret_regs);
+	else if (leaf == 0xa && intel)
+		leaf_perfmon(m, ret_regs);
+	else if (leaf == 0xb && intel)
+		leaf_topology(m, cpu, subleaf, ret_regs);
+}

@@ -1,0 +1,64 @@
+/*
+ * Machine models of the simulated hardware (internal to sim.c): identity,
+ * topology, which register facilities exist, PMU geometry and the CPUID
+ * answers.  Pure data and arithmetic on it; no state.
+ */
+#ifndef UNCORED_SIM_MODEL_H
+#define UNCORED_SIM_MODEL_H
+
+#include <stdint.h>
+
+#include "hw.h"
+
+/* Facility flags of a model. */
+#define SIM_F_INTEL           (1u << 0) /* Intel architectural MSRs (thermal, core PMU) */
+#define SIM_F_NHM_UNCORE      (1u << 1) /* MSR_UNCORE_* facility, hardware.md §1.1 */
+#define SIM_F_UNCORE_THERMAL  (1u << 2) /* uncore events 0x67, 0x80-0x83, hardware.md §2.1-2.2 */
+#define SIM_F_PTM             (1u << 3) /* IA32_PACKAGE_THERM_STATUS, hardware.md §3.2 */
+#define SIM_F_RAPL            (1u << 4) /* 0x606, 0x613, 0x61b, hardware.md §4.1 */
+#define SIM_F_PERFMON_V4      (1u << 5) /* 0x391 STATUS_SET, 0x392 INUSE, hardware.md §5.3 */
+
+struct sim_model {
+	const char *name;
+	const char *vendor;        /* 12 characters */
+	unsigned family;           /* display family */
+	unsigned model;            /* display model */
+	unsigned stepping;
+	int n_sockets;
+	int n_cores;               /* per socket */
+	int n_threads;             /* per core */
+	const int *core_ids;       /* n_cores ascending physical core ids; NULL means 0..n_cores-1 */
+	unsigned flags;
+	int tjmax_c;
+	int pmu_version;
+	int n_gp, gp_width;
+	int n_fixed, fixed_width;
+	int64_t uclk_hz;           /* simulated uncore clock */
+	int64_t ref_hz;            /* reference (TSC) clock, default core clock */
+	uint32_t max_basic_leaf;
+};
+
+/* The model called name, or NULL. */
+const struct sim_model *sim_model_find(const char *name);
+
+/* Number of logical CPUs of m. */
+int sim_model_n_cpus(const struct sim_model *m);
+
+/* Physical core id of the core with index core_index (0..n_cores-1) in its socket. */
+int sim_model_core_id(const struct sim_model *m, int core_index);
+
+/* Index (0..n_cores-1) of physical core id core_id, or -1 when the model has no such core. */
+int sim_model_core_index(const struct sim_model *m, int core_id);
+
+/* Topology of logical CPU cpu (0..n_cpus-1); *ret_core_index gets the core's index. */
+void sim_model_topology(const struct sim_model *m, int cpu, struct hw_cpu *ret_cpu,
+			int *ret_core_index);
+
+/* Logical CPU number of thread thread of core index core_index of socket socket. */
+int sim_model_cpu_of(const struct sim_model *m, int socket, int core_index, int thread);
+
+/* CPUID leaf/subleaf as CPU cpu of m answers it; unknown leaves give zeros. */
+void sim_model_cpuid(const struct sim_model *m, int cpu, uint32_t leaf, uint32_t subleaf,
+		     struct hw_cpuid *ret_regs);
+
+#endif

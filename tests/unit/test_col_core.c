@@ -1,0 +1,760 @@
+/*
+ * Unit tests of the core-PMC collector against the register file: which
+ * counters it takes and how it programs them, what it reports for the
+ * ones it cannot take, wrap handling at the CPUID width, conflicts under
+ * both policies, offline CPUs, refused writes and the restore on stop.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "col_core.h"
+#include "collector.h"
+#include "config.h"
+#include "event.h"
+#include "msr.h"
+#include "regfile.h"
+#include "sim.h"
+#include "snapshot.h"
+
+#define MAX_CPUS 8
+#define N_GP 4
+#define ALL_FIXED_CTRL UINT64_C(0x333)            /* EN_OS|EN_USR in nibbles 0..2 */
+#define ALL_FIXED_GLOBAL (UINT64_C(7) << 32)
+#define WATCHDOG_NIBBLE 0xbu                       /* OS|USR|PMI, hardware.md §5.5 */
+
+struct perfmon_regs {
+	unsigned version, n_gp, gp_width, ebx_length;
+	uint32_t unavailable;
+	unsigned n_fixed, fixed_width;
+};
+
+static const struct perfmon_regs westmere = { 3, N_GP, 48, 7, 0, 3, 48 };
+
+struct fx {
+	struct hw_cpu cpus[MAX_CPUS];
+	struct cpu_core cores[MAX_CPUS];
+	int socket_cpus[MAX_CPUS];
+	struct cpu_socket socket;
+	struct cpu_topology topo;
+	struct cpu_info info;
+	struct conf conf;
+	struct regfile *rf;
+	struct hw hw;
+	struct collector c;
+	struct snapshot *s;
+	int n_cpus;
+	struct perfmon_regs pm;
+};
+
+static const uint32_t per_cpu_msrs[] = {
+	IA32_FIXED_CTR_CTRL, IA32_PERF_GLOBAL_CTRL,
+	IA32_FIXED_CTR0, IA32_FIXED_CTR0 + 1, IA32_FIXED_CTR0 + 2,
+	IA32_PERFEVTSEL0, IA32_PERFEVTSEL0 + 1, IA32_PERFEVTSEL0 + 2, IA32_PERFEVTSEL0 + 3,
+	IA32_PMC0, IA32_PMC0 + 1, IA32_PMC0 + 2, IA32_PMC0 + 3,
+};
+#define N_PER_CPU_MSRS (sizeof(per_cpu_msrs) / sizeof(per_cpu_msrs[0]))
+
+static void set_perfmon(struct fx *f, const struct perfmon_regs *pm)
+{
+	f->pm = *pm;
+	regfile_set_cpuid(f->rf, 0xa, 0,
+			  pm->version | pm->n_gp << 8 | pm->gp_width << 16 | pm->ebx_length << 24,
+			  pm->unavailable, 0, pm->n_fixed | pm->fixed_width << 5);
+	if (pm->version >= 4)
+		regfile_define_all(f->rf, IA32_PERF_GLOBAL_INUSE, 0);
+}
+
+/* One socket of n_cpus single-thread cores, every PMU register zero. */
+static struct fx *fx_new(int n_cpus)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->n_cpus = n_cpus;
+	for (int cpu = 0; cpu < n_cpus; cpu++) {
+		f->cpus[cpu] = (struct hw_cpu){ cpu, 0, 0, cpu, 0, true };
+		f->cores[cpu] = (struct cpu_core){ .core = cpu, .n_cpus = 1, .cpus = { cpu } };
+		f->socket_cpus[cpu] = cpu;
+	}
+	f->socket = (struct cpu_socket){ 0, n_cpus, f->cores, n_cpus, f->socket_cpus };
+	f->topo = (struct cpu_topology){ n_cpus, f->cpus, 1, &f->socket };
+	f->conf.core_enabled = true;
+	f->conf.core_on_conflict = CONF_CONFLICT_RECLAIM;
+	f->conf.interval_s = 1;
+	f->rf = regfile_new(f->cpus, n_cpus);
+	regfile_bind(f->rf, &f->hw);
+	for (size_t i = 0; i < N_PER_CPU_MSRS; i++)
+		regfile_define_all(f->rf, per_cpu_msrs[i], 0);
+	set_perfmon(f, &westmere);
+	return f;
+}
+
+static void add_event(struct fx *f, const char *name, uint8_t code, uint8_t umask,
+		      unsigned arch_event)
+{
+	struct event_spec *ev = &f->conf.core_events[f->conf.n_core_events++].spec;
+
+	memset(ev, 0, sizeof(*ev));
+	strcpy(ev->name, name);
+	ev->code = code;
+	ev->umask = umask;
+	ev->arch_event = arch_event;
+}
+
+static int fx_start(struct fx *f)
+{
+	return collector_start(&f->c, &core_collector_ops, &f->hw, &f->info, &f->topo, &f->conf);
+}
+
+static void fx_sample(struct fx *f)
+{
+	snapshot_release(f->s);
+	f->s = snapshot_new(&f->topo, &f->info);
+	assert_non_null(f->s);
+	collector_sample(&f->c, f->s);
+}
+
+static void fx_free(struct fx *f)
+{
+	collector_stop(&f->c);
+	snapshot_release(f->s);
+	hw_close(&f->hw);
+	free(f);
+}
+
+static struct snapshot_cpu *cpu_of(struct fx *f, int cpu)
+{
+	struct snapshot_cpu *sp = snapshot_cpu(f->s, cpu);
+
+	assert_non_null(sp);
+	return sp;
+}
+
+static uint64_t get(struct fx *f, int cpu, uint32_t msr)
+{
+	return regfile_get(f->rf, cpu, msr);
+}
+
+/* Values of every per-CPU register, to compare before and after a run. */
+struct regs_seen {
+	uint64_t v[MAX_CPUS][N_PER_CPU_MSRS];
+};
+
+static void save_regs(struct fx *f, struct regs_seen *r)
+{
+	for (int cpu = 0; cpu < f->n_cpus; cpu++)
+		for (size_t i = 0; i < N_PER_CPU_MSRS; i++)
+			r->v[cpu][i] = get(f, cpu, per_cpu_msrs[i]);
+}
+
+static bool is_counter(uint32_t msr)
+{
+	return (msr >= IA32_PMC0 && msr < IA32_PMC0 + N_GP) ||
+	       (msr >= IA32_FIXED_CTR0 && msr < IA32_FIXED_CTR0 + 3);
+}
+
+/*
+ * Every control register as found.  Counters are what the tests make the
+ * hardware count, so they are checked for never being written instead.
+ */
+static void assert_regs_equal(struct fx *f, const struct regs_seen *r)
+{
+	for (int cpu = 0; cpu < f->n_cpus; cpu++) {
+		for (size_t i = 0; i < N_PER_CPU_MSRS; i++) {
+			if (is_counter(per_cpu_msrs[i]))
+				assert_int_equal(regfile_writes(f->rf, cpu, per_cpu_msrs[i]), 0);
+			else
+				assert_int_equal(get(f, cpu, per_cpu_msrs[i]), r->v[cpu][i]);
+		}
+	}
+}
+
+static uint64_t evtsel_of(const struct fx *f, int k)
+{
+	return event_core_evtsel(&f->conf.core_events[k].spec);
+}
+
+static void programs_fixed_nibbles_and_global_bits(void **state)
+{
+	struct fx *f = fx_new(2);
+	struct regs_seen before;
+
+	(void)state;
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	add_event(f, "ev_b", 0xd1, 0x02, 0);
+	save_regs(f, &before);
+	assert_int_equal(fx_start(f), 0);
+	assert_true(f->c.up);
+	assert_string_equal(f->c.reason, "");
+	for (int cpu = 0; cpu < 2; cpu++) {
+		assert_int_equal(get(f, cpu, IA32_FIXED_CTR_CTRL), ALL_FIXED_CTRL);
+		assert_int_equal(get(f, cpu, IA32_PERF_GLOBAL_CTRL), ALL_FIXED_GLOBAL | 0x3);
+		assert_int_equal(get(f, cpu, IA32_PERFEVTSEL0), evtsel_of(f, 0));
+		assert_int_equal(get(f, cpu, IA32_PERFEVTSEL0 + 1), evtsel_of(f, 1));
+		assert_int_equal(get(f, cpu, IA32_PERFEVTSEL0 + 2), 0);
+		/* Counters are never written. */
+		assert_int_equal(regfile_writes(f->rf, cpu, IA32_PMC0), 0);
+		assert_int_equal(regfile_writes(f->rf, cpu, IA32_FIXED_CTR0), 0);
+	}
+	fx_sample(f);
+	assert_true(cpu_of(f, 1)->has_core_pmu);
+	assert_true(cpu_of(f, 1)->has_instructions);
+	assert_true(cpu_of(f, 1)->has_cycles);
+	assert_true(cpu_of(f, 1)->has_ref_cycles);
+	assert_int_equal(cpu_of(f, 1)->n_events, 2);
+	assert_string_equal(cpu_of(f, 1)->events[1].name, "ev_b");
+	assert_true(cpu_of(f, 1)->events[1].available);
+	collector_stop(&f->c);
+	assert_regs_equal(f, &before);
+	fx_free(f);
+}
+
+static void counts_deltas_and_wraps_at_the_cpuid_width(void **state)
+{
+	static const struct perfmon_regs narrow = { 3, N_GP, 40, 7, 0, 3, 48 };
+	const uint64_t top40 = (UINT64_C(1) << 40) - 1, top48 = (UINT64_C(1) << 48) - 1;
+	struct fx *f = fx_new(1);
+
+	(void)state;
+	f->conf.interval_s = 0.01;
+	set_perfmon(f, &narrow);
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	regfile_set(f->rf, 0, IA32_PMC0, top40 - 9);
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0, top48);
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0 + 1, 1000);
+	assert_int_equal(fx_start(f), 0);
+	regfile_set(f->rf, 0, IA32_PMC0, 5);
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0, 9);
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0 + 1, 3000);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->events[0].total, 15);
+	assert_int_equal(cpu_of(f, 0)->instructions, 10);
+	assert_int_equal(cpu_of(f, 0)->cycles, 2000);
+	assert_int_equal(cpu_of(f, 0)->ref_cycles, 0);
+	/* A 40-bit counter read with bits above 39 set does not add them. */
+	regfile_set(f->rf, 0, IA32_PMC0, (UINT64_C(0xff) << 40) | 25);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->events[0].total, 35);
+	fx_free(f);
+}
+
+static void watchdog_on_fixed_counter_1_is_left_alone(void **state)
+{
+	struct fx *f = fx_new(2);
+	struct regs_seen before;
+
+	(void)state;
+	for (int cpu = 0; cpu < 2; cpu++) {
+		regfile_set(f->rf, cpu, IA32_FIXED_CTR_CTRL, (uint64_t)WATCHDOG_NIBBLE << 4);
+		regfile_set(f->rf, cpu, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(1));
+	}
+	save_regs(f, &before);
+	assert_int_equal(fx_start(f), 0);
+	assert_true(f->c.up);
+	assert_string_equal(f->c.reason, "fixed counter 1 (cycles) in use by another agent on "
+			    "2 of 2 CPUs (the NMI watchdog usually holds it)");
+	for (int cpu = 0; cpu < 2; cpu++) {
+		assert_int_equal(get(f, cpu, IA32_FIXED_CTR_CTRL), 0x3b3);
+		assert_int_equal(get(f, cpu, IA32_PERF_GLOBAL_CTRL), ALL_FIXED_GLOBAL);
+	}
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0 + 1, 12345);
+	fx_sample(f);
+	assert_true(cpu_of(f, 0)->has_instructions);
+	assert_false(cpu_of(f, 0)->has_cycles);
+	assert_true(cpu_of(f, 0)->has_ref_cycles);
+	assert_int_equal(regfile_reads(f->rf, 0, IA32_FIXED_CTR0 + 1), 0);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 0);
+	collector_stop(&f->c);
+	assert_regs_equal(f, &before);
+	fx_free(f);
+}
+
+struct busy_case {
+	const char *name;
+	unsigned version;
+	uint32_t msr;
+	uint64_t value;
+};
+
+static const struct busy_case busy_cases[] = {
+	{ "enable bit", 3, IA32_PERFEVTSEL0, PERFEVTSEL_EN | PERFEVTSEL_OS | 0xc0 },
+	{ "interrupt bit", 3, IA32_PERFEVTSEL0, PERFEVTSEL_INT },
+	{ "event select left behind", 3, IA32_PERFEVTSEL0, 0x3c },
+	{ "global enable bit", 3, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_PMC(0) },
+	{ "in-use bit (v4)", 4, IA32_PERF_GLOBAL_INUSE, PERF_GLOBAL_CTRL_EN_PMC(0) },
+};
+
+static void busy_gp_counter_shifts_events_to_free_ones(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(busy_cases) / sizeof(busy_cases[0]); i++) {
+		const struct busy_case *t = &busy_cases[i];
+		struct perfmon_regs pm = westmere;
+		struct fx *f = fx_new(2);
+		struct regs_seen before;
+
+		print_message("case: %s\n", t->name);
+		pm.version = t->version;
+		set_perfmon(f, &pm);
+		add_event(f, "ev_a", 0xd1, 0x01, 0);
+		add_event(f, "ev_b", 0xd1, 0x02, 0);
+		regfile_set(f->rf, 0, t->msr, t->value);
+		save_regs(f, &before);
+		assert_int_equal(fx_start(f), 0);
+		assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + 1), evtsel_of(f, 0));
+		assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + 2), evtsel_of(f, 1));
+		assert_int_equal(regfile_writes(f->rf, 0, IA32_PERFEVTSEL0), 0);
+		assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL) & 0x7,
+				 (t->msr == IA32_PERF_GLOBAL_CTRL ? 0x1 : 0) | 0x6);
+		/* The other CPU is unaffected. */
+		assert_int_equal(get(f, 1, IA32_PERFEVTSEL0), evtsel_of(f, 0));
+		fx_sample(f);
+		assert_true(cpu_of(f, 0)->events[0].available);
+		assert_true(cpu_of(f, 0)->events[1].available);
+		collector_stop(&f->c);
+		assert_regs_equal(f, &before);
+		fx_free(f);
+	}
+}
+
+static void too_many_events_are_unavailable_with_a_reason(void **state)
+{
+	static const char *const names[N_GP + 1] = { "ev0", "ev1", "ev2", "ev3", "ev_last" };
+	struct fx *f = fx_new(1);
+
+	(void)state;
+	for (int k = 0; k < N_GP + 1; k++)
+		add_event(f, names[k], 0xd1, (uint8_t)(1 << k), 0);
+	regfile_set(f->rf, 0, IA32_PERFEVTSEL0 + 3, PERFEVTSEL_EN | 0x3c);
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	assert_true(cpu_of(f, 0)->events[2].available);
+	assert_false(cpu_of(f, 0)->events[3].available);
+	assert_false(cpu_of(f, 0)->events[4].available);
+	assert_string_equal(cpu_of(f, 0)->events[4].name, "ev_last");
+	assert_string_equal(cpu_of(f, 0)->events[4].reason,
+			    "no free general-purpose counter (4 on this CPU, 1 in use by another agent)");
+	assert_int_equal(cpu_of(f, 0)->events[4].total, 0);
+	fx_free(f);
+}
+
+static void architectural_event_the_cpu_lacks_is_unavailable(void **state)
+{
+	struct perfmon_regs pm = westmere;
+	struct fx *f = fx_new(1);
+
+	(void)state;
+	pm.unavailable = UINT32_C(1) << 4;      /* LLC misses, hardware.md §5.1 */
+	set_perfmon(f, &pm);
+	add_event(f, "llc_misses", 0x2e, 0x41, 4 + 1);
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	assert_int_equal(fx_start(f), 0);
+	/* The missing event takes no counter. */
+	assert_int_equal(get(f, 0, IA32_PERFEVTSEL0), evtsel_of(f, 1));
+	fx_sample(f);
+	assert_false(cpu_of(f, 0)->events[0].available);
+	assert_string_equal(cpu_of(f, 0)->events[0].reason,
+			    "architectural event not available on this CPU (CPUID.0AH:EBX bit 4)");
+	assert_true(cpu_of(f, 0)->events[1].available);
+	fx_free(f);
+}
+
+static void default_events_come_first(void **state)
+{
+	const struct event_spec *const *defaults;
+	struct fx *f = fx_new(1);
+	size_t n;
+
+	(void)state;
+	defaults = event_defaults(EVENT_PMU_CORE, &n);
+	f->conf.core_default_events = true;
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	add_event(f, defaults[0]->name, defaults[0]->code, defaults[0]->umask, 0);
+	assert_int_equal(fx_start(f), 0);
+	assert_string_equal(f->c.reason, "core event 'llc_references' listed twice, counted once");
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->n_events, (int)n + 1);
+	for (size_t k = 0; k < n; k++) {
+		assert_string_equal(cpu_of(f, 0)->events[k].name, defaults[k]->name);
+		assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + (uint32_t)k),
+				 event_core_evtsel(defaults[k]));
+	}
+	assert_string_equal(cpu_of(f, 0)->events[n].name, "ev_a");
+	fx_free(f);
+}
+
+static void conflict_reclaim_rewrites_and_rebases(void **state)
+{
+	struct fx *f = fx_new(1);
+	struct regs_seen before;
+
+	(void)state;
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	save_regs(f, &before);
+	assert_int_equal(fx_start(f), 0);
+	regfile_set(f->rf, 0, IA32_PMC0, 1000);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->events[0].total, 1000);
+
+	/* Another agent reprograms counter 0 and it counts its own event. */
+	regfile_set(f->rf, 0, IA32_PERFEVTSEL0, PERFEVTSEL_EN | PERFEVTSEL_OS | 0x3c);
+	regfile_set(f->rf, 0, IA32_PMC0, 5000);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 1);
+	assert_int_equal(get(f, 0, IA32_PERFEVTSEL0), evtsel_of(f, 0));
+	assert_int_equal(cpu_of(f, 0)->events[0].total, 1000);
+	assert_true(cpu_of(f, 0)->events[0].available);
+	regfile_set(f->rf, 0, IA32_PMC0, 5100);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->events[0].total, 1100);
+
+	/* The watchdog takes fixed counter 1 and someone clears our global bits. */
+	regfile_set(f->rf, 0, IA32_FIXED_CTR_CTRL, 0x3b3);
+	regfile_set(f->rf, 0, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(1));
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 1 + 3 + 1);
+	assert_int_equal(get(f, 0, IA32_FIXED_CTR_CTRL), ALL_FIXED_CTRL);
+	assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL), ALL_FIXED_GLOBAL | 0x1);
+	assert_true(cpu_of(f, 0)->has_cycles);
+	assert_int_equal(f->c.errors, 0);
+	collector_stop(&f->c);
+	assert_regs_equal(f, &before);
+	fx_free(f);
+}
+
+static void conflict_yield_forgets_without_writing(void **state)
+{
+	const uint64_t theirs = PERFEVTSEL_EN | PERFEVTSEL_OS | 0x3c;
+	struct fx *f = fx_new(1);
+
+	(void)state;
+	f->conf.core_on_conflict = CONF_CONFLICT_YIELD;
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	assert_int_equal(fx_start(f), 0);
+	regfile_set(f->rf, 0, IA32_PMC0, 1000);
+	fx_sample(f);
+	regfile_set(f->rf, 0, IA32_PERFEVTSEL0, theirs);
+	regfile_set(f->rf, 0, IA32_FIXED_CTR_CTRL, 0x3b3);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 2);
+	assert_false(cpu_of(f, 0)->events[0].available);
+	assert_string_equal(cpu_of(f, 0)->events[0].reason,
+			    "counter 0 taken over by another agent (on_conflict = yield)");
+	assert_false(cpu_of(f, 0)->has_cycles);
+	assert_true(cpu_of(f, 0)->has_instructions);
+	assert_string_equal(f->c.reason,
+			    "cpu 0: fixed counter 1 (cycles) taken over by another agent, yielded");
+	assert_int_equal(regfile_writes(f->rf, 0, IA32_PERFEVTSEL0), 1);
+	/* Later samples leave the yielded counters alone. */
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 2);
+	collector_stop(&f->c);
+	/* Theirs stays theirs; our other bits are gone. */
+	assert_int_equal(get(f, 0, IA32_PERFEVTSEL0), theirs);
+	assert_int_equal(get(f, 0, IA32_FIXED_CTR_CTRL), 0x0b0);
+	assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL),
+			 PERF_GLOBAL_CTRL_EN_FIXED(1) | PERF_GLOBAL_CTRL_EN_PMC(0));
+	fx_free(f);
+}
+
+static void offline_cpu_skipped_and_rebased_on_return(void **state)
+{
+	struct fx *f = fx_new(2);
+
+	(void)state;
+	regfile_set_online(f->rf, 1, false);
+	assert_int_equal(fx_start(f), 0);
+	assert_int_equal(regfile_writes(f->rf, 1, IA32_PERF_GLOBAL_CTRL), 0);
+	fx_sample(f);
+	assert_false(cpu_of(f, 1)->has_core_pmu);
+	/* Online again: claimed at the next sample. */
+	regfile_set_online(f->rf, 1, true);
+	fx_sample(f);
+	assert_true(cpu_of(f, 1)->has_core_pmu);
+	assert_int_equal(get(f, 1, IA32_FIXED_CTR_CTRL), ALL_FIXED_CTRL);
+
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0, 100);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->instructions, 100);
+	regfile_set_online(f->rf, 0, false);
+	fx_sample(f);
+	assert_false(cpu_of(f, 0)->has_core_pmu);
+	assert_true(cpu_of(f, 1)->has_core_pmu);
+	assert_int_equal(f->c.errors, 0);
+	/* Back with a lower count: re-based, nothing added, nothing lost. */
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0, 50);
+	regfile_set_online(f->rf, 0, true);
+	fx_sample(f);
+	assert_true(cpu_of(f, 0)->has_instructions);
+	assert_int_equal(cpu_of(f, 0)->instructions, 100);
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0, 80);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->instructions, 130);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 0);
+	fx_free(f);
+}
+
+static void refused_writes_leave_everything_alone(void **state)
+{
+	struct fx *f = fx_new(2);
+	struct regs_seen before;
+
+	(void)state;
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	regfile_refuse_writes(f->rf, true);
+	save_regs(f, &before);
+	assert_int_equal(fx_start(f), -EPERM);
+	assert_false(f->c.up);
+	assert_memory_equal(f->c.reason, "cpu 0: cannot program the core PMU: ", 36);
+	assert_true(strlen(f->c.reason) > 36);
+	assert_regs_equal(f, &before);
+	for (size_t i = 0; i < N_PER_CPU_MSRS; i++)
+		assert_int_equal(regfile_writes(f->rf, -1, per_cpu_msrs[i]), 0);
+	fx_free(f);
+}
+
+static void interval_too_long_for_the_counter_width_is_refused(void **state)
+{
+	static const struct perfmon_regs narrow = { 3, N_GP, 32, 7, 0, 3, 48 };
+	struct fx *f = fx_new(1);
+
+	(void)state;
+	set_perfmon(f, &narrow);
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	assert_int_equal(fx_start(f), -EINVAL);
+	assert_string_equal(f->c.reason,
+			    "interval 1 s is too long for 32-bit core counters: at 6e+09 events/s "
+			    "they wrap every 0.716 s, so the interval must be at most 0.179 s");
+	assert_int_equal(f->hw.n_writes, 0);
+	fx_free(f);
+
+	f = fx_new(1);
+	set_perfmon(f, &narrow);
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	f->conf.interval_s = 0.1;
+	assert_int_equal(fx_start(f), 0);
+	fx_free(f);
+}
+
+static void reads_per_sample_match_what_a_sample_reads(void **state)
+{
+	struct fx *f = fx_new(2);
+	uint64_t reads;
+
+	(void)state;
+	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	add_event(f, "ev_b", 0xd1, 0x02, 0);
+	regfile_set(f->rf, 1, IA32_FIXED_CTR_CTRL, (uint64_t)WATCHDOG_NIBBLE << 4);
+	assert_int_equal(fx_start(f), 0);
+	/* cpu 0: 1 + 1 + 3 + 2 * 2; cpu 1: 1 + 1 + 2 + 2 * 2. */
+	assert_int_equal(core_collector_reads_per_sample(&f->c), 9 + 8);
+	reads = f->hw.n_reads;
+	fx_sample(f);
+	assert_int_equal(f->hw.n_reads - reads, 17);
+	fx_free(f);
+}
+
+static void disabled_in_config_does_not_start(void **state)
+{
+	struct fx *f = fx_new(1);
+
+	(void)state;
+	f->conf.core_enabled = false;
+	assert_int_equal(fx_start(f), -ENOTSUP);
+	assert_string_equal(f->c.reason, "disabled in the configuration");
+	assert_int_equal(f->hw.n_writes, 0);
+	assert_int_equal(core_collector_reads_per_sample(&f->c), 0);
+	fx_free(f);
+}
+
+/*
+ * End to end on the simulator: the thermal and core collectors together on
+ * every simulated Intel model, with the values checked for plausibility
+ * and the whole register file compared, after stop, with a twin machine
+ * that ran the same time without uncored.  Only the core counters uncored
+ * enabled may differ: they counted, and uncored never writes counters.
+ */
+static const char *const sim_models[] = { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s" };
+
+struct reg_dump {
+	size_t n, cap;
+	struct { int cpu; uint32_t msr; uint64_t value; } *regs;
+};
+
+static void dump_one(void *arg, int cpu, uint32_t msr, uint64_t value)
+{
+	struct reg_dump *d = arg;
+
+	if (d->n == d->cap) {
+		d->cap = d->cap ? 2 * d->cap : 1024;
+		d->regs = realloc(d->regs, d->cap * sizeof(*d->regs));
+		assert_non_null(d->regs);
+	}
+	d->regs[d->n].cpu = cpu;
+	d->regs[d->n].msr = msr;
+	d->regs[d->n++].value = value;
+}
+
+static bool is_core_counter(uint32_t msr)
+{
+	return (msr >= IA32_PMC0 && msr < IA32_PMC0 + 8) ||
+	       (msr >= IA32_FIXED_CTR0 && msr < IA32_FIXED_CTR0 + 4);
+}
+
+struct sim_machine {
+	struct sim *sim;
+	struct hw hw;
+	struct cpu_info info;
+	struct cpu_topology topo;
+};
+
+static void machine_open(struct sim_machine *m, const char *model)
+{
+	char err[256];
+
+	m->sim = sim_open(model, UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err, sizeof(err));
+	if (!m->sim)
+		fail_msg("%s: %s", model, err);
+	sim_bind(m->sim, &m->hw);
+	if (cpu_detect(&m->hw, &m->info, err, sizeof(err)))
+		fail_msg("%s: %s", model, err);
+	if (cpu_topology_load(&m->hw, &m->topo, err, sizeof(err)))
+		fail_msg("%s: %s", model, err);
+}
+
+static void machine_close(struct sim_machine *m)
+{
+	cpu_topology_free(&m->topo);
+	hw_close(&m->hw);
+}
+
+static void check_thermal_values(const struct sim_machine *m, const struct snapshot *s)
+{
+	for (int i = 0; i < s->n_sockets; i++) {
+		const struct snapshot_socket *ss = &s->sockets[i];
+
+		assert_true(ss->has_tjmax);
+		assert_in_range(ss->tjmax_c, 70, 125);
+		assert_int_equal(ss->has_package_status, m->info.fac.has_package_thermal);
+		assert_int_equal(ss->has_rapl, m->info.fac.has_rapl_perf_status);
+		for (int k = 0; k < ss->n_cores; k++) {
+			assert_true(ss->cores[k].has_status);
+			if (ss->cores[k].has_temperature)
+				assert_in_range(ss->cores[k].temperature_c, 1, ss->tjmax_c);
+		}
+	}
+}
+
+static void check_core_values(const struct snapshot *s, double seconds)
+{
+	const uint64_t most = (uint64_t)(seconds * CORE_MAX_EVENT_RATE_HZ);
+
+	for (int i = 0; i < s->n_cpus; i++) {
+		const struct snapshot_cpu *sp = &s->cpus[i];
+
+		assert_true(sp->has_core_pmu);
+		assert_true(sp->has_instructions);
+		assert_true(sp->has_ref_cycles);
+		assert_in_range(sp->instructions, 0, most);
+		assert_in_range(sp->ref_cycles, 0, most);
+		if (sp->has_cycles)
+			assert_in_range(sp->cycles, 0, most);
+		assert_int_equal(sp->conflicts, 0);
+		for (int k = 0; k < sp->n_events; k++)
+			if (sp->events[k].available)
+				assert_in_range(sp->events[k].total, 0, most);
+	}
+}
+
+static struct snapshot *sample_both(struct sim_machine *m, struct collector *cols)
+{
+	struct snapshot *s = snapshot_new(&m->topo, &m->info);
+
+	assert_non_null(s);
+	collector_sample(&cols[0], s);
+	collector_sample(&cols[1], s);
+	return s;
+}
+
+static void run_model(const char *model)
+{
+	struct sim_machine m, twin;
+	struct reg_dump ours = { 0 }, theirs = { 0 };
+	struct collector cols[2];
+	struct snapshot *s;
+	struct conf conf;
+
+	print_message("model: %s\n", model);
+	machine_open(&m, model);
+	machine_open(&twin, model);
+	conf_defaults(&conf);
+	assert_int_equal(collector_start(&cols[0], &thermal_collector_ops, &m.hw, &m.info,
+					 &m.topo, &conf), 0);
+	assert_int_equal(collector_start(&cols[1], &core_collector_ops, &m.hw, &m.info,
+					 &m.topo, &conf), 0);
+	snapshot_release(sample_both(&m, cols));
+	for (int i = 0; i < 3; i++) {
+		sim_advance(m.sim, 1.0);
+		sim_advance(twin.sim, 1.0);
+		s = sample_both(&m, cols);
+		check_thermal_values(&m, s);
+		check_core_values(s, 1.0 + i);
+		snapshot_release(s);
+	}
+	assert_int_equal(cols[0].errors, 0);
+	assert_int_equal(cols[1].errors, 0);
+	collector_stop(&cols[1]);
+	collector_stop(&cols[0]);
+	sim_dump(m.sim, dump_one, &ours);
+	sim_dump(twin.sim, dump_one, &theirs);
+	assert_int_equal(ours.n, theirs.n);
+	for (size_t i = 0; i < ours.n; i++) {
+		assert_int_equal(ours.regs[i].cpu, theirs.regs[i].cpu);
+		assert_int_equal(ours.regs[i].msr, theirs.regs[i].msr);
+		if (!is_core_counter(ours.regs[i].msr) && ours.regs[i].value != theirs.regs[i].value)
+			fail_msg("%s: cpu %d msr 0x%x is 0x%llx, untouched twin has 0x%llx", model,
+				 ours.regs[i].cpu, (unsigned)ours.regs[i].msr,
+				 (unsigned long long)ours.regs[i].value,
+				 (unsigned long long)theirs.regs[i].value);
+	}
+	free(ours.regs);
+	free(theirs.regs);
+	machine_close(&twin);
+	machine_close(&m);
+}
+
+static void both_collectors_on_every_simulated_model(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(sim_models) / sizeof(sim_models[0]); i++)
+		run_model(sim_models[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(programs_fixed_nibbles_and_global_bits),
+		cmocka_unit_test(counts_deltas_and_wraps_at_the_cpuid_width),
+		cmocka_unit_test(watchdog_on_fixed_counter_1_is_left_alone),
+		cmocka_unit_test(busy_gp_counter_shifts_events_to_free_ones),
+		cmocka_unit_test(too_many_events_are_unavailable_with_a_reason),
+		cmocka_unit_test(architectural_event_the_cpu_lacks_is_unavailable),
+		cmocka_unit_test(default_events_come_first),
+		cmocka_unit_test(conflict_reclaim_rewrites_and_rebases),
+		cmocka_unit_test(conflict_yield_forgets_without_writing),
+		cmocka_unit_test(offline_cpu_skipped_and_rebased_on_return),
+		cmocka_unit_test(refused_writes_leave_everything_alone),
+		cmocka_unit_test(interval_too_long_for_the_counter_width_is_refused),
+		cmocka_unit_test(reads_per_sample_match_what_a_sample_reads),
+		cmocka_unit_test(disabled_in_config_does_not_start),
+		cmocka_unit_test(both_collectors_on_every_simulated_model),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

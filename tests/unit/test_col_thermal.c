@@ -1,0 +1,548 @@
+/*
+ * Unit tests of the thermal collector against the register file: what it
+ * reads and how often, how it decodes, RAPL accumulation, kernel counts,
+ * offline CPUs and errors, and that it never writes anything.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "collector.h"
+#include "msr.h"
+#include "regfile.h"
+#include "snapshot.h"
+
+#define MAX_CPUS 16
+#define TJMAX_RAW (UINT64_C(100) << TEMPERATURE_TARGET_TJMAX_SHIFT)
+#define VALID THERM_STATUS_READING_VALID
+#define READOUT(d) ((uint64_t)(d) << THERM_STATUS_READOUT_SHIFT)
+#define TU_1024 (UINT64_C(10) << RAPL_POWER_UNIT_TIME_SHIFT)  /* 1/1024 s */
+#define CORE_ATTR "thermal_throttle/core_throttle_count"
+#define PKG_ATTR "thermal_throttle/package_throttle_count"
+
+/*
+ * A machine of n_sockets x n_cores x n_threads numbered as Linux does
+ * (thread-major), core ids 0, 2, 4... to tell ids from indexes.
+ */
+struct fx {
+	struct hw_cpu cpus[MAX_CPUS];
+	struct cpu_core cores[2][4];
+	int socket_cpus[2][MAX_CPUS];
+	struct cpu_socket sockets[2];
+	struct cpu_topology topo;
+	struct cpu_info info;
+	struct conf conf;
+	struct regfile *rf;
+	struct hw hw;
+	struct collector c;
+	struct snapshot *s;
+	int n_sockets, n_cores, n_threads;
+};
+
+static int cpu_of(const struct fx *f, int socket, int core_idx, int thread)
+{
+	return thread * f->n_sockets * f->n_cores + socket * f->n_cores + core_idx;
+}
+
+static void build_topology(struct fx *f)
+{
+	int n = f->n_sockets * f->n_cores * f->n_threads;
+
+	for (int cpu = 0; cpu < n; cpu++) {
+		int thread = cpu / (f->n_sockets * f->n_cores);
+		int socket = cpu % (f->n_sockets * f->n_cores) / f->n_cores;
+		int core_idx = cpu % f->n_cores;
+		struct cpu_core *core = &f->cores[socket][core_idx];
+		struct cpu_socket *sock = &f->sockets[socket];
+
+		f->cpus[cpu] = (struct hw_cpu){ cpu, socket, 0, 2 * core_idx, thread, true };
+		core->core = 2 * core_idx;
+		core->cpus[core->n_cpus++] = cpu;
+		f->socket_cpus[socket][sock->n_cpus++] = cpu;
+	}
+	for (int s = 0; s < f->n_sockets; s++) {
+		f->sockets[s].socket = s;
+		f->sockets[s].n_cores = f->n_cores;
+		f->sockets[s].cores = f->cores[s];
+		f->sockets[s].cpus = f->socket_cpus[s];
+	}
+	f->topo = (struct cpu_topology){ n, f->cpus, f->n_sockets, f->sockets };
+}
+
+/* Every register a Westmere-like package has, with quiet values. */
+static void define_registers(struct fx *f)
+{
+	regfile_define_all(f->rf, IA32_THERM_STATUS, VALID | READOUT(40));
+	for (int s = 0; s < f->n_sockets; s++) {
+		regfile_define_socket(f->rf, s, MSR_TEMPERATURE_TARGET, TJMAX_RAW);
+		regfile_define_socket(f->rf, s, IA32_PACKAGE_THERM_STATUS, READOUT(35));
+		regfile_define_socket(f->rf, s, MSR_RAPL_POWER_UNIT, TU_1024 | 0xa0e03);
+		regfile_define_socket(f->rf, s, MSR_PKG_PERF_STATUS, 0);
+		regfile_define_socket(f->rf, s, MSR_DRAM_PERF_STATUS, 0);
+	}
+}
+
+static struct fx *fx_new(int n_sockets, int n_cores, int n_threads)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->n_sockets = n_sockets;
+	f->n_cores = n_cores;
+	f->n_threads = n_threads;
+	build_topology(f);
+	f->info.fac = (struct cpu_facilities){ .has_tjmax = true, .has_package_thermal = true,
+					       .has_rapl_perf_status = true };
+	f->conf.thermal_enabled = true;
+	f->conf.thermal_rapl = true;
+	f->conf.thermal_kernel_counts = true;
+	f->conf.interval_s = 1;
+	f->rf = regfile_new(f->cpus, f->topo.n_cpus);
+	regfile_bind(f->rf, &f->hw);
+	define_registers(f);
+	return f;
+}
+
+static int fx_start(struct fx *f)
+{
+	return collector_start(&f->c, &thermal_collector_ops, &f->hw, &f->info, &f->topo, &f->conf);
+}
+
+/* One sample into a fresh snapshot kept in f->s. */
+static void fx_sample(struct fx *f)
+{
+	snapshot_release(f->s);
+	f->s = snapshot_new(&f->topo, &f->info);
+	assert_non_null(f->s);
+	collector_sample(&f->c, f->s);
+}
+
+/* Frees everything; the thermal collector must not have written anything. */
+static void fx_free(struct fx *f)
+{
+	static const uint32_t msrs[] = {
+		IA32_THERM_STATUS, IA32_PACKAGE_THERM_STATUS, MSR_TEMPERATURE_TARGET,
+		MSR_RAPL_POWER_UNIT, MSR_PKG_PERF_STATUS, MSR_DRAM_PERF_STATUS,
+	};
+
+	collector_stop(&f->c);
+	assert_int_equal(f->hw.n_writes, 0);
+	for (size_t i = 0; i < sizeof(msrs) / sizeof(msrs[0]); i++)
+		assert_int_equal(regfile_writes(f->rf, -1, msrs[i]), 0);
+	snapshot_release(f->s);
+	hw_close(&f->hw);
+	free(f);
+}
+
+static struct snapshot_core *core_of(struct fx *f, int socket, int core_idx)
+{
+	struct snapshot_core *sc = snapshot_core(f->s, socket, 2 * core_idx);
+
+	assert_non_null(sc);
+	return sc;
+}
+
+static void one_status_read_per_core_and_one_package_read_per_socket(void **state)
+{
+	struct fx *f = fx_new(2, 2, 2);
+
+	(void)state;
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	fx_sample(f);
+	for (int s = 0; s < 2; s++) {
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(regfile_reads(f->rf, cpu_of(f, s, k, 0), IA32_THERM_STATUS), 2);
+			assert_int_equal(regfile_reads(f->rf, cpu_of(f, s, k, 1), IA32_THERM_STATUS), 0);
+		}
+	}
+	assert_int_equal(regfile_reads(f->rf, -1, IA32_THERM_STATUS), 8);
+	assert_int_equal(regfile_reads(f->rf, -1, IA32_PACKAGE_THERM_STATUS), 4);
+	assert_int_equal(regfile_reads(f->rf, 0, IA32_PACKAGE_THERM_STATUS), 2);
+	assert_int_equal(regfile_reads(f->rf, 2, IA32_PACKAGE_THERM_STATUS), 2);
+	/* TjMax and the RAPL unit once, at start. */
+	assert_int_equal(regfile_reads(f->rf, -1, MSR_TEMPERATURE_TARGET), 2);
+	assert_int_equal(regfile_reads(f->rf, -1, MSR_RAPL_POWER_UNIT), 2);
+	assert_true(f->c.up);
+	assert_string_equal(f->c.reason, "");
+	assert_int_equal(f->c.errors, 0);
+	fx_free(f);
+}
+
+struct status_case {
+	const char *name;
+	uint64_t raw;
+	bool has_temperature;
+	int temperature_c;
+	bool throttling, prochot;
+};
+
+static const struct status_case status_cases[] = {
+	{ "valid reading", VALID | READOUT(40), true, 60, false, false },
+	{ "at TjMax", VALID | READOUT(0), true, 100, false, false },
+	{ "reading not valid", READOUT(40), false, 0, false, false },
+	{ "throttling now", VALID | READOUT(2) | THERM_STATUS_THERMAL, true, 98, true, false },
+	{ "prochot now", VALID | READOUT(20) | THERM_STATUS_PROCHOT, true, 80, false, true },
+	{ "only sticky logs", VALID | READOUT(20) | THERM_STATUS_THERMAL_LOG |
+		THERM_STATUS_PROCHOT_LOG, true, 80, false, false },
+};
+
+static void core_status_decoded_with_valid_bit_respected(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(status_cases) / sizeof(status_cases[0]); i++) {
+		const struct status_case *t = &status_cases[i];
+		struct fx *f = fx_new(1, 2, 1);
+		struct snapshot_core *sc;
+
+		print_message("case: %s\n", t->name);
+		regfile_set(f->rf, 1, IA32_THERM_STATUS, t->raw);
+		assert_int_equal(fx_start(f), 0);
+		fx_sample(f);
+		sc = core_of(f, 0, 1);
+		assert_true(sc->has_status);
+		assert_int_equal(sc->has_temperature, t->has_temperature);
+		if (t->has_temperature)
+			assert_int_equal(sc->temperature_c, t->temperature_c);
+		assert_int_equal(sc->thermal_throttling, t->throttling);
+		assert_int_equal(sc->prochot_active, t->prochot);
+		/* The other core keeps its own reading. */
+		assert_int_equal(core_of(f, 0, 0)->temperature_c, 60);
+		fx_free(f);
+	}
+}
+
+static void package_status_decoded(void **state)
+{
+	struct fx *f = fx_new(2, 1, 1);
+	struct snapshot_socket *ss;
+
+	(void)state;
+	regfile_set(f->rf, 1, IA32_PACKAGE_THERM_STATUS,
+		    READOUT(7) | THERM_STATUS_THERMAL | THERM_STATUS_PROCHOT);
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_true(ss->has_tjmax);
+	assert_int_equal(ss->tjmax_c, 100);
+	assert_true(ss->has_package_status);
+	assert_true(ss->has_package_temperature);
+	assert_int_equal(ss->package_temperature_c, 65);
+	assert_false(ss->package_thermal_throttling);
+	assert_false(ss->package_prochot_active);
+	ss = snapshot_socket(f->s, 1);
+	assert_int_equal(ss->package_temperature_c, 93);
+	assert_true(ss->package_thermal_throttling);
+	assert_true(ss->package_prochot_active);
+	fx_free(f);
+}
+
+static void package_absent_on_a_model_without_it(void **state)
+{
+	struct fx *f = fx_new(1, 2, 2);
+	struct snapshot_socket *ss;
+
+	(void)state;
+	f->info.fac.has_package_thermal = false;
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_false(ss->has_package_status);
+	assert_false(ss->has_package_temperature);
+	assert_int_equal(regfile_reads(f->rf, -1, IA32_PACKAGE_THERM_STATUS), 0);
+	assert_true(core_of(f, 0, 0)->has_temperature);
+	fx_free(f);
+}
+
+static void tjmax_zero_means_no_temperatures_and_says_why(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+	struct snapshot_socket *ss;
+
+	(void)state;
+	regfile_set(f->rf, 0, MSR_TEMPERATURE_TARGET, 0);
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_false(ss->has_tjmax);
+	assert_false(ss->has_package_temperature);
+	assert_true(ss->has_package_status);
+	assert_true(core_of(f, 0, 0)->has_status);
+	assert_false(core_of(f, 0, 0)->has_temperature);
+	assert_true(f->c.up);
+	assert_string_equal(f->c.reason,
+			    "socket 0: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures");
+	assert_int_equal(f->c.errors, 0);
+	fx_free(f);
+}
+
+static void tjmax_unreadable_is_an_error_with_a_reason(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+
+	(void)state;
+	regfile_fail_reads(f->rf, 0, MSR_TEMPERATURE_TARGET, -EIO);
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	assert_false(snapshot_socket(f->s, 0)->has_tjmax);
+	assert_false(core_of(f, 0, 0)->has_temperature);
+	assert_int_equal(f->c.errors, 1);
+	assert_string_equal(f->c.reason, "socket 0: MSR_TEMPERATURE_TARGET unreadable "
+			    "(Input/output error), no temperatures");
+	fx_free(f);
+}
+
+static void rapl_accumulates_across_the_32_bit_wrap(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+	struct snapshot_socket *ss;
+
+	(void)state;
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, UINT64_C(0xffffff00));
+	regfile_set(f->rf, 0, MSR_DRAM_PERF_STATUS, UINT64_C(0xfffffc00));
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_true(ss->has_rapl);
+	assert_true(ss->rapl_package_throttled_s == 0.0);
+	/* 0x100 units to the wrap, 0x100 after it: 512/1024 s. */
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 0x100);
+	regfile_set(f->rf, 0, MSR_DRAM_PERF_STATUS, 0x400);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_true(ss->rapl_package_throttled_s == 0.5);
+	assert_true(ss->rapl_dram_throttled_s == 2.0);
+	/* Bits above 31 are not part of the counter. */
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, UINT64_C(0xabcd00000000) | 0x500);
+	fx_sample(f);
+	assert_true(snapshot_socket(f->s, 0)->rapl_package_throttled_s == 1.5);
+	fx_free(f);
+}
+
+static void rapl_off_in_config_or_model_reads_nothing(void **state)
+{
+	(void)state;
+	for (int variant = 0; variant < 2; variant++) {
+		struct fx *f = fx_new(1, 1, 1);
+
+		if (variant == 0)
+			f->conf.thermal_rapl = false;
+		else
+			f->info.fac.has_rapl_perf_status = false;
+		assert_int_equal(fx_start(f), 0);
+		fx_sample(f);
+		assert_false(snapshot_socket(f->s, 0)->has_rapl);
+		assert_int_equal(regfile_reads(f->rf, -1, MSR_RAPL_POWER_UNIT), 0);
+		assert_int_equal(regfile_reads(f->rf, -1, MSR_PKG_PERF_STATUS), 0);
+		assert_int_equal(regfile_reads(f->rf, -1, MSR_DRAM_PERF_STATUS), 0);
+		fx_free(f);
+	}
+}
+
+static void rapl_register_reading_eio_is_absent(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+	struct snapshot_socket *ss;
+
+	(void)state;
+	regfile_fail_reads(f->rf, 0, MSR_DRAM_PERF_STATUS, -EIO);
+	assert_int_equal(fx_start(f), 0);
+	regfile_fail_reads(f->rf, 0, 0, 0);
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 1024);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_true(ss->has_rapl);
+	assert_true(ss->rapl_package_throttled_s == 1.0);
+	assert_true(ss->rapl_dram_throttled_s == 0.0);
+	/* Absent since start: never read again, not an error. */
+	assert_int_equal(regfile_reads(f->rf, 0, MSR_DRAM_PERF_STATUS), 1);
+	assert_int_equal(f->c.errors, 0);
+	assert_string_equal(f->c.reason,
+			    "socket 0: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0");
+	fx_free(f);
+}
+
+static void read_errors_are_counted_without_losing_rapl_totals(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+	struct snapshot_socket *ss;
+
+	(void)state;
+	assert_int_equal(fx_start(f), 0);
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 2048);
+	fx_sample(f);
+	assert_true(snapshot_socket(f->s, 0)->rapl_package_throttled_s == 2.0);
+
+	regfile_fail_reads(f->rf, 0, MSR_PKG_PERF_STATUS, -EIO);
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 3072);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_false(ss->has_rapl);
+	assert_true(ss->has_package_status);
+	assert_int_equal(f->c.errors, 1);
+
+	regfile_fail_reads(f->rf, 0, 0, 0);
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 4096);
+	fx_sample(f);
+	ss = snapshot_socket(f->s, 0);
+	assert_true(ss->has_rapl);
+	assert_true(ss->rapl_package_throttled_s == 4.0);
+
+	/* A failed core read: that core's status absent this sample, counted. */
+	regfile_fail_reads(f->rf, 0, IA32_THERM_STATUS, -EIO);
+	fx_sample(f);
+	assert_false(core_of(f, 0, 0)->has_status);
+	assert_false(core_of(f, 0, 0)->has_temperature);
+	assert_true(snapshot_socket(f->s, 0)->has_package_status);
+	assert_int_equal(f->c.errors, 2);
+	fx_free(f);
+}
+
+static void kernel_counts_absent_present_and_going_down(void **state)
+{
+	struct fx *f = fx_new(1, 2, 2);
+	struct snapshot_core *sc;
+	struct snapshot_socket *ss;
+
+	(void)state;
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	assert_false(core_of(f, 0, 0)->has_kernel_throttles);
+	assert_false(snapshot_socket(f->s, 0)->has_kernel_package_throttles);
+	assert_int_equal(f->c.errors, 0);
+
+	/* Exported as the kernel has them; the sibling's count is not read. */
+	regfile_set_attr(f->rf, 0, CORE_ATTR, 7);
+	regfile_set_attr(f->rf, 2, CORE_ATTR, 1000);
+	regfile_set_attr(f->rf, 0, PKG_ATTR, 3);
+	fx_sample(f);
+	sc = core_of(f, 0, 0);
+	ss = snapshot_socket(f->s, 0);
+	assert_true(sc->has_kernel_throttles);
+	assert_int_equal(sc->kernel_throttles, 7);
+	assert_false(core_of(f, 0, 1)->has_kernel_throttles);
+	assert_true(ss->has_kernel_package_throttles);
+	assert_int_equal(ss->kernel_package_throttles, 3);
+
+	regfile_set_attr(f->rf, 0, CORE_ATTR, 9);
+	fx_sample(f);
+	assert_int_equal(core_of(f, 0, 0)->kernel_throttles, 9);
+
+	/* The count restarted: the total stays, later increases add. */
+	regfile_set_attr(f->rf, 0, CORE_ATTR, 1);
+	fx_sample(f);
+	assert_int_equal(core_of(f, 0, 0)->kernel_throttles, 9);
+	regfile_set_attr(f->rf, 0, CORE_ATTR, 4);
+	fx_sample(f);
+	assert_int_equal(core_of(f, 0, 0)->kernel_throttles, 12);
+	assert_int_equal(f->c.errors, 0);
+	fx_free(f);
+}
+
+static void kernel_counts_off_in_config(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+
+	(void)state;
+	f->conf.thermal_kernel_counts = false;
+	regfile_set_attr(f->rf, 0, CORE_ATTR, 7);
+	regfile_set_attr(f->rf, 0, PKG_ATTR, 3);
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	assert_false(core_of(f, 0, 0)->has_kernel_throttles);
+	assert_false(snapshot_socket(f->s, 0)->has_kernel_package_throttles);
+	fx_free(f);
+}
+
+static void offline_cpu_is_skipped_for_a_sibling_without_an_error(void **state)
+{
+	struct fx *f = fx_new(1, 2, 2);
+	int first = cpu_of(f, 0, 0, 0), sibling = cpu_of(f, 0, 0, 1);
+
+	(void)state;
+	assert_int_equal(fx_start(f), 0);
+	regfile_set_online(f->rf, first, false);
+	regfile_set(f->rf, sibling, IA32_THERM_STATUS, VALID | READOUT(30));
+	fx_sample(f);
+	assert_true(core_of(f, 0, 0)->has_status);
+	assert_int_equal(core_of(f, 0, 0)->temperature_c, 70);
+	assert_int_equal(regfile_reads(f->rf, sibling, IA32_THERM_STATUS), 1);
+	assert_true(snapshot_socket(f->s, 0)->has_package_status);
+
+	/* The whole core offline: skipped, still no error. */
+	regfile_set_online(f->rf, sibling, false);
+	fx_sample(f);
+	assert_false(core_of(f, 0, 0)->has_status);
+	assert_true(core_of(f, 0, 1)->has_status);
+	assert_int_equal(f->c.errors, 0);
+
+	/* Back: read through the first CPU again. */
+	regfile_set_online(f->rf, first, true);
+	fx_sample(f);
+	assert_true(core_of(f, 0, 0)->has_status);
+	assert_int_equal(core_of(f, 0, 0)->temperature_c, 60);
+	fx_free(f);
+}
+
+static void whole_socket_offline_keeps_rapl_totals(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+
+	(void)state;
+	assert_int_equal(fx_start(f), 0);
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 1024);
+	fx_sample(f);
+	regfile_set_online(f->rf, 0, false);
+	fx_sample(f);
+	assert_false(snapshot_socket(f->s, 0)->has_rapl);
+	assert_false(snapshot_socket(f->s, 0)->has_package_status);
+	assert_int_equal(f->c.errors, 0);
+	regfile_set_online(f->rf, 0, true);
+	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 2048);
+	fx_sample(f);
+	assert_true(snapshot_socket(f->s, 0)->rapl_package_throttled_s == 2.0);
+	fx_free(f);
+}
+
+static void disabled_in_config_does_not_start(void **state)
+{
+	struct fx *f = fx_new(1, 1, 1);
+
+	(void)state;
+	f->conf.thermal_enabled = false;
+	assert_int_equal(fx_start(f), -ENOTSUP);
+	assert_false(f->c.up);
+	assert_string_equal(f->c.reason, "disabled in the configuration");
+	fx_sample(f);
+	assert_false(core_of(f, 0, 0)->has_status);
+	assert_int_equal(regfile_reads(f->rf, -1, IA32_THERM_STATUS), 0);
+	fx_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(one_status_read_per_core_and_one_package_read_per_socket),
+		cmocka_unit_test(core_status_decoded_with_valid_bit_respected),
+		cmocka_unit_test(package_status_decoded),
+		cmocka_unit_test(package_absent_on_a_model_without_it),
+		cmocka_unit_test(tjmax_zero_means_no_temperatures_and_says_why),
+		cmocka_unit_test(tjmax_unreadable_is_an_error_with_a_reason),
+		cmocka_unit_test(rapl_accumulates_across_the_32_bit_wrap),
+		cmocka_unit_test(rapl_off_in_config_or_model_reads_nothing),
+		cmocka_unit_test(rapl_register_reading_eio_is_absent),
+		cmocka_unit_test(read_errors_are_counted_without_losing_rapl_totals),
+		cmocka_unit_test(kernel_counts_absent_present_and_going_down),
+		cmocka_unit_test(kernel_counts_off_in_config),
+		cmocka_unit_test(offline_cpu_is_skipped_for_a_sibling_without_an_error),
+		cmocka_unit_test(whole_socket_offline_keeps_rapl_totals),
+		cmocka_unit_test(disabled_in_config_does_not_start),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,320 @@
+/*
+ * uncored web page.  Polls /api/v1/snapshot every sampling interval (at
+ * least once a second) and /api/v1/episodes every few seconds, derives what
+ * only a difference of two snapshots can tell (DRAM throttling now and its
+ * fraction of time), and says plainly when the daemon stops answering.
+ * Plain DOM, textContent only: nothing from the daemon is parsed as HTML.
+ */
+'use strict';
+
+const EPISODE_POLL_MS = 5000;
+const EPISODE_WINDOW_S = 15 * 60;
+const MAX_EPISODES = 40;
+const DRAM_EVENT = 'dram_thermal_throttled_cycles';
+const PROCHOT_EVENT = 'prochot_assertions';
+
+const state = {
+	prev: new Map(),     /* socket -> {time, cycles, clockticks, prochot} */
+	derived: new Map(),  /* socket -> {dram, fraction, prochotDelta} */
+	lastTime: null,
+	downSince: null,
+	episodes: [],
+};
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, attrs, ...children) {
+	const e = document.createElement(tag);
+	for (const [k, v] of Object.entries(attrs || {})) {
+		if (v === null || v === undefined || v === false)
+			continue;
+		if (k === 'class')
+			e.className = v;
+		else if (k === 'text')
+			e.textContent = v;
+		else
+			e.setAttribute(k, v === true ? '' : String(v));
+	}
+	for (const c of children)
+		if (c !== null && c !== undefined)
+			e.append(c);
+	return e;
+}
+
+function hhmmss(t) {
+	return new Date(t * 1000).toLocaleTimeString([], { hour12: false });
+}
+
+function isNum(v) { return typeof v === 'number' && Number.isFinite(v); }
+
+async function getJSON(path, timeoutMs) {
+	const ctl = new AbortController();
+	const timer = setTimeout(() => ctl.abort(), timeoutMs);
+	try {
+		const r = await fetch(path, { cache: 'no-store', signal: ctl.signal });
+		if (!r.ok)
+			throw new Error(path + ': HTTP ' + r.status);
+		return await r.json();
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
+/* ---- derived per-socket values ---- */
+
+function hottestCore(sock) {
+	let best = null;
+	for (const c of sock.cores || [])
+		if (isNum(c.temperature_celsius) && (best === null || c.temperature_celsius > best))
+			best = c.temperature_celsius;
+	return best;
+}
+
+function socketTemperature(sock) {
+	if (isNum(sock.package_temperature_celsius))
+		return { value: sock.package_temperature_celsius, source: 'package' };
+	const h = hottestCore(sock);
+	return h === null ? null : { value: h, source: 'hottest core' };
+}
+
+/*
+ * Compare this snapshot's uncore totals with the previous snapshot's.
+ * A counter that went backwards means the daemon restarted: start over.
+ */
+function deriveSocket(sock, time) {
+	const ev = sock.uncore && sock.uncore.events ? sock.uncore.events : null;
+	const cur = {
+		time,
+		cycles: ev && isNum(ev[DRAM_EVENT]) ? ev[DRAM_EVENT] : null,
+		clockticks: sock.uncore && isNum(sock.uncore.clockticks) ? sock.uncore.clockticks : null,
+		prochot: ev && isNum(ev[PROCHOT_EVENT]) ? ev[PROCHOT_EVENT] : null,
+	};
+	const prev = state.prev.get(sock.socket);
+	const d = { dram: cur.cycles === null ? 'absent' : 'unknown', fraction: null, prochotDelta: null };
+	if (prev && prev.time < time) {
+		if (cur.cycles !== null && prev.cycles !== null && cur.cycles >= prev.cycles) {
+			const dc = cur.cycles - prev.cycles;
+			d.dram = dc > 0 ? 'throttling' : 'ok';
+			if (cur.clockticks !== null && prev.clockticks !== null && cur.clockticks > prev.clockticks)
+				d.fraction = Math.min(1, dc / (cur.clockticks - prev.clockticks));
+		}
+		if (cur.prochot !== null && prev.prochot !== null && cur.prochot >= prev.prochot)
+			d.prochotDelta = cur.prochot - prev.prochot;
+	} else if (prev && prev.time === time) {
+		return; /* same snapshot again: keep what we derived last time */
+	}
+	state.prev.set(sock.socket, cur);
+	state.derived.set(sock.socket, d);
+}
+
+/* Colour band from the distance to TjMax (see the legend). */
+function band(temp, tjmax) {
+	if (!isNum(temp))
+		return null;
+	if (!isNum(tjmax))
+		return temp >= 90 ? 3 : temp >= 80 ? 2 : temp >= 65 ? 1 : 0;
+	const margin = tjmax - temp;
+	return margin < 5 ? 3 : margin < 15 ? 2 : margin < 30 ? 1 : 0;
+}
+
+/* ---- rendering ---- */
+
+function stateSpan(kind, value, text) {
+	return el('span', { class: 'state ' + kind, 'data-state': value, text });
+}
+
+function dramFacts(sock) {
+	const d = state.derived.get(sock.socket) || { dram: 'unknown', fraction: null };
+	const labels = {
+		throttling: 'throttling now',
+		ok: 'not throttling',
+		unknown: 'measuring…',
+		absent: 'not measured on this CPU',
+	};
+	const stateValue = d.dram === 'absent' ? 'unknown' : d.dram;
+	const frac = d.fraction === null ? '—' : (100 * d.fraction).toFixed(d.fraction < 0.001 && d.fraction > 0 ? 3 : 1) + ' % of time';
+	return [
+		['DRAM throttling', stateSpan('dram-state', stateValue, labels[d.dram])],
+		['DRAM throttled', el('span', { class: 'dram-fraction', text: frac })],
+	];
+}
+
+function prochotFact(sock) {
+	const cores = sock.cores || [];
+	const known = sock.package_prochot_active !== undefined && sock.package_prochot_active !== null ||
+		cores.some((c) => typeof c.prochot_active === 'boolean');
+	const active = sock.package_prochot_active === true || cores.some((c) => c.prochot_active === true);
+	const d = state.derived.get(sock.socket);
+	let text = !known ? 'no reading' : active ? 'asserted now' : 'not asserted';
+	if (d && d.prochotDelta !== null && d.prochotDelta > 0)
+		text += ` (${d.prochotDelta} assertions since last poll)`;
+	return stateSpan('prochot-state', !known ? 'unknown' : active ? 'active' : 'ok', text);
+}
+
+function boolFact(v, onText, offText) {
+	if (typeof v !== 'boolean')
+		return stateSpan('', 'unknown', 'no reading');
+	return stateSpan('', v ? 'throttling' : 'ok', v ? onText : offText);
+}
+
+function coreCell(sock, c) {
+	const temp = isNum(c.temperature_celsius) ? c.temperature_celsius : null;
+	const b = band(temp, sock.tjmax_celsius);
+	const words = [`Core ${c.core}`, temp === null ? 'no temperature reading' : `${temp} °C`];
+	if (isNum(sock.tjmax_celsius) && temp !== null)
+		words.push(`${sock.tjmax_celsius - temp} °C below TjMax`);
+	if (c.thermal_throttling === true)
+		words.push('thermal throttling');
+	if (c.prochot_active === true)
+		words.push('PROCHOT asserted');
+	if (Array.isArray(c.cpus) && c.cpus.length)
+		words.push('CPUs ' + c.cpus.join(', '));
+	const marks = el('span', { class: 'marks', 'aria-hidden': 'true' },
+		c.thermal_throttling === true ? el('span', { class: 'mark mark-t', text: 'T' }) : null,
+		c.prochot_active === true ? el('span', { class: 'mark mark-p', text: 'P' }) : null);
+	const classes = ['core-cell'];
+	if (c.thermal_throttling === true)
+		classes.push('throttling');
+	if (c.prochot_active === true)
+		classes.push('prochot');
+	return el('div', {
+		class: classes.join(' '), role: 'listitem', 'data-core': c.core,
+		'data-band': b === null ? null : b, title: words.join(', '), 'aria-label': words.join(', '),
+	},
+	el('span', { class: 'core-id', text: 'core ' + c.core, 'aria-hidden': 'true' }),
+	el('span', { class: 'core-temp', text: temp === null ? '—' : temp + '°', 'aria-hidden': 'true' }),
+	marks);
+}
+
+function socketCard(sock) {
+	const t = socketTemperature(sock);
+	const tj = isNum(sock.tjmax_celsius) ? sock.tjmax_celsius : null;
+	const facts = [
+		['Temperature', t === null ? 'no reading' : `${t.value} °C (${t.source})`],
+		['Margin to TjMax', t === null || tj === null ? '—' : `${tj - t.value} °C (TjMax ${tj} °C)`],
+		...dramFacts(sock),
+		['PROCHOT', prochotFact(sock)],
+		['Package throttling', boolFact(sock.package_thermal_throttling, 'throttling now', 'no')],
+	];
+	const dl = el('dl', { class: 'facts' });
+	for (const [k, v] of facts)
+		dl.append(el('dt', { text: k }), el('dd', {}, typeof v === 'string' ? document.createTextNode(v) : v));
+	const cores = (sock.cores || []).slice().sort((a, b) => a.core - b.core);
+	const grid = el('div', { class: 'grid', role: 'list', 'aria-label': `Cores of socket ${sock.socket}` });
+	for (const c of cores)
+		grid.append(coreCell(sock, c));
+	return el('article', { class: 'socket', 'data-socket': sock.socket, 'aria-labelledby': 'socket-h-' + sock.socket },
+		el('h3', { id: 'socket-h-' + sock.socket, text: `Socket ${sock.socket}` }), dl, grid);
+}
+
+function renderCollectors(list) {
+	const body = $('collectors');
+	body.replaceChildren();
+	for (const c of list || []) {
+		const st = c.enabled === false ? ['unknown', 'disabled'] : c.up ? ['ok', 'up'] : ['throttling', 'down'];
+		body.append(el('tr', { 'data-collector': c.name },
+			el('th', { scope: 'row', text: c.name }),
+			el('td', {}, stateSpan('', st[0], st[1])),
+			el('td', { text: c.reason === null || c.reason === undefined ? '—' : c.reason }),
+			el('td', { class: 'num', text: String(c.errors ?? '—') })));
+	}
+}
+
+function renderSnapshot(s) {
+	const cpu = s.cpu || {};
+	const parts = [];
+	if (cpu.microarch)
+		parts.push(cpu.microarch);
+	if (cpu.vendor)
+		parts.push(`${cpu.vendor} family ${cpu.family} model ${cpu.model}`);
+	parts.push(`${(s.sockets || []).length} socket(s)`);
+	if (s.version)
+		parts.push('uncored ' + s.version);
+	$('host').textContent = parts.join(' · ');
+	$('updated').textContent = `Sample at ${hhmmss(s.time)}, every ${s.interval_seconds} s`;
+	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
+	renderCollectors(s.collectors);
+}
+
+function renderEpisodes(now) {
+	const box = $('timeline');
+	const recent = state.episodes
+		.filter((e) => e.end === null || e.end === undefined || e.end >= now - EPISODE_WINDOW_S)
+		.slice(0, MAX_EPISODES);
+	$('episodes-empty').hidden = recent.length > 0;
+	const names = {
+		dram_thermal_throttling: 'DRAM thermal throttling',
+		prochot: 'PROCHOT',
+		core_thermal_throttling: 'core thermal throttling',
+		package_thermal_throttling: 'package thermal throttling',
+	};
+	box.replaceChildren(...recent.map((e) => {
+		const ongoing = e.end === null || e.end === undefined;
+		const start = Math.max(e.start, now - EPISODE_WINDOW_S);
+		const end = ongoing ? now : e.end;
+		const left = 100 * (start - (now - EPISODE_WINDOW_S)) / EPISODE_WINDOW_S;
+		const width = 100 * Math.max(0, end - start) / EPISODE_WINDOW_S;
+		const where = `socket ${e.socket}` + (e.core === null || e.core === undefined ? '' : ` core ${e.core}`);
+		const dur = isNum(e.duration_seconds) ? e.duration_seconds.toFixed(1) + ' s' : '';
+		const text = `${names[e.kind] || e.kind}, ${where}: ${hhmmss(e.start)}` +
+			(ongoing ? `, ongoing (${dur})` : ` – ${hhmmss(e.end)} (${dur})`);
+		const bar = el('div', { class: 'bar' });
+		bar.style.left = left.toFixed(2) + '%';
+		bar.style.width = width.toFixed(2) + '%';
+		return el('div', { class: 'episode' + (ongoing ? ' ongoing' : ''), 'data-kind': e.kind, 'data-socket': e.socket },
+			el('span', { text }),
+			el('div', { class: 'track', 'aria-hidden': 'true' }, bar));
+	}));
+}
+
+/* ---- polling and the "not answering" banner ---- */
+
+function answered() {
+	state.downSince = null;
+	$('banner').hidden = true;
+	$('main').classList.remove('stale');
+}
+
+function notAnswering(err) {
+	if (state.downSince === null)
+		state.downSince = Date.now() / 1000;
+	const b = $('banner');
+	b.textContent = `daemon not answering since ${hhmmss(state.downSince)}` +
+		(state.lastTime === null ? '' : ` — showing the sample from ${hhmmss(state.lastTime)}`) +
+		` (${err && err.message ? err.message : 'no response'})`;
+	b.hidden = false;
+	$('main').classList.add('stale');
+}
+
+async function pollSnapshot() {
+	let delayMs = 1000;
+	try {
+		const s = await getJSON('/api/v1/snapshot', 3000);
+		if (isNum(s.interval_seconds))
+			delayMs = Math.max(1000, s.interval_seconds * 1000);
+		for (const sock of s.sockets || [])
+			deriveSocket(sock, s.time);
+		state.lastTime = s.time;
+		renderSnapshot(s);
+		renderEpisodes(s.time);
+		answered();
+	} catch (err) {
+		notAnswering(err);
+	}
+	setTimeout(pollSnapshot, delayMs);
+}
+
+async function pollEpisodes() {
+	try {
+		const r = await getJSON('/api/v1/episodes', 3000);
+		state.episodes = Array.isArray(r.episodes) ? r.episodes : [];
+		renderEpisodes(state.lastTime === null ? Date.now() / 1000 : state.lastTime);
+	} catch (err) {
+		/* the snapshot poll reports the daemon as not answering */
+	}
+	setTimeout(pollEpisodes, EPISODE_POLL_MS);
+}
+
+$('window-minutes').textContent = String(EPISODE_WINDOW_S / 60);
+pollSnapshot();
+pollEpisodes();
