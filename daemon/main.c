@@ -41,6 +41,7 @@
 #include "sim.h"
 #include "snapshot.h"
 #include "strbuf.h"
+#include "web_assets.h"
 
 #define DEFAULT_CONFIG UNCORED_SYSCONFDIR "/uncored.conf"
 #define EXIT_USAGE 2
@@ -535,8 +536,8 @@ static struct http_server *start_http(struct daemon *d, int listen_fd)
 		.request_timeout_s = d->conf.request_timeout_s,
 		.max_header_bytes = d->conf.max_header_bytes,
 		.interval_s = d->conf.interval_s,
-		.assets = NULL,
-		.n_assets = 0,
+		.assets = web_assets,
+		.n_assets = web_n_assets,
 	};
 	char err[256];
 	struct http_server *h = http_start(&ho, err, sizeof(err));
