@@ -61,9 +61,13 @@ start_daemon() {
 	port=$1
 	log=$2
 	shift 2
-	timeout -s TERM "${UNCORED_TEST_DAEMON_LIMIT:-120}" "$UNCORED_BIN" "$@" >"$log" 2>&1 &
+	"$UNCORED_BIN" "$@" >"$log" 2>&1 &
 	DAEMON_PID=$!
-	PIDS="$PIDS $DAEMON_PID"
+	# A guard stops the daemon after its time limit even if this script dies.
+	# (Not timeout(1): it forwards SIGHUP to its whole process group, so the
+	# daemon would see every reload signal twice.)
+	(sleep "${UNCORED_TEST_DAEMON_LIMIT:-120}"; kill -TERM "$DAEMON_PID" 2>/dev/null) &
+	PIDS="$PIDS $DAEMON_PID $!"
 	DAEMON_URL="http://127.0.0.1:$port"
 	wait_healthy "$DAEMON_URL" "$DAEMON_PID" "$log"
 }

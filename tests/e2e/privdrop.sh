@@ -16,9 +16,6 @@ sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/u.conf"
 start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
 
 status=/proc/$DAEMON_PID/status
-# timeout(1) is the parent; the daemon is its child.
-child=$(pgrep -P "$DAEMON_PID" uncored || true)
-[ -n "$child" ] && status=/proc/$child/status
 uid=$(id -u nobody)
 grep -q "^Uid:[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid" "$status" || fail "uid: $(grep Uid "$status")"
 for cap in CapInh CapPrm CapEff CapBnd CapAmb; do

@@ -23,7 +23,7 @@ grep -q "running one stays" "$TEST_TMP/log" || fail "bad reload: no word that th
 kill -HUP "$DAEMON_PID"
 sleep 1.5
 m=$(curl -fsS "$url/metrics")
-printf '%s\n' "$m" | grep -q 'event="thermal_throttling_prochot_core0"' || fail "new event not counted after reload"
+printf "%s\n" "$m" | grep -q "event=\"thermal_throttling_prochot_core0\"" || fail "new event not counted after reload: $(cat "$TEST_TMP/log")"
 after=$(metric_value "$m" "$key")
 [ "$after" -ge "$before" ] || fail "counter went backwards across reload: $before -> $after"
 for _ in $(seq 1 20); do
