@@ -15,7 +15,6 @@
  * (a control register found changed on return is handled as a conflict).
  */
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,7 +155,7 @@ static int check_wrap(struct collector *c, const struct core_state *st,
 	for (int i = 0; i < 2; i++) {
 		if (widths[i] == 0)
 			continue;
-		period_s = ldexp(1.0, (int)widths[i]) / CORE_MAX_EVENT_RATE_HZ;
+		period_s = counter_wrap_period_s(widths[i], CORE_MAX_EVENT_RATE_HZ);
 		if (c->conf->interval_s > period_s / 4) {
 			snprintf(why, whylen,
 				 "interval %g s is too long for %u-bit core counters: at %.0e events/s "

@@ -522,26 +522,8 @@ static void reclaim_event(struct collector *c, struct uncore_state *st, struct u
 /*
  * Policy yield: the counter is the other agent's now.  If our event select
  * is still in place (only our enable bit was cleared), put back what we
- * found; otherwise forget both registers without writing.  Our enable bit
- * in the global control is cleared if it is still set: uncored never
- * leaves a bit of its own behind, and an agent that takes a counter must
- * enable it itself (the kernel's perf rewrites the whole register).
+ * found; otherwise forget both registers without writing.
  */
-/* Clear our bit of the global control if it is still set, else just forget it. */
-static void release_global_bit(struct collector *c, struct uncore_state *st,
-			       struct uncore_socket *us, uint64_t bit)
-{
-	uint64_t global_ctrl;
-
-	if (read_socket(c, st, us, MSR_UNCORE_PERF_GLOBAL_CTRL, &global_ctrl) == 0 &&
-	    (global_ctrl & bit)) {
-		if (pmu_clear_bits(st->ledger, c->hw, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, bit))
-			c->errors++;
-		return;
-	}
-	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, bit);
-}
-
 static void yield_event(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
 			struct uncore_event *ev, bool is_select_ours)
 {
@@ -553,7 +535,8 @@ static void yield_event(struct collector *c, struct uncore_state *st, struct unc
 		pmu_forget(st->ledger, us->cpu, evtsel_msr(ev->pmc));
 		pmu_forget(st->ledger, us->cpu, pmc_msr(ev->pmc));
 	}
-	release_global_bit(c, st, us, UNC_GLOBAL_CTRL_EN_PC(ev->pmc));
+	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL,
+			UNC_GLOBAL_CTRL_EN_PC(ev->pmc));
 	ev->is_counting = false;
 	ev->pmc = -1;
 	snprintf(ev->reason, sizeof(ev->reason), "counter taken by another agent");
@@ -615,7 +598,7 @@ static void yield_fixed(struct collector *c, struct uncore_state *st, struct unc
 		pmu_forget(st->ledger, us->cpu, MSR_UNCORE_FIXED_CTR_CTRL);
 		pmu_forget(st->ledger, us->cpu, MSR_UNCORE_FIXED_CTR0);
 	}
-	release_global_bit(c, st, us, UNC_GLOBAL_CTRL_EN_FC0);
+	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, UNC_GLOBAL_CTRL_EN_FC0);
 	us->has_fixed = false;
 	note(c, "socket %d: the uncore fixed counter was taken by another agent, "
 	     "uncore clockticks are no longer reported", us->socket);

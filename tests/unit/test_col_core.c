@@ -672,6 +672,41 @@ static void check_core_values(const struct snapshot *s, double seconds)
 	}
 }
 
+static void assert_exact(struct sim_machine *m, int cpu, uint8_t code, uint8_t umask,
+			 uint64_t total)
+{
+	uint64_t truth;
+
+	assert_int_equal(sim_ground_truth(m->sim, false, cpu, code, umask, false, &truth), 0);
+	assert_int_equal(total, truth);
+}
+
+/*
+ * The collectors start at simulated time 0, so every total must equal
+ * what the simulated hardware generated since open.
+ */
+static void check_core_exact(struct sim_machine *m, const struct snapshot *s)
+{
+	uint64_t all_instructions = 0;
+
+	for (int i = 0; i < s->n_cpus; i++) {
+		const struct snapshot_cpu *sp = &s->cpus[i];
+
+		assert_exact(m, sp->cpu, 0xc0, 0x00, sp->instructions);
+		assert_exact(m, sp->cpu, 0x3c, 0x01, sp->ref_cycles);
+		if (sp->has_cycles)
+			assert_exact(m, sp->cpu, 0x3c, 0x00, sp->cycles);
+		for (int k = 0; k < sp->n_events; k++) {
+			const struct event_spec *ev = event_builtin(EVENT_PMU_CORE, sp->events[k].name);
+
+			if (sp->events[k].available && ev)
+				assert_exact(m, sp->cpu, ev->code, ev->umask, sp->events[k].total);
+		}
+		all_instructions += sp->instructions;
+	}
+	assert_true(all_instructions > 0);
+}
+
 static struct snapshot *sample_both(struct sim_machine *m, struct collector *cols)
 {
 	struct snapshot *s = snapshot_new(&m->topo, &m->info);
@@ -705,6 +740,7 @@ static void run_model(const char *model)
 		s = sample_both(&m, cols);
 		check_thermal_values(&m, s);
 		check_core_values(s, 1.0 + i);
+		check_core_exact(&m, s);
 		snapshot_release(s);
 	}
 	assert_int_equal(cols[0].errors, 0);
@@ -713,6 +749,7 @@ static void run_model(const char *model)
 	collector_stop(&cols[0]);
 	sim_dump(m.sim, dump_one, &ours);
 	sim_dump(twin.sim, dump_one, &theirs);
+	assert_true(ours.n > 0);
 	assert_int_equal(ours.n, theirs.n);
 	for (size_t i = 0; i < ours.n; i++) {
 		assert_int_equal(ours.regs[i].cpu, theirs.regs[i].cpu);
