@@ -66,7 +66,16 @@ start_daemon() {
 	# A guard stops the daemon after its time limit even if this script dies.
 	# (Not timeout(1): it forwards SIGHUP to its whole process group, so the
 	# daemon would see every reload signal twice.)
-	(sleep "${UNCORED_TEST_DAEMON_LIMIT:-120}"; kill -TERM "$DAEMON_PID" 2>/dev/null) &
+	# Its output goes to /dev/null so it holds no pipe of the test runner
+	# open, and on SIGTERM (cleanup) it takes its sleep down with it.
+	(
+		exec >/dev/null 2>&1
+		sleep "${UNCORED_TEST_DAEMON_LIMIT:-120}" &
+		sleeper=$!
+		trap 'kill "$sleeper"; exit 0' TERM
+		wait "$sleeper"
+		kill -TERM "$DAEMON_PID"
+	) &
 	PIDS="$PIDS $DAEMON_PID $!"
 	DAEMON_URL="http://127.0.0.1:$port"
 	wait_healthy "$DAEMON_URL" "$DAEMON_PID" "$log"
