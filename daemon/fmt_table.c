@@ -170,11 +170,29 @@ static const char *core_flags(const struct snapshot_core *c)
 	return flags[c->thermal_throttling][c->prochot_active];
 }
 
+/* The IPC of each logical CPU of core c, "1.02/0.97" in the order of its cpus. */
+static const char *core_cpu_ipcs(const struct snapshot *a, const struct snapshot *b,
+				 const struct snapshot_core *c, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < c->n_cpus && used < len; i++) {
+		struct ipc_sum sum = { 0 };
+		char one[16];
+
+		ipc_add_cpu(&sum, a, b, c->cpus[i]);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "/" : "",
+					 ipc_text(&sum, one, sizeof(one)));
+	}
+	return buf;
+}
+
 static void write_core_row(const struct snapshot *a, const struct snapshot *b,
 			   const struct snapshot_core *ca, const struct snapshot_core *cb,
 			   struct strbuf *out)
 {
-	char cpus[64], temp[16], kthr[24], ipc[16];
+	char cpus[64], temp[16], kthr[24], ipc[16], cpu_ipcs[80];
 	struct ipc_sum sum = { 0 };
 
 	core_cpus_text(cb, cpus, sizeof(cpus));
@@ -187,8 +205,9 @@ static void write_core_row(const struct snapshot *a, const struct snapshot *b,
 	else
 		snprintf(kthr, sizeof(kthr), "-");
 	ipc_add_core(&sum, a, b, cb);
-	strbuf_printf(out, "  %5d  %-12s %7s  %-18s %16s %6s\n", cb->core, cpus, temp, core_flags(cb),
-		      kthr, ipc_text(&sum, ipc, sizeof(ipc)));
+	strbuf_printf(out, "  %5d  %-12s %7s  %-18s %16s %6s  %s\n", cb->core, cpus, temp,
+		      core_flags(cb), kthr, ipc_text(&sum, ipc, sizeof(ipc)),
+		      core_cpu_ipcs(a, b, cb, cpu_ipcs, sizeof(cpu_ipcs)));
 }
 
 static void write_socket(const struct snapshot *a, const struct snapshot *b,
@@ -209,8 +228,8 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		      yes_no(sb->has_package_status, sb->package_thermal_throttling),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
 	write_socket_lines(sa, sb, out);
-	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s\n", "core", "cpus", "temp", "flags",
-		      "kernel throttles", "IPC");
+	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus", "temp", "flags",
+		      "kernel throttles", "IPC", "IPC per cpu");
 	for (int i = 0; i < sb->n_cores; i++)
 		write_core_row(a, b, find_core(sa, sb->cores[i].core), &sb->cores[i], out);
 }

@@ -34,4 +34,15 @@ grep -q '^uncored_uncore_' "$TEST_TMP/once.prom" && fail "skylake must not expor
 grep -q '^uncored_rapl_dram_throttled_seconds_total{socket="1"}' "$TEST_TMP/once.prom" || fail "skylake RAPL"
 grep -q 'uncored_collector_up{collector="uncore"} 0' "$TEST_TMP/once.prom" || fail "skylake uncore collector must be down"
 grep -q "uncore" "$TEST_TMP/log" || fail "skylake: no word on why the uncore collector is off"
+# The core collector on every Intel model: instructions and cycles on every CPU, IPC per CPU in the table.
+for model in westmere-ep-2s nehalem-ep-2s skylake-sp-2s big; do
+	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model" >"$TEST_TMP/m.json" 2>"$TEST_TMP/log" ||
+		{ cat "$TEST_TMP/log"; fail "$model: --once failed"; }
+	n=$(jq '.cpus | length' "$TEST_TMP/m.json")
+	jq -e '(.cpus | length) as $n | [.cpus[] | select(.instructions > 0 and .cycles > 0 and .ref_cycles > 0)] | length == $n' \
+		"$TEST_TMP/m.json" >/dev/null || fail "$model: a CPU without core counts"
+	jq -e '.collectors[] | select(.name == "core") | .up' "$TEST_TMP/m.json" >/dev/null || fail "$model: core collector down"
+	echo "$model: $n cpus counted"
+done
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate nehalem-ep-2s 2>/dev/null | grep -q "IPC per cpu" || fail "no per-CPU IPC in the table"
 echo "once: ok"

@@ -238,10 +238,10 @@ static void westmere_interval(void **state)
 		"  prochot_assertions                                      0\n",
 		"  qhl_requests                         unavailable: no such event here\n",
 		"  kernel package throttles                                2\n",
-		"   core  cpus            temp  flags              kernel throttles    IPC\n",
-		"      0  0,4             50 C  PROCHOT                           4   2.00\n",
-		"      1  1,5             51 C  THROTTLING                        0   2.00\n",
-		"      1  3,7             51 C  THROTTLING                        0      -\n",
+		"   core  cpus            temp  flags              kernel throttles    IPC  IPC per cpu\n",
+		"      0  0,4             50 C  PROCHOT                           4   2.00  3.00/1.00\n",
+		"      1  1,5             51 C  THROTTLING                        0   2.00  3.00/1.00\n",
+		"      1  3,7             51 C  THROTTLING                        0      -  -/-\n",
 		"  uncore   up       errors 0\n",
 		"  core     down     errors 0: cpu 3: offline, skipping\n",
 		NULL,
@@ -285,7 +285,7 @@ static void missing_readings_print_dashes(void **state)
 	static const char *const present[] = {
 		"uncored 1.2.3: GenuineIntel family 6 model 0x2c (westmere-ep), interval 1.000 s\n",
 		"socket 0: TjMax 100 C, package -, package throttling -, IPC -\n",
-		"      0  0                  -  -                                 -      -\n",
+		"      0  0                  -  -                                 -      -  -\n",
 		"  thermal  up       errors 2\n",
 		NULL,
 	};
