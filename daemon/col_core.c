@@ -72,23 +72,6 @@ struct core_state {
 
 static const char *const fixed_names[N_FIXED] = { "instructions", "cycles", "ref cycles" };
 
-/* Append one note to c->reason ("; "-separated, truncated). */
-static void __attribute__((format(printf, 2, 3))) note(struct collector *c, const char *fmt, ...)
-{
-	size_t used = strlen(c->reason);
-	va_list ap;
-
-	if (used && used + 2 < sizeof(c->reason)) {
-		memcpy(c->reason + used, "; ", 3);
-		used += 2;
-	}
-	if (used + 1 >= sizeof(c->reason))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(c->reason + used, sizeof(c->reason) - used, fmt, ap);
-	va_end(ap);
-}
-
 static unsigned n_fixed_of(const struct cpu_perfmon *pm)
 {
 	return pm->n_fixed < N_FIXED ? pm->n_fixed : N_FIXED;
@@ -130,7 +113,7 @@ static int collect_events(struct collector *c, struct core_state *st)
 
 		/* One name is one metric series: a default configured again counts once. */
 		if (find_event(st, ev->name)) {
-			note(c, "core event '%s' listed twice, counted once", ev->name);
+			collector_note(c, "core event '%s' listed twice, counted once", ev->name);
 			continue;
 		}
 		st->events[st->n_events++] = ev;
@@ -389,7 +372,7 @@ static int prepare_cpu(struct collector *c, struct core_state *st, struct core_c
 		return err;
 	if (cc->pm.version < 2) {
 		cc->state = CPU_UNUSABLE;
-		note(c, "cpu %d: architectural perfmon version %u, version 2 or later needed",
+		collector_note(c, "cpu %d: architectural perfmon version %u, version 2 or later needed",
 		     cc->cpu, cc->pm.version);
 		return 0;
 	}
@@ -401,7 +384,7 @@ static void summarize_fixed(struct collector *c, const struct core_state *st, un
 	for (unsigned i = 0; i < N_FIXED; i++) {
 		if (!st->fixed_busy[i])
 			continue;
-		note(c, "fixed counter %u (%s) in use by another agent on %u of %u CPUs%s", i,
+		collector_note(c, "fixed counter %u (%s) in use by another agent on %u of %u CPUs%s", i,
 		     fixed_names[i], st->fixed_busy[i], n_claimed,
 		     i == 1 ? " (the NMI watchdog usually holds it)" : "");
 	}
@@ -524,7 +507,7 @@ static void yield_fixed(struct collector *c, struct core_state *st, struct core_
 			encode_fixed_ctrl_nibble(0, i, OUR_NIBBLE));
 	pmu_forget_bits(st->ledger, cc->cpu, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(i));
 	cc->fixed_owned[i] = false;
-	note(c, "cpu %d: fixed counter %u (%s) taken over by another agent, yielded",
+	collector_note(c, "cpu %d: fixed counter %u (%s) taken over by another agent, yielded",
 	     cc->cpu, i, fixed_names[i]);
 }
 
@@ -712,7 +695,7 @@ static void late_claim(struct collector *c, struct core_state *st, struct core_c
 		return;
 	cc->state = CPU_UNUSABLE;
 	c->errors++;
-	note(c, "cpu %d: %s", cc->cpu, why[0] ? why : hw_hint(err, op));
+	collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : hw_hint(err, op));
 }
 
 static void begin_sample(const struct core_state *st, struct core_cpu *cc)
@@ -806,7 +789,7 @@ static void core_stop(struct collector *c)
 		return;
 	err = pmu_restore(st->ledger, c->hw, &n_failed);
 	if (err)
-		note(c, "%u core PMU registers not restored: %s", n_failed, hw_hint(err, HW_OP_WRITE));
+		collector_note(c, "%u core PMU registers not restored: %s", n_failed, hw_hint(err, HW_OP_WRITE));
 	core_free(st);
 	c->state = NULL;
 }

@@ -67,23 +67,6 @@ struct thermal_state {
 	struct thermal_socket *sockets; /* parallel to c->topo->sockets */
 };
 
-/* Append one note to c->reason ("; "-separated, truncated). */
-static void __attribute__((format(printf, 2, 3))) note(struct collector *c, const char *fmt, ...)
-{
-	size_t used = strlen(c->reason);
-	va_list ap;
-
-	if (used && used + 2 < sizeof(c->reason)) {
-		memcpy(c->reason + used, "; ", 3);
-		used += 2;
-	}
-	if (used + 1 >= sizeof(c->reason))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(c->reason + used, sizeof(c->reason) - used, fmt, ap);
-	va_end(ap);
-}
-
 static int first_online_cpu(struct hw *hw, const struct cpu_socket *sock)
 {
 	for (int i = 0; i < sock->n_cpus; i++)
@@ -98,21 +81,21 @@ static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
 	int err;
 
 	if (!c->info->fac.has_tjmax) {
-		note(c, "socket %d: no MSR_TEMPERATURE_TARGET on this model, no temperatures",
+		collector_note(c, "socket %d: no MSR_TEMPERATURE_TARGET on this model, no temperatures",
 		     ts->topo->socket);
 		return;
 	}
 	err = hw_read_msr(c->hw, cpu, MSR_TEMPERATURE_TARGET, &raw);
 	if (err) {
 		c->errors++;
-		note(c, "socket %d: MSR_TEMPERATURE_TARGET unreadable (%s), no temperatures",
+		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET unreadable (%s), no temperatures",
 		     ts->topo->socket, strerror(-err));
 		return;
 	}
 	/* hardware.md §3.4: no guessing of a default TjMax. */
 	ts->tjmax_c = decode_tjmax(raw);
 	if (ts->tjmax_c == 0) {
-		note(c, "socket %d: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures",
+		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures",
 		     ts->topo->socket);
 		return;
 	}
@@ -148,7 +131,7 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	err = hw_read_msr(c->hw, cpu, MSR_RAPL_POWER_UNIT, &raw);
 	if (err) {
 		c->errors++;
-		note(c, "socket %d: MSR_RAPL_POWER_UNIT unreadable (%s), no RAPL throttled time",
+		collector_note(c, "socket %d: MSR_RAPL_POWER_UNIT unreadable (%s), no RAPL throttled time",
 		     ts->topo->socket, strerror(-err));
 		return;
 	}
@@ -157,10 +140,10 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	setup_rapl_reg(c, &ts->dram, cpu, MSR_DRAM_PERF_STATUS);
 	ts->has_rapl = ts->pkg.is_present || ts->dram.is_present;
 	if (!ts->pkg.is_present)
-		note(c, "socket %d: no MSR_PKG_PERF_STATUS, package throttled time reads 0",
+		collector_note(c, "socket %d: no MSR_PKG_PERF_STATUS, package throttled time reads 0",
 		     ts->topo->socket);
 	if (!ts->dram.is_present)
-		note(c, "socket %d: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0",
+		collector_note(c, "socket %d: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0",
 		     ts->topo->socket);
 }
 
@@ -175,7 +158,7 @@ static int setup_socket(struct collector *c, struct thermal_socket *ts,
 		return -ENOMEM;
 	cpu = first_online_cpu(c->hw, sock);
 	if (cpu < 0) {
-		note(c, "socket %d: no online CPU, no TjMax", sock->socket);
+		collector_note(c, "socket %d: no online CPU, no TjMax", sock->socket);
 		return 0;
 	}
 	setup_tjmax(c, ts, cpu);

@@ -74,25 +74,6 @@ static uint32_t pmc_msr(int n)
 }
 
 /* Append a sentence to the collector's reason, "; "-separated, truncating. */
-static void note(struct collector *c, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void note(struct collector *c, const char *fmt, ...)
-{
-	size_t len = strlen(c->reason);
-	va_list ap;
-
-	if (len && len + 2 < sizeof(c->reason)) {
-		memcpy(c->reason + len, "; ", 3);
-		len += 2;
-	}
-	if (len + 1 >= sizeof(c->reason))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(c->reason + len, sizeof(c->reason) - len, fmt, ap);
-	va_end(ap);
-}
-
 static int check_facility(struct collector *c)
 {
 	const struct cpu_info *info = c->info;
@@ -288,7 +269,7 @@ static void assign_counters(struct collector *c, struct uncore_state *st,
 		ev->evtsel = event_uncore_evtsel(ev->spec);
 	}
 	if (left_out[0])
-		note(c, "socket %d: no free uncore counter for %s (%s)", us->socket, left_out, busy);
+		collector_note(c, "socket %d: no free uncore counter for %s (%s)", us->socket, left_out, busy);
 }
 
 /* Program the assigned counters and the fixed counter, then enable them in 0x391. */
@@ -323,7 +304,7 @@ static int program_socket(struct collector *c, struct uncore_state *st,
 		own_bits |= UNC_GLOBAL_CTRL_EN_FC0;
 		us->has_fixed = true;
 	} else {
-		note(c, "socket %d: the uncore fixed counter is in use by another agent, "
+		collector_note(c, "socket %d: the uncore fixed counter is in use by another agent, "
 		     "uncore clockticks are not reported", us->socket);
 	}
 	if (!own_bits)
@@ -380,12 +361,12 @@ static int claim_socket(struct collector *c, struct uncore_state *st, struct unc
 	us->cs = cs;
 	us->cpu = first_online_cpu(c, cs);
 	if (us->cpu < 0) {
-		note(c, "socket %d: no online CPU, no uncore counting there", us->socket);
+		collector_note(c, "socket %d: no online CPU, no uncore counting there", us->socket);
 		return -ENXIO;
 	}
 	err = read_found(c, us->cpu, &found);
 	if (err) {
-		note(c, "socket %d: cpu %d: reading the uncore PMU failed: %s", us->socket,
+		collector_note(c, "socket %d: cpu %d: reading the uncore PMU failed: %s", us->socket,
 		     us->cpu, hw_hint(err, HW_OP_READ));
 		return err;
 	}
@@ -430,9 +411,9 @@ static void note_write_failure(struct collector *c, int err)
 	/* The write error replaces whatever notes were made: it is the reason. */
 	c->reason[0] = '\0';
 	if (err == -EPERM || err == -EACCES)
-		note(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
+		collector_note(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
 	else
-		note(c, "programming the uncore PMU failed: %s", hw_hint(err, HW_OP_WRITE));
+		collector_note(c, "programming the uncore PMU failed: %s", hw_hint(err, HW_OP_WRITE));
 }
 
 static int claim_all(struct collector *c, struct uncore_state *st)
@@ -493,7 +474,7 @@ static void note_lost_once(struct collector *c, struct uncore_state *st,
 	if (st->has_noted_lost)
 		return;
 	st->has_noted_lost = true;
-	note(c, "socket %d: %s was reprogrammed by another agent and reclaimed; "
+	collector_note(c, "socket %d: %s was reprogrammed by another agent and reclaimed; "
 	     "the counts of that interval are lost", us->socket, what);
 }
 
@@ -600,7 +581,7 @@ static void yield_fixed(struct collector *c, struct uncore_state *st, struct unc
 	}
 	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, UNC_GLOBAL_CTRL_EN_FC0);
 	us->has_fixed = false;
-	note(c, "socket %d: the uncore fixed counter was taken by another agent, "
+	collector_note(c, "socket %d: the uncore fixed counter was taken by another agent, "
 	     "uncore clockticks are no longer reported", us->socket);
 }
 
@@ -698,7 +679,7 @@ static void uncore_stop(struct collector *c)
 			relocate(c, st, &st->sockets[i]);
 	err = pmu_restore(st->ledger, c->hw, &n_failed);
 	if (err)
-		note(c, "restoring %u uncore registers failed: %s", n_failed,
+		collector_note(c, "restoring %u uncore registers failed: %s", n_failed,
 		     hw_hint(err, HW_OP_WRITE));
 	free_state(st);
 	c->state = NULL;

@@ -5,6 +5,7 @@
  * collector's own business (col_*.c); this file knows nothing of it.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,4 +73,20 @@ void collector_stop(struct collector *c)
 	c->started = false;
 	c->up = false;
 	c->ops = NULL;
+}
+
+void collector_note(struct collector *c, const char *fmt, ...)
+{
+	size_t used = strlen(c->reason);
+	va_list ap;
+
+	if (used && used + 2 < sizeof(c->reason)) {
+		memcpy(c->reason + used, "; ", 3);
+		used += 2;
+	}
+	if (used + 1 >= sizeof(c->reason))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->reason + used, sizeof(c->reason) - used, fmt, ap);
+	va_end(ap);
 }

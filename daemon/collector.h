@@ -72,6 +72,12 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 /* Run one sample and copy the status into s->collectors[ops->id]. */
 void collector_sample(struct collector *c, struct snapshot *s);
 
+/*
+ * Append a note to c->reason, "; "-separated from what is there; silently
+ * truncated when the reason is full.
+ */
+void collector_note(struct collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Stop c (restore) if it was started; idempotent. */
 void collector_stop(struct collector *c);
 
