@@ -1,0 +1,168 @@
+/*
+ * Hand-built machines and snapshots shared by the formatter tests.  "big":
+ * two sockets of two cores of two threads (CPU n is thread n / 4 of core
+ * n % 2 of socket (n % 4) / 2).  "tiny": one socket, one core, CPU 0.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fake_machines.h"
+
+static struct hw_cpu big_cpus[8];
+static struct cpu_core big_cores[2][2];
+static struct cpu_socket big_sockets[2];
+static struct cpu_topology big_topo;
+
+const struct cpu_topology *big_topology(void)
+{
+	for (int n = 0; n < 8; n++)
+		big_cpus[n] = (struct hw_cpu){ .cpu = n, .socket = (n % 4) / 2, .core = n % 2,
+					       .thread = n / 4, .online = true };
+	for (int s = 0; s < 2; s++) {
+		for (int c = 0; c < 2; c++)
+			big_cores[s][c] = (struct cpu_core){ .core = c, .n_cpus = 2,
+							     .cpus = { s * 2 + c, 4 + s * 2 + c } };
+		big_sockets[s] = (struct cpu_socket){ .socket = s, .n_cores = 2,
+						      .cores = big_cores[s] };
+	}
+	big_topo = (struct cpu_topology){ .n_cpus = 8, .cpus = big_cpus, .n_sockets = 2,
+					  .sockets = big_sockets };
+	return &big_topo;
+}
+
+static struct hw_cpu tiny_cpus[1] = { { .cpu = 0, .online = true } };
+static struct cpu_core tiny_cores[1] = { { .core = 0, .n_cpus = 1, .cpus = { 0 } } };
+static struct cpu_socket tiny_sockets[1] = { { .socket = 0, .n_cores = 1, .cores = tiny_cores } };
+const struct cpu_topology tiny_topo = { .n_cpus = 1, .cpus = tiny_cpus, .n_sockets = 1,
+					       .sockets = tiny_sockets };
+
+const struct cpu_info westmere = {
+	.vendor = "GenuineIntel", .family = 6, .model = 44, .stepping = 2,
+	.microarch = "westmere-ep",
+};
+
+const struct cpu_info skylake = {
+	.vendor = "GenuineIntel", .family = 6, .model = 85, .stepping = 4,
+	.microarch = "skylake-sp",
+};
+
+void set_event(struct snapshot_event *ev, const char *name, bool available, uint64_t total)
+{
+	snprintf(ev->name, sizeof(ev->name), "%s", name);
+	ev->available = available;
+	ev->total = total;
+	snprintf(ev->reason, sizeof(ev->reason), "%s", available ? "" : "no such event here");
+}
+
+void fill_thermal(struct snapshot *s)
+{
+	for (int i = 0; i < s->n_sockets; i++) {
+		struct snapshot_socket *sock = &s->sockets[i];
+
+		sock->has_tjmax = true;
+		sock->tjmax_c = 95;
+		sock->has_package_status = true;
+		sock->has_package_temperature = true;
+		sock->package_temperature_c = 60 + i;
+		sock->package_thermal_throttling = i == 1;
+		sock->has_kernel_package_throttles = true;
+		sock->kernel_package_throttles = 7;
+		for (int j = 0; j < sock->n_cores; j++) {
+			struct snapshot_core *c = &sock->cores[j];
+
+			c->has_temperature = true;
+			c->temperature_c = 50 + j;
+			c->has_status = true;
+			c->thermal_throttling = j == 1;
+			c->has_kernel_throttles = true;
+			c->kernel_throttles = 3;
+		}
+	}
+}
+
+void fill_core_pmu(struct snapshot *s)
+{
+	for (int i = 0; i < s->n_cpus; i++) {
+		struct snapshot_cpu *c = &s->cpus[i];
+
+		c->has_core_pmu = true;
+		c->has_instructions = c->has_cycles = c->has_ref_cycles = true;
+		c->instructions = 2000 + (uint64_t)i;
+		c->cycles = 1000;
+		c->ref_cycles = 900;
+		c->n_events = 2;
+		set_event(&c->events[0], "llc_misses", true, 11);
+		set_event(&c->events[1], "branch_misses", false, 0);
+	}
+}
+
+void enable_collectors(struct snapshot *s, bool uncore, bool thermal, bool core)
+{
+	const bool on[SNAPSHOT_COLLECTOR_COUNT] = { uncore, thermal, core };
+
+	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++)
+		s->collectors[i].enabled = s->collectors[i].up = on[i];
+}
+
+/* A 2-socket Westmere-EP: uncore with thermal events, thermal, core PMU, no RAPL. */
+struct snapshot *westmere_snapshot(void)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &westmere);
+
+	snprintf(s->version, sizeof(s->version), "1.2.3");
+	s->time = 1700000000.25;
+	s->interval_s = 1;
+	s->samples = 42;
+	s->last_sample_duration_s = 0.0015;
+	enable_collectors(s, true, true, true);
+	fill_thermal(s);
+	fill_core_pmu(s);
+	for (int i = 0; i < s->n_sockets; i++) {
+		struct snapshot_socket *sock = &s->sockets[i];
+
+		sock->has_uncore = true;
+		sock->has_uncore_clockticks = true;
+		sock->uncore_clockticks = 133000000;
+		sock->n_uncore_events = 3;
+		set_event(&sock->uncore_events[0], "dram_thermal_throttled_cycles", true, 1234);
+		set_event(&sock->uncore_events[1], "prochot_assertions", true, 2);
+		set_event(&sock->uncore_events[2], "qhl_requests", false, 0);
+		sock->uncore_conflicts = 1;
+	}
+	return s;
+}
+
+/* A 2-socket Skylake-SP: no uncore collector, RAPL on socket 0 only. */
+struct snapshot *skylake_snapshot(void)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &skylake);
+
+	snprintf(s->version, sizeof(s->version), "1.2.3");
+	s->samples = 5;
+	enable_collectors(s, false, true, true);
+	s->collectors[SNAPSHOT_COLLECTOR_CORE].up = false;
+	fill_thermal(s);
+	s->sockets[0].has_rapl = true;
+	s->sockets[0].rapl_package_throttled_s = 0.25;
+	s->sockets[0].rapl_dram_throttled_s = 1.5;
+	return s;
+}
+
+/* One socket, one core, thermal only with just a core temperature and TjMax. */
+struct snapshot *tiny_snapshot(void)
+{
+	struct snapshot *s = snapshot_new(&tiny_topo, &westmere);
+
+	snprintf(s->version, sizeof(s->version), "1.2.3");
+	s->samples = 3;
+	s->last_sample_duration_s = 0.25;
+	enable_collectors(s, false, true, false);
+	s->collectors[SNAPSHOT_COLLECTOR_THERMAL].errors = 2;
+	s->sockets[0].has_tjmax = true;
+	s->sockets[0].tjmax_c = 100;
+	s->sockets[0].cores[0].has_temperature = true;
+	s->sockets[0].cores[0].temperature_c = 55;
+	return s;
+}

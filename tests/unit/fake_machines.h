@@ -1,0 +1,28 @@
+/*
+ * Hand-built machines and snapshots shared by the formatter tests; see
+ * fake_machines.c for their shapes.  Snapshots are new references the
+ * caller releases.
+ */
+#ifndef UNCORED_TEST_FAKE_MACHINES_H
+#define UNCORED_TEST_FAKE_MACHINES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpu.h"
+#include "snapshot.h"
+
+extern const struct cpu_info westmere;
+extern const struct cpu_info skylake;
+extern const struct cpu_topology tiny_topo;
+
+const struct cpu_topology *big_topology(void);
+void set_event(struct snapshot_event *ev, const char *name, bool available, uint64_t total);
+void fill_thermal(struct snapshot *s);
+void fill_core_pmu(struct snapshot *s);
+void enable_collectors(struct snapshot *s, bool uncore, bool thermal, bool core);
+struct snapshot *westmere_snapshot(void);
+struct snapshot *skylake_snapshot(void);
+struct snapshot *tiny_snapshot(void);
+
+#endif
