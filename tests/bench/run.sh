@@ -1,0 +1,246 @@
+#!/bin/sh
+# Benchmark: uncored on the simulated 'big' machine (2 sockets x 56 cores x
+# 2 threads) against prometheus-node-exporter on the same machine, in the
+# same run, both on 127.0.0.1.  Prints one table with both figures, their
+# ratio and whether the target is met.  Not part of the test suite: it
+# asserts nothing and always exits 0 unless something could not be run.
+#
+# Usage: tests/bench/run.sh            (from the source tree, as root)
+# Environment: BUILD_DIR (default build), BENCH_WRK_S (default 10),
+#              BENCH_RSS_S (default 60).
+#
+# It installs wrk and prometheus-node-exporter with apt-get if missing,
+# builds uncored if BUILD_DIR has no binary, and takes about 2 minutes.
+set -eu
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD_DIR:-build}
+case "$BUILD" in /*) ;; *) BUILD="$SRC/$BUILD" ;; esac
+WRK_S=${BENCH_WRK_S:-10}
+RSS_S=${BENCH_RSS_S:-60}
+
+if ! command -v wrk >/dev/null || ! command -v prometheus-node-exporter >/dev/null; then
+	apt-get install -y wrk prometheus-node-exporter >/dev/null
+fi
+if [ ! -x "$BUILD/daemon/uncored" ] || [ ! -x "$BUILD/tests/bench/bench_sample" ]; then
+	[ -d "$BUILD" ] || meson setup "$BUILD" "$SRC" >/dev/null
+	meson compile -C "$BUILD" >/dev/null
+fi
+
+UNCORED_BIN="$BUILD/daemon/uncored"
+UNCORED_SOURCE_ROOT="$SRC"
+UNCORED_TEST_INTERVAL=1
+UNCORED_TEST_DAEMON_LIMIT=$((RSS_S + 4 * WRK_S + 120))
+export UNCORED_BIN UNCORED_SOURCE_ROOT
+. "$SRC/tests/e2e/lib.sh"
+NODE_EXPORTER=$(command -v prometheus-node-exporter)
+
+# ---------------------------------------------------------------- helpers
+
+# Milliseconds from exec to ready, median of 3 fresh starts; the process is
+# stopped by its PID each time.  Ready is READY=1 on a NOTIFY_SOCKET of our
+# own ("notify"), or the first 200 from URL ("http URL").
+# Usage: startup_ms notify|URL LOG CMD...
+STARTUP_PY='
+import os, socket, subprocess, sys, time, urllib.request
+mode, log, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+times = []
+for run in range(3):
+    env = dict(os.environ)
+    sock = None
+    if mode == "notify":
+        path = "%s.%d.sock" % (log, run)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        sock.bind(path)
+        env["NOTIFY_SOCKET"] = path
+    with open(log, "ab") as out:
+        t0 = time.monotonic()
+        p = subprocess.Popen(cmd, env=env, stdout=out, stderr=out)
+    ready = None
+    try:
+        while time.monotonic() - t0 < 20 and p.poll() is None:
+            if sock:
+                sock.settimeout(0.5)
+                try:
+                    data = sock.recv(4096).decode()
+                except socket.timeout:
+                    continue
+                if "READY=1" in data.splitlines():
+                    ready = time.monotonic()
+            else:
+                try:
+                    with urllib.request.urlopen(mode, timeout=1) as r:
+                        if r.status == 200:
+                            ready = time.monotonic()
+                except OSError:
+                    time.sleep(0.002)
+            if ready:
+                break
+    finally:
+        p.terminate()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        if sock:
+            sock.close()
+            os.unlink(path)
+    if ready is None:
+        sys.exit("not ready after 20 s: " + " ".join(cmd))
+    times.append((ready - t0) * 1000)
+print("%.1f" % sorted(times)[1])
+'
+startup_ms() {
+	timeout 90 python3 -c "$STARTUP_PY" "$@"
+}
+
+# CPU time of every thread of PID so far, in nanoseconds (schedstat is exact,
+# /proc/PID/stat counts whole clock ticks).
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+rss_kb() {
+	awk -v k="$2:" '$1 == k { print $2 }' /proc/"$1"/status
+}
+
+samples_total() {
+	metric_value "$(curl -fsS --max-time 5 "$1/metrics")" uncored_samples_total
+}
+
+# Convert a wrk latency ("60.00us", "5.24ms", "1.02s") to microseconds.
+to_us() {
+	echo "$1" | awk '{ v = $1 + 0; u = $1; sub(/^[0-9.]+/, "", u);
+		if (u == "ms") v *= 1e3; else if (u == "s") v *= 1e6;
+		else if (u == "m") v *= 6e7; printf "%.0f\n", v }'
+}
+
+# Run wrk against URL with THREADS and CONNS while measuring the CPU time of
+# PID; sets W_RPS, W_P50, W_P99 (us), W_REQ, W_ERR and W_CPU_US (per request).
+run_wrk() {
+	url=$1 threads=$2 conns=$3 pid=$4
+	out="$TEST_TMP/wrk.out"
+	c0=$(cpu_ns "$pid")
+	timeout $((WRK_S + 30)) wrk -t"$threads" -c"$conns" -d"${WRK_S}s" --timeout 5s --latency \
+		"$url/metrics" >"$out"
+	c1=$(cpu_ns "$pid")
+	W_RPS=$(awk '$1 == "Requests/sec:" { print $2 }' "$out")
+	W_P50=$(to_us "$(awk '$1 == "50%" { print $2 }' "$out")")
+	W_P99=$(to_us "$(awk '$1 == "99%" { print $2 }' "$out")")
+	W_REQ=$(awk '$2 == "requests" && $3 == "in" { print $1 }' "$out")
+	W_ERR=$(awk '/Socket errors|Non-2xx/ { print; }' "$out" | tr '\n' ' ')
+	W_CPU_US=$(awk -v a="$c0" -v b="$c1" -v n="$W_REQ" 'BEGIN { printf "%.1f\n", (b - a) / 1e3 / n }')
+	[ -n "$W_ERR" ] && echo "note: wrk against $url: $W_ERR" >&2
+	return 0
+}
+
+ROWS="$TEST_TMP/rows"
+: >"$ROWS"
+# row NAME UNIT UNCORED OTHER OP TARGET: OP is ge (ratio >= TARGET), le, eq,
+# or - (no target, ratio printed for information).
+row() {
+	printf '%s|%s|%s|%s|%s|%s\n' "$@" >>"$ROWS"
+}
+
+# ---------------------------------------------------------------- run
+
+HOST="$(nproc) cpus ($(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)), $(uname -sr)"
+NE_VERSION=$("$NODE_EXPORTER" --version 2>&1 | awk 'NR == 1 { print $3 }')
+echo "host: $HOST" >&2
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+
+u_port=$(free_port)
+n_port=$(free_port)
+# One client opens 16 connections: the per-address limit (default 8) must
+# let them all in, as node_exporter does.
+write_conf "$TEST_TMP/u.conf" "$u_port" "max_connections_per_ip = 32" "max_connections = 64"
+U_URL="http://127.0.0.1:$u_port"
+N_URL="http://127.0.0.1:$n_port"
+
+echo "start-up times (3 fresh starts each) ..." >&2
+u_start=$(startup_ms notify "$TEST_TMP/start-u.log" "$UNCORED_BIN" --config "$TEST_TMP/u.conf" \
+	--simulate big:idle)
+n_start=$(startup_ms "$N_URL/metrics" "$TEST_TMP/start-n.log" "$NODE_EXPORTER" \
+	--web.listen-address="127.0.0.1:$n_port")
+
+echo "sampling and idling for $RSS_S s ..." >&2
+start_daemon "$u_port" "$TEST_TMP/u.log" --config "$TEST_TMP/u.conf" --simulate big:idle
+U_PID=$DAEMON_PID
+"$NODE_EXPORTER" --web.listen-address="127.0.0.1:$n_port" >"$TEST_TMP/n.log" 2>&1 &
+N_PID=$!
+(sleep "$UNCORED_TEST_DAEMON_LIMIT"; kill -TERM "$N_PID" 2>/dev/null) &
+PIDS="$PIDS $N_PID $!"
+t_start=$(date +%s)
+s0=$(samples_total "$U_URL")
+c0=$(cpu_ns "$U_PID")
+sleep "$RSS_S"
+for pid in "$U_PID" "$N_PID"; do
+	kill -0 "$pid" 2>/dev/null || { cat "$TEST_TMP/u.log" "$TEST_TMP/n.log" >&2; fail "server $pid exited"; }
+done
+c1=$(cpu_ns "$U_PID")
+s1=$(samples_total "$U_URL")
+u_rss=$(rss_kb "$U_PID" VmRSS)
+n_rss=$(rss_kb "$N_PID" VmRSS)
+u_anon=$(rss_kb "$U_PID" RssAnon)
+n_anon=$(rss_kb "$N_PID" RssAnon)
+curl -fsS -o /dev/null --max-time 5 "$N_URL/metrics" || fail "node_exporter does not answer"
+u_sample=$(awk -v a="$c0" -v b="$c1" -v n=$((s1 - s0)) 'BEGIN { printf "%.1f\n", (b - a) / 1e3 / n }')
+echo "  $((s1 - s0)) samples in $(($(date +%s) - t_start)) s" >&2
+
+for conns in 1 16; do
+	threads=$([ "$conns" = 1 ] && echo 1 || echo 2)
+	echo "wrk -t$threads -c$conns -d${WRK_S}s against both ..." >&2
+	run_wrk "$U_URL" "$threads" "$conns" "$U_PID"
+	u_rps=$W_RPS u_p50=$W_P50 u_p99=$W_P99 u_cpu=$W_CPU_US
+	run_wrk "$N_URL" "$threads" "$conns" "$N_PID"
+	row "requests/s, $conns conn" "req/s" "$u_rps" "$W_RPS" ge 20
+	row "latency p50, $conns conn" "us" "$u_p50" "$W_P50" - -
+	row "latency p99, $conns conn" "us" "$u_p99" "$W_P99" le 0.1
+	row "CPU per scrape, $conns conn" "us" "$u_cpu" "$W_CPU_US" - -
+done
+u_bytes=$(curl -fsS --max-time 5 "$U_URL/metrics" | wc -c)
+n_bytes=$(curl -fsS --max-time 5 "$N_URL/metrics" | wc -c)
+stop_daemon "$U_PID" || fail "uncored exit status"
+kill -TERM "$N_PID"
+
+row "RSS after ${RSS_S} s (VmRSS)" "KiB" "$u_rss" "$n_rss" le 0.2
+row "  of which anonymous" "KiB" "$u_anon" "$n_anon" - -
+row "CPU per sample (daemon)" "us" "$u_sample" "-" - -
+row "start-up to ready" "ms" "$u_start" "$n_start" - -
+row "/metrics body" "bytes" "$u_bytes" "$n_bytes" - -
+
+echo "MSR reads per sample (bench_sample) ..." >&2
+"$BUILD/tests/bench/bench_sample" 200 big:idle >"$TEST_TMP/sample.out"
+awk 'f && NF == 4 { r += $2; m += $3; c += $4 } /^collector/ { f = 1 }
+	END { printf "%s %s %s\n", r, m, c }' "$TEST_TMP/sample.out" >"$TEST_TMP/sample.sum"
+read -r msr_reads msr_min sample_cpu <"$TEST_TMP/sample.sum"
+row "CPU per sample (bench_sample)" "us" "$sample_cpu" "-" - -
+row "MSR reads per sample" "reads" "$msr_reads" "$msr_min" eq 1
+
+# ---------------------------------------------------------------- table
+
+echo
+echo "host: $HOST; both servers on 127.0.0.1"
+echo "load average before: $LOAD0, after: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the host skews the tails)"
+echo "uncored $("$UNCORED_BIN" --version | awk '{ print $NF; exit }'): --simulate big:idle (2 sockets x 56 cores x 2 threads), interval 1 s"
+echo "node_exporter $NE_VERSION: default collectors; wrk ${WRK_S} s per run"
+echo
+awk -F'|' '
+BEGIN {
+	printf "%-30s %-6s %12s %14s %9s %8s %4s\n", "measure", "unit", "uncored",
+	       "node_exporter", "ratio", "target", "met"
+}
+{
+	name = $1; unit = $2; u = $3; n = $4; op = $5; t = $6
+	if ($1 == "MSR reads per sample") {
+		printf "%-30s %-6s %12s %14s %9.2f %8s %4s\n", name, unit, u, n " (min)",
+		       u / n, "= 1", (u == n) ? "yes" : "no"
+		next
+	}
+	ratio = (n + 0 > 0) ? sprintf("%.3g", u / n) : "-"
+	met = "-"; tgt = "-"
+	if (op == "ge") { tgt = ">= " t; met = (u / n >= t) ? "yes" : "no" }
+	if (op == "le") { tgt = "<= " t; met = (u / n <= t) ? "yes" : "no" }
+	printf "%-30s %-6s %12s %14s %9s %8s %4s\n", name, unit, u, n, ratio, tgt, met
+}' "$ROWS"
