@@ -17,6 +17,7 @@
 
 #include "ledger_file.h"
 #include "log.h"
+#include "msr.h"
 
 #define HEADER_TAG "uncored-ledger 1 "
 #define RECORD_MAX 96
@@ -152,6 +153,28 @@ static bool cpu_listed(const int *cpus, size_t n, int cpu)
 	return false;
 }
 
+/*
+ * Bits a register never reads back as written: OCC_CTR_RST of the uncore
+ * event selects always reads 0 (hardware.md §1.4), so a select uncored
+ * wrote with it set reads back without it.
+ */
+static const struct {
+	uint32_t first_msr;
+	uint32_t n;
+	uint64_t write_only;
+} write_only_bits[] = {
+	{ MSR_UNCORE_PERFEVTSEL0, 8, UNC_EVTSEL_OCC_CTR_RST },
+};
+
+/* Whether a register reading now still holds what uncored wrote. */
+static bool holds_written(uint32_t msr, uint64_t now, uint64_t written)
+{
+	for (size_t i = 0; i < sizeof(write_only_bits) / sizeof(write_only_bits[0]); i++)
+		if (msr - write_only_bits[i].first_msr < write_only_bits[i].n)
+			written &= ~write_only_bits[i].write_only, now &= ~write_only_bits[i].write_only;
+	return now == written;
+}
+
 /* Restore an owned register if it still holds what uncored wrote; false if taken over. */
 static bool restore_if_ours(struct hw *hw, const struct ledger_record *r, struct ledger_recovery *rec)
 {
@@ -161,7 +184,7 @@ static bool restore_if_ours(struct hw *hw, const struct ledger_record *r, struct
 		rec->failed++;
 		return true;
 	}
-	if (now != r->written) {
+	if (!holds_written(r->msr, now, r->written)) {
 		rec->left++;
 		return false;
 	}
