@@ -68,7 +68,9 @@ start_daemon() {
 	# A guard stops the daemon after its time limit even if this script dies.
 	# (Not timeout(1): it forwards SIGHUP to its whole process group, so the
 	# daemon would see every reload signal twice.)
-	(sleep "${UNCORED_TEST_DAEMON_LIMIT:-120}"; kill -TERM "$DAEMON_PID" 2>/dev/null) &
+	# Its output goes to /dev/null: a sleeper holding the test's stdout open
+	# would keep meson waiting for it long after the test ended.
+	(sleep "${UNCORED_TEST_DAEMON_LIMIT:-120}"; kill -TERM "$DAEMON_PID" 2>/dev/null) >/dev/null 2>&1 &
 	PIDS="$PIDS $DAEMON_PID $!"
 	DAEMON_URL="http://127.0.0.1:$port"
 	wait_healthy "$DAEMON_URL" "$DAEMON_PID" "$log"
