@@ -82,6 +82,7 @@ static const struct conf_key keys[] = {
 	{ "daemon", "max_header_size", KIND_UNSIGNED, FIELD(max_header_bytes), 1024, 65536, "bytes",
 	  .def = "8192" },
 	{ "daemon", "max_episodes", KIND_UNSIGNED, FIELD(max_episodes), 1, 10000, NULL, .def = "256" },
+	{ "daemon", "state_file", KIND_PATH, FIELD(state_file), .def = "/run/uncored/ledger" },
 	{ "uncore", "enabled", KIND_BOOL, FIELD(uncore_enabled), .def = "yes" },
 	{ "uncore", "default_events", KIND_BOOL, FIELD(uncore_default_events), .def = "yes" },
 	{ "uncore", "on_conflict", KIND_ENUM, FIELD(uncore_on_conflict), .names = conflict_names,

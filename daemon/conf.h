@@ -47,6 +47,7 @@ struct conf {
 	unsigned request_timeout_s;
 	unsigned max_header_bytes;
 	unsigned max_episodes;        /* bounded episode list length */
+	char state_file[PATH_MAX];    /* the pmu ledger's journal, for crash recovery */
 
 	/* [uncore] */
 	bool uncore_enabled;

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,9 +33,11 @@
 #include "fmt_prom.h"
 #include "fmt_table.h"
 #include "http.h"
+#include "ledger_file.h"
 #include "hw.h"
 #include "hw_dev.h"
 #include "log.h"
+#include "pmu.h"
 #include "privdrop.h"
 #include "sampler.h"
 #include "service.h"
@@ -244,6 +247,67 @@ static void machine_close(struct machine *m)
 	hw_close(&m->hw);
 }
 
+/* Create the state file's directory (one level) if it is missing. */
+static void make_parent_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash || slash == dir)
+		return;
+	*slash = '\0';
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		log_debug("state file: cannot create %s: %s", dir, strerror(errno));
+}
+
+/*
+ * Undo what a killed uncored left programmed and journal this run's
+ * register changes to [daemon] state_file (SPEC §8).  Device backend only:
+ * a simulated machine dies with the process.  Runs before the privilege
+ * drop: the file is created and locked as root and kept open, and every
+ * later append and the final emptying go through that descriptor, so the
+ * unprivileged user needs no access to the file or its directory.  Returns
+ * the state file, or NULL when running without one (logged).
+ */
+static struct ledger_file *journal_open(const struct options *o, const struct conf *conf,
+					struct hw *hw)
+{
+	struct ledger_recovery rec;
+	struct ledger_file *lf;
+	char err[512] = "";
+
+	if (o->simulate)
+		return NULL;
+	make_parent_dir(conf->state_file);
+	if (ledger_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
+			     err, sizeof(err)) < 0) {
+		log_warning("state file: %s; running without it, so registers left programmed by a "
+			    "crash would not be cleaned up at the next start", err);
+		return NULL;
+	}
+	if (rec.found)
+		log_notice("state file %s: the previous uncored did not stop cleanly; cleaned up %u "
+			   "registers it left programmed, left %u that another agent took over alone"
+			   "%s", conf->state_file, rec.cleaned, rec.left,
+			   rec.failed ? ", some could not be accessed" : "");
+	pmu_set_journal(lf);
+	return lf;
+}
+
+/* After every register is restored: stop journaling and empty the state file. */
+static void journal_close(struct ledger_file *lf)
+{
+	if (!lf)
+		return;
+	pmu_set_journal(NULL);
+	if (ledger_file_error(lf))
+		log_warning("state file: a write failed (%s); the journal was incomplete",
+			    strerror(-ledger_file_error(lf)));
+	ledger_file_close(lf);
+}
+
 static const char *event_flags(const struct event_spec *ev, char *buf, size_t len)
 {
 	snprintf(buf, len, "event=0x%02x umask=0x%02x%s%s", ev->code, ev->umask,
@@ -365,13 +429,16 @@ static int run_once(const struct options *o, const struct conf *conf)
 	struct machine m;
 	struct sampler *sampler;
 	struct snapshot *first, *second;
+	struct ledger_file *journal;
 	char err[512];
 	int rc;
 
 	if (machine_open(o, conf, &m) < 0)
 		return 1;
+	journal = journal_open(o, conf, &m.hw);
 	if (sampler_new(conf, &m.hw, &m.info, &m.topo, &sampler, err, sizeof(err)) < 0) {
 		log_error("%s", err);
+		journal_close(journal);
 		machine_close(&m);
 		return 1;
 	}
@@ -379,6 +446,7 @@ static int run_once(const struct options *o, const struct conf *conf)
 	sleep_s(conf->interval_s);
 	second = sampler_sample(sampler);
 	sampler_free(sampler);   /* restores every register before anything is printed */
+	journal_close(journal);
 	rc = first && second ? print_once(o->format, first, second) : 1;
 	snapshot_release(first);
 	snapshot_release(second);
@@ -393,6 +461,7 @@ struct daemon {
 	const char *conf_path;
 	struct conf conf;
 	struct machine machine;
+	struct ledger_file *journal;
 	struct sampler *sampler;
 	struct http_server *http;
 	int signal_fd;
@@ -557,6 +626,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	d.conf_path = o->config;
 	if (machine_open(o, &d.conf, &d.machine) < 0)
 		return 1;
+	d.journal = journal_open(o, &d.conf, &d.machine.hw);
 	listen_fd = open_listener(&d);
 	if (listen_fd < 0)
 		goto out_machine;
@@ -604,6 +674,7 @@ out_listen:
 	if (d.signal_fd >= 0)
 		close(d.signal_fd);
 out_machine:
+	journal_close(d.journal);
 	machine_close(&d.machine);
 	if (rc == 0)
 		log_notice("stopped, every register restored");

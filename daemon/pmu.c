@@ -5,11 +5,18 @@
  * shared control registers.  pmu_restore() undoes it all, clearing only
  * uncored's bits in shared registers so other agents' bits survive.  The
  * ledger never decides what to count and never logs.
+ *
+ * When a journal (the state file) is set, every change is recorded there
+ * before the register write it describes, so a restarted daemon can undo
+ * what a killed one left programmed.  The journal is process-wide: every
+ * live ledger reports to it, and it is rewritten from all of them when it
+ * grows or after a restore.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ledger_file.h"
 #include "pmu.h"
 
 struct pmu_entry {
@@ -26,17 +33,94 @@ struct pmu_entry {
 struct pmu_ledger {
 	struct pmu_entry *entries;
 	size_t n, cap;
+	struct pmu_ledger *next;   /* the list of live ledgers, for the journal */
 };
+
+/* Rewrite the journal from the live ledgers once it holds this many bytes. */
+#define JOURNAL_COMPACT_BYTES (64 * 1024)
+
+static struct ledger_file *journal;
+static struct pmu_ledger *live_ledgers;
+
+static struct ledger_record entry_record(const struct pmu_entry *e)
+{
+	if (!e->is_owned)
+		return (struct ledger_record){ .kind = LEDGER_BITS, .cpu = e->cpu, .msr = e->msr,
+					       .bits = e->bits };
+	return (struct ledger_record){ .kind = LEDGER_OWN, .cpu = e->cpu, .msr = e->msr,
+				       .original = e->original, .has_written = e->has_written,
+				       .written = e->written };
+}
+
+/* Replace the journal by the state of every live ledger. */
+static void journal_rewrite(void)
+{
+	struct ledger_record *v;
+	size_t n = 0, i = 0;
+
+	if (!journal)
+		return;
+	for (struct pmu_ledger *l = live_ledgers; l; l = l->next)
+		n += l->n;
+	v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return;
+	for (struct pmu_ledger *l = live_ledgers; l; l = l->next)
+		for (size_t k = 0; k < l->n; k++)
+			v[i++] = entry_record(&l->entries[k]);
+	ledger_file_rewrite(journal, v, n);
+	free(v);
+}
+
+static void journal_record(const struct ledger_record *r)
+{
+	if (!journal)
+		return;
+	ledger_file_append(journal, r);
+	if (ledger_file_size(journal) > JOURNAL_COMPACT_BYTES)
+		journal_rewrite();
+}
+
+/* Journal the entry as it is now. */
+static void journal_entry(const struct pmu_entry *e)
+{
+	struct ledger_record r = entry_record(e);
+
+	journal_record(&r);
+}
+
+static void journal_drop(int cpu, uint32_t msr)
+{
+	journal_record(&(struct ledger_record){ .kind = LEDGER_DROP, .cpu = cpu, .msr = msr });
+}
+
+void pmu_set_journal(struct ledger_file *lf)
+{
+	journal = lf;
+	journal_rewrite();
+}
 
 struct pmu_ledger *pmu_ledger_new(void)
 {
-	return calloc(1, sizeof(struct pmu_ledger));
+	struct pmu_ledger *l = calloc(1, sizeof(struct pmu_ledger));
+
+	if (l) {
+		l->next = live_ledgers;
+		live_ledgers = l;
+	}
+	return l;
 }
 
 void pmu_ledger_free(struct pmu_ledger *l)
 {
 	if (!l)
 		return;
+	for (struct pmu_ledger **p = &live_ledgers; *p; p = &(*p)->next) {
+		if (*p == l) {
+			*p = l->next;
+			break;
+		}
+	}
 	free(l->entries);
 	free(l);
 }
@@ -110,26 +194,41 @@ int pmu_write(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64
 	struct pmu_entry *e;
 	int err;
 
+	struct pmu_entry before;
+
 	err = owned_entry(l, hw, cpu, msr, &e);
 	if (err)
 		return err;
+	before = *e;
+	e->written = value;
+	e->has_written = true;
+	/* Journaled before the write: a kill in between leaves a record that matches. */
+	if (is_new || !before.has_written || before.written != value)
+		journal_entry(e);
 	err = hw_write_msr(hw, cpu, msr, value);
 	if (err) {
 		/* Nothing changed: a register first seen here is not ours. */
-		if (is_new)
+		if (is_new) {
 			drop(l, e);
+			journal_drop(cpu, msr);
+		} else if (!before.has_written || before.written != value) {
+			*e = before;
+			journal_entry(e);
+		}
 		return err;
 	}
-	e->written = value;
-	e->has_written = true;
 	return 0;
 }
 
 int pmu_remember(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr)
 {
+	bool is_new = !find(l, cpu, msr);
 	struct pmu_entry *e;
+	int err = owned_entry(l, hw, cpu, msr, &e);
 
-	return owned_entry(l, hw, cpu, msr, &e);
+	if (err == 0 && is_new)
+		journal_entry(e);
+	return err;
 }
 
 int pmu_set_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t set_bits)
@@ -152,13 +251,19 @@ int pmu_set_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uin
 		if (!e)
 			return -ENOMEM;
 	}
+	e->bits |= new_bits;
+	journal_entry(e);
 	err = hw_write_msr(hw, cpu, msr, value | new_bits);
 	if (err) {
-		if (!e->bits)
+		e->bits &= ~new_bits;
+		if (e->bits) {
+			journal_entry(e);
+		} else {
 			drop(l, e);
+			journal_drop(cpu, msr);
+		}
 		return err;
 	}
-	e->bits |= new_bits;
 	return 0;
 }
 
@@ -190,6 +295,7 @@ int pmu_clear_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, u
 	if (err)
 		return err;
 	e->bits &= ~bits;
+	journal_entry(e);
 	if (!e->bits)
 		drop(l, e);
 	return 0;
@@ -210,12 +316,15 @@ int pmu_release(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr)
 {
 	struct pmu_entry *e = find(l, cpu, msr);
 	uint64_t original;
+	int err;
 
 	if (!e || !e->is_owned)
 		return -ENOENT;
 	original = e->original;
 	drop(l, e);
-	return hw_write_msr(hw, cpu, msr, original);
+	err = hw_write_msr(hw, cpu, msr, original);
+	journal_drop(cpu, msr);
+	return err;
 }
 
 int pmu_forget(struct pmu_ledger *l, int cpu, uint32_t msr)
@@ -225,6 +334,7 @@ int pmu_forget(struct pmu_ledger *l, int cpu, uint32_t msr)
 	if (!e || !e->is_owned)
 		return -ENOENT;
 	drop(l, e);
+	journal_drop(cpu, msr);
 	return 0;
 }
 
@@ -235,6 +345,7 @@ int pmu_forget_bits(struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t bits)
 	if (!e || e->is_owned || !(e->bits & bits))
 		return -ENOENT;
 	e->bits &= ~bits;
+	journal_entry(e);
 	if (!e->bits)
 		drop(l, e);
 	return 0;
@@ -282,6 +393,7 @@ int pmu_restore(struct pmu_ledger *l, struct hw *hw, unsigned *ret_failed)
 				     &first_err, &n_failed);
 	}
 	l->n = 0;
+	journal_rewrite();
 	if (ret_failed)
 		*ret_failed = n_failed;
 	return first_err;
@@ -318,4 +430,5 @@ void pmu_move_cpu(struct pmu_ledger *l, int from_cpu, int to_cpu)
 			drop(l, e);
 		}
 	}
+	journal_rewrite();
 }

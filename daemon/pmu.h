@@ -16,6 +16,17 @@
 #include "hw.h"
 
 struct pmu_ledger;
+struct ledger_file;
+
+/*
+ * Journal every ledger's changes to lf from now on (ledger_file.h), each
+ * before the register write it describes; NULL stops journaling.  The
+ * journal is process-wide and is rewritten at once with the state of every
+ * live ledger.  Journal write errors do not fail ledger operations; they
+ * are kept in lf (ledger_file_error).  Ledgers are used from one thread at
+ * a time (the sampler's), and so is this.
+ */
+void pmu_set_journal(struct ledger_file *lf);
 
 /* An empty ledger, or NULL on ENOMEM. */
 struct pmu_ledger *pmu_ledger_new(void);

@@ -131,6 +131,7 @@ struct sim {
 	int64_t stepped_ns;
 	struct timespec opened;
 	bool refuse_writes;
+	struct { int cpu; uint32_t msr; int err; } fail_read;   /* tests: err 0 = none */
 	pthread_mutex_t lock;
 	int n_cpus;
 	struct sim_socket *sockets;
@@ -793,6 +794,8 @@ static int op_read_msr(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value)
 	pthread_mutex_lock(&s->lock);
 	t = sync_time(s);
 	r = check_cpu(s, cpu, t);
+	if (r == 0 && s->fail_read.err && s->fail_read.cpu == cpu && s->fail_read.msr == msr)
+		r = s->fail_read.err;
 	if (r == 0)
 		r = raw_read(s, cpu, msr, &v, t);
 	pthread_mutex_unlock(&s->lock);
@@ -1391,5 +1394,14 @@ void sim_refuse_writes(struct sim *sim, bool refuse)
 {
 	pthread_mutex_lock(&sim->lock);
 	sim->refuse_writes = refuse;
+	pthread_mutex_unlock(&sim->lock);
+}
+
+void sim_fail_reads(struct sim *sim, int cpu, uint32_t msr, int err)
+{
+	pthread_mutex_lock(&sim->lock);
+	sim->fail_read.cpu = cpu;
+	sim->fail_read.msr = msr;
+	sim->fail_read.err = err;
 	pthread_mutex_unlock(&sim->lock);
 }

@@ -72,6 +72,13 @@ int sim_poke(struct sim *sim, int cpu, uint32_t msr, uint64_t value);
 /* Take a CPU offline or back online (tests: hot-plug). */
 int sim_set_online(struct sim *sim, int cpu, bool online);
 
+/*
+ * Tests only (fault injection): make every read of msr on cpu fail with
+ * err (a negative errno, -EIO as the msr driver reports a #GP) until called
+ * again with err 0.  One register at a time; the register keeps counting.
+ */
+void sim_fail_reads(struct sim *sim, int cpu, uint32_t msr, int err);
+
 /* Make every MSR write fail with -EPERM, as kernel lockdown does. */
 void sim_refuse_writes(struct sim *sim, bool refuse);
 

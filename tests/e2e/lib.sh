@@ -36,7 +36,8 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
-# A configuration for tests: loopback listener, no privilege drop, fast sampling.
+# A configuration for tests: loopback listener, no privilege drop, fast sampling,
+# the state file in the test's directory (never the host's /run/uncored).
 # Usage: write_conf FILE PORT [extra ini lines...]
 write_conf() {
 	file=$1
@@ -48,6 +49,7 @@ write_conf() {
 		echo "interval = ${UNCORED_TEST_INTERVAL:-0.25}"
 		echo "user ="
 		echo "log_level = info"
+		echo "state_file = $TEST_TMP/ledger"
 		for line in "$@"; do
 			echo "$line"
 		done

@@ -145,16 +145,16 @@ static void sim_every_scenario_restores_every_register(void **state)
 		/*
 		 * In the conflict scenario another agent takes counter 0 of
 		 * socket 0; the policies differ there on purpose and have tests
-		 * of their own below.
+		 * of their own below.  In the lockdown scenario every write is
+		 * refused and the collector cannot start at all (test_faults).
 		 */
-		if (strcmp(names[i], "conflict") == 0)
+		if (strcmp(names[i], "conflict") == 0 || strcmp(names[i], "lockdown") == 0)
 			continue;
 		sim_run_open(&r, names[i]);
 		sim_run_open(&twin, names[i]);
 		conf_defaults(&conf);
 		conf.uncore_enabled = true;
 		conf.uncore_default_events = true;
-
 		before.n = twin_before.n = after.n = twin_after.n = 0;
 		sim_dump(r.sim, dump_one, &before);
 		sim_dump(twin.sim, dump_one, &twin_before);

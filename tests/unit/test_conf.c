@@ -49,6 +49,7 @@ static void assert_default_values(const struct conf *c)
 	assert_int_equal(c->request_timeout_s, 10);
 	assert_int_equal(c->max_header_bytes, 8192);
 	assert_int_equal(c->max_episodes, 256);
+	assert_string_equal(c->state_file, "/run/uncored/ledger");
 	assert_true(c->uncore_enabled);
 	assert_true(c->uncore_default_events);
 	assert_int_equal(c->uncore_on_conflict, CONF_CONFLICT_RECLAIM);
@@ -194,7 +195,7 @@ static const struct bad_case bad_cases[] = {
 	{ "unknown key", "[daemon]\nlisten_port = 1\n",
 	  "t.conf:2: listen_port: unknown key in [daemon] (expected listen, interval, root, user, "
 	  "log_level, max_connections, max_connections_per_ip, request_timeout, max_header_size, "
-	  "max_episodes)", 1 },
+	  "max_episodes, state_file)", 1 },
 	{ "key outside any section", "interval = 1\n",
 	  "t.conf:1: interval: key outside any section (put it under [daemon], [uncore], [thermal] or [core])", 1 },
 	{ "interval too short", "[daemon]\ninterval = 0.01\n",
