@@ -1355,7 +1355,11 @@ int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t co
 	int r;
 
 	pthread_mutex_lock(&sim->lock);
-	if (uncore)
+	if (uncore && code == SIM_UNCORE_CLOCK_CODE && umask == 0 && !edge) {
+		src = (struct count_src){ .hz = sim->model->uclk_hz };
+		r = socket_or_cpu < 0 || socket_or_cpu >= sim->model->n_sockets ||
+		    !(sim->model->flags & SIM_F_NHM_UNCORE) ? -ENOENT : 0;
+	} else if (uncore)
 		r = socket_or_cpu < 0 || socket_or_cpu >= sim->model->n_sockets ? -ENOENT :
 		    uncore_src(sim, socket_or_cpu, code, umask, edge, &src);
 	else

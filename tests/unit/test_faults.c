@@ -142,9 +142,9 @@ static uint64_t truth(struct fault_run *r, bool uncore, int where, const struct 
 }
 
 /*
- * Uncore events of socket index i against the ground truth: equal, or at
- * most (a lost interval).  skip names an event not to check (NULL: none).
- * Returns how many were checked.
+ * Uncore events and clockticks of socket index i against the ground truth:
+ * equal, or at most (a lost interval).  skip names an event not to check
+ * (NULL: none).  Returns how many were checked.
  */
 static int check_uncore(struct fault_run *r, const struct snapshot *s, int i, bool exact,
 			const char *skip)
@@ -163,6 +163,16 @@ static int check_uncore(struct fault_run *r, const struct snapshot *s, int i, bo
 		if (exact ? e->total != t : e->total > t)
 			fail_msg("socket %d %s: %llu, simulator counted %llu", ss->socket, e->name,
 				 (unsigned long long)e->total, (unsigned long long)t);
+		n++;
+	}
+	if (ss->has_uncore_clockticks) {
+		uint64_t t;
+
+		assert_int_equal(sim_ground_truth(r->sim, true, ss->socket, SIM_UNCORE_CLOCK_CODE, 0,
+						  false, &t), 0);
+		if (exact ? ss->uncore_clockticks != t : ss->uncore_clockticks > t)
+			fail_msg("socket %d clockticks: %llu, simulator counted %llu", ss->socket,
+				 (unsigned long long)ss->uncore_clockticks, (unsigned long long)t);
 		n++;
 	}
 	return n;
