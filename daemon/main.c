@@ -366,14 +366,6 @@ static void sleep_s(double s)
 		;
 }
 
-static void subtract_events(struct snapshot_event *e, int n, const struct snapshot_event *b, int n_b)
-{
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n_b; j++)
-			if (strcmp(e[i].name, b[j].name) == 0)
-				e[i].total -= b[j].total;
-}
-
 /*
  * Turn the totals of s into counts over the interval since first (SPEC §5a:
  * for --once, counters cover its one interval).  Both are private to
@@ -381,27 +373,8 @@ static void subtract_events(struct snapshot_event *e, int n, const struct snapsh
  */
 static void subtract_totals(struct snapshot *s, const struct snapshot *first)
 {
-	for (int i = 0; i < s->n_sockets && i < first->n_sockets; i++) {
-		struct snapshot_socket *d = &s->sockets[i];
-		const struct snapshot_socket *b = &first->sockets[i];
-
-		d->uncore_clockticks -= b->uncore_clockticks;
-		d->uncore_conflicts -= b->uncore_conflicts;
-		d->rapl_package_throttled_s -= b->rapl_package_throttled_s;
-		d->rapl_dram_throttled_s -= b->rapl_dram_throttled_s;
-		subtract_events(d->uncore_events, d->n_uncore_events, b->uncore_events,
-				b->n_uncore_events);
-	}
-	for (int i = 0; i < s->n_cpus && i < first->n_cpus; i++) {
-		struct snapshot_cpu *d = &s->cpus[i];
-		const struct snapshot_cpu *b = &first->cpus[i];
-
-		d->instructions -= b->instructions;
-		d->cycles -= b->cycles;
-		d->ref_cycles -= b->ref_cycles;
-		d->conflicts -= b->conflicts;
-		subtract_events(d->events, d->n_events, b->events, b->n_events);
-	}
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+		snapshot_add_totals(s, first, id, -1);
 }
 
 static int print_once(enum once_format format, struct snapshot *first, struct snapshot *second)

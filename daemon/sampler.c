@@ -120,72 +120,13 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 	return 0;
 }
 
-static void add_event_totals(struct snapshot_event *dst, int n_dst,
-			     const struct snapshot_event *src, int n_src)
-{
-	for (int i = 0; i < n_dst; i++)
-		for (int j = 0; j < n_src; j++)
-			if (src[j].available && strcmp(dst[i].name, src[j].name) == 0)
-				dst[i].total += src[j].total;
-}
-
-/* Add the uncore totals of base to s, matching sockets by id and events by name. */
-static void carry_uncore(struct snapshot *s, const struct snapshot *base)
-{
-	for (int i = 0; i < base->n_sockets; i++) {
-		const struct snapshot_socket *b = &base->sockets[i];
-		struct snapshot_socket *d = snapshot_socket(s, b->socket);
-
-		if (!d)
-			continue;
-		d->uncore_clockticks += b->uncore_clockticks;
-		d->uncore_conflicts += b->uncore_conflicts;
-		add_event_totals(d->uncore_events, d->n_uncore_events, b->uncore_events,
-				 b->n_uncore_events);
-	}
-}
-
-static void carry_thermal(struct snapshot *s, const struct snapshot *base)
-{
-	for (int i = 0; i < base->n_sockets; i++) {
-		const struct snapshot_socket *b = &base->sockets[i];
-		struct snapshot_socket *d = snapshot_socket(s, b->socket);
-
-		if (!d)
-			continue;
-		d->rapl_package_throttled_s += b->rapl_package_throttled_s;
-		d->rapl_dram_throttled_s += b->rapl_dram_throttled_s;
-	}
-}
-
-static void carry_core(struct snapshot *s, const struct snapshot *base)
-{
-	for (int i = 0; i < base->n_cpus; i++) {
-		const struct snapshot_cpu *b = &base->cpus[i];
-		struct snapshot_cpu *d = snapshot_cpu(s, b->cpu);
-
-		if (!d)
-			continue;
-		d->instructions += b->instructions;
-		d->cycles += b->cycles;
-		d->ref_cycles += b->ref_cycles;
-		d->conflicts += b->conflicts;
-		add_event_totals(d->events, d->n_events, b->events, b->n_events);
-	}
-}
-
+/* Add the totals each restarted collector had exported before its restart. */
 static void carry_totals(struct sampler *s, struct snapshot *snap)
 {
-	static void (*const carry_fn[SNAPSHOT_COLLECTOR_COUNT])(struct snapshot *, const struct snapshot *) = {
-		[SNAPSHOT_COLLECTOR_UNCORE] = carry_uncore,
-		[SNAPSHOT_COLLECTOR_THERMAL] = carry_thermal,
-		[SNAPSHOT_COLLECTOR_CORE] = carry_core,
-	};
-
 	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
 		if (!s->carry[id])
 			continue;
-		carry_fn[id](snap, s->carry[id]);
+		snapshot_add_totals(snap, s->carry[id], id, 1);
 		snap->collectors[id].errors += s->carry[id]->collectors[id].errors;
 	}
 }

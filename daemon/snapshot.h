@@ -164,6 +164,18 @@ struct snapshot_core *snapshot_core(struct snapshot *s, int socket, int core);
 struct snapshot_cpu *snapshot_cpu(struct snapshot *s, int cpu);
 
 /*
+ * Add (sign > 0) or subtract (sign < 0) the counter totals that collector
+ * id exports in src to those in dst, matching sockets and CPUs by id and
+ * events by name (an event unavailable in src adds nothing).  Uncore: the
+ * clockticks, conflicts and events; thermal: the RAPL throttled times;
+ * core: the fixed counters, conflicts and events.  Gauges, kernel counts
+ * and collector error counts are left alone.  Only for a snapshot nobody
+ * else can see yet (or any more).
+ */
+void snapshot_add_totals(struct snapshot *dst, const struct snapshot *src,
+			 enum snapshot_collector_id id, int sign);
+
+/*
  * Make s the current snapshot, taking over the caller's reference.  The
  * previous one is released.
  */

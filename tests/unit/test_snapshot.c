@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "cpu.h"
+#include "fake_machines.h"
 #include "snapshot.h"
 
 /*
@@ -41,11 +42,6 @@ static const struct cpu_topology *fake_topology(void)
 				      .sockets = sockets };
 	return &topo;
 }
-
-static const struct cpu_info westmere = {
-	.vendor = "GenuineIntel", .family = 6, .model = 44, .stepping = 2,
-	.microarch = "westmere-ep",
-};
 
 static void shape_follows_topology(void **state)
 {
@@ -200,6 +196,42 @@ static void readers_race_publisher(void **state)
 	snapshot_clear();
 }
 
+/* Adding a snapshot's totals and taking them away again, collector by collector. */
+static void add_and_subtract_totals(void **state)
+{
+	struct snapshot *a = westmere_snapshot(), *b = westmere_snapshot();
+	struct snapshot_socket *sa = &a->sockets[1];
+	struct snapshot_cpu *ca = &a->cpus[3];
+	uint64_t ticks = sa->uncore_clockticks, dram = sa->uncore_events[0].total;
+	uint64_t instr = ca->instructions, llc = ca->events[0].total;
+	double rapl = sa->rapl_dram_throttled_s;
+
+	(void)state;
+	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_UNCORE, 1);
+	assert_int_equal(sa->uncore_clockticks, 2 * ticks);
+	assert_int_equal(sa->uncore_events[0].total, 2 * dram);
+	assert_int_equal(ca->instructions, instr);          /* core totals untouched */
+	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_CORE, 1);
+	assert_int_equal(ca->instructions, 2 * instr);
+	assert_int_equal(ca->events[0].total, 2 * llc);
+	assert_int_equal(ca->events[1].total, 0);           /* unavailable in b: nothing added */
+	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_THERMAL, 1);
+	assert_true(sa->rapl_dram_throttled_s == 2 * rapl);
+	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+		snapshot_add_totals(a, b, id, -1);
+	assert_int_equal(sa->uncore_clockticks, ticks);
+	assert_int_equal(sa->uncore_events[0].total, dram);
+	assert_int_equal(ca->instructions, instr);
+	assert_int_equal(ca->events[0].total, llc);
+	assert_true(sa->rapl_dram_throttled_s == rapl);
+	/* Subtraction wraps like the counters: 0 - 1 is 2^64 - 1. */
+	b->sockets[0].uncore_clockticks = a->sockets[0].uncore_clockticks + 1;
+	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_UNCORE, -1);
+	assert_int_equal(a->sockets[0].uncore_clockticks, UINT64_MAX);
+	snapshot_release(a);
+	snapshot_release(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +240,7 @@ int main(void)
 		cmocka_unit_test(lookups),
 		cmocka_unit_test(publish_acquire_release),
 		cmocka_unit_test(readers_race_publisher),
+		cmocka_unit_test(add_and_subtract_totals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
