@@ -38,13 +38,21 @@ enum cpu_state {
 	CPU_UNUSABLE,      /* cannot be used; reason in the collector's */
 };
 
+/* Why an event does not count on a CPU; the text is made for the snapshot. */
+enum slot_why {
+	SLOT_ARCH_EVENT_MISSING,   /* CPUID.0AH:EBX marks it unavailable */
+	SLOT_NO_FREE_COUNTER,
+	SLOT_YIELDED,              /* another agent took its counter (policy yield) */
+};
+
 /* One event on one CPU. */
 struct slot {
 	int counter;               /* GP counter index, -1 when not counting */
 	uint64_t evtsel;
 	struct counter ctr;
 	bool is_fresh;             /* read this sample */
-	char reason[96];           /* why not counting */
+	enum slot_why why;         /* when counter < 0 */
+	int yielded_counter;       /* SLOT_YIELDED: the counter it had */
 };
 
 struct core_cpu {
@@ -57,7 +65,8 @@ struct core_cpu {
 	bool fixed_owned[N_FIXED];
 	bool fixed_fresh[N_FIXED];
 	struct counter fixed[N_FIXED];
-	struct slot slots[SNAPSHOT_MAX_EVENTS];
+	unsigned n_gp_busy;        /* GP counters another agent held at the claim */
+	struct slot *slots;        /* core_state.n_events of them */
 	uint64_t conflicts;
 };
 
@@ -67,6 +76,7 @@ struct core_state {
 	const struct event_spec *events[SNAPSHOT_MAX_EVENTS];
 	int n_cpus;
 	struct core_cpu *cpus;
+	struct slot *slots;               /* every CPU's, in one block */
 	unsigned fixed_busy[N_FIXED];     /* CPUs where fixed counter i was taken */
 };
 
@@ -221,22 +231,19 @@ static int assign_events(struct collector *c, const struct core_state *st, struc
 			return err;
 		n_busy += !is_free[n];
 	}
+	cc->n_gp_busy = n_busy;
 	for (int k = 0; k < st->n_events; k++) {
 		struct slot *sl = &cc->slots[k];
 
 		sl->counter = -1;
 		if (arch_event_missing(&cc->pm, st->events[k])) {
-			snprintf(sl->reason, sizeof(sl->reason),
-				 "architectural event not available on this CPU (CPUID.0AH:EBX bit %u)",
-				 st->events[k]->arch_event - 1);
+			sl->why = SLOT_ARCH_EVENT_MISSING;
 			continue;
 		}
 		while (next < n_gp && !is_free[next])
 			next++;
 		if (next == n_gp) {
-			snprintf(sl->reason, sizeof(sl->reason),
-				 "no free general-purpose counter (%u on this CPU, %u in use by another agent)",
-				 n_gp, n_busy);
+			sl->why = SLOT_NO_FREE_COUNTER;
 			continue;
 		}
 		sl->counter = (int)next++;
@@ -437,6 +444,7 @@ static void core_free(struct core_state *st)
 	if (!st)
 		return;
 	pmu_ledger_free(st->ledger);
+	free(st->slots);
 	free(st->cpus);
 	free(st);
 }
@@ -464,6 +472,13 @@ static int core_start(struct collector *c)
 		st->cpus[i].cpu = c->topo->cpus[i].cpu;
 	c->state = st;
 	err = collect_events(c, st);
+	if (!err && st->n_events > 0) {
+		st->slots = calloc((size_t)st->n_cpus * (size_t)st->n_events, sizeof(*st->slots));
+		if (!st->slots)
+			err = -ENOMEM;
+		for (int i = 0; i < st->n_cpus && st->slots; i++)
+			st->cpus[i].slots = &st->slots[(size_t)i * (size_t)st->n_events];
+	}
 	if (!err)
 		err = start_cpus(c, st);
 	if (err) {
@@ -516,8 +531,8 @@ static void yield_gp(struct core_state *st, struct core_cpu *cc, struct slot *sl
 	pmu_forget(st->ledger, cc->cpu, IA32_PERFEVTSEL0 + (uint32_t)sl->counter);
 	pmu_forget_bits(st->ledger, cc->cpu, IA32_PERF_GLOBAL_CTRL,
 			PERF_GLOBAL_CTRL_EN_PMC(sl->counter));
-	snprintf(sl->reason, sizeof(sl->reason),
-		 "counter %d taken over by another agent (on_conflict = yield)", sl->counter);
+	sl->why = SLOT_YIELDED;
+	sl->yielded_counter = sl->counter;
 	sl->counter = -1;
 }
 
@@ -736,8 +751,36 @@ static void sample_cpu(struct collector *c, struct core_state *st, struct core_c
 	cc->is_fresh = !cc->is_offline;
 }
 
-static void fill_cpu(const struct core_state *st, const struct core_cpu *cc,
-		     struct snapshot_cpu *sp)
+/* Why slot k of cc does not count, as the snapshot says it. */
+static void slot_reason(const struct core_state *st, const struct core_cpu *cc, int k,
+			char *buf, size_t len)
+{
+	const struct slot *sl = &cc->slots[k];
+
+	if (sl->counter >= 0) {
+		snprintf(buf, len, "counter not read this sample");
+		return;
+	}
+	switch (sl->why) {
+	case SLOT_ARCH_EVENT_MISSING:
+		snprintf(buf, len, "architectural event not available on this CPU (CPUID.0AH:EBX bit %u)",
+			 st->events[k]->arch_event - 1);
+		break;
+	case SLOT_NO_FREE_COUNTER:
+		snprintf(buf, len,
+			 "no free general-purpose counter (%u on this CPU, %u in use by another agent)",
+			 n_gp_of(&cc->pm), cc->n_gp_busy);
+		break;
+	case SLOT_YIELDED:
+		snprintf(buf, len, "counter %d taken over by another agent (on_conflict = yield)",
+			 sl->yielded_counter);
+		break;
+	}
+}
+
+/* events: st->n_events entries of s for this CPU (NULL when s had no memory). */
+static void fill_cpu(struct snapshot *s, const struct core_state *st, const struct core_cpu *cc,
+		     struct snapshot_cpu *sp, struct snapshot_event *events)
 {
 	sp->conflicts = cc->conflicts;
 	if (!cc->is_fresh)
@@ -749,25 +792,30 @@ static void fill_cpu(const struct core_state *st, const struct core_cpu *cc,
 	sp->cycles = cc->fixed[1].total;
 	sp->has_ref_cycles = cc->fixed_owned[2] && cc->fixed_fresh[2];
 	sp->ref_cycles = cc->fixed[2].total;
-	sp->n_events = st->n_events;
-	for (int k = 0; k < st->n_events; k++) {
+	sp->events = events;
+	/* On ENOMEM the events filled so far are kept. */
+	for (int k = 0; k < st->n_events && events; k++) {
 		const struct slot *sl = &cc->slots[k];
-		struct snapshot_event *e = &sp->events[k];
+		bool available = sl->counter >= 0 && sl->is_fresh;
+		char reason[128] = "";
 
-		snprintf(e->name, sizeof(e->name), "%s", st->events[k]->name);
-		e->available = sl->counter >= 0 && sl->is_fresh;
-		e->total = e->available ? sl->ctr.total : 0;
-		snprintf(e->reason, sizeof(e->reason), "%s",
-			 e->available ? "" : sl->counter >= 0 ? "counter not read this sample" : sl->reason);
+		if (!available)
+			slot_reason(st, cc, k, reason, sizeof(reason));
+		if (snapshot_set_event(s, &events[k], st->events[k]->name, available,
+				       available ? sl->ctr.total : 0, reason) < 0)
+			break;
+		sp->n_events = k + 1;
 	}
 }
 
 static void core_sample(struct collector *c, struct snapshot *s)
 {
 	struct core_state *st = c->state;
+	struct snapshot_event *events;
 
 	if (!st)
 		return;
+	events = snapshot_alloc_events(s, (size_t)st->n_cpus * (size_t)st->n_events);
 	for (int i = 0; i < st->n_cpus; i++) {
 		struct core_cpu *cc = &st->cpus[i];
 		struct snapshot_cpu *sp;
@@ -775,7 +823,7 @@ static void core_sample(struct collector *c, struct snapshot *s)
 		sample_cpu(c, st, cc);
 		sp = snapshot_cpu(s, cc->cpu);
 		if (sp)
-			fill_cpu(st, cc, sp);
+			fill_cpu(s, st, cc, sp, events ? &events[(size_t)i * (size_t)st->n_events] : NULL);
 	}
 }
 

@@ -27,7 +27,6 @@
 #define UNCORE_MAX_CLOCK_HZ 4e9
 
 #define UNCORE_MAX_EVENTS SNAPSHOT_MAX_EVENTS
-#define EVENT_REASON_LEN sizeof(((struct snapshot_event *)0)->reason)
 
 /* All 8 generic enable bits of MSR_UNCORE_PERF_GLOBAL_CTRL, hardware.md §1.5. */
 #define UNC_GLOBAL_CTRL_EN_PC_ALL ((UINT64_C(1) << UNCORE_N_COUNTERS) - 1)
@@ -38,7 +37,7 @@ struct uncore_event {
 	int pmc;                         /* counter index, -1 when none */
 	uint64_t evtsel;                 /* what PERFEVTSELn must read back */
 	struct counter ctr;
-	char reason[EVENT_REASON_LEN];
+	char reason[96];                 /* why not counting */
 };
 
 struct uncore_socket {
@@ -637,15 +636,18 @@ static void fill_snapshot(const struct uncore_socket *us, struct snapshot *s)
 	ss->has_uncore_clockticks = us->is_up && us->has_fixed;
 	ss->uncore_clockticks = us->fixed.total;
 	ss->uncore_conflicts = us->conflicts;
-	ss->n_uncore_events = us->n_events;
+	ss->uncore_events = snapshot_alloc_events(s, (size_t)us->n_events);
+	if (!ss->uncore_events)
+		return;
+	/* On ENOMEM the events filled so far are kept. */
 	for (int i = 0; i < us->n_events; i++) {
 		const struct uncore_event *ev = &us->events[i];
-		struct snapshot_event *se = &ss->uncore_events[i];
+		bool available = us->is_up && ev->is_counting;
 
-		snprintf(se->name, sizeof(se->name), "%s", ev->spec->name);
-		se->available = us->is_up && ev->is_counting;
-		se->total = ev->ctr.total;
-		snprintf(se->reason, sizeof(se->reason), "%s", se->available ? "" : ev->reason);
+		if (snapshot_set_event(s, &ss->uncore_events[i], ev->spec->name, available,
+				       ev->ctr.total, available ? NULL : ev->reason) < 0)
+			break;
+		ss->n_uncore_events = i + 1;
 	}
 }
 

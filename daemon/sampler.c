@@ -152,6 +152,9 @@ struct snapshot *sampler_sample(struct sampler *s)
 		collector_sample(&s->collectors[id], snap);
 	carry_totals(s, snap);
 	snap->samples = ++s->n_samples;
+	if (snap->is_short_of_memory)
+		log_warning("sample %llu: out of memory, some events are left out of it",
+			    (unsigned long long)snap->samples);
 	snap->last_sample_duration_s = monotonic_s() - t0;
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");

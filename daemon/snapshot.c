@@ -6,7 +6,9 @@
  * snapshot and everything hanging off it (arrays, episodes, cached
  * /metrics text) is freed.  It does not fill in values or format them.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,22 @@
 #include "config.h"
 #include "cpu.h"
 #include "snapshot.h"
+
+/* Blocks hold a snapshot's event arrays and strings; most fit in one. */
+#define BLOCK_MIN_BYTES 4096
+
+struct snapshot_block {
+	struct snapshot_block *next;
+	size_t used, size;
+	alignas(max_align_t) unsigned char data[];
+};
+
+/* One distinct text of a snapshot; the list is short (event names, reasons). */
+struct snapshot_string {
+	struct snapshot_string *next;
+	uint32_t hash;
+	char text[];
+};
 
 static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct snapshot *current;
@@ -26,6 +44,10 @@ static const char *const collector_names[SNAPSHOT_COLLECTOR_COUNT] = {
 
 static void snapshot_free(struct snapshot *s)
 {
+	for (struct snapshot_block *b = s->blocks, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
 	if (s->sockets)
 		for (int i = 0; i < s->n_sockets; i++)
 			free(s->sockets[i].cores);
@@ -110,6 +132,94 @@ struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_
 		return NULL;
 	}
 	return s;
+}
+
+/* size bytes from s's blocks, aligned for any type, or NULL on ENOMEM. */
+static void *snapshot_alloc(struct snapshot *s, size_t size)
+{
+	struct snapshot_block *b = s->blocks;
+	void *p;
+
+	size = (size + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+	if (!b || b->size - b->used < size) {
+		size_t cap = size > BLOCK_MIN_BYTES ? size : BLOCK_MIN_BYTES;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b) {
+			s->is_short_of_memory = true;
+			return NULL;
+		}
+		b->used = 0;
+		b->size = cap;
+		/* A block made for one large array goes behind the current one. */
+		if (s->blocks && cap > BLOCK_MIN_BYTES) {
+			b->next = s->blocks->next;
+			s->blocks->next = b;
+		} else {
+			b->next = s->blocks;
+			s->blocks = b;
+		}
+	}
+	p = b->data + b->used;
+	b->used += size;
+	return p;
+}
+
+struct snapshot_event *snapshot_alloc_events(struct snapshot *s, size_t n)
+{
+	struct snapshot_event *ev;
+
+	if (n == 0 || n > SIZE_MAX / sizeof(*ev))
+		return NULL;
+	ev = snapshot_alloc(s, n * sizeof(*ev));
+	if (ev)
+		memset(ev, 0, n * sizeof(*ev));
+	return ev;
+}
+
+/* FNV-1a: cheap to compare before the bytes. */
+static uint32_t hash_text(const char *text)
+{
+	uint32_t h = 2166136261u;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+/* s's copy of text, made on first use; NULL on ENOMEM. */
+static const char *snapshot_string(struct snapshot *s, const char *text)
+{
+	uint32_t h = hash_text(text);
+	size_t len = strlen(text);
+	struct snapshot_string *str;
+
+	for (str = s->strings; str; str = str->next)
+		if (str->hash == h && strcmp(str->text, text) == 0)
+			return str->text;
+	str = snapshot_alloc(s, sizeof(*str) + len + 1);
+	if (!str)
+		return NULL;
+	str->hash = h;
+	memcpy(str->text, text, len + 1);
+	str->next = s->strings;
+	s->strings = str;
+	return str->text;
+}
+
+int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char *name,
+		       bool available, uint64_t total, const char *reason)
+{
+	const char *n = snapshot_string(s, name);
+	const char *r = reason && reason[0] ? snapshot_string(s, reason) : "";
+
+	if (!n || !r)
+		return -ENOMEM;
+	ev->name = n;
+	ev->reason = r;
+	ev->available = available;
+	ev->total = total;
+	return 0;
 }
 
 struct snapshot_socket *snapshot_socket(struct snapshot *s, int socket)

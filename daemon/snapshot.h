@@ -20,8 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "event.h"
-
 #define SNAPSHOT_MAX_EVENTS 16
 #define SNAPSHOT_MAX_CORE_CPUS 8
 
@@ -40,12 +38,16 @@ struct snapshot_collector {
 	uint64_t errors;           /* failed hardware reads since start */
 };
 
-/* One counted event: a total since start, or unavailable with a reason. */
+/*
+ * One counted event: a total since start, or unavailable with a reason.
+ * Both strings belong to the snapshot (see snapshot_set_event), so one
+ * copy of each distinct text serves every CPU.
+ */
 struct snapshot_event {
-	char name[EVENT_NAME_MAX];
-	bool available;
+	const char *name;
+	const char *reason;        /* why unavailable, "" otherwise */
 	uint64_t total;
-	char reason[96];           /* why unavailable, "" otherwise */
+	bool available;
 };
 
 struct snapshot_core {
@@ -82,7 +84,7 @@ struct snapshot_socket {
 	bool has_uncore_clockticks;
 	uint64_t uncore_clockticks;
 	int n_uncore_events;
-	struct snapshot_event uncore_events[SNAPSHOT_MAX_EVENTS];
+	struct snapshot_event *uncore_events;   /* owned by the snapshot */
 	uint64_t uncore_conflicts;
 
 	int n_cores;
@@ -98,7 +100,7 @@ struct snapshot_cpu {
 	bool has_instructions, has_cycles, has_ref_cycles;
 	uint64_t instructions, cycles, ref_cycles;
 	int n_events;
-	struct snapshot_event events[SNAPSHOT_MAX_EVENTS];
+	struct snapshot_event *events;          /* owned by the snapshot */
 	uint64_t conflicts;
 };
 
@@ -140,6 +142,11 @@ struct snapshot {
 	/* Formatted /metrics text, made once on first use by fmt_prom; see http.c. */
 	_Atomic(char *) prom_text;
 	size_t prom_len;
+
+	/* Storage for events and their strings, freed with the snapshot. */
+	bool is_short_of_memory;   /* some events were left out: no memory for them */
+	struct snapshot_block *blocks;
+	struct snapshot_string *strings;
 };
 
 struct cpu_topology;
@@ -162,6 +169,22 @@ struct snapshot_core *snapshot_core(struct snapshot *s, int socket, int core);
 
 /* The cpu entry for logical CPU cpu, or NULL. */
 struct snapshot_cpu *snapshot_cpu(struct snapshot *s, int cpu);
+
+/*
+ * n zeroed events owned by s and freed with it, for a socket's
+ * uncore_events or a CPU's events; NULL on ENOMEM (or n = 0).  Only while
+ * s is being filled.  Every ENOMEM here or in snapshot_set_event sets
+ * s->is_short_of_memory, so that the caller may leave the events out.
+ */
+struct snapshot_event *snapshot_alloc_events(struct snapshot *s, size_t n);
+
+/*
+ * Set *ev.  name and reason (NULL means "") are copied into s, once per
+ * distinct text however many events use it.  -ENOMEM leaves *ev as it
+ * was.  Only while s is being filled.
+ */
+int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char *name,
+		       bool available, uint64_t total, const char *reason);
 
 /*
  * Add (sign > 0) or subtract (sign < 0) the counter totals that collector

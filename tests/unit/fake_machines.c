@@ -3,10 +3,14 @@
  * two sockets of two cores of two threads (CPU n is thread n / 4 of core
  * n % 2 of socket (n % 4) / 2).  "tiny": one socket, one core, CPU 0.
  */
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <cmocka.h>
 
 #include "fake_machines.h"
 
@@ -48,12 +52,11 @@ const struct cpu_info skylake = {
 	.microarch = "skylake-sp",
 };
 
-void set_event(struct snapshot_event *ev, const char *name, bool available, uint64_t total)
+void set_event(struct snapshot *s, struct snapshot_event *ev, const char *name, bool available,
+	       uint64_t total)
 {
-	snprintf(ev->name, sizeof(ev->name), "%s", name);
-	ev->available = available;
-	ev->total = total;
-	snprintf(ev->reason, sizeof(ev->reason), "%s", available ? "" : "no such event here");
+	assert_int_equal(snapshot_set_event(s, ev, name, available, total,
+					    available ? NULL : "no such event here"), 0);
 }
 
 void fill_thermal(struct snapshot *s)
@@ -93,8 +96,10 @@ void fill_core_pmu(struct snapshot *s)
 		c->cycles = 1000;
 		c->ref_cycles = 900;
 		c->n_events = 2;
-		set_event(&c->events[0], "llc_misses", true, 11);
-		set_event(&c->events[1], "branch_misses", false, 0);
+		c->events = snapshot_alloc_events(s, 2);
+		assert_non_null(c->events);
+		set_event(s, &c->events[0], "llc_misses", true, 11);
+		set_event(s, &c->events[1], "branch_misses", false, 0);
 	}
 }
 
@@ -126,9 +131,11 @@ struct snapshot *westmere_snapshot(void)
 		sock->has_uncore_clockticks = true;
 		sock->uncore_clockticks = 133000000;
 		sock->n_uncore_events = 3;
-		set_event(&sock->uncore_events[0], "dram_thermal_throttled_cycles", true, 1234);
-		set_event(&sock->uncore_events[1], "prochot_assertions", true, 2);
-		set_event(&sock->uncore_events[2], "qhl_requests", false, 0);
+		sock->uncore_events = snapshot_alloc_events(s, 3);
+		assert_non_null(sock->uncore_events);
+		set_event(s, &sock->uncore_events[0], "dram_thermal_throttled_cycles", true, 1234);
+		set_event(s, &sock->uncore_events[1], "prochot_assertions", true, 2);
+		set_event(s, &sock->uncore_events[2], "qhl_requests", false, 0);
 		sock->uncore_conflicts = 1;
 	}
 	return s;

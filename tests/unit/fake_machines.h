@@ -17,7 +17,8 @@ extern const struct cpu_info skylake;
 extern const struct cpu_topology tiny_topo;
 
 const struct cpu_topology *big_topology(void);
-void set_event(struct snapshot_event *ev, const char *name, bool available, uint64_t total);
+void set_event(struct snapshot *s, struct snapshot_event *ev, const char *name, bool available,
+	       uint64_t total);
 void fill_thermal(struct snapshot *s);
 void fill_core_pmu(struct snapshot *s);
 void enable_collectors(struct snapshot *s, bool uncore, bool thermal, bool core);

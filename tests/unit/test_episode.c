@@ -191,10 +191,13 @@ static struct snapshot *make(const struct sample *in)
 	s->time = in->time;
 	sock->has_uncore = in->has_uncore;
 	sock->n_uncore_events = 2;
+	sock->uncore_events = snapshot_alloc_events(s, 2);
+	assert_non_null(sock->uncore_events);
 	sock->uncore_events[0] = (struct snapshot_event){ .name = "dram_thermal_throttled_cycles",
-							  .available = true,
+							  .reason = "", .available = true,
 							  .total = in->dram_cycles };
 	sock->uncore_events[1] = (struct snapshot_event){ .name = "prochot_assertions",
+							  .reason = "",
 							  .available = in->prochot_event_available,
 							  .total = in->prochot_assertions };
 	for (int i = 0; i < 2; i++)

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -232,6 +233,58 @@ static void add_and_subtract_totals(void **state)
 	snapshot_release(b);
 }
 
+/*
+ * Event storage: strings are copied into the snapshot once per distinct
+ * text, arrays are zeroed, disjoint and stay put while more are made.
+ */
+static void event_storage(void **state)
+{
+	struct snapshot *s = snapshot_new(fake_topology(), NULL);
+	struct snapshot_event *first, *big, *more[64];
+	char name[32];
+
+	(void)state;
+	assert_null(snapshot_alloc_events(s, 0));
+	first = snapshot_alloc_events(s, 2);
+	assert_non_null(first);
+	assert_false(first[1].available);
+	assert_null(first[1].name);
+	snprintf(name, sizeof(name), "llc_misses");
+	assert_int_equal(snapshot_set_event(s, &first[0], name, true, 5, NULL), 0);
+	name[0] = 'X';                  /* the snapshot holds its own copy */
+	assert_string_equal(first[0].name, "llc_misses");
+	assert_string_equal(first[0].reason, "");
+	assert_int_equal(first[0].total, 5);
+	assert_true(first[0].available);
+	assert_int_equal(snapshot_set_event(s, &first[1], "llc_misses", false, 0, "taken"), 0);
+	assert_ptr_equal(first[1].name, first[0].name);  /* one copy per text */
+	assert_string_equal(first[1].reason, "taken");
+	/* An array larger than a block, then many small ones across blocks. */
+	big = snapshot_alloc_events(s, 10000);
+	assert_non_null(big);
+	for (int i = 0; i < 10000; i++)
+		assert_true(big[i].name == NULL && big[i].total == 0);
+	for (int i = 0; i < 64; i++) {
+		more[i] = snapshot_alloc_events(s, 7);
+		assert_non_null(more[i]);
+		for (int k = 0; k < 7; k++) {
+			snprintf(name, sizeof(name), "ev_%d_%d", i, k);
+			assert_int_equal(snapshot_set_event(s, &more[i][k], name, true,
+							    (uint64_t)(i * 7 + k), NULL), 0);
+		}
+		big[i].total = UINT64_MAX;   /* writes to one array touch no other */
+	}
+	for (int i = 0; i < 64; i++)
+		for (int k = 0; k < 7; k++) {
+			snprintf(name, sizeof(name), "ev_%d_%d", i, k);
+			assert_string_equal(more[i][k].name, name);
+			assert_int_equal(more[i][k].total, i * 7 + k);
+		}
+	assert_string_equal(first[0].name, "llc_misses");
+	assert_false(s->is_short_of_memory);
+	snapshot_release(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -241,6 +294,7 @@ int main(void)
 		cmocka_unit_test(publish_acquire_release),
 		cmocka_unit_test(readers_race_publisher),
 		cmocka_unit_test(add_and_subtract_totals),
+		cmocka_unit_test(event_storage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
