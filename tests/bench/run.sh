@@ -2,7 +2,9 @@
 # Benchmark: uncored on the simulated 'big' machine (2 sockets x 56 cores x
 # 2 threads) against prometheus-node-exporter on the same machine, in the
 # same run, both on 127.0.0.1.  Prints one table with both figures, their
-# ratio and whether the target is met.  Not part of the test suite: it
+# ratio and whether the target is met.  Resident memory is also shown for
+# uncored on device files of the same machine (no simulator in the process)
+# and for bench_floor (uncored's libraries alone).  Not part of the test suite: it
 # asserts nothing and always exits 0 unless something could not be run.
 #
 # Usage: tests/bench/run.sh            (from the source tree, as root)
@@ -22,7 +24,8 @@ RSS_S=${BENCH_RSS_S:-60}
 if ! command -v wrk >/dev/null || ! command -v prometheus-node-exporter >/dev/null; then
 	apt-get install -y wrk prometheus-node-exporter >/dev/null
 fi
-if [ ! -x "$BUILD/daemon/uncored" ] || [ ! -x "$BUILD/tests/bench/bench_sample" ]; then
+if [ ! -x "$BUILD/daemon/uncored" ] || [ ! -x "$BUILD/tests/bench/bench_sample" ] ||
+	[ ! -x "$BUILD/tests/bench/bench_floor" ]; then
 	[ -d "$BUILD" ] || meson setup "$BUILD" "$SRC" >/dev/null
 	meson compile -C "$BUILD" >/dev/null
 fi
@@ -164,9 +167,25 @@ u_start=$(startup_ms notify "$TEST_TMP/start-u.log" "$UNCORED_BIN" --config "$TE
 n_start=$(startup_ms "$N_URL/metrics" "$TEST_TMP/start-n.log" "$NODE_EXPORTER" \
 	--web.listen-address="127.0.0.1:$n_port")
 
+# Resident memory is also taken, in the same window, of uncored on device
+# files of the same 2 x 56 x 2 machine (the production backend, with no
+# simulator in the process) and of bench_floor: the same libraries serving a
+# fixed body, the least any server built on them holds.
+d_port=$(free_port)
+f_port=$(free_port)
+mkdir "$TEST_TMP/devtree"
+write_conf "$TEST_TMP/d.conf" "$d_port"
+sed -i "s|^state_file = .*|state_file = $TEST_TMP/devtree/ledger|" "$TEST_TMP/d.conf"
+python3 "$SRC/tests/e2e/make_tree.py" "$TEST_TMP/devtree" --cores 56
+
 echo "sampling and idling for $RSS_S s ..." >&2
 start_daemon "$u_port" "$TEST_TMP/u.log" --config "$TEST_TMP/u.conf" --simulate big:idle
 U_PID=$DAEMON_PID
+start_daemon "$d_port" "$TEST_TMP/d.log" --config "$TEST_TMP/d.conf" --root "$TEST_TMP/devtree"
+D_PID=$DAEMON_PID
+"$BUILD/tests/bench/bench_floor" "$f_port" "$UNCORED_TEST_DAEMON_LIMIT" >"$TEST_TMP/f.log" 2>&1 &
+F_PID=$!
+PIDS="$PIDS $F_PID"
 "$NODE_EXPORTER" --web.listen-address="127.0.0.1:$n_port" >"$TEST_TMP/n.log" 2>&1 &
 N_PID=$!
 (sleep "$UNCORED_TEST_DAEMON_LIMIT"; kill -TERM "$N_PID" 2>/dev/null) &
@@ -175,8 +194,8 @@ t_start=$(date +%s)
 s0=$(samples_total "$U_URL")
 c0=$(cpu_ns "$U_PID")
 sleep "$RSS_S"
-for pid in "$U_PID" "$N_PID"; do
-	kill -0 "$pid" 2>/dev/null || { cat "$TEST_TMP/u.log" "$TEST_TMP/n.log" >&2; fail "server $pid exited"; }
+for pid in "$U_PID" "$N_PID" "$D_PID" "$F_PID"; do
+	kill -0 "$pid" 2>/dev/null || { cat "$TEST_TMP/"[udnf].log >&2; fail "server $pid exited"; }
 done
 c1=$(cpu_ns "$U_PID")
 s1=$(samples_total "$U_URL")
@@ -184,7 +203,15 @@ u_rss=$(rss_kb "$U_PID" VmRSS)
 n_rss=$(rss_kb "$N_PID" VmRSS)
 u_anon=$(rss_kb "$U_PID" RssAnon)
 n_anon=$(rss_kb "$N_PID" RssAnon)
+d_rss=$(rss_kb "$D_PID" VmRSS)
+d_anon=$(rss_kb "$D_PID" RssAnon)
+f_rss=$(rss_kb "$F_PID" VmRSS)
+f_anon=$(rss_kb "$F_PID" RssAnon)
 curl -fsS -o /dev/null --max-time 5 "$N_URL/metrics" || fail "node_exporter does not answer"
+curl -fsS -o /dev/null --max-time 5 "http://127.0.0.1:$d_port/metrics" || fail "uncored on device files does not answer"
+curl -fsS -o /dev/null --max-time 5 "http://127.0.0.1:$f_port/metrics" || fail "bench_floor does not answer"
+stop_daemon "$D_PID" || fail "uncored on device files: exit status"
+kill -TERM "$F_PID"
 u_sample=$(awk -v a="$c0" -v b="$c1" -v n=$((s1 - s0)) 'BEGIN { printf "%.1f\n", (b - a) / 1e3 / n }')
 echo "  $((s1 - s0)) samples in $(($(date +%s) - t_start)) s" >&2
 
@@ -206,6 +233,12 @@ kill -TERM "$N_PID"
 
 row "RSS after ${RSS_S} s (VmRSS)" "KiB" "$u_rss" "$n_rss" le 0.2
 row "  of which anonymous" "KiB" "$u_anon" "$n_anon" - -
+row "  RSS, on device files" "KiB" "$d_rss" "$n_rss" - -
+row "  of which anonymous" "KiB" "$d_anon" "$n_anon" - -
+row "  RSS, libraries alone" "KiB" "$f_rss" "$n_rss" - -
+row "  of which anonymous" "KiB" "$f_anon" "$n_anon" - -
+row "  uncored above libraries" "KiB" $((u_rss - f_rss)) "$n_rss" - -
+row "  on device files, above" "KiB" $((d_rss - f_rss)) "$n_rss" - -
 row "CPU per sample (daemon)" "us" "$u_sample" "-" - -
 row "start-up to ready" "ms" "$u_start" "$n_start" - -
 row "/metrics body" "bytes" "$u_bytes" "$n_bytes" - -

@@ -9,8 +9,11 @@ register values are what a Westmere-EP could hold at boot, with an uncore
 counter 7 and its enable bit already taken by another agent so the daemon
 must leave them alone.
 
-Usage: make_tree.py ROOT            build the tree
-       make_tree.py ROOT --dump     print every non-zero register, one per line
+Usage: make_tree.py ROOT [--cores N]          build the tree
+       make_tree.py ROOT [--cores N] --dump   print every non-zero register, one per line
+
+--cores N gives each socket N cores instead of 6 (core ids 0..N-1), as for
+the benchmark's 2 x 56 x 2 machine.
 """
 import os
 import struct
@@ -49,17 +52,22 @@ def cpus():
                 cpu += 1
 
 
+def package_shift():
+    """APIC id bits below the package id: one thread bit and the core bits."""
+    return 1 + max(4, max(CORE_IDS).bit_length())
+
+
 def cpuid_leaves(socket, core, thread):
     vendor = b"GenuineIntel"
     ebx, edx, ecx = (struct.unpack("<I", vendor[i:i + 4])[0] for i in (0, 4, 8))
-    apic = (socket << 5) | (core << 1) | thread
+    apic = (socket << package_shift()) | (core << 1) | thread
     return {
         (0x0, 0): (0xB, ebx, ecx, edx),
         (0x1, 0): (0x206C2, apic << 24, 0, (1 << 5) | (1 << 22)),
         (0x6, 0): (0x5, 0, 0, 0),
         (0xA, 0): (0x07300403, 0, 0, 0x603),
         (0xB, 0): (1, 2, 0x100, apic),
-        (0xB, 1): (5, CORES * THREADS, 0x201, apic),
+        (0xB, 1): (package_shift(), CORES * THREADS, 0x201, apic),
     }
 
 
@@ -101,7 +109,16 @@ def dump(root):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[2] == "--dump":
-        dump(sys.argv[1])
+    args = sys.argv[1:]
+    if "--cores" in args:
+        i = args.index("--cores")
+        CORES = int(args[i + 1])
+        if CORES != 6:
+            CORE_IDS = list(range(CORES))
+        del args[i:i + 2]
+    if len(args) == 2 and args[1] == "--dump":
+        dump(args[0])
+    elif len(args) == 1:
+        build(args[0])
     else:
-        build(sys.argv[1])
+        sys.exit(__doc__)
