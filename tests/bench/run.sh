@@ -174,8 +174,7 @@ n_start=$(startup_ms "$N_URL/metrics" "$TEST_TMP/start-n.log" "$NODE_EXPORTER" \
 d_port=$(free_port)
 f_port=$(free_port)
 mkdir "$TEST_TMP/devtree"
-write_conf "$TEST_TMP/d.conf" "$d_port"
-sed -i "s|^state_file = .*|state_file = $TEST_TMP/devtree/ledger|" "$TEST_TMP/d.conf"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/devtree/ledger" write_conf "$TEST_TMP/d.conf" "$d_port"
 python3 "$SRC/tests/e2e/make_tree.py" "$TEST_TMP/devtree" --cores 56
 
 echo "sampling and idling for $RSS_S s ..." >&2

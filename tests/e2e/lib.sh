@@ -37,7 +37,9 @@ free_port() {
 }
 
 # A configuration for tests: loopback listener, no privilege drop, fast sampling,
-# the state file in the test's directory (never the host's /run/uncored).
+# the state file in the test's directory (never the host's /run/uncored):
+# $UNCORED_TEST_STATE_FILE, default $TEST_TMP/ledger (one per concurrent daemon
+# that should journal; a second daemon on a locked file journals nothing).
 # Usage: write_conf FILE PORT [extra ini lines...]
 write_conf() {
 	file=$1
@@ -49,7 +51,7 @@ write_conf() {
 		echo "interval = ${UNCORED_TEST_INTERVAL:-0.25}"
 		echo "user ="
 		echo "log_level = info"
-		echo "state_file = $TEST_TMP/ledger"
+		echo "state_file = ${UNCORED_TEST_STATE_FILE:-$TEST_TMP/ledger}"
 		for line in "$@"; do
 			echo "$line"
 		done
