@@ -504,8 +504,8 @@ static int compare_name(const void *a, const void *b)
 }
 
 /*
- * The names in <dir>/<sub>, sorted, skipping dot-files (and, for events/,
- * the .scale/.unit/... companions, whose names contain a dot).  A missing
+ * The names in dir, sorted, skipping dot-files (and, with skip_dotted, the
+ * .scale/.unit/... companions of events/, whose names contain a dot).  A missing
  * directory is an empty list.
  */
 static int list_dir(const char *dir, bool skip_dotted, char ***ret_names, size_t *ret_n,
@@ -517,10 +517,12 @@ static int list_dir(const char *dir, bool skip_dotted, char ***ret_names, size_t
 	DIR *d = opendir(dir);
 
 	if (!d) {
-		if (errno == ENOENT)
+		int r = -errno;
+
+		if (r == -ENOENT)
 			goto done;
-		set_err(err, errlen, "%s: %s", dir, strerror(errno));
-		return -errno;
+		set_err(err, errlen, "%s: %s", dir, strerror(-r));
+		return r;
 	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || (skip_dotted && strchr(de->d_name, '.')))

@@ -89,6 +89,7 @@ static void discovers_real_pmus(void **state)
 	struct perf_pmu_config cfg;
 	struct perf_pmu_set set;
 
+	require_perf(&f->ps);
 	assert_int_equal(perf_pmu_scan(perf_sys_root(&f->ps), &set, f->err, sizeof(f->err)), 0);
 	print_message("%zu PMUs:", set.n);
 	for (size_t i = 0; i < set.n; i++)
