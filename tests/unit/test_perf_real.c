@@ -24,7 +24,9 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -33,6 +35,7 @@
 #include "perf_pmu.h"
 #include "perf_sys.h"
 #include "perf_sys_linux.h"
+#include "privdrop.h"
 
 struct fixture {
 	struct perf_sys ps;
@@ -286,6 +289,64 @@ static void kernel_errors_become_sentences(void **state)
 	assert_null(f->g);
 }
 
+/* Exit codes of the child in fds_outlive_privilege_drop. */
+enum {
+	CHILD_OK,
+	CHILD_DROP_FAILED,
+	CHILD_READ_FAILED,
+	CHILD_NOT_COUNTING,
+	CHILD_REOPENED,
+};
+
+static int child_after_drop(struct fixture *f)
+{
+	struct perf_group_delta d[4];
+	struct perf_group *again = NULL;
+	char err[512];
+
+	if (privdrop_to_user("nobody", err, sizeof(err)) != 0)
+		return CHILD_DROP_FAILED;
+	pause_briefly();
+	if (perf_group_read(f->g, d) < 0 || perf_group_read(f->g, d) < 0)
+		return CHILD_READ_FAILED;
+	if (f->g->members[0].total == 0 || f->g->n_reads != 2)
+		return CHILD_NOT_COUNTING;
+	/* A new open needs the privilege that was dropped (kernel.perf_event_paranoid ≥ 1). */
+	if (perf_group_open(&f->ps, 0, (const struct perf_group_event[]){
+		{ "cpu-clock", PERF_TYPE_SOFTWARE, { { PERF_COUNT_SW_CPU_CLOCK, 0, 0, 0 } } } },
+		1, &again, err, sizeof(err)) == 0)
+		return CHILD_REOPENED;
+	return CHILD_OK;
+}
+
+/*
+ * hardware-linux.md §3.1: privilege is checked only at open; read and
+ * ioctl on fds opened before the drop keep working, and reopening (after
+ * hotplug or reload) needs CAP_PERFMON kept.
+ */
+static void fds_outlive_privilege_drop(void **state)
+{
+	struct fixture *f = *state;
+	int paranoid = -1, status;
+	pid_t pid;
+
+	require_perf(&f->ps);
+	if (geteuid() != 0 || !getpwnam("nobody"))
+		skip();
+	open_msr_group(f);
+	assert_int_equal(perf_group_enable(f->g), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_after_drop(f));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (perf_sys_read_paranoid(&f->ps, &paranoid) == 0 && paranoid < 1 &&
+	    WEXITSTATUS(status) == CHILD_REOPENED)
+		return;
+	assert_int_equal(WEXITSTATUS(status), CHILD_OK);
+}
+
 #define TEST(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -296,6 +357,7 @@ int main(void)
 		TEST(group_on_cpu0_reads_in_one_call),
 		TEST(close_releases_fds),
 		TEST(kernel_errors_become_sentences),
+		TEST(fds_outlive_privilege_drop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
