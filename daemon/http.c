@@ -24,6 +24,7 @@
 
 #include "fmt_json.h"
 #include "fmt_prom.h"
+#include "history.h"
 #include "http.h"
 #include "log.h"
 #include "snapshot.h"
@@ -52,6 +53,7 @@ static const char builtin_index[] =
 	"<li><a href=\"/metrics\">/metrics</a> (Prometheus)</li>\n"
 	"<li><a href=\"/api/v1/snapshot\">/api/v1/snapshot</a> (JSON)</li>\n"
 	"<li><a href=\"/api/v1/episodes\">/api/v1/episodes</a> (JSON)</li>\n"
+	"<li><a href=\"/api/v1/history\">/api/v1/history</a> (JSON)</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a></li>\n"
 	"</ul></body></html>\n";
 
@@ -191,6 +193,28 @@ static enum MHD_Result serve_episodes(const struct http_server *srv, struct MHD_
 	return serve_json(c, fmt_json_episodes);
 }
 
+/* The history document of the latest snapshot, zero copy like /metrics. */
+static enum MHD_Result serve_history(const struct http_server *srv, struct MHD_Connection *c)
+{
+	struct snapshot *s = snapshot_acquire();
+	struct MHD_Response *resp;
+
+	(void)srv;
+	if (!s)
+		return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+	if (!s->history) {
+		snapshot_release(s);
+		return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no history: out of memory at start\n");
+	}
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(
+		s->history->len, s->history->text, release_snapshot_cb, s);
+	if (!resp) {
+		snapshot_release(s);
+		return MHD_NO;
+	}
+	return queue(c, MHD_HTTP_OK, resp, FMT_JSON_CONTENT_TYPE, 1);
+}
+
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -226,6 +250,7 @@ static const struct route {
 	{ "/metrics", serve_metrics },
 	{ "/api/v1/snapshot", serve_snapshot },
 	{ "/api/v1/episodes", serve_episodes },
+	{ "/api/v1/history", serve_history },
 	{ "/healthz", serve_healthz },
 };
 

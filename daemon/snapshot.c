@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cpu.h"
+#include "history.h"
 #include "snapshot.h"
 
 /* Blocks hold a snapshot's event arrays and strings; most fit in one. */
@@ -55,6 +56,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->cpus);
 	free(s->episodes);
 	free(atomic_load(&s->prom_text));
+	history_release(s->history);
 	free(s);
 }
 

@@ -139,6 +139,9 @@ struct snapshot {
 	int n_episodes;            /* newest first */
 	struct snapshot_episode *episodes;
 
+	/* The history document current at this sample (history.h); may be NULL. */
+	struct history_doc *history;
+
 	/* Formatted /metrics text, made once on first use by fmt_prom; see http.c. */
 	_Atomic(char *) prom_text;
 	size_t prom_len;
