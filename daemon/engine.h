@@ -65,6 +65,9 @@ struct engine_reading {
 	enum engine_state state;
 	const char *reason;      /* why not counting (static text); NULL while counting */
 	uint64_t conflicts;      /* times another agent really took its counter, since open */
+	uint64_t resets;         /* times another agent cleared its counter's enable (perf's
+				    NHM/WSM workaround, perf's disable over ours), since open;
+				    the interval's counts are lost, the counter is re-claimed */
 	int err;                 /* the last hardware error (negative errno), 0 when none */
 };
 

@@ -38,7 +38,6 @@ struct slot {
 	uint64_t sel;              /* GP: the select we wrote, as it reads back */
 	struct counter ctr;
 	bool counted_since;        /* held the counter since the previous read */
-	bool gate_clear_seen;      /* our gate bit was clear at the previous read */
 	struct engine_reading r;
 };
 
@@ -137,7 +136,6 @@ static int start_counting(struct msr_engine *e, struct engine_group *g, struct s
 	if (err < 0)
 		return err;
 	counter_init(&s->ctr, s->kind == SLOT_FIXED ? g->lay.fixed_width : g->lay.gp_width, raw);
-	s->gate_clear_seen = false;
 	return 0;
 }
 
@@ -203,9 +201,7 @@ static void try_claim(struct msr_engine *e, struct engine_group *g, struct slot 
 
 	if (fi >= 0 && (unsigned)fi < g->lay.n_fixed)
 		err = claim_fixed(e, g, s, (unsigned)fi);
-	if (err == -EBUSY && !(g->lay.uncore && fi >= 0)) {
-		if (err < 0)
-			forget(g, s);
+	if (err == -EBUSY && !(g->lay.uncore && fi >= 0)) {   /* UCLK exists only fixed */
 		for (unsigned n = 0; n < g->lay.n_gp && err == -EBUSY; n++) {
 			if (gp_used_by_group(g, n))
 				continue;
@@ -252,17 +248,30 @@ static int check_own(struct msr_engine *e, struct engine_group *g, const struct 
 	return (v & fixed_enable_mask(&g->lay, s->index)) ? 0 : -1;
 }
 
-/* Our gate bit clear once is the kernel's transient disable; twice in a row, set it again. */
+/*
+ * Our gate bit found clear.  If we set it (the ledger holds it), someone
+ * cleared it: set it again.  If it was set when we claimed the counter, the
+ * kernel manages the gate and a clear bit is its transient disable (every
+ * perf disable and PMI, hardware-linux.md §1.1): the counter kept its count
+ * and the next enable sets every bit again, so nothing is written.
+ */
 static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot *s,
 		       uint64_t global)
 {
-	if (global & gate_bit(&g->lay, s)) {
-		s->gate_clear_seen = false;
+	uint64_t bit = gate_bit(&g->lay, s), ours = pmu_bits(g->ledger, g->cpu, g->lay.global);
+
+	if (global & ~ours & ~bit) {
+		/*
+		 * Someone else sets gate bits too (a claim inside a kernel
+		 * disable window set ours): the kernel manages the gate, so
+		 * ours is its to keep, and restore leaves it.
+		 */
+		if (ours & bit)
+			pmu_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
 		return;
 	}
-	if (s->gate_clear_seen)
-		pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
-	s->gate_clear_seen = !s->gate_clear_seen;
+	if (!(global & bit) && (ours & bit))
+		pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
 }
 
 static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot *s,
@@ -299,7 +308,10 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 			check_gate(e, g, s, global);
 		return;
 	}
-	s->r.conflicts++;
+	if (own == 0)
+		s->r.conflicts++;
+	else
+		s->r.resets++;
 	if (own == 0 && e->cfg.policy == ENGINE_RECLAIM) {
 		if (s->kind == SLOT_GP)
 			err = pmu_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);

@@ -9,13 +9,21 @@
  *   - the global controls (0x38F, 0x391) are shared gates: our bit is set
  *     by read-modify-write and never cleared while others may use it; a
  *     set bit is never proof of an owner;
- *   - every read re-reads the counter's own select or nibble: a changed one
- *     means another agent took the counter (a conflict); with the yield
- *     policy the event is forgotten and taken back once the counter is free
- *     again, with reclaim our select is written back at once;
- *   - our own gate bit found clear is the kernel's transient disable: the
- *     counter kept its count, nothing is written and no conflict counted;
- *     found clear at two reads in a row, the bit is set again.
+ *   - every read re-reads the counter's own select or nibble: another
+ *     agent's enabled one means it took the counter (a conflict); with the
+ *     yield policy the event is forgotten and taken back once a counter is
+ *     free again, with reclaim our select is written back at once.  One
+ *     with EN clear means it was cleared (perf's Nehalem/Westmere
+ *     workaround, §1.2, or perf's disable over ours): a reset, not a
+ *     conflict; the interval's counts are lost and the counter, free
+ *     again, is re-claimed at once, so the engine never fights perf;
+ *   - a gate bit the kernel had set when we claimed, found clear, is the
+ *     kernel's transient disable: nothing is written and no conflict is
+ *     counted (its next enable sets every bit again; the counts of the
+ *     window are lost to every user).  A gate bit we set ourselves is set
+ *     again when found clear, unless others' gate bits are set too: then
+ *     the kernel manages the gate (we claimed inside one of its disable
+ *     windows) and the bit is left to it, also at restore.
  * Every register change goes through the pmu ledger (pmu.h), so close and
  * the crash journal restore them byte for byte.  Counters are never
  * written: each is counted from the value found when claimed (wrap-safe,

@@ -21,6 +21,7 @@
 
 #define MAX_DUMP 8192
 #define N_EV 4
+#define UCLK_10S (UINT64_C(2400000000) * 10)
 
 struct dump {
 	int n;
@@ -74,18 +75,35 @@ static struct engine new_engine(struct machine *m)
 	return e;
 }
 
-/* After close, every register reads as on the twin that never ran the engine. */
-static void assert_like_twin(const char *what, struct machine *m, struct machine *twin)
+/*
+ * After close, every register reads as on the twin that never ran the
+ * engine, except msr on the CPUs of socket, which must read `extra` more:
+ * the counts we made on a counter before another agent that never writes
+ * it took it over.
+ */
+static void assert_like_twin_but(const char *what, struct machine *m, struct machine *twin,
+				 int socket, uint32_t msr, uint64_t extra)
 {
+	struct hw_cpu cpus[256];
+	int n_cpus;
+
+	assert_int_equal(hw_enumerate(&m->hw, cpus, 256, &n_cpus), 0);
 	dump_a.n = dump_b.n = 0;
 	sim_dump(m->sim, dump_one, &dump_a);
 	sim_dump(twin->sim, dump_one, &dump_b);
 	assert_int_equal(dump_a.n, dump_b.n);
 	for (int i = 0; i < dump_a.n; i++)
-		if (dump_a.value[i] != dump_b.value[i] || dump_a.msr[i] != dump_b.msr[i])
+		if (socket >= 0 && cpus[dump_a.cpu[i]].socket == socket && dump_a.msr[i] == msr)
+			assert_int_equal(dump_a.value[i], dump_b.value[i] + extra);
+		else if (dump_a.value[i] != dump_b.value[i] || dump_a.msr[i] != dump_b.msr[i])
 			fail_msg("%s: cpu %d msr 0x%x: 0x%llx, twin 0x%llx", what, dump_a.cpu[i],
 				 dump_a.msr[i], (unsigned long long)dump_a.value[i],
 				 (unsigned long long)dump_b.value[i]);
+}
+
+static void assert_like_twin(const char *what, struct machine *m, struct machine *twin)
+{
+	assert_like_twin_but(what, m, twin, -1, 0, 0);
 }
 
 static void advance_both(struct machine *m, struct machine *twin, double s)
@@ -195,6 +213,16 @@ static void uncore_counts_on_westmere_after_perf_uncore_use(void **state)
 	hw_close(&twin.hw);
 }
 
+/* cycles on GP 0 (fixed 1 is the watchdog's), then GP 1, 2 (llc_misses), 3 */
+static const struct engine_event six[6] = {
+	{ .name = "instructions", .code = 0xc0 },
+	{ .name = "cycles", .code = 0x3c },
+	{ .name = "ref_cycles", .code = 0x3c, .umask = 0x01 },
+	{ .name = "llc_refs", .code = 0x2e, .umask = 0x4f },
+	{ .name = "llc_misses", .code = 0x2e, .umask = 0x41 },
+	{ .name = "branches", .code = 0xc4 },
+};
+
 /*
  * perf-profiler: perf takes GP counter 2 of every CPU at 2 s of every 10 s
  * for 5 s.  On Skylake-SP only the event on GP 2 (llc_misses) is yielded;
@@ -209,15 +237,6 @@ static void perf_user_takes_a_gp_counter_repeatedly(void **state)
 	struct engine_reading r[6];
 	char err[256];
 	uint64_t lost = 0, before = 0;
-	/* cycles on GP 0 (fixed 1 is the watchdog's), then GP 1, 2 (llc_misses), 3 */
-	static const struct engine_event six[6] = {
-		{ .name = "instructions", .code = 0xc0 },
-		{ .name = "cycles", .code = 0x3c },
-		{ .name = "ref_cycles", .code = 0x3c, .umask = 0x01 },
-		{ .name = "llc_refs", .code = 0x2e, .umask = 0x4f },
-		{ .name = "llc_misses", .code = 0x2e, .umask = 0x41 },
-		{ .name = "branches", .code = 0xc4 },
-	};
 
 	(void)state;
 	assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, 3, six, 6, &g, err,
@@ -255,12 +274,221 @@ static void perf_user_takes_a_gp_counter_repeatedly(void **state)
 	hw_close(&twin.hw);
 }
 
+
+/*
+ * Nehalem/Westmere: every perf add rewrites all four GP selects and zeroes
+ * PMC0..3 (hardware-linux.md §1.2).  The fixed-counter events lose
+ * nothing; GP events lose the interval before each add, are re-claimed at
+ * once (their select was left 0, so the counter is free), and the one on
+ * perf's counter waits until perf leaves.  The engine never writes perf's
+ * select, so it does not fight perf; one conflict per add.
+ */
+static void nhm_workaround_costs_one_interval_and_no_fight(void **state)
+{
+	struct machine m = boot("westmere-ep-2s:perf-profiler"),
+		       twin = boot("westmere-ep-2s:perf-profiler");
+	struct engine e = new_engine(&m);
+	struct engine_group *g;
+	struct engine_reading r[6];
+	uint64_t lost[6] = { 0 }, before[6] = { 0 };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, 5, six, 6, &g, err, sizeof(err)), 0);
+	for (int t = 1; t <= 60; t++) {
+		uint64_t sel;
+
+		advance_both(&m, &twin, 1);
+		assert_int_equal(engine_read(&e, g, r), 0);
+		for (int i = 0; i < 6; i++) {
+			uint64_t now = truth(&m, false, 5, six[i].code, six[i].umask);
+
+			if (r[i].running_ns == 0)
+				lost[i] += now - before[i] - r[i].delta;
+			before[i] = now;
+			assert_int_equal(r[i].total + lost[i], now);
+		}
+		assert_int_equal(r[0].total, before[0]);   /* fixed counters: nothing lost */
+		assert_int_equal(r[2].total, before[2]);
+		assert_int_equal(hw_read_msr(&m.hw, 5, IA32_PERFEVTSEL0 + 2, &sel), 0);
+		if (t % 10 >= 2 && t % 10 <= 6)
+			assert_int_equal(sel, 0x5300c4);   /* perf's, untouched */
+	}
+	/* GP 0, 1 and 3 were cleared by each add (resets); GP 2 taken (conflicts) */
+	for (int i = 0; i < 6; i++) {
+		bool gp = i == 1 || i >= 3;
+
+		assert_int_equal(r[i].conflicts, i == 4 ? 6 : 0);
+		assert_int_equal(r[i].resets, gp && i != 4 ? 6 : 0);
+	}
+	assert_int_equal(engine_close(&e, g, NULL), 0);
+	assert_like_twin("nhm workaround", &m, &twin);
+	engine_destroy(&e);
+	hw_close(&m.hw);
+	hw_close(&twin.hw);
+}
+
+/*
+ * The kernel's transient disables (0x38F = 0 for 1 ms every second) cost
+ * exactly the windows' counts, are no conflicts, and the engine never
+ * writes the kernel's gate.
+ */
+static void transient_global_disable_is_no_conflict(void **state)
+{
+	struct machine m = boot("skylake-sp-2s:global-disable"),
+		       twin = boot("skylake-sp-2s:global-disable");
+	struct engine e = new_engine(&m);
+	struct engine_group *g;
+	struct engine_reading r[N_EV];
+	char err[256];
+	uint64_t writes, at_open[N_EV];
+
+	(void)state;
+	advance_both(&m, &twin, 0.5);   /* claim and read between the windows */
+	for (int i = 0; i < N_EV; i++)
+		at_open[i] = truth(&m, false, 7, core_events[i].code, core_events[i].umask);
+	assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, 7, core_events, N_EV, &g, err,
+				     sizeof(err)), 0);
+	writes = m.hw.n_writes;
+	for (int t = 1; t <= 10; t++) {
+		advance_both(&m, &twin, 1);
+		assert_int_equal(engine_read(&e, g, r), 0);
+	}
+	assert_int_equal(m.hw.n_writes, writes);
+	for (int i = 0; i < N_EV; i++) {
+		uint64_t all = truth(&m, false, 7, core_events[i].code, core_events[i].umask) -
+			       at_open[i];
+		uint64_t expected = all - all / 1000;   /* ten 1 ms windows in 10 s */
+
+		assert_int_equal(r[i].state, ENGINE_COUNTING);
+		assert_int_equal(r[i].conflicts, 0);
+		assert_true(r[i].total + 10 >= expected && r[i].total <= expected + 10);
+	}
+	assert_int_equal(engine_close(&e, g, NULL), 0);
+	assert_like_twin("global-disable", &m, &twin);
+	engine_destroy(&e);
+	hw_close(&m.hw);
+	hw_close(&twin.hw);
+}
+
+/* In the reset state nobody manages the gates: the engine sets its bits and clears them. */
+static void reset_state_gates_set_and_restored(void **state)
+{
+	char dir[4096], err[512];
+	struct machine m, twin;
+	struct engine e;
+	struct engine_group *g;
+	struct engine_reading r[N_EV];
+	uint64_t v;
+
+	(void)state;
+	helpers_source_path("conf/scenarios", dir, sizeof(dir));
+	m.sim = sim_open("nehalem-ep-2s", dir, SIM_CLOCK_STEPPED, err, sizeof(err));
+	twin.sim = sim_open("nehalem-ep-2s", dir, SIM_CLOCK_STEPPED, err, sizeof(err));
+	assert_non_null(m.sim);
+	assert_non_null(twin.sim);
+	sim_bind(m.sim, &m.hw);
+	sim_bind(twin.sim, &twin.hw);
+	e = new_engine(&m);
+	assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, 1, core_events, N_EV, &g, err,
+				     sizeof(err)), 0);
+	assert_int_equal(hw_read_msr(&m.hw, 1, IA32_PERF_GLOBAL_CTRL, &v), 0);
+	assert_int_equal(v, 0x700000001);     /* fixed 0..2 and GP 0 */
+	advance_both(&m, &twin, 3);
+	assert_int_equal(hw_write_msr(&m.hw, 1, IA32_PERF_GLOBAL_CTRL, 0), 0);  /* someone */
+	assert_int_equal(hw_write_msr(&twin.hw, 1, IA32_PERF_GLOBAL_CTRL, 0), 0);
+	assert_int_equal(engine_read(&e, g, r), 0);
+	assert_int_equal(hw_read_msr(&m.hw, 1, IA32_PERF_GLOBAL_CTRL, &v), 0);
+	assert_int_equal(v, 0x700000001);     /* our bits, set again */
+	advance_both(&m, &twin, 2);
+	assert_int_equal(engine_read(&e, g, r), 0);
+	for (int i = 0; i < N_EV; i++)
+		assert_int_equal(r[i].total, truth(&m, false, 1, core_events[i].code,
+						   core_events[i].umask));
+	assert_int_equal(engine_close(&e, g, NULL), 0);
+	assert_like_twin("reset state", &m, &twin);
+	engine_destroy(&e);
+	hw_close(&m.hw);
+	hw_close(&twin.hw);
+}
+
+/* reclaim: the select is written back at once; still one conflict per real takeover. */
+static void reclaim_counts_takeovers_not_samples(void **state)
+{
+	struct machine m = boot("skylake-sp-2s:perf-profiler");
+	struct engine_msr_config cfg = { .hw = &m.hw, .policy = ENGINE_RECLAIM, .now_ns = sim_ns,
+					 .now_arg = m.sim };
+	struct engine e;
+	struct engine_group *g;
+	struct engine_reading r[6];
+	char err[256];
+
+	(void)state;
+	assert_int_equal(engine_msr_new(&cfg, &e), 0);
+	assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, 0, six, 6, &g, err, sizeof(err)), 0);
+	for (int t = 1; t <= 60; t++) {
+		sim_advance(m.sim, 0.5);
+		assert_int_equal(engine_read(&e, g, r), 0);
+		assert_int_equal(r[4].state, ENGINE_COUNTING);
+	}
+	assert_int_equal(r[4].conflicts, 3);   /* perf adds at 2, 12 and 22 s */
+	assert_int_equal(r[4].resets, 3);      /* perf's disable over ours at 7, 17, 27 s */
+	assert_int_equal(engine_close(&e, g, NULL), 0);
+	engine_destroy(&e);
+	hw_close(&m.hw);
+}
+
+/* Perf uncore use comes and goes on the box the engine counts on. */
+static void perf_uncore_use_and_restore(void **state)
+{
+	static const struct engine_event ev[2] = {
+		{ .name = "prochot", .code = 0x82, .umask = 0x01 },
+		{ .name = "uclk", .code = ENGINE_UNCORE_CLOCK },
+	};
+	struct machine m = boot("westmere-ep-2s:perf-uncore"),
+		       twin = boot("westmere-ep-2s:perf-uncore");
+	struct engine e = new_engine(&m);
+	struct engine_group *g;
+	struct engine_reading r[2];
+	char err[256];
+
+	(void)state;
+	assert_int_equal(engine_open(&e, ENGINE_PMU_NHM_UNCORE, 6, ev, 2, &g, err, sizeof(err)),
+			 0);
+	for (int t = 1; t <= 60; t++) {
+		advance_both(&m, &twin, 1);
+		assert_int_equal(engine_read(&e, g, r), 0);
+		/* perf takes counter 0 at 10 s: prochot moves to counter 1 at once */
+		assert_int_equal(r[0].state, ENGINE_COUNTING);
+		assert_int_equal(r[0].conflicts, t < 10 ? 0 : 1);
+		assert_int_equal(r[1].state, ENGINE_COUNTING);
+	}
+	assert_int_equal(r[1].resets, 1);     /* perf's fixed counter release at 20 s */
+	assert_int_equal(engine_close(&e, g, NULL), 0);
+	/*
+	 * Perf enabled the uncore fixed counter at 10 s exactly as we had (0x395
+	 * = 1), so nothing showed the takeover until its release at 20 s, and
+	 * perf never writes uncore counters: the UCLK counts we made from 0 to
+	 * 10 s stay in 0x394 (perf reads deltas, so its counts are intact).  On
+	 * counter 0 the same holds for prochot, which did not occur.
+	 */
+	assert_like_twin_but("perf-uncore", &m, &twin, 1, MSR_UNCORE_FIXED_CTR0, UCLK_10S);
+	engine_destroy(&e);
+	hw_close(&m.hw);
+	hw_close(&twin.hw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(boot_state_counts_on_every_cpu_of_every_model),
 		cmocka_unit_test(uncore_counts_on_westmere_after_perf_uncore_use),
 		cmocka_unit_test(perf_user_takes_a_gp_counter_repeatedly),
+		cmocka_unit_test(nhm_workaround_costs_one_interval_and_no_fight),
+		cmocka_unit_test(transient_global_disable_is_no_conflict),
+		cmocka_unit_test(reset_state_gates_set_and_restored),
+		cmocka_unit_test(reclaim_counts_takeovers_not_samples),
+		cmocka_unit_test(perf_uncore_use_and_restore),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
