@@ -16,7 +16,9 @@
 
 #include "engine_msr.h"
 #include "helpers.h"
+#include "ledger_file.h"
 #include "msr.h"
+#include "pmu.h"
 #include "sim.h"
 
 #define MAX_DUMP 8192
@@ -31,6 +33,19 @@ struct dump {
 };
 
 static struct dump dump_a, dump_b;
+
+static const char *slurp_file(const char *path)
+{
+	static char buf[1 << 16];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
 
 static void dump_one(void *arg, int cpu, uint32_t msr, uint64_t value)
 {
@@ -478,6 +493,60 @@ static void perf_uncore_use_and_restore(void **state)
 	hw_close(&twin.hw);
 }
 
+/*
+ * The crash journal keeps working through the engine: a daemon killed
+ * while perf holds one of its counters leaves a state file from which the
+ * next start restores every register as on the twin.
+ */
+static void killed_engine_is_undone_from_the_journal(void **state)
+{
+	struct machine m = boot("skylake-sp-2s:perf-profiler"),
+		       twin = boot("skylake-sp-2s:perf-profiler");
+	struct engine e = new_engine(&m);
+	struct engine_group *g[4];
+	struct engine_reading r[6];
+	struct ledger_recovery rec;
+	struct ledger_file *lf;
+	char dir[256], path[300], copy[300], err[256];
+
+	(void)state;
+	helpers_mkdtemp(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/ledger", dir);
+	snprintf(copy, sizeof(copy), "%s/ledger.at-kill", dir);
+	assert_int_equal(ledger_file_open(path, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
+	pmu_set_journal(lf);
+	for (int c = 0; c < 4; c++)
+		assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, c, six, 6, &g[c], err,
+					     sizeof(err)), 0);
+	for (int t = 1; t <= 4; t++) {
+		advance_both(&m, &twin, 1);
+		for (int c = 0; c < 4; c++)
+			assert_int_equal(engine_read(&e, g[c], r), 0);
+	}
+	assert_int_equal(r[4].state, ENGINE_YIELDED);
+	assert_int_equal(ledger_file_error(lf), 0);
+	/* the kill: the file as it is now; nothing of ours is restored */
+	helpers_write_file(copy, slurp_file(path));
+	pmu_set_journal(NULL);
+	sim_refuse_writes(m.sim, true);
+	for (int c = 0; c < 4; c++)
+		engine_close(&e, g[c], NULL);
+	sim_refuse_writes(m.sim, false);
+	ledger_file_close(lf);
+	advance_both(&m, &twin, 1);
+	/* the next start */
+	assert_int_equal(ledger_file_open(copy, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_true(rec.found);
+	assert_int_not_equal(rec.cleaned, 0);
+	assert_int_equal(rec.failed, 0);
+	ledger_file_close(lf);
+	assert_like_twin("recovered", &m, &twin);
+	engine_destroy(&e);
+	hw_close(&m.hw);
+	hw_close(&twin.hw);
+	helpers_rmtree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +558,7 @@ int main(void)
 		cmocka_unit_test(reset_state_gates_set_and_restored),
 		cmocka_unit_test(reclaim_counts_takeovers_not_samples),
 		cmocka_unit_test(perf_uncore_use_and_restore),
+		cmocka_unit_test(killed_engine_is_undone_from_the_journal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
