@@ -35,7 +35,7 @@ struct slot {
 	struct engine_event ev;
 	enum slot_kind kind;
 	unsigned index;
-	uint64_t sel;              /* GP: the select we wrote, as it reads back */
+	uint64_t sel;              /* GP: the select we wrote, as it reads back; fixed: our nibble */
 	struct counter ctr;
 	bool counted_since;        /* held the counter since the previous read */
 	struct engine_reading r;
@@ -151,6 +151,7 @@ static int claim_fixed(struct msr_engine *e, struct engine_group *g, struct slot
 		return -EBUSY;
 	s->kind = SLOT_FIXED;
 	s->index = i;
+	s->sel = (ctrl & fixed_nibble_mask(&g->lay, i)) | fixed_enable_mask(&g->lay, i);
 	err = pmu_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
 	if (err == 0)
 		err = pmu_set_bits(g->ledger, hw, g->cpu, g->lay.fixed_ctrl,
@@ -243,7 +244,7 @@ static int check_own(struct msr_engine *e, struct engine_group *g, const struct 
 	if (s->kind == SLOT_GP)
 		return v == s->sel ? 1 : (v & PERFEVTSEL_EN) ? 0 : -1;
 	v &= fixed_nibble_mask(&g->lay, s->index);
-	if (v == fixed_enable_mask(&g->lay, s->index))
+	if (v == s->sel)
 		return 1;
 	return (v & fixed_enable_mask(&g->lay, s->index)) ? 0 : -1;
 }
