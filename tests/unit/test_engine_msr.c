@@ -21,7 +21,7 @@
 #include "pmu.h"
 #include "sim.h"
 
-#define MAX_DUMP 8192
+#define MAX_DUMP 16384
 #define N_EV 4
 #define UCLK_10S (UINT64_C(2400000000) * 10)
 
@@ -144,19 +144,21 @@ static const struct engine_event core_events[N_EV] = {
 
 static void boot_state_counts_on_every_cpu_of_every_model(void **state)
 {
-	static const char *const models[] = { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s" };
+	static const char *const models[] = { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s",
+					      "big" };
 
 	(void)state;
 	for (size_t k = 0; k < sizeof(models) / sizeof(models[0]); k++) {
 		struct machine m = boot(models[k]), twin = boot(models[k]);
 		struct engine e = new_engine(&m);
-		struct engine_group *g[128];
+		struct engine_group *g[256];
 		struct engine_reading r[N_EV];
 		char err[256];
 		int n_cpus = 0;
-		struct hw_cpu cpus[128];
+		struct hw_cpu cpus[256];
 
-		assert_int_equal(hw_enumerate(&m.hw, cpus, 128, &n_cpus), 0);
+		assert_int_equal(hw_enumerate(&m.hw, cpus, 256, &n_cpus), 0);
+		assert_true(n_cpus <= 256);
 		for (int c = 0; c < n_cpus; c++)
 			assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, c, core_events, N_EV, &g[c],
 						     err, sizeof(err)), 0);
