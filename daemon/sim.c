@@ -4,8 +4,10 @@
  * semantics of hardware.md, driven by a scenario's timelines.  A counter is
  * stored as (value, time of last change); a read integrates the event rate
  * since then, so counts are exact and never go backwards while counting,
- * and any write re-bases every counter of the PMU it touches.  It knows
- * nothing about collectors; hw.c forwards to the ops table at the bottom.
+ * and any write re-bases every counter of the PMU it touches.  The
+ * kernel's writes (boot state, perf users) come from sim_kernel.c at their
+ * times, through the same register table.  It knows nothing about
+ * collectors; hw.c forwards to the ops table at the bottom.
  *
  * The simulator's choices where hardware.md says UNCONFIRMED or is silent:
  * reading 0x393 fails with EIO; the uncore and core overflow status
@@ -35,6 +37,7 @@
 #include "config.h"
 #include "msr.h"
 #include "sim.h"
+#include "sim_kernel.h"
 #include "sim_model.h"
 #include "sim_scenario.h"
 
@@ -103,8 +106,6 @@ struct sim_uncore {
 
 struct sim_socket {
 	struct sim_uncore unc;
-	uint64_t perf_unc_sel[UNCORE_N_COUNTERS];   /* perf uncore's selects (EN set); 0: none */
-	bool perf_unc_fixed;
 	struct sim_timeline dram, prochot, pkg_limit, dram_limit, pkg_thermal;
 	struct sim_timeline temp_or[N_UMASKS];      /* 0x80 by umask */
 	struct sim_timeline throttled_or[N_UMASKS]; /* 0x81 by umask */
@@ -126,15 +127,6 @@ struct sim_cpu {
 	struct sim_ctr pmc[MAX_GP];
 	uint64_t fixed_ctrl, global_ctrl;
 	struct sim_ctr fixed[MAX_FIXED];
-	uint64_t perf_sel[MAX_GP];     /* selects perf has programmed (EN set); 0: not perf's */
-};
-
-/* A scenario rule that acts as the kernel's perf: its windows are 1 in on. */
-struct sim_agent {
-	const struct sim_rule *rule;
-	struct sim_timeline on;
-	bool active;
-	int64_t next;                  /* time of its next change, SIM_FOREVER: none */
 };
 
 struct sim {
@@ -151,8 +143,7 @@ struct sim {
 	struct sim_core *cores;        /* socket * n_cores + core index */
 	struct sim_cpu *cpus;
 	enum sim_boot boot;
-	struct sim_agent *agents;
-	int n_agents;
+	struct sim_kernel *kernel;
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
 	int64_t rw_period;
@@ -788,197 +779,10 @@ static int apply_rule_write(struct sim *s, const struct sim_rule *rule, int64_t 
 	return r;
 }
 
-/* ---- the kernel's side of the PMU, hardware-linux.md §1 ---- */
-
-#define WATCHDOG_FIXED_CTRL   UINT64_C(0xb0)      /* fixed counter 1: PMI|USR|OS, §1.1 */
-#define STALE_CYCLES_SELECT   UINT64_C(0x13003c)  /* cycles after perf's disable, §1.1 */
-#define NHM_UNC_GLOBAL_ENABLE UINT64_C(0x1000000ff) /* EN_PC_ALL | EN_FC, §1.3 */
-#define NHM_WORKAROUND_GP     4                   /* intel_pmu_nhm_workaround, §1.2 */
-
-static const uint64_t nhm_workaround_sel[NHM_WORKAROUND_GP] = {
-	0x4300b5, 0x4300d2, 0x4300b1, 0x4300b1,
-};
-
-/* The kernel's intel_ctrl: every GP and fixed enable bit, §1.1. */
-static uint64_t intel_ctrl(const struct sim_model *m)
+/* The kernel's writes (sim_kernel.h) land as another agent's would. */
+static int kernel_write(void *ctx, int cpu, uint32_t msr, uint64_t value, int64_t t)
 {
-	return ((UINT64_C(1) << m->n_gp) - 1) | (((UINT64_C(1) << m->n_fixed) - 1) << 32);
-}
-
-/* Models whose kernel installs intel_pmu_nhm_enable_all, §1.2. */
-static bool has_nhm_workaround(const struct sim_model *m)
-{
-	static const unsigned models[] = { 0x1e, 0x1a, 0x2e, 0x25, 0x2c, 0x2f };
-
-	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
-		if ((m->flags & SIM_F_INTEL) && m->family == 6 && m->model == models[i])
-			return true;
-	return false;
-}
-
-/*
- * The state a Linux host leaves (§1.1-§1.3): 0x38F = intel_ctrl, the NMI
- * watchdog's cycles on fixed counter 1, a stale cycles select with EN
- * clear on GP counter 0, and on the NHM/WSM uncore 0x391 = 0x1000000FF
- * with zero selects, as after any perf uncore use on kernels >= 5.4.
- */
-static void boot_linux(struct sim *s)
-{
-	const struct sim_model *m = s->model;
-
-	if (!(m->flags & SIM_F_INTEL))
-		return;
-	for (int cpu = 0; cpu < s->n_cpus; cpu++) {
-		struct sim_cpu *c = &s->cpus[cpu];
-
-		c->global_ctrl = intel_ctrl(m);
-		if (m->n_fixed > 1)
-			c->fixed_ctrl = WATCHDOG_FIXED_CTRL;
-		c->evtsel[0] = STALE_CYCLES_SELECT;
-	}
-	if (m->flags & SIM_F_NHM_UNCORE)
-		for (int sk = 0; sk < m->n_sockets; sk++)
-			s->sockets[sk].unc.global_ctrl = NHM_UNC_GLOBAL_ENABLE;
-}
-
-/*
- * intel_pmu_nhm_workaround (§1.2): magic selects on GP 0..3, PMCs zeroed,
- * a 0xF/0 pulse of the global control, then perf's own selects back and 0
- * in every select perf does not own.  Perf's own PMCs restart from 0 (the
- * simulator's choice: perf keeps its counts in the event, not the PMC).
- */
-static void nhm_workaround(struct sim *s, int cpu, int64_t t)
-{
-	struct sim_cpu *c = &s->cpus[cpu];
-	int n_gp = s->model->n_gp < NHM_WORKAROUND_GP ? s->model->n_gp : NHM_WORKAROUND_GP;
-
-	for (int n = 0; n < n_gp; n++)
-		raw_write(s, cpu, IA32_PERFEVTSEL0 + (uint32_t)n, nhm_workaround_sel[n], t);
-	for (int n = 0; n < n_gp; n++)
-		raw_write(s, cpu, IA32_PMC0 + (uint32_t)n, 0, t);
-	raw_write(s, cpu, IA32_PERF_GLOBAL_CTRL, 0xf, t);
-	raw_write(s, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
-	for (int n = 0; n < n_gp; n++)
-		raw_write(s, cpu, IA32_PERFEVTSEL0 + (uint32_t)n, c->perf_sel[n], t);
-}
-
-/*
- * A perf event on GP counter n comes (on) or goes: x86_pmu_disable writes
- * 0x38F = 0, the event is added (select = config | EN, PMC restarted from
- * 0, the simulator's choice) or removed (select = config, EN clear), and
- * x86_pmu_enable writes 0x38F = intel_ctrl, through the NHM/WSM workaround
- * after an add.
- */
-static void perf_core_change(struct sim *s, int cpu, const struct sim_rule *r, bool on,
-			     int64_t t)
-{
-	struct sim_cpu *c = &s->cpus[cpu];
-	uint32_t n = (uint32_t)r->counter;
-
-	raw_write(s, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
-	if (!on) {
-		raw_write(s, cpu, IA32_PERFEVTSEL0 + n, r->value & ~PERFEVTSEL_EN, t);
-		c->perf_sel[n] = 0;
-	} else {
-		c->perf_sel[n] = r->value | PERFEVTSEL_EN;
-		if (has_nhm_workaround(s->model)) {
-			nhm_workaround(s, cpu, t);
-		} else {
-			raw_write(s, cpu, IA32_PMC0 + n, 0, t);
-			raw_write(s, cpu, IA32_PERFEVTSEL0 + n, c->perf_sel[n], t);
-		}
-	}
-	raw_write(s, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(s->model), t);
-}
-
-/*
- * Perf uncore use on a socket comes or goes (§1.3): disable_box (0x391 =
- * 0), enable_event (select = config | EN, fixed: 0x395 = 1) or
- * disable_event (0), enable_box (0x391 = 0x1000000FF).
- */
-static void perf_uncore_change(struct sim *s, int socket, const struct sim_rule *r, bool on,
-			       int64_t t)
-{
-	struct sim_socket *sk = &s->sockets[socket];
-	int cpu = sim_model_cpu_of(s->model, socket, 0, 0);
-
-	raw_write(s, cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, 0, t);
-	if (r->counter == SIM_FIXED) {
-		sk->perf_unc_fixed = on;
-		raw_write(s, cpu, MSR_UNCORE_FIXED_CTR_CTRL, on ? UNC_FIXED_CTR_CTRL_EN : 0, t);
-	} else {
-		sk->perf_unc_sel[r->counter] = on ? r->value | UNC_EVTSEL_EN : 0;
-		raw_write(s, cpu, MSR_UNCORE_PERFEVTSEL0 + (uint32_t)r->counter,
-			  sk->perf_unc_sel[r->counter], t);
-	}
-	raw_write(s, cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, NHM_UNC_GLOBAL_ENABLE, t);
-}
-
-/* A transient global disable starts (on) or ends: 0 now, the kernel's enable value after. */
-static void global_disable_change(struct sim *s, int cpu, const struct sim_rule *r, bool on,
-				  int64_t t)
-{
-	if (r->uncore)
-		raw_write(s, cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, on ? 0 : NHM_UNC_GLOBAL_ENABLE, t);
-	else
-		raw_write(s, cpu, IA32_PERF_GLOBAL_CTRL, on ? 0 : intel_ctrl(s->model), t);
-}
-
-static void run_agent(struct sim *s, struct sim_agent *a, int64_t t)
-{
-	const struct sim_rule *r = a->rule;
-
-	a->active = !a->active;
-	if (r->kind == SIM_RULE_PERF_UNCORE || (r->kind == SIM_RULE_GLOBAL_DISABLE && r->uncore)) {
-		for (int sk = 0; sk < s->model->n_sockets; sk++) {
-			if (r->socket != SIM_ALL && r->socket != sk)
-				continue;
-			if (r->kind == SIM_RULE_PERF_UNCORE)
-				perf_uncore_change(s, sk, r, a->active, t);
-			else
-				global_disable_change(s, sim_model_cpu_of(s->model, sk, 0, 0), r,
-						      a->active, t);
-		}
-	} else {
-		for (int cpu = 0; cpu < s->n_cpus; cpu++) {
-			if (r->cpu != SIM_ALL && r->cpu != cpu)
-				continue;
-			if (r->kind == SIM_RULE_PERF_CORE)
-				perf_core_change(s, cpu, r, a->active, t);
-			else
-				global_disable_change(s, cpu, r, a->active, t);
-		}
-	}
-}
-
-/* The first time after `after` at which tl's on/off state differs from cur. */
-static int64_t next_change(const struct sim_timeline *tl, int64_t after, bool cur)
-{
-	int64_t base = 0;
-	int rounds = 1;
-
-	if (tl->period) {
-		base = after > 0 ? after / tl->period * tl->period : 0;
-		rounds = 2;
-	}
-	for (int k = 0; k < rounds; k++, base += tl->period)
-		for (int i = 0; i < tl->n; i++) {
-			int64_t t = base + tl->seg[i].start;
-
-			if (t > after && (tl->seg[i].value != 0) != cur)
-				return t;
-		}
-	return SIM_FOREVER;
-}
-
-static struct sim_agent *next_agent(struct sim *s)
-{
-	struct sim_agent *best = NULL;
-
-	for (int i = 0; i < s->n_agents; i++)
-		if (!best || s->agents[i].next < best->next)
-			best = &s->agents[i];
-	return best;
+	return raw_write(ctx, cpu, msr, value, t);
 }
 
 /* Run every scenario rewrite and agent change due by now, in time order; returns now. */
@@ -987,20 +791,18 @@ static int64_t sync_time(struct sim *s)
 	int64_t now = now_ns(s);
 
 	for (;;) {
-		struct sim_agent *a = next_agent(s);
-		int64_t t_agent = a ? a->next : SIM_FOREVER;
+		int64_t t_kernel = sim_kernel_next(s->kernel);
 		int64_t t_rw = s->rw_idx < s->n_rewrites ?
 			       s->rw_period + s->rewrites[s->rw_idx]->at_ns : SIM_FOREVER;
 
-		if (t_rw <= t_agent && t_rw <= now) {
+		if (t_rw <= t_kernel && t_rw <= now) {
 			apply_rule_write(s, s->rewrites[s->rw_idx], t_rw);
 			if (++s->rw_idx == s->n_rewrites && s->scn->period_ns) {
 				s->rw_idx = 0;
 				s->rw_period += s->scn->period_ns;
 			}
-		} else if (t_agent <= now) {
-			run_agent(s, a, t_agent);
-			a->next = next_change(&a->on, t_agent, a->active);
+		} else if (t_kernel <= now) {
+			sim_kernel_step(s->kernel);
 		} else {
 			return now;
 		}
@@ -1383,57 +1185,6 @@ static int check_register(const struct sim *s, const struct sim_rule *r, char *e
 	return -EINVAL;
 }
 
-/* perf's raw mask of the NHM/WSM uncore: event, umask, edge, inv, cmask (§1.3). */
-#define NHM_UNC_RAW_EVENT_MASK UINT64_C(0xff84ffff)
-
-static int check_perf(const struct sim *s, const struct sim_rule *r, char *err, size_t errlen)
-{
-	const struct sim_model *m = s->model;
-	bool uncore = r->kind == SIM_RULE_PERF_UNCORE ||
-		      (r->kind == SIM_RULE_GLOBAL_DISABLE && r->uncore);
-	char section[sizeof(r->section) + 2];
-
-	snprintf(section, sizeof(section), "[%s]", r->section);
-	if (r->kind != SIM_RULE_PERF_CORE && !uncore && r->kind != SIM_RULE_GLOBAL_DISABLE)
-		return 0;
-	if (uncore && !(m->flags & SIM_F_NHM_UNCORE)) {
-		sim_scenario_error(s->scn, r->section_line, section, err, errlen,
-				   "expected a model with the Nehalem/Westmere uncore PMU, "
-				   "model '%s' has none", m->name);
-		return -EINVAL;
-	}
-	if (!uncore && !(m->flags & SIM_F_INTEL)) {
-		sim_scenario_error(s->scn, r->section_line, section, err, errlen,
-				   "expected a model with the Intel core PMU, model '%s' has none",
-				   m->name);
-		return -EINVAL;
-	}
-	if (r->kind == SIM_RULE_PERF_CORE && r->counter >= m->n_gp) {
-		sim_scenario_error(s->scn, sim_rule_line(r, "counter"), "counter", err, errlen,
-				   "expected 0 to %d (model '%s' has %d GP counters)", m->n_gp - 1,
-				   m->name, m->n_gp);
-		return -EINVAL;
-	}
-	if (r->kind == SIM_RULE_PERF_UNCORE && r->counter >= UNCORE_N_COUNTERS) {
-		sim_scenario_error(s->scn, sim_rule_line(r, "counter"), "counter", err, errlen,
-				   "expected 0 to %d or 'fixed'", UNCORE_N_COUNTERS - 1);
-		return -EINVAL;
-	}
-	if (r->kind == SIM_RULE_PERF_UNCORE && (r->value & ~NHM_UNC_RAW_EVENT_MASK)) {
-		sim_scenario_error(s->scn, sim_rule_line(r, "value"), "value", err, errlen,
-				   "expected only event, umask, edge, inv and cmask bits (0x%llx); "
-				   "perf cannot set the others",
-				   (unsigned long long)NHM_UNC_RAW_EVENT_MASK);
-		return -EINVAL;
-	}
-	if (r->kind == SIM_RULE_PERF_CORE && (r->value & PERFEVTSEL_EN)) {
-		sim_scenario_error(s->scn, sim_rule_line(r, "value"), "value", err, errlen,
-				   "expected the select without EN (bit 22): the kernel sets it");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int check_scenario(const struct sim *s, char *err, size_t errlen)
 {
 	for (int i = 0; i < s->scn->n_rules; i++) {
@@ -1443,7 +1194,7 @@ static int check_scenario(const struct sim *s, char *err, size_t errlen)
 		if (e == 0)
 			e = check_register(s, r, err, errlen);
 		if (e == 0)
-			e = check_perf(s, r, err, errlen);
+			e = sim_kernel_check(s->model, s->scn, r, err, errlen);
 		if (e < 0)
 			return e;
 	}
@@ -1460,36 +1211,15 @@ static int cmp_rewrite(const void *a, const void *b)
 	return ra < rb ? -1 : ra > rb;
 }
 
-static bool is_agent(const struct sim_rule *r)
-{
-	return r->kind == SIM_RULE_PERF_CORE || r->kind == SIM_RULE_PERF_UNCORE ||
-	       r->kind == SIM_RULE_GLOBAL_DISABLE;
-}
-
 static int setup_agents(struct sim *s)
 {
 	struct sim_scenario *scn = s->scn;
 
 	s->rewrites = calloc((size_t)scn->n_rules + 1, sizeof(*s->rewrites));
-	s->agents = calloc((size_t)scn->n_rules + 1, sizeof(*s->agents));
-	if (!s->rewrites || !s->agents)
+	if (!s->rewrites || sim_kernel_new(s->model, scn, kernel_write, s, &s->kernel) < 0)
 		return -ENOMEM;
 	if (s->boot == SIM_BOOT_LINUX)
-		boot_linux(s);
-	for (int i = 0; i < scn->n_rules; i++) {
-		struct sim_agent *a = &s->agents[s->n_agents];
-
-		if (!is_agent(&scn->rules[i]))
-			continue;
-		a->rule = &scn->rules[i];
-		if (sim_timeline_init(&a->on, scn->period_ns, 0) < 0)
-			return -ENOMEM;
-		s->n_agents++;
-		if (sim_timeline_paint_rule(&a->on, a->rule, 1, SIM_PAINT_OR) < 0)
-			return -ENOMEM;
-		sim_timeline_finish(&a->on);
-		a->next = next_change(&a->on, -1, false);
-	}
+		sim_kernel_boot(s->kernel);
 	for (int i = 0; i < scn->n_rules; i++) {
 		if (scn->rules[i].kind == SIM_RULE_PRESET)
 			apply_rule_write(s, &scn->rules[i], 0);
@@ -1550,9 +1280,7 @@ static void sim_free(struct sim *s)
 	free(s->sockets);
 	free(s->cores);
 	free(s->cpus);
-	for (int i = 0; i < s->n_agents; i++)
-		sim_timeline_free(&s->agents[i].on);
-	free(s->agents);
+	sim_kernel_free(s->kernel);
 	free(s->rewrites);
 	sim_scenario_free(s->scn);
 	pthread_mutex_destroy(&s->lock);
