@@ -94,9 +94,10 @@ struct engine_ops {
 	/*
 	 * Read every event of the group at once (one group read for perf):
 	 * fills readings[0..n-1] in the order of open.  Re-checks ownership of
-	 * every counter and applies the conflict policy.  Returns 0, or a
-	 * negative errno when nothing could be read (the target went offline);
-	 * per-event trouble is in the readings.
+	 * every counter and applies the conflict policy.  A box whose target
+	 * CPU went offline is read through another CPU of its socket.  Returns
+	 * 0, or -ENXIO when nothing could be read (the CPU, or every CPU of
+	 * the box's socket, is offline); per-event trouble is in the readings.
 	 */
 	int (*read)(void *ctx, struct engine_group *g, struct engine_reading *readings);
 

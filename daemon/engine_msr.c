@@ -42,7 +42,8 @@ struct slot {
 };
 
 struct engine_group {
-	int cpu;
+	int cpu;                   /* the CPU the registers are reached through */
+	int socket;                /* uncore: the box's socket */
 	struct layout lay;
 	struct pmu_ledger *ledger;
 	int64_t last_ns;
@@ -342,17 +343,39 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 	}
 }
 
+/*
+ * The uncore box is package scope: when the CPU it is reached through goes
+ * offline, reach it through another online CPU of its socket, and move the
+ * ledger's entries with it.  Returns 0, or -ENXIO when none is online.
+ */
+static int move_box(struct msr_engine *e, struct engine_group *g)
+{
+	struct hw_cpu cpus[1024];
+	int n;
+
+	if (!g->lay.uncore || hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
+		return -ENXIO;
+	for (int i = 0; i < n && i < 1024; i++) {
+		if (cpus[i].socket != g->socket || !cpus[i].online || cpus[i].cpu == g->cpu)
+			continue;
+		pmu_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
+		g->cpu = cpus[i].cpu;
+		return 0;
+	}
+	return -ENXIO;
+}
+
 static int op_read(void *ctx, struct engine_group *g, struct engine_reading *readings)
 {
 	struct msr_engine *e = ctx;
 	int64_t now = e->cfg.now_ns(e->cfg.now_arg);
 	uint64_t interval = now > g->last_ns ? (uint64_t)(now - g->last_ns) : 0;
 	uint64_t global = 0;
-	bool have_global = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global) == 0;
-	int online = hw_cpu_online(e->cfg.hw, g->cpu);
+	bool have_global;
 
-	if (online == 0)
+	if (hw_cpu_online(e->cfg.hw, g->cpu) == 0 && move_box(e, g) < 0)
 		return -ENXIO;
+	have_global = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global) == 0;
 	g->last_ns = now;
 	for (size_t i = 0; i < g->n; i++) {
 		read_slot(e, g, &g->slots[i], global, have_global, interval);
@@ -406,6 +429,19 @@ static int op_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
 	return r;
 }
 
+static int socket_of(struct msr_engine *e, int cpu)
+{
+	struct hw_cpu cpus[1024];
+	int n;
+
+	if (hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
+		return -1;
+	for (int i = 0; i < n && i < 1024; i++)
+		if (cpus[i].cpu == cpu)
+			return cpus[i].socket;
+	return -1;
+}
+
 static int op_open(void *ctx, enum engine_pmu pmu, int target, const struct engine_event *events,
 		   size_t n, struct engine_group **ret_group, char *err, size_t errlen)
 {
@@ -422,12 +458,15 @@ static int op_open(void *ctx, enum engine_pmu pmu, int target, const struct engi
 		return -ENOMEM;
 	}
 	g->cpu = target;
+	g->socket = -1;
 	g->n = n;
 	r = layout_of(e, pmu, target, &g->lay, err, errlen);
 	if (r < 0) {
 		op_close(e, g, NULL);
 		return r;
 	}
+	if (g->lay.uncore)
+		g->socket = socket_of(e, target);
 	g->last_ns = e->cfg.now_ns(e->cfg.now_arg);
 	for (size_t i = 0; i < n; i++) {
 		g->slots[i].ev = events[i];

@@ -496,6 +496,46 @@ static void perf_uncore_use_and_restore(void **state)
 }
 
 /*
+ * The uncore box is reached through another CPU of its socket when its CPU
+ * goes offline; a core group on an offline CPU reads -ENXIO.
+ */
+static void box_moves_to_another_cpu_of_its_socket(void **state)
+{
+	static const struct engine_event ev[2] = {
+		{ .name = "dram_throttle", .code = 0x67, .umask = 0x01 },
+		{ .name = "uclk", .code = ENGINE_UNCORE_CLOCK },
+	};
+	struct machine m = boot("westmere-ep-2s:dram-heatwave"),
+		       twin = boot("westmere-ep-2s:dram-heatwave");
+	struct engine e = new_engine(&m);
+	struct engine_group *box, *core;
+	struct engine_reading r[N_EV];
+	char err[256];
+
+	(void)state;
+	assert_int_equal(engine_open(&e, ENGINE_PMU_NHM_UNCORE, 6, ev, 2, &box, err, sizeof(err)),
+			 0);
+	assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, 6, core_events, N_EV, &core, err,
+				     sizeof(err)), 0);
+	advance_both(&m, &twin, 10);
+	assert_int_equal(engine_read(&e, box, r), 0);
+	assert_int_equal(sim_set_online(m.sim, 6, false), 0);
+	advance_both(&m, &twin, 10);
+	assert_int_equal(engine_read(&e, core, r), -ENXIO);
+	assert_int_equal(engine_read(&e, box, r), 0);
+	assert_int_equal(r[0].state, ENGINE_COUNTING);
+	assert_int_equal(r[0].total, truth(&m, true, 1, 0x67, 0x01));
+	assert_int_equal(r[1].total, truth(&m, true, 1, SIM_UNCORE_CLOCK_CODE, 0));
+	assert_int_equal(engine_close(&e, box, NULL), 0);
+	assert_int_equal(sim_set_online(m.sim, 6, true), 0);
+	assert_int_equal(engine_close(&e, core, NULL), 0);
+	assert_like_twin("box moved", &m, &twin);
+	engine_destroy(&e);
+	hw_close(&m.hw);
+	hw_close(&twin.hw);
+}
+
+/*
  * The crash journal keeps working through the engine: a daemon killed
  * while perf holds one of its counters leaves a state file from which the
  * next start restores every register as on the twin.
@@ -561,6 +601,7 @@ int main(void)
 		cmocka_unit_test(reclaim_counts_takeovers_not_samples),
 		cmocka_unit_test(perf_uncore_use_and_restore),
 		cmocka_unit_test(killed_engine_is_undone_from_the_journal),
+		cmocka_unit_test(box_moves_to_another_cpu_of_its_socket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
