@@ -371,14 +371,19 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 	int64_t now = e->cfg.now_ns(e->cfg.now_arg);
 	uint64_t interval = now > g->last_ns ? (uint64_t)(now - g->last_ns) : 0;
 	uint64_t global = 0;
-	bool have_global;
+	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
 
-	if (hw_cpu_online(e->cfg.hw, g->cpu) == 0 && move_box(e, g) < 0)
+	/* -ENXIO: the CPU is offline (checked only then, to spare a sysfs read per sample) */
+	if (err == -ENXIO && hw_cpu_online(e->cfg.hw, g->cpu) == 0) {
+		if (move_box(e, g) < 0)
+			return -ENXIO;
+		err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
+	}
+	if (err == -ENXIO)
 		return -ENXIO;
-	have_global = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global) == 0;
 	g->last_ns = now;
 	for (size_t i = 0; i < g->n; i++) {
-		read_slot(e, g, &g->slots[i], global, have_global, interval);
+		read_slot(e, g, &g->slots[i], global, err == 0, interval);
 		readings[i] = g->slots[i].r;
 	}
 	return 0;
