@@ -45,12 +45,12 @@ struct engine_event {
 	bool inv;                /* bit 23 */
 	uint8_t cmask;           /* [31:24] */
 	bool occ_reset;          /* uncore occupancy events only: OCC_CTR_RST (bit 17) at claim */
-	bool gp_only;            /* never a fixed counter (e.g. for a per-interval select) */
+	bool gp_only;            /* never a fixed counter, even for an event one counts */
 };
 
 /* What became of an event, as of the last read. */
 enum engine_state {
-	ENGINE_COUNTING,         /* it has a counter and counted the whole interval */
+	ENGINE_COUNTING,         /* it has a counter now; running_ns says for how long */
 	ENGINE_WAITING,          /* no free counter yet; retried at every read */
 	ENGINE_YIELDED,          /* another agent took its counter; taken back once free */
 	ENGINE_FAILED,           /* the hardware refused (err says how); retried at every read */
