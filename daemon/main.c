@@ -36,6 +36,7 @@
 #include "ledger_file.h"
 #include "hw.h"
 #include "hw_dev.h"
+#include "instance.h"
 #include "log.h"
 #include "pmu.h"
 #include "privdrop.h"
@@ -262,38 +263,67 @@ static void make_parent_dir(const char *path)
 		log_debug("state file: cannot create %s: %s", dir, strerror(errno));
 }
 
+/* Log what recovery found damaged or refused in the state file. */
+static void log_damage(const char *path, const struct ledger_recovery *rec)
+{
+	if (rec->header_damaged)
+		log_error("state file %s: its header is damaged; replayed the records whose checksums "
+			  "hold, as this machine's", path);
+	if (rec->damaged)
+		log_error("state file %s: %u damaged records (the first on line %u) could not be read; "
+			  "the registers they describe may still hold what the previous uncored wrote",
+			  path, rec->damaged, rec->first_damaged_line);
+	if (rec->refused)
+		log_error("state file %s: %u records name registers uncored never changes (the first: "
+			  "cpu %d MSR 0x%x); not replayed", path, rec->refused, rec->refused_cpu,
+			  rec->refused_msr);
+	if (rec->kept)
+		log_notice("state file %s: the damaged file is kept as %s.damaged", path, path);
+}
+
 /*
  * Undo what a killed uncored left programmed and journal this run's
  * register changes to [daemon] state_file (SPEC §8).  Device backend only:
  * a simulated machine dies with the process.  Runs before the privilege
  * drop: the file is created and locked as root and kept open, and every
  * later append and the final emptying go through that descriptor, so the
- * unprivileged user needs no access to the file or its directory.  Returns
- * the state file, or NULL when running without one (logged).
+ * unprivileged user needs no access to the file or its directory.  Sets
+ * *ret_lf to the state file, or NULL when running without one (logged).
+ * Returns -1 after logging when start-up must stop: a file or directory
+ * that is not trusted, a file that is not a state file, a file in use.
  */
-static struct ledger_file *journal_open(const struct options *o, const struct conf *conf,
-					struct hw *hw)
+static int journal_open(const struct options *o, const struct conf *conf, struct hw *hw,
+			struct ledger_file **ret_lf)
 {
 	struct ledger_recovery rec;
 	struct ledger_file *lf;
 	char err[512] = "";
+	int r;
 
+	*ret_lf = NULL;
 	if (o->simulate)
-		return NULL;
+		return 0;
 	make_parent_dir(conf->state_file);
-	if (ledger_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
-			     err, sizeof(err)) < 0) {
+	r = ledger_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
+			     err, sizeof(err));
+	if (r == -EPERM || r == -EBADMSG || r == -EBUSY) {
+		log_error("state_file: %s; refusing to start", err);
+		return -1;
+	}
+	if (r < 0) {
 		log_warning("state file: %s; running without it, so registers left programmed by a "
 			    "crash would not be cleaned up at the next start", err);
-		return NULL;
+		return 0;
 	}
+	log_damage(conf->state_file, &rec);
 	if (rec.found)
 		log_notice("state file %s: the previous uncored did not stop cleanly; cleaned up %u "
 			   "registers it left programmed, left %u that another agent took over alone"
 			   "%s", conf->state_file, rec.cleaned, rec.left,
 			   rec.failed ? ", some could not be accessed" : "");
 	pmu_set_journal(lf);
-	return lf;
+	*ret_lf = lf;
+	return 0;
 }
 
 /* After every register is restored: stop journaling and empty the state file. */
@@ -358,12 +388,93 @@ static int list_events(const struct options *o, const struct conf *conf)
 	return 0;
 }
 
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+/*
+ * Every signal whose default action ends the process and that is sent
+ * rather than caused by a fault is received through a signalfd, so the
+ * process ends through the restore path: SIGHUP (a reload for the
+ * daemon), SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU,
+ * SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT and the real-time signals.
+ * SIGPIPE (a log line once stderr's reader is gone, a client gone) and
+ * SIGXFSZ (a file size limit) are ignored: the write then fails with
+ * EPIPE or EFBIG, which the writer handles.  Faults (SIGSEGV, SIGBUS,
+ * SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP) cannot be deferred and leave
+ * the registers to the next start's recovery.
+ */
+static const int stop_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU, SIGVTALRM,
+	SIGPROF, SIGIO, SIGPWR, SIGSTKFLT,
+};
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+/* Ignore the signals a failed write raises.  First thing in main. */
+static void ignore_write_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* Block every stop signal and return a signalfd for them, or -1. */
+static int block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaddset(&set, stop_signals[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&set, sig);
+	/* Before any thread exists, so every thread inherits the mask. */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/*
+ * Sleep s seconds unless a stop signal arrives on signal_fd first.
+ * Returns 0, or the signal's number.
+ */
+static int sleep_or_signal(int signal_fd, double s)
+{
+	struct timespec end, now;
+	struct signalfd_siginfo si;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)s;
+	end.tv_nsec += (long)((s - floor(s)) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = signal_fd, .events = POLLIN };
+		double left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (double)(end.tv_sec - now.tv_sec) + (double)(end.tv_nsec - now.tv_nsec) / 1e9;
+		if (left <= 0)
+			return 0;
+		if (poll(&p, 1, (int)ceil(left * 1000)) > 0 &&
+		    read(signal_fd, &si, sizeof(si)) == sizeof(si))
+			return (int)si.ssi_signo;
+	}
+}
+
+/*
+ * Take the machine's instance lock (device backend only).  Returns the
+ * lock fd, -2 for none needed, or -1 after logging a refusal.
+ */
+static int lock_instance(const struct options *o, const struct conf *conf)
+{
+	char err[512];
+	int fd;
+
+	if (o->simulate)
+		return -2;
+	fd = instance_lock(o->root ? o->root : conf->root, err, sizeof(err));
+	if (fd == -EBUSY) {
+		log_error("%s", err);
+		return -1;
+	}
+	return fd < 0 ? -2 : fd;   /* no dev/cpu: the backend says so */
 }
 
 /*
@@ -404,11 +515,16 @@ static int run_once(const struct options *o, const struct conf *conf)
 	struct snapshot *first, *second;
 	struct ledger_file *journal;
 	char err[512];
-	int rc;
+	int rc, sig, signal_fd = block_signals(), lock_fd = lock_instance(o, conf);
 
+	if (signal_fd < 0 || lock_fd == -1)
+		return 1;
 	if (machine_open(o, conf, &m) < 0)
 		return 1;
-	journal = journal_open(o, conf, &m.hw);
+	if (journal_open(o, conf, &m.hw, &journal) < 0) {
+		machine_close(&m);
+		return 1;
+	}
 	if (sampler_new(conf, &m.hw, &m.info, &m.topo, &sampler, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		journal_close(journal);
@@ -416,15 +532,20 @@ static int run_once(const struct options *o, const struct conf *conf)
 		return 1;
 	}
 	first = sampler_sample(sampler);
-	sleep_s(conf->interval_s);
-	second = sampler_sample(sampler);
+	sig = sleep_or_signal(signal_fd, conf->interval_s);
+	second = sig ? NULL : sampler_sample(sampler);
 	sampler_free(sampler);   /* restores every register before anything is printed */
 	journal_close(journal);
+	if (sig)
+		log_notice("received %s, stopping", strsignal(sig));
 	rc = first && second ? print_once(o->format, first, second) : 1;
 	snapshot_release(first);
 	snapshot_release(second);
 	snapshot_clear();
 	machine_close(&m);
+	close(signal_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	return rc;
 }
 
@@ -472,19 +593,6 @@ static int open_listener(struct daemon *d)
 	return fd;
 }
 
-static int block_signals(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	/* Before any thread exists, so every thread inherits the mask. */
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
 
 static void send_status(void)
 {
@@ -594,20 +702,25 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
 	struct snapshot *first;
 	char err[512];
-	int listen_fd, rc = 1;
+	int listen_fd = -1, rc = 1, lock_fd;
 
 	d.conf_path = o->config;
-	if (machine_open(o, &d.conf, &d.machine) < 0)
-		return 1;
-	d.journal = journal_open(o, &d.conf, &d.machine.hw);
-	listen_fd = open_listener(&d);
-	if (listen_fd < 0)
-		goto out_machine;
+	/* Before any register is touched: stop signals wait, and one uncored per machine. */
 	d.signal_fd = block_signals();
 	if (d.signal_fd < 0) {
 		log_error("signals: %s", strerror(errno));
-		goto out_listen;
+		return 1;
 	}
+	lock_fd = lock_instance(o, &d.conf);
+	if (lock_fd == -1 || machine_open(o, &d.conf, &d.machine) < 0) {
+		close(d.signal_fd);
+		return 1;
+	}
+	if (journal_open(o, &d.conf, &d.machine.hw, &d.journal) < 0)
+		goto out_machine;
+	listen_fd = open_listener(&d);
+	if (listen_fd < 0)
+		goto out_machine;
 	/* Every msr fd is open and the socket bound: root is no longer needed. */
 	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
 		log_error("%s", err);
@@ -644,11 +757,12 @@ out_sampler:
 out_listen:
 	if (listen_fd >= 0)
 		close(listen_fd);
-	if (d.signal_fd >= 0)
-		close(d.signal_fd);
 out_machine:
 	journal_close(d.journal);
 	machine_close(&d.machine);
+	close(d.signal_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (rc == 0)
 		log_notice("stopped, every register restored");
 	return rc;
@@ -660,6 +774,7 @@ int main(int argc, char **argv)
 	struct conf conf;
 	int r;
 
+	ignore_write_signals();
 	log_init();
 	r = parse_args(argc, argv, &o);
 	if (r)
