@@ -392,6 +392,9 @@ static bool restore_if_ours(struct hw *hw, const struct ledger_record *r, struct
 		rec->failed++;
 		return true;
 	}
+	/* Put back already (its drop record was lost to a full disk): nothing to do. */
+	if (holds_written(r->msr, now, r->original) && !holds_written(r->msr, now, r->written))
+		return true;
 	if (!holds_written(r->msr, now, r->written)) {
 		rec->left++;
 		return false;
