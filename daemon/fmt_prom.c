@@ -3,8 +3,8 @@
  * families are one table in output order; each row names a writer that
  * emits the family's samples, and a family whose writer emitted nothing
  * is taken back out, HELP and TYPE included, so absent hardware leaves no
- * trace.  It never touches hardware; the only state it writes is the
- * per-snapshot cache of the formatted text (fmt_prom_cached).
+ * trace.  It never touches hardware and writes no state; render.c keeps
+ * the formatted text with the snapshot.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -460,33 +460,4 @@ int fmt_prom_write(const struct snapshot *s, struct strbuf *out)
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		write_family(&families[i], s, out);
 	return out->failed ? -ENOMEM : 0;
-}
-
-int fmt_prom_cached(struct snapshot *s, const char **ret_text, size_t *ret_len)
-{
-	char *text = atomic_load(&s->prom_text);
-	char *expected = NULL;
-	struct strbuf sb;
-	int r;
-
-	if (!text) {
-		strbuf_init(&sb);
-		r = fmt_prom_write(s, &sb);
-		if (r < 0) {
-			strbuf_free(&sb);
-			return r;
-		}
-		text = strbuf_steal(&sb, NULL);
-		if (!text)
-			text = strdup("");
-		if (!text)
-			return -ENOMEM;
-		if (!atomic_compare_exchange_strong(&s->prom_text, &expected, text)) {
-			free(text);
-			text = expected;
-		}
-	}
-	*ret_text = text;
-	*ret_len = strlen(text);
-	return 0;
 }

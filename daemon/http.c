@@ -22,10 +22,10 @@
 
 #include <microhttpd.h>
 
-#include "fmt_json.h"
-#include "fmt_prom.h"
+#include "gzip.h"
 #include "http.h"
 #include "log.h"
+#include "render.h"
 #include "snapshot.h"
 #include "strbuf.h"
 
@@ -52,6 +52,7 @@ static const char builtin_index[] =
 	"<li><a href=\"/metrics\">/metrics</a> (Prometheus)</li>\n"
 	"<li><a href=\"/api/v1/snapshot\">/api/v1/snapshot</a> (JSON)</li>\n"
 	"<li><a href=\"/api/v1/episodes\">/api/v1/episodes</a> (JSON)</li>\n"
+	"<li><a href=\"/api/v1/history\">/api/v1/history</a> (JSON)</li>\n"
 	"<li><a href=\"/healthz\">/healthz</a></li>\n"
 	"</ul></body></html>\n";
 
@@ -126,69 +127,66 @@ static void release_snapshot_cb(void *cls)
 	snapshot_release(cls);
 }
 
-static enum MHD_Result serve_metrics(const struct http_server *srv, struct MHD_Connection *c)
+/*
+ * One document of the latest snapshot, gzip-compressed when the client
+ * accepts it.  Zero copy: the bytes live as long as the snapshot, and the
+ * response holds our reference until libmicrohttpd is done with it.
+ */
+static enum MHD_Result serve_doc(struct MHD_Connection *c, enum render_doc doc)
 {
 	struct snapshot *s = snapshot_acquire();
+	const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	bool gzip = gzip_accepted(ae);
 	struct MHD_Response *resp;
-	const char *text;
+	const char *body;
 	size_t len;
-
-	(void)srv;
-	if (!s)
-		return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
-	if (fmt_prom_cached(s, &text, &len) < 0) {
-		snapshot_release(s);
-		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	}
-	/* Zero copy: the cached text lives as long as the snapshot, and the
-	 * response holds our reference until libmicrohttpd is done with it. */
-	resp = MHD_create_response_from_buffer_with_free_callback_cls(
-		len, (void *)(uintptr_t)text, release_snapshot_cb, s);
-	if (!resp) {
-		snapshot_release(s);
-		return MHD_NO;
-	}
-	return queue(c, MHD_HTTP_OK, resp, FMT_PROM_CONTENT_TYPE, 1);
-}
-
-/* Format s with fn into a fresh buffer handed to libmicrohttpd. */
-static enum MHD_Result serve_json(struct MHD_Connection *c,
-				  int (*fn)(const struct snapshot *, struct strbuf *))
-{
-	struct snapshot *s = snapshot_acquire();
-	struct MHD_Response *resp;
-	struct strbuf sb;
-	char *text;
-	size_t len = 0;
 	int r;
 
 	if (!s)
 		return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
-	strbuf_init(&sb);
-	r = fn(s, &sb);
-	snapshot_release(s);
-	text = r < 0 ? NULL : strbuf_steal(&sb, &len);
-	strbuf_free(&sb);
-	if (!text)
-		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	resp = MHD_create_response_from_buffer_with_free_callback(len, text, free);
+	r = render_get(s, doc, gzip, &body, &len);
+	if (r < 0) {
+		snapshot_release(s);
+		if (r == -ENOENT)
+			return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no history: out of memory at start\n");
+		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				    r == -ENOMEM ? "out of memory\n" : "compression failed\n");
+	}
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(
+		len, (void *)(uintptr_t)body, release_snapshot_cb, s);
 	if (!resp) {
-		free(text);
+		snapshot_release(s);
 		return MHD_NO;
 	}
-	return queue(c, MHD_HTTP_OK, resp, FMT_JSON_CONTENT_TYPE, 1);
+	/* Caches must keep the two encodings apart. */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gzip)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	return queue(c, MHD_HTTP_OK, resp, render_content_type(doc), 1);
+}
+
+static enum MHD_Result serve_metrics(const struct http_server *srv, struct MHD_Connection *c)
+{
+	(void)srv;
+	return serve_doc(c, RENDER_METRICS);
 }
 
 static enum MHD_Result serve_snapshot(const struct http_server *srv, struct MHD_Connection *c)
 {
 	(void)srv;
-	return serve_json(c, fmt_json_snapshot);
+	return serve_doc(c, RENDER_SNAPSHOT);
 }
 
 static enum MHD_Result serve_episodes(const struct http_server *srv, struct MHD_Connection *c)
 {
 	(void)srv;
-	return serve_json(c, fmt_json_episodes);
+	return serve_doc(c, RENDER_EPISODES);
+}
+
+static enum MHD_Result serve_history(const struct http_server *srv, struct MHD_Connection *c)
+{
+	(void)srv;
+	return serve_doc(c, RENDER_HISTORY);
 }
 
 static double wall_now(void)
@@ -226,6 +224,7 @@ static const struct route {
 	{ "/metrics", serve_metrics },
 	{ "/api/v1/snapshot", serve_snapshot },
 	{ "/api/v1/episodes", serve_episodes },
+	{ "/api/v1/history", serve_history },
 	{ "/healthz", serve_healthz },
 };
 

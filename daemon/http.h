@@ -6,6 +6,7 @@
  *   /metrics            Prometheus text (FMT_PROM_CONTENT_TYPE)
  *   /api/v1/snapshot    JSON snapshot
  *   /api/v1/episodes    JSON episodes
+ *   /api/v1/history     JSON history of the last hour (history.h)
  *   /healthz            200 "ok" when the latest sample is at most three
  *                       intervals old, 503 with the reason otherwise
  *   /, assets           the web page ("/" is "/index.html" when present,

@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "config.h"
 #include "episode.h"
+#include "history.h"
 #include "log.h"
 #include "sampler.h"
 
@@ -39,6 +40,8 @@ struct sampler {
 	/* Totals a restarted collector adds to its own (the last snapshot before the restart). */
 	struct snapshot *carry[SNAPSHOT_COLLECTOR_COUNT];
 	struct episode_tracker *episodes;
+	struct history *history;       /* NULL when out of memory at start */
+	struct history_reading *readings; /* [topo->n_sockets], for history_add */
 	struct snapshot *previous;
 	uint64_t n_samples;
 	_Atomic uint64_t progress;
@@ -82,6 +85,75 @@ static int start_collector(struct sampler *s, enum snapshot_collector_id id)
 	return 0;
 }
 
+/* The history ring, one point per HISTORY_STEP_S; without memory for it the page has no charts. */
+static void start_history(struct sampler *s)
+{
+	int n = s->topo->n_sockets;
+	int *ids = calloc((size_t)n + 1, sizeof(*ids));
+
+	s->readings = calloc((size_t)n + 1, sizeof(*s->readings));
+	if (ids && s->readings) {
+		for (int i = 0; i < n; i++)
+			ids[i] = s->topo->sockets[i].socket;
+		s->history = history_new(n, ids, HISTORY_STEP_S, HISTORY_SPAN_S);
+	}
+	free(ids);
+	if (!s->history)
+		log_warning("history: out of memory, the page will show no charts");
+}
+
+/* One socket's readings of this sample, for the history. */
+static void history_reading_of(const struct snapshot *snap, const struct snapshot_socket *ss,
+			       struct history_reading *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (int k = 0; k < ss->n_cores; k++)
+		if (ss->cores[k].has_temperature &&
+		    (!r->has_hottest_core || ss->cores[k].temperature_c > r->hottest_core_celsius)) {
+			r->has_hottest_core = true;
+			r->hottest_core_celsius = ss->cores[k].temperature_c;
+		}
+	r->has_package = ss->has_package_temperature;
+	r->package_celsius = ss->package_temperature_c;
+	r->has_tjmax = ss->has_tjmax;
+	r->tjmax_celsius = ss->tjmax_c;
+	if (ss->has_uncore && ss->has_uncore_clockticks)
+		for (int k = 0; k < ss->n_uncore_events; k++)
+			if (ss->uncore_events[k].available &&
+			    strcmp(ss->uncore_events[k].name, "dram_thermal_throttled_cycles") == 0) {
+				r->has_dram = true;
+				r->dram_throttled_cycles = ss->uncore_events[k].total;
+				r->uncore_clockticks = ss->uncore_clockticks;
+			}
+	r->has_prochot = ss->has_package_status;
+	r->prochot_active = ss->package_prochot_active;
+	for (int k = 0; k < ss->n_cores; k++)
+		if (ss->cores[k].has_status) {
+			r->has_prochot = true;
+			r->prochot_active |= ss->cores[k].prochot_active;
+		}
+	for (int k = 0; k < snap->n_cpus; k++) {
+		const struct snapshot_cpu *c = &snap->cpus[k];
+
+		if (c->socket == ss->socket && c->has_instructions && c->has_cycles) {
+			r->has_ipc = true;
+			r->instructions += c->instructions;
+			r->cycles += c->cycles;
+		}
+	}
+}
+
+/* Fold this sample into the history and attach the current document to snap. */
+static void add_history(struct sampler *s, struct snapshot *snap, double mono_s)
+{
+	if (!s->history)
+		return;
+	for (int i = 0; i < snap->n_sockets && i < s->topo->n_sockets; i++)
+		history_reading_of(snap, &snap->sockets[i], &s->readings[i]);
+	history_add(s->history, mono_s, snap->time, s->readings);
+	snap->history = history_acquire(s->history);
+}
+
 int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *info,
 		const struct cpu_topology *topo, struct sampler **ret_sampler,
 		char *err, size_t errlen)
@@ -99,6 +171,7 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 		free(s);
 		return -ENOMEM;
 	}
+	start_history(s);
 	pthread_mutex_init(&s->lock, NULL);
 	{
 		pthread_condattr_t attr;
@@ -158,6 +231,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->last_sample_duration_s = monotonic_s() - t0;
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");
+	add_history(s, snap, t0);
 
 	/* One reference stays with us as previous, one goes to the caller, one to publish. */
 	atomic_fetch_add(&snap->refs, 2);
@@ -337,6 +411,8 @@ void sampler_free(struct sampler *s)
 		snapshot_release(s->carry[id]);
 	snapshot_release(s->previous);
 	episode_tracker_free(s->episodes);
+	history_free(s->history);
+	free(s->readings);
 	free(s->pending);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cpu.h"
+#include "history.h"
 #include "snapshot.h"
 
 /* Blocks hold a snapshot's event arrays and strings; most fit in one. */
@@ -54,7 +55,9 @@ static void snapshot_free(struct snapshot *s)
 	free(s->sockets);
 	free(s->cpus);
 	free(s->episodes);
-	free(atomic_load(&s->prom_text));
+	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
+		free(atomic_load(&s->rendered[i]));
+	history_release(s->history);
 	free(s);
 }
 
@@ -121,7 +124,8 @@ struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_
 	if (!s)
 		return NULL;
 	atomic_init(&s->refs, 1);
-	atomic_init(&s->prom_text, NULL);
+	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
+		atomic_init(&s->rendered[i], NULL);
 	snprintf(s->version, sizeof(s->version), "%s", UNCORED_VERSION);
 	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++)
 		s->collectors[i].name = collector_names[i];

@@ -113,6 +113,14 @@ struct snapshot_episode {
 	double end;                /* 0 while ongoing */
 };
 
+/* A formatted document: len bytes, NUL-terminated (render.c). */
+struct snapshot_bytes {
+	size_t len;
+	char data[];
+};
+
+#define SNAPSHOT_N_RENDERED 8
+
 struct snapshot_cpu_id {
 	char vendor[13];
 	unsigned family, model, stepping;
@@ -139,9 +147,11 @@ struct snapshot {
 	int n_episodes;            /* newest first */
 	struct snapshot_episode *episodes;
 
-	/* Formatted /metrics text, made once on first use by fmt_prom; see http.c. */
-	_Atomic(char *) prom_text;
-	size_t prom_len;
+	/* The history document current at this sample (history.h); may be NULL. */
+	struct history_doc *history;
+
+	/* Documents as HTTP sends them, made once on first use by render.c. */
+	_Atomic(struct snapshot_bytes *) rendered[SNAPSHOT_N_RENDERED];
 
 	/* Storage for events and their strings, freed with the snapshot. */
 	bool is_short_of_memory;   /* some events were left out: no memory for them */

@@ -2,12 +2,14 @@
  * uncored web page.  Polls /api/v1/snapshot every sampling interval (at
  * least once a second) and /api/v1/episodes every few seconds, derives what
  * only a difference of two snapshots can tell (DRAM throttling now and its
- * fraction of time), and says plainly when the daemon stops answering.
+ * fraction of time), polls /api/v1/history for the charts of the last hour
+ * (drawn by charts.js), and says plainly when the daemon stops answering.
  * Plain DOM, textContent only: nothing from the daemon is parsed as HTML.
  */
 'use strict';
 
 const EPISODE_POLL_MS = 5000;
+const HISTORY_POLL_MS = 5000;
 const EPISODE_WINDOW_S = 15 * 60;
 const MAX_EPISODES = 40;
 const DRAM_EVENT = 'dram_thermal_throttled_cycles';
@@ -19,6 +21,8 @@ const state = {
 	lastTime: null,
 	downSince: null,
 	episodes: [],
+	history: null,       /* the last /api/v1/history document drawn */
+	historyTime: null,   /* when it was fetched (browser clock) */
 };
 
 function $(id) { return document.getElementById(id); }
@@ -309,12 +313,41 @@ async function pollEpisodes() {
 		const r = await getJSON('/api/v1/episodes', 3000);
 		state.episodes = Array.isArray(r.episodes) ? r.episodes : [];
 		renderEpisodes(state.lastTime === null ? Date.now() / 1000 : state.lastTime);
+		renderHistory();
 	} catch (err) {
 		/* the snapshot poll reports the daemon as not answering */
 	}
 	setTimeout(pollEpisodes, EPISODE_POLL_MS);
 }
 
+/* ---- the last hour: charts.js draws, this keeps the last good document ---- */
+
+function renderHistory() {
+	if (state.history)
+		Charts.draw($('history'), state.history, state.episodes);
+}
+
+async function pollHistory() {
+	let delayMs = HISTORY_POLL_MS;
+	try {
+		const doc = await getJSON('/api/v1/history', 3000);
+		if (isNum(doc.step_seconds))
+			delayMs = Math.max(1000, doc.step_seconds * 1000);
+		state.history = doc;
+		state.historyTime = Date.now() / 1000;
+		$('history-stale').hidden = true;
+		renderHistory();
+	} catch (err) {
+		/* Keep drawing the last document; say how old it is. */
+		if (state.history) {
+			$('history-stale').textContent = `History not updated since ${hhmmss(state.historyTime)}.`;
+			$('history-stale').hidden = false;
+		}
+	}
+	setTimeout(pollHistory, delayMs);
+}
+
 $('window-minutes').textContent = String(EPISODE_WINDOW_S / 60);
 pollSnapshot();
 pollEpisodes();
+pollHistory();

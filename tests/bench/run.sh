@@ -119,13 +119,15 @@ to_us() {
 		else if (u == "m") v *= 6e7; printf "%.0f\n", v }'
 }
 
-# Run wrk against URL with THREADS and CONNS while measuring the CPU time of
-# PID; sets W_RPS, W_P50, W_P99 (us), W_REQ, W_ERR and W_CPU_US (per request).
+# Run wrk against URL with THREADS and CONNS (and any further wrk arguments,
+# such as a header) while measuring the CPU time of PID; sets W_RPS, W_P50,
+# W_P99 (us), W_REQ, W_ERR and W_CPU_US (per request).
 run_wrk() {
 	url=$1 threads=$2 conns=$3 pid=$4
+	shift 4
 	out="$TEST_TMP/wrk.out"
 	c0=$(cpu_ns "$pid")
-	timeout $((WRK_S + 30)) wrk -t"$threads" -c"$conns" -d"${WRK_S}s" --timeout 5s --latency \
+	timeout $((WRK_S + 30)) wrk -t"$threads" -c"$conns" -d"${WRK_S}s" --timeout 5s --latency "$@" \
 		"$url/metrics" >"$out"
 	c1=$(cpu_ns "$pid")
 	W_RPS=$(awk '$1 == "Requests/sec:" { print $2 }' "$out")
@@ -225,8 +227,18 @@ for conns in 1 16; do
 	row "latency p99, $conns conn" "us" "$u_p99" "$W_P99" le 0.1
 	row "CPU per scrape, $conns conn" "us" "$u_cpu" "$W_CPU_US" - -
 done
+# Prometheus always asks for gzip: the same runs with Accept-Encoding: gzip.
+echo "wrk -t2 -c16 -d${WRK_S}s with Accept-Encoding: gzip against both ..." >&2
+run_wrk "$U_URL" 2 16 "$U_PID" -H "Accept-Encoding: gzip"
+u_rps=$W_RPS u_p99=$W_P99 u_cpu=$W_CPU_US
+run_wrk "$N_URL" 2 16 "$N_PID" -H "Accept-Encoding: gzip"
+row "requests/s, 16 conn, gzip" "req/s" "$u_rps" "$W_RPS" ge 20
+row "latency p99, 16 conn, gzip" "us" "$u_p99" "$W_P99" le 0.1
+row "CPU per scrape, gzip" "us" "$u_cpu" "$W_CPU_US" - -
 u_bytes=$(curl -fsS --max-time 5 "$U_URL/metrics" | wc -c)
 n_bytes=$(curl -fsS --max-time 5 "$N_URL/metrics" | wc -c)
+u_gz=$(curl -fsS --max-time 5 -H 'Accept-Encoding: gzip' "$U_URL/metrics" | wc -c)
+n_gz=$(curl -fsS --max-time 5 -H 'Accept-Encoding: gzip' "$N_URL/metrics" | wc -c)
 stop_daemon "$U_PID" || fail "uncored exit status"
 kill -TERM "$N_PID"
 
@@ -241,6 +253,8 @@ row "  on device files, above" "KiB" $((d_rss - f_rss)) "$n_rss" - -
 row "CPU per sample (daemon)" "us" "$u_sample" "-" - -
 row "start-up to ready" "ms" "$u_start" "$n_start" - -
 row "/metrics body" "bytes" "$u_bytes" "$n_bytes" - -
+row "/metrics body, gzip" "bytes" "$u_gz" "$n_gz" - -
+row "  uncored gzip / identity" "bytes" "$u_gz" "$u_bytes" le 0.1
 
 echo "MSR reads per sample (bench_sample) ..." >&2
 "$BUILD/tests/bench/bench_sample" 200 big:idle >"$TEST_TMP/sample.out"

@@ -159,3 +159,17 @@ start_prometheus() {
 prom_query() {
 	curl -fsS --max-time 5 "$PROM_URL/api/v1/query" --data-urlencode "query=$1" | jq -c '.data.result'
 }
+
+# The directory of playwright-core (npm), installed into ~/.cache/uncored-npm
+# on first use; prints it, or fails (status 1) when it cannot be installed.
+playwright_core() {
+	npm_dir="$HOME/.cache/uncored-npm"
+	pw="$npm_dir/node_modules/playwright-core"
+	if [ ! -f "$pw/package.json" ]; then
+		command -v npm >/dev/null || return 1
+		mkdir -p "$npm_dir"
+		timeout 180 npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error \
+			playwright-core@1 >"$TEST_TMP/npm.log" 2>&1 || { cat "$TEST_TMP/npm.log" >&2; return 1; }
+	fi
+	echo "$pw"
+}

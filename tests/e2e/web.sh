@@ -33,17 +33,7 @@ curl -fsS --max-time 5 "$DAEMON_URL/" | grep -q 'src="/app.js"' || fail "/ is no
 
 [ -x /usr/bin/chromium ] || skip "/usr/bin/chromium is not installed (apt install chromium)"
 command -v node >/dev/null || skip "node is not installed"
-npm_dir="$HOME/.cache/uncored-npm"
-pw="$npm_dir/node_modules/playwright-core"
-if [ ! -f "$pw/package.json" ]; then
-	command -v npm >/dev/null || skip "npm is not installed"
-	mkdir -p "$npm_dir"
-	timeout 180 npm install --prefix "$npm_dir" --no-audit --no-fund --loglevel=error \
-		playwright-core@1 >"$TEST_TMP/npm.log" 2>&1 || {
-		cat "$TEST_TMP/npm.log" >&2
-		skip "could not install playwright-core from npm"
-	}
-fi
+pw=$(playwright_core) || skip "could not install playwright-core from npm"
 
 artifacts="$UNCORED_SOURCE_ROOT/tests/artifacts"
 mkdir -p "$artifacts"

@@ -4,7 +4,6 @@
  * escaping, 64-bit counters, the per-snapshot cache, and promtool's
  * verdict when promtool is installed.
  */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -209,47 +208,6 @@ static void negative_temperature_signed(void **state)
 	snapshot_release(s);
 }
 
-struct cache_race {
-	struct snapshot *s;
-	const char *text;
-};
-
-static void *format_cached(void *arg)
-{
-	struct cache_race *r = arg;
-	size_t len;
-
-	if (fmt_prom_cached(r->s, &r->text, &len) < 0 || len != strlen(r->text))
-		r->text = NULL;
-	return NULL;
-}
-
-static void cache_formats_once(void **state)
-{
-	struct snapshot *s = westmere_snapshot();
-	struct cache_race r[4];
-	pthread_t threads[4];
-	char *direct = format(s);
-	const char *again;
-	size_t len;
-
-	(void)state;
-	for (int i = 0; i < 4; i++) {
-		r[i] = (struct cache_race){ .s = s };
-		assert_int_equal(pthread_create(&threads[i], NULL, format_cached, &r[i]), 0);
-	}
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(pthread_join(threads[i], NULL), 0);
-	for (int i = 0; i < 4; i++)
-		assert_ptr_equal(r[i].text, atomic_load(&s->prom_text));
-	assert_int_equal(fmt_prom_cached(s, &again, &len), 0);
-	assert_ptr_equal(again, r[0].text);
-	assert_string_equal(again, direct);
-	assert_int_equal(len, strlen(direct));
-	free(direct);
-	snapshot_release(s);
-}
-
 static bool have_program(const char *name)
 {
 	char cmd[128];
@@ -308,7 +266,6 @@ int main(void)
 		cmocka_unit_test(counters_exact_at_max),
 		cmocka_unit_test(label_values_escaped),
 		cmocka_unit_test(negative_temperature_signed),
-		cmocka_unit_test(cache_formats_once),
 		cmocka_unit_test(promtool_accepts),
 	};
 

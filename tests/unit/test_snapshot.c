@@ -78,7 +78,8 @@ static void shape_follows_topology(void **state)
 	assert_string_equal(s->cpu_id.microarch, "westmere-ep");
 	assert_true(strlen(s->version) > 0);
 	assert_int_equal(s->n_episodes, 0);
-	assert_null(atomic_load(&s->prom_text));
+	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
+		assert_null(atomic_load(&s->rendered[i]));
 	snapshot_release(s);
 }
 
@@ -125,7 +126,7 @@ static void publish_acquire_release(void **state)
 	/* Episodes and cached text hang off the snapshot and go with it. */
 	b->episodes = calloc(2, sizeof(*b->episodes));
 	b->n_episodes = 2;
-	atomic_store(&b->prom_text, strdup("cached"));
+	atomic_store(&b->rendered[0], calloc(1, sizeof(struct snapshot_bytes) + 1));
 	snapshot_publish(b);
 	assert_int_equal(atomic_load(&a->refs), 1);
 	r2 = snapshot_acquire();
@@ -181,7 +182,7 @@ static void readers_race_publisher(void **state)
 		assert_non_null(s);
 		s->samples = n;
 		s->time = (double)n;
-		atomic_store(&s->prom_text, strdup("x"));
+		atomic_store(&s->rendered[0], calloc(1, sizeof(struct snapshot_bytes) + 1));
 		snapshot_publish(s);
 	}
 	atomic_store(&stop_readers, true);

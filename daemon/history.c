@@ -1,0 +1,329 @@
+/*
+ * The per-socket history ring and its JSON document; see history.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history.h"
+#include "strbuf.h"
+
+/* One closed step of one socket; NAN where the socket had no reading. */
+struct history_point {
+	double hottest_core_celsius;
+	double package_celsius;
+	double margin_celsius;
+	double dram_throttled_fraction;
+	double prochot_fraction;
+	double ipc;
+};
+
+/* What the open step has seen so far, per socket. */
+struct history_step {
+	int n_samples;
+	double hottest_core_celsius, package_celsius, margin_celsius;  /* NAN: none yet */
+	bool has_dram_base;
+	uint64_t dram_base, clock_base, dram_last, clock_last;
+	int n_prochot_known, n_prochot_active;
+	bool has_ipc_base;
+	uint64_t instr_base, cycles_base, instr_last, cycles_last;
+};
+
+struct history {
+	int n_sockets;
+	int *socket_ids;
+	double step_s;
+	int capacity;
+	int n_points;                 /* valid points, at most capacity */
+	int next;                     /* ring slot the next closed point goes to */
+	double *times;                /* [capacity]: wall time at the end of each step */
+	struct history_point *points; /* [capacity][n_sockets] */
+	struct history_step *steps;   /* [n_sockets] */
+	double step_start_mono;       /* NAN until the first sample */
+
+	pthread_mutex_t lock;         /* guards doc */
+	struct history_doc *doc;
+};
+
+static double max_known(double a, double b)
+{
+	return isnan(a) || b > a ? b : a;
+}
+
+static double min_known(double a, double b)
+{
+	return isnan(a) || b < a ? b : a;
+}
+
+static void step_reset(struct history_step *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->hottest_core_celsius = st->package_celsius = st->margin_celsius = NAN;
+}
+
+/* Start the next step where the last one ended, so no cycle falls between. */
+static void step_rebase(struct history_step *st)
+{
+	struct history_step next;
+
+	step_reset(&next);
+	if (st->has_dram_base) {
+		next.has_dram_base = true;
+		next.dram_base = next.dram_last = st->dram_last;
+		next.clock_base = next.clock_last = st->clock_last;
+	}
+	if (st->has_ipc_base) {
+		next.has_ipc_base = true;
+		next.instr_base = next.instr_last = st->instr_last;
+		next.cycles_base = next.cycles_last = st->cycles_last;
+	}
+	*st = next;
+}
+
+static void step_fold(struct history_step *st, const struct history_reading *r)
+{
+	double hottest = NAN;
+
+	st->n_samples++;
+	if (r->has_hottest_core) {
+		st->hottest_core_celsius = max_known(st->hottest_core_celsius, r->hottest_core_celsius);
+		hottest = r->hottest_core_celsius;
+	}
+	if (r->has_package) {
+		st->package_celsius = max_known(st->package_celsius, r->package_celsius);
+		hottest = max_known(hottest, r->package_celsius);
+	}
+	if (r->has_tjmax && !isnan(hottest))
+		st->margin_celsius = min_known(st->margin_celsius, r->tjmax_celsius - hottest);
+	if (r->has_dram) {
+		/* A total that went backwards is a new counter: measure from it. */
+		if (!st->has_dram_base || r->dram_throttled_cycles < st->dram_last ||
+		    r->uncore_clockticks < st->clock_last) {
+			st->has_dram_base = true;
+			st->dram_base = r->dram_throttled_cycles;
+			st->clock_base = r->uncore_clockticks;
+		}
+		st->dram_last = r->dram_throttled_cycles;
+		st->clock_last = r->uncore_clockticks;
+	}
+	if (r->has_prochot) {
+		st->n_prochot_known++;
+		st->n_prochot_active += r->prochot_active;
+	}
+	if (r->has_ipc) {
+		if (!st->has_ipc_base || r->instructions < st->instr_last || r->cycles < st->cycles_last) {
+			st->has_ipc_base = true;
+			st->instr_base = r->instructions;
+			st->cycles_base = r->cycles;
+		}
+		st->instr_last = r->instructions;
+		st->cycles_last = r->cycles;
+	}
+}
+
+static struct history_point step_close(const struct history_step *st)
+{
+	struct history_point p = {
+		.hottest_core_celsius = st->hottest_core_celsius,
+		.package_celsius = st->package_celsius,
+		.margin_celsius = st->margin_celsius,
+		.dram_throttled_fraction = NAN,
+		.prochot_fraction = NAN,
+		.ipc = NAN,
+	};
+
+	if (st->has_dram_base && st->clock_last > st->clock_base) {
+		double f = (double)(st->dram_last - st->dram_base) /
+			   (double)(st->clock_last - st->clock_base);
+
+		p.dram_throttled_fraction = f > 1.0 ? 1.0 : f;
+	}
+	if (st->n_prochot_known > 0)
+		p.prochot_fraction = (double)st->n_prochot_active / st->n_prochot_known;
+	if (st->has_ipc_base && st->cycles_last > st->cycles_base)
+		p.ipc = (double)(st->instr_last - st->instr_base) / (double)(st->cycles_last - st->cycles_base);
+	return p;
+}
+
+static void doc_release(struct history_doc *d)
+{
+	if (d && atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1)
+		free(d);
+}
+
+/* Slot of the i-th oldest point. */
+static int slot(const struct history *h, int i)
+{
+	return (h->next - h->n_points + i + h->capacity) % h->capacity;
+}
+
+static void append_series(struct strbuf *sb, const struct history *h, int sock, const char *name,
+			  size_t offset)
+{
+	strbuf_printf(sb, ", \"%s\": [", name);
+	for (int i = 0; i < h->n_points; i++) {
+		const struct history_point *p = &h->points[(size_t)slot(h, i) * (size_t)h->n_sockets + (size_t)sock];
+		double v;
+
+		memcpy(&v, (const char *)p + offset, sizeof(v));
+		if (i)
+			strbuf_append(sb, ", ");
+		strbuf_append_json_double(sb, v);
+	}
+	strbuf_append(sb, "]");
+}
+
+static const struct {
+	const char *name;
+	size_t offset;
+} series[] = {
+	{ "hottest_core_celsius", offsetof(struct history_point, hottest_core_celsius) },
+	{ "package_celsius", offsetof(struct history_point, package_celsius) },
+	{ "margin_celsius", offsetof(struct history_point, margin_celsius) },
+	{ "dram_throttled_fraction", offsetof(struct history_point, dram_throttled_fraction) },
+	{ "prochot_fraction", offsetof(struct history_point, prochot_fraction) },
+	{ "ipc", offsetof(struct history_point, ipc) },
+};
+
+/* Format the ring and make it the current document; keeps the old one on ENOMEM. */
+static void publish(struct history *h)
+{
+	struct history_doc *d, *old;
+	struct strbuf sb;
+	size_t len;
+	char *text;
+
+	strbuf_init(&sb);
+	strbuf_append(&sb, "{\"step_seconds\": ");
+	strbuf_append_json_double(&sb, h->step_s);
+	strbuf_printf(&sb, ", \"capacity\": %d, \"sockets\": [", h->capacity);
+	for (int s = 0; s < h->n_sockets; s++) {
+		strbuf_printf(&sb, "%s{\"socket\": %d, \"time\": [", s ? ", " : "", h->socket_ids[s]);
+		for (int i = 0; i < h->n_points; i++) {
+			if (i)
+				strbuf_append(&sb, ", ");
+			strbuf_append_json_double(&sb, h->times[slot(h, i)]);
+		}
+		strbuf_append(&sb, "]");
+		for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++)
+			append_series(&sb, h, s, series[k].name, series[k].offset);
+		strbuf_append(&sb, "}");
+	}
+	strbuf_append(&sb, "]}\n");
+	text = strbuf_steal(&sb, &len);
+	if (!text)
+		return;
+	d = malloc(sizeof(*d) + len + 1);
+	if (!d) {
+		free(text);
+		return;
+	}
+	atomic_init(&d->refs, 1);
+	d->len = len;
+	memcpy(d->text, text, len + 1);
+	free(text);
+
+	pthread_mutex_lock(&h->lock);
+	old = h->doc;
+	h->doc = d;
+	pthread_mutex_unlock(&h->lock);
+	doc_release(old);
+}
+
+struct history *history_new(int n_sockets, const int *socket_ids, double step_s, double span_s)
+{
+	struct history *h;
+
+	if (n_sockets < 0 || !(step_s > 0) || !(span_s >= step_s))
+		return NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->n_sockets = n_sockets;
+	h->step_s = step_s;
+	h->capacity = (int)ceil(span_s / step_s);
+	h->step_start_mono = NAN;
+	h->socket_ids = calloc((size_t)n_sockets + 1, sizeof(*h->socket_ids));
+	h->times = calloc((size_t)h->capacity, sizeof(*h->times));
+	h->points = calloc((size_t)h->capacity * ((size_t)n_sockets + 1), sizeof(*h->points));
+	h->steps = calloc((size_t)n_sockets + 1, sizeof(*h->steps));
+	pthread_mutex_init(&h->lock, NULL);
+	if (!h->socket_ids || !h->times || !h->points || !h->steps) {
+		history_free(h);
+		return NULL;
+	}
+	if (n_sockets)
+		memcpy(h->socket_ids, socket_ids, (size_t)n_sockets * sizeof(*socket_ids));
+	for (int s = 0; s < n_sockets; s++)
+		step_reset(&h->steps[s]);
+	publish(h);
+	if (!h->doc) {
+		history_free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void history_free(struct history *h)
+{
+	if (!h)
+		return;
+	doc_release(h->doc);
+	pthread_mutex_destroy(&h->lock);
+	free(h->socket_ids);
+	free(h->times);
+	free(h->points);
+	free(h->steps);
+	free(h);
+}
+
+bool history_add(struct history *h, double mono_s, double wall_s,
+		 const struct history_reading *readings)
+{
+	int at;
+
+	if (isnan(h->step_start_mono))
+		h->step_start_mono = mono_s;
+	for (int s = 0; s < h->n_sockets; s++)
+		step_fold(&h->steps[s], &readings[s]);
+	if (mono_s - h->step_start_mono < h->step_s)
+		return false;
+
+	at = h->next;
+	h->times[at] = wall_s;
+	for (int s = 0; s < h->n_sockets; s++) {
+		h->points[(size_t)at * (size_t)h->n_sockets + (size_t)s] = step_close(&h->steps[s]);
+		step_rebase(&h->steps[s]);
+	}
+	h->next = (at + 1) % h->capacity;
+	if (h->n_points < h->capacity)
+		h->n_points++;
+	h->step_start_mono = mono_s;
+	publish(h);
+	return true;
+}
+
+int history_points(const struct history *h)
+{
+	return h->n_points;
+}
+
+struct history_doc *history_acquire(struct history *h)
+{
+	struct history_doc *d;
+
+	pthread_mutex_lock(&h->lock);
+	d = h->doc;
+	if (d)
+		atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&h->lock);
+	return d;
+}
+
+void history_release(struct history_doc *d)
+{
+	doc_release(d);
+}

@@ -1,0 +1,93 @@
+/*
+ * History: the last hour of each socket, one point per step (5 s by
+ * default), for the web page's charts (/api/v1/history).
+ *
+ * The sampler hands every sample's per-socket readings to history_add();
+ * the module folds them into the open step and, when the step is over,
+ * closes it into a fixed-size ring allocated once at history_new() and
+ * formats the whole ring as one JSON document.  Readers (HTTP threads) take
+ * that document with history_acquire() and never wait for the sampler
+ * beyond a pointer swap, as with snapshots.
+ *
+ * A point holds, over its step: the hottest core and the package
+ * temperature (highest seen), the margin to TjMax (smallest seen), the
+ * DRAM throttled fraction of time (throttled cycles over uncore clock
+ * ticks), the PROCHOT fraction (share of samples in which PROCHOT was
+ * asserted) and IPC (instructions over core cycles).  A value the socket
+ * cannot give is null in the JSON, never zero.
+ *
+ * Steps end on the monotonic clock; the times in the document are wall
+ * clock, for display only.
+ */
+#ifndef UNCORED_HISTORY_H
+#define UNCORED_HISTORY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HISTORY_STEP_S 5.0
+#define HISTORY_SPAN_S 3600.0
+
+/* One sample's readings of one socket.  has_* false: not measured. */
+struct history_reading {
+	bool has_hottest_core;
+	double hottest_core_celsius;
+	bool has_package;
+	double package_celsius;
+	bool has_tjmax;
+	double tjmax_celsius;
+	bool has_dram;                 /* both totals below are counted */
+	uint64_t dram_throttled_cycles;
+	uint64_t uncore_clockticks;
+	bool has_prochot;
+	bool prochot_active;
+	bool has_ipc;                  /* both totals below are counted */
+	uint64_t instructions;
+	uint64_t cycles;
+};
+
+/* A formatted history, immutable and reference counted. */
+struct history_doc {
+	atomic_int refs;               /* history.c's; use acquire/release */
+	size_t len;
+	char text[];                   /* NUL-terminated JSON */
+};
+
+struct history;
+
+/*
+ * A history for n_sockets sockets whose ids are socket_ids (copied), with
+ * one point per step_s seconds kept for span_s seconds (the ring holds
+ * ceil(span_s / step_s) points, allocated here once).  NULL on ENOMEM or
+ * bad arguments.
+ */
+struct history *history_new(int n_sockets, const int *socket_ids, double step_s, double span_s);
+
+/* Free h; documents still held by readers stay valid until released. */
+void history_free(struct history *h);
+
+/*
+ * Fold one sample taken at monotonic time mono_s and wall time wall_s:
+ * readings[i] belongs to socket_ids[i].  When the open step is over it is
+ * closed into the ring and the document is formatted anew.  Counter totals
+ * must not go backwards; a total that does restarts the step's base.
+ * Returns true when a point was closed.  Sampler thread only.
+ */
+bool history_add(struct history *h, double mono_s, double wall_s,
+		 const struct history_reading *readings);
+
+/* Number of points in the ring now (0 .. capacity). */
+int history_points(const struct history *h);
+
+/*
+ * The latest document with a new reference, or NULL when none is made yet
+ * (before the first step has closed) or on ENOMEM.  Any thread.
+ */
+struct history_doc *history_acquire(struct history *h);
+
+/* Drop a reference from history_acquire; NULL is allowed. */
+void history_release(struct history_doc *d);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * Per-snapshot cache of formatted and compressed documents; see render.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt_json.h"
+#include "fmt_prom.h"
+#include "gzip.h"
+#include "history.h"
+#include "render.h"
+#include "strbuf.h"
+
+_Static_assert(RENDER_N_DOCS * 2 <= SNAPSHOT_N_RENDERED, "snapshot has a slot per document and encoding");
+
+static struct snapshot_bytes *bytes_new(const char *data, size_t len)
+{
+	struct snapshot_bytes *b = malloc(sizeof(*b) + len + 1);
+
+	if (!b)
+		return NULL;
+	b->len = len;
+	memcpy(b->data, data, len);
+	b->data[len] = '\0';
+	return b;
+}
+
+/* Format doc into a fresh block. */
+static int format(struct snapshot *s, enum render_doc doc, struct snapshot_bytes **ret)
+{
+	struct strbuf sb;
+	int r;
+
+	if (doc == RENDER_HISTORY) {
+		if (!s->history)
+			return -ENOENT;
+		*ret = bytes_new(s->history->text, s->history->len);
+		return *ret ? 0 : -ENOMEM;
+	}
+	strbuf_init(&sb);
+	r = doc == RENDER_METRICS ? fmt_prom_write(s, &sb) :
+	    doc == RENDER_SNAPSHOT ? fmt_json_snapshot(s, &sb) : fmt_json_episodes(s, &sb);
+	if (r == 0 && sb.failed)
+		r = -ENOMEM;
+	if (r == 0) {
+		*ret = bytes_new(sb.buf ? sb.buf : "", sb.len);
+		if (!*ret)
+			r = -ENOMEM;
+	}
+	strbuf_free(&sb);
+	return r;
+}
+
+static int compress(const struct snapshot_bytes *plain, struct snapshot_bytes **ret)
+{
+	char *gz;
+	size_t len;
+	int r = gzip_compress(plain->data, plain->len, &gz, &len);
+
+	if (r < 0)
+		return r;
+	*ret = bytes_new(gz, len);
+	free(gz);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* The cached block of slot, made by the first caller; a racing loser frees its copy. */
+static int cached(struct snapshot *s, enum render_doc doc, bool gzip, struct snapshot_bytes **ret)
+{
+	_Atomic(struct snapshot_bytes *) *slot = &s->rendered[doc * 2 + gzip];
+	struct snapshot_bytes *b = atomic_load(slot), *expected = NULL;
+	int r;
+
+	if (b) {
+		*ret = b;
+		return 0;
+	}
+	if (gzip) {
+		struct snapshot_bytes *plain;
+
+		r = cached(s, doc, false, &plain);
+		if (r == 0)
+			r = compress(plain, &b);
+	} else {
+		r = format(s, doc, &b);
+	}
+	if (r < 0)
+		return r;
+	if (!atomic_compare_exchange_strong(slot, &expected, b)) {
+		free(b);
+		b = expected;
+	}
+	*ret = b;
+	return 0;
+}
+
+int render_get(struct snapshot *s, enum render_doc doc, bool gzip, const char **ret_body,
+	       size_t *ret_len)
+{
+	struct snapshot_bytes *b;
+	int r = cached(s, doc, gzip, &b);
+
+	if (r < 0)
+		return r;
+	*ret_body = b->data;
+	*ret_len = b->len;
+	return 0;
+}
+
+const char *render_content_type(enum render_doc doc)
+{
+	return doc == RENDER_METRICS ? FMT_PROM_CONTENT_TYPE : FMT_JSON_CONTENT_TYPE;
+}

@@ -1,0 +1,187 @@
+/*
+ * The history ring: steps fold samples into points, the ring keeps the
+ * newest points in order, absent readings are null, and documents stay
+ * valid while a reader holds them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "history.h"
+
+static const int ids[2] = { 0, 1 };
+
+static struct history_reading hot_reading(uint64_t k)
+{
+	struct history_reading r = {
+		.has_hottest_core = true, .hottest_core_celsius = 60 + (double)k,
+		.has_package = true, .package_celsius = 55,
+		.has_tjmax = true, .tjmax_celsius = 95,
+		.has_dram = true, .dram_throttled_cycles = 250 * k, .uncore_clockticks = 1000 * k,
+		.has_prochot = true, .prochot_active = k % 2 == 0,
+		.has_ipc = true, .instructions = 3000 * k, .cycles = 2000 * k,
+	};
+	return r;
+}
+
+static void assert_doc(struct history *h, const char *want)
+{
+	struct history_doc *d = history_acquire(h);
+
+	assert_non_null(d);
+	assert_string_equal(d->text, want);
+	assert_int_equal(d->len, strlen(want));
+	history_release(d);
+}
+
+static void empty_history_has_every_socket_and_no_points(void **state)
+{
+	struct history *h = history_new(2, ids, 5, 20);
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(history_points(h), 0);
+	assert_doc(h, "{\"step_seconds\": 5, \"capacity\": 4, \"sockets\": ["
+		   "{\"socket\": 0, \"time\": [], \"hottest_core_celsius\": [], \"package_celsius\": [], "
+		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], "
+		   "\"ipc\": []}, "
+		   "{\"socket\": 1, \"time\": [], \"hottest_core_celsius\": [], \"package_celsius\": [], "
+		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], "
+		   "\"ipc\": []}]}\n");
+	history_free(h);
+}
+
+/*
+ * Samples at 0..5 s close one 5 s step: socket 0 measured everything,
+ * socket 1 nothing, which is null and never zero.
+ */
+static void a_step_folds_its_samples(void **state)
+{
+	struct history *h = history_new(2, ids, 5, 20);
+	struct history_reading r[2];
+
+	(void)state;
+	for (uint64_t k = 0; k <= 5; k++) {
+		memset(r, 0, sizeof(r));
+		r[0] = hot_reading(k);
+		assert_int_equal(history_add(h, 100.0 + (double)k, 1700000000.0 + (double)k, r), k == 5);
+	}
+	assert_int_equal(history_points(h), 1);
+	/* Hottest 65 °C, package 55, margin 95-65 = 30, DRAM 1250/5000, PROCHOT 3 of 6, IPC 1.5. */
+	assert_doc(h, "{\"step_seconds\": 5, \"capacity\": 4, \"sockets\": ["
+		   "{\"socket\": 0, \"time\": [1700000005], \"hottest_core_celsius\": [65], "
+		   "\"package_celsius\": [55], \"margin_celsius\": [30], "
+		   "\"dram_throttled_fraction\": [0.25], \"prochot_fraction\": [0.5], \"ipc\": [1.5]}, "
+		   "{\"socket\": 1, \"time\": [1700000005], \"hottest_core_celsius\": [null], "
+		   "\"package_celsius\": [null], \"margin_celsius\": [null], "
+		   "\"dram_throttled_fraction\": [null], \"prochot_fraction\": [null], \"ipc\": [null]}]}\n");
+	history_free(h);
+}
+
+/* Consecutive steps share their boundary sample: no cycle is lost between them. */
+static void steps_follow_each_other_without_gaps(void **state)
+{
+	struct history *h = history_new(1, ids, 2, 10);
+	struct history_reading r;
+
+	(void)state;
+	for (uint64_t k = 0; k <= 4; k++) {
+		r = hot_reading(k);
+		if (k > 2)
+			r.dram_throttled_cycles = 500 + 1000 * (k - 2);   /* all throttled after 2 s */
+		history_add(h, (double)k, (double)k, &r);
+	}
+	assert_int_equal(history_points(h), 2);
+	{
+		struct history_doc *d = history_acquire(h);
+
+		assert_non_null(strstr(d->text, "\"dram_throttled_fraction\": [0.25, 1]"));
+		history_release(d);
+	}
+	history_free(h);
+}
+
+/* The ring keeps the newest capacity points, oldest first. */
+static void the_ring_keeps_the_newest_points(void **state)
+{
+	struct history *h = history_new(1, ids, 1, 3);
+	struct history_reading r = { 0 };
+	struct history_doc *d;
+
+	(void)state;
+	for (int k = 0; k <= 6; k++) {
+		r.has_package = true;
+		r.package_celsius = 40 + k;
+		history_add(h, k, 1000 + k, &r);
+	}
+	assert_int_equal(history_points(h), 3);
+	d = history_acquire(h);
+	assert_non_null(strstr(d->text, "\"time\": [1004, 1005, 1006]"));
+	assert_non_null(strstr(d->text, "\"package_celsius\": [44, 45, 46]"));
+	history_release(d);
+	history_free(h);
+}
+
+/* A total that goes backwards starts a new base instead of a huge fraction. */
+static void a_total_going_backwards_restarts_the_step(void **state)
+{
+	struct history *h = history_new(1, ids, 3, 30);
+	struct history_reading r = hot_reading(0);
+	struct history_doc *d;
+
+	(void)state;
+	r.dram_throttled_cycles = 900000;
+	r.uncore_clockticks = 1000000;
+	history_add(h, 0, 0, &r);
+	for (uint64_t k = 1; k <= 3; k++) {
+		r = hot_reading(k);
+		history_add(h, (double)k, (double)k, &r);
+	}
+	d = history_acquire(h);
+	assert_non_null(strstr(d->text, "\"dram_throttled_fraction\": [0.25]"));
+	history_release(d);
+	history_free(h);
+}
+
+/* A reader's document outlives newer documents and the history itself. */
+static void documents_outlive_their_history(void **state)
+{
+	struct history *h = history_new(1, ids, 1, 10);
+	struct history_reading r = { 0 };
+	struct history_doc *old;
+
+	(void)state;
+	old = history_acquire(h);
+	history_add(h, 0, 0, &r);
+	history_add(h, 1, 1, &r);
+	history_free(h);
+	assert_non_null(strstr(old->text, "\"time\": []"));
+	history_release(old);
+}
+
+static void bad_arguments_are_refused(void **state)
+{
+	(void)state;
+	assert_null(history_new(1, ids, 0, 10));
+	assert_null(history_new(1, ids, 5, 1));
+	assert_null(history_new(-1, ids, 5, 10));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(empty_history_has_every_socket_and_no_points),
+		cmocka_unit_test(a_step_folds_its_samples),
+		cmocka_unit_test(steps_follow_each_other_without_gaps),
+		cmocka_unit_test(the_ring_keeps_the_newest_points),
+		cmocka_unit_test(a_total_going_backwards_restarts_the_step),
+		cmocka_unit_test(documents_outlive_their_history),
+		cmocka_unit_test(bad_arguments_are_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
