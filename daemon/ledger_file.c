@@ -574,6 +574,56 @@ static int open_dir(struct ledger_file *lf, char *err, size_t errlen)
 	return 0;
 }
 
+/* The directory part of path into dir. */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == path)
+		snprintf(dir, len, "/");
+	else if (slash)
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, len, ".");
+}
+
+int ledger_file_check_path(const char *path, char *err, size_t errlen)
+{
+	char dir[4096], parent[4096];
+	const char *why;
+	struct stat st;
+	int r;
+
+	dir_of(path, dir, sizeof(dir));
+	r = stat(dir, &st) < 0 ? -errno : 0;
+	if (r == -ENOENT) {
+		/* Start-up creates one missing level, as root (mode 0755). */
+		dir_of(dir, parent, sizeof(parent));
+		snprintf(dir, sizeof(dir), "%s", parent);
+		r = stat(dir, &st) < 0 ? -errno : 0;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "directory %s: %s", dir, strerror(-r));
+		return r;
+	}
+	why = untrusted(&st, true);
+	if (why) {
+		snprintf(err, errlen, "directory %s: %s, so the state file in it is not trusted",
+			 dir, why);
+		return -EPERM;
+	}
+	if (lstat(path, &st) < 0)
+		return 0;   /* created at start-up */
+	why = S_ISLNK(st.st_mode) ? "a symbolic link" : untrusted(&st, false);
+	if (!why && st.st_nlink != 1)
+		why = "linked elsewhere too";
+	if (why) {
+		snprintf(err, errlen, "%s: %s, so it is not trusted and not replayed", path, why);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EPERM;
+	}
+	return 0;
+}
+
 /* Open the file in its directory without following a link or blocking on a FIFO, and check it. */
 static int open_file(struct ledger_file *lf, char *err, size_t errlen)
 {

@@ -95,6 +95,16 @@ int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
 		     char *err, size_t errlen);
 
 /*
+ * Check, without creating, opening or locking anything, what
+ * ledger_file_open would check of path: its directory is a directory
+ * owned by root (or this user) and not writable by group or others, or is
+ * missing and can be created in such a directory; path, if it exists and
+ * is not a symbolic link, is a regular file with the same properties.
+ * Returns 0, or a negative errno with a sentence in err.
+ */
+int ledger_file_check_path(const char *path, char *err, size_t errlen);
+
+/*
  * Append one record with a single write(2).  Returns 0 or a negative errno
  * (ENOSPC, EFBIG, ...); after a failure the file is cut back to what it
  * held before, so the journal stays exactly the records that succeeded.

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "conf_check.h"
 #include "config.h"
 #include "cpu.h"
 #include "event.h"
@@ -195,6 +197,77 @@ static int load_conf(const struct options *o, struct conf *conf)
 	return -1;
 }
 
+/* The configuration file in use: --config, else the default file if it exists, else NULL. */
+static const char *conf_path(const struct options *o)
+{
+	if (o->config)
+		return o->config;
+	return access(DEFAULT_CONFIG, F_OK) == 0 ? DEFAULT_CONFIG : NULL;
+}
+
+/* The checks of what that failed on conf, printed; conf holds the command-line overrides. */
+static int print_check_errors(const struct options *o, const struct conf *conf, unsigned what,
+			      bool to_log)
+{
+	struct conf_errors errs = { 0 };
+	unsigned from_options = (o->listen ? CONF_CHECK_LISTEN : 0) | (o->root ? CONF_CHECK_ROOT : 0);
+	char line[600];
+	int n = conf_check(conf, conf_path(o), what, from_options, &errs);
+
+	for (int i = 0; i < errs.n && i < CONF_MAX_ERRORS; i++) {
+		conf_error_format(&errs.list[i], line, sizeof(line));
+		if (to_log)
+			log_error("%s; refusing to start", line);
+		else
+			fprintf(stderr, "%s\n", line);
+	}
+	return n;
+}
+
+/*
+ * --check-config: every start-up check that needs neither the socket nor
+ * the hardware, then what it could not check.  Returns the exit status.
+ */
+static int check_config(const struct options *o, struct conf *conf)
+{
+	const char *root = o->root ? o->root : conf->root;
+
+	if (o->root)
+		snprintf(conf->root, sizeof(conf->root), "%s", o->root);
+	if (print_check_errors(o, conf, CONF_CHECK_ALL, false) > 0)
+		return 1;
+	printf("%s: configuration ok\n", o->config);
+	printf("%s: not checked: whether %s is free (start-up binds it, unless systemd passes "
+	       "the socket)\n", o->config, conf->listen);
+	printf("%s: not checked: the CPU and its msr and cpuid devices under %s (start-up opens "
+	       "them)\n", o->config, root);
+	printf("%s: not checked: whether another uncored holds the machine or %s (start-up takes "
+	       "their locks)\n", o->config, conf->state_file);
+	return 0;
+}
+
+/*
+ * Start-up's own run of the checks, before any register is touched: what
+ * a mode uses (root and the state file on the device backend; the user
+ * when it will drop to it; the listen address unless systemd passes the
+ * socket).  Returns 0, or -1 after logging each failure.
+ */
+static int check_at_start(const struct options *o, const struct conf *conf, bool daemon)
+{
+	struct conf c = *conf;
+	unsigned what = 0;
+
+	if (!o->simulate)
+		what |= CONF_CHECK_ROOT | CONF_CHECK_STATE_FILE;
+	if (daemon && geteuid() == 0)
+		what |= CONF_CHECK_USER;
+	if (daemon && !getenv("LISTEN_FDS"))
+		what |= CONF_CHECK_LISTEN;
+	if (o->root)
+		snprintf(c.root, sizeof(c.root), "%s", o->root);
+	return print_check_errors(o, &c, what, true) > 0 ? -1 : 0;
+}
+
 static const char *scenario_dir(const struct options *o)
 {
 	struct stat st;
@@ -297,7 +370,7 @@ static int journal_open(const struct options *o, const struct conf *conf, struct
 {
 	struct ledger_recovery rec;
 	struct ledger_file *lf;
-	char err[512] = "";
+	char err[512] = "", where[4400];
 	int r;
 
 	*ret_lf = NULL;
@@ -307,12 +380,14 @@ static int journal_open(const struct options *o, const struct conf *conf, struct
 	r = ledger_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
 			     err, sizeof(err));
 	if (r == -EPERM || r == -EBADMSG || r == -EBUSY) {
-		log_error("state_file: %s; refusing to start", err);
+		log_error("%s: %s; refusing to start",
+			  conf_check_where(conf_path(o), "state_file", 0, where, sizeof(where)), err);
 		return -1;
 	}
 	if (r < 0) {
-		log_warning("state file: %s; running without it, so registers left programmed by a "
-			    "crash would not be cleaned up at the next start", err);
+		log_warning("%s: %s; running without it, so registers left programmed by a "
+			    "crash would not be cleaned up at the next start",
+			    conf_check_where(conf_path(o), "state_file", 0, where, sizeof(where)), err);
 		return 0;
 	}
 	log_damage(conf->state_file, &rec);
@@ -515,8 +590,12 @@ static int run_once(const struct options *o, const struct conf *conf)
 	struct snapshot *first, *second;
 	struct ledger_file *journal;
 	char err[512];
-	int rc, sig, signal_fd = block_signals(), lock_fd = lock_instance(o, conf);
+	int rc, sig, signal_fd, lock_fd;
 
+	if (check_at_start(o, conf, false) < 0)
+		return 1;
+	signal_fd = block_signals();
+	lock_fd = lock_instance(o, conf);
 	if (signal_fd < 0 || lock_fd == -1)
 		return 1;
 	if (machine_open(o, conf, &m) < 0)
@@ -574,7 +653,7 @@ static double monotonic_s(void)
 /* Take the socket systemd passed, or bind our own.  Returns the fd or -1. */
 static int open_listener(struct daemon *d)
 {
-	char err[256];
+	char err[256], where[4400];
 	int fd, r = service_listen_fd(&fd, err, sizeof(err));
 
 	if (r == 0) {
@@ -587,7 +666,8 @@ static int open_listener(struct daemon *d)
 	}
 	r = http_bind(d->conf.listen, &fd, err, sizeof(err));
 	if (r < 0) {
-		log_error("%s", err);
+		log_error("%s: %s", conf_check_where(conf_path(d->opt), "listen", d->opt->listen != NULL,
+						     where, sizeof(where)), err);
 		return -1;
 	}
 	return fd;
@@ -630,6 +710,47 @@ static void kick_watchdog(struct daemon *d)
 			    now - d->last_progress_at);
 }
 
+/*
+ * The keys a running daemon cannot apply: the socket and the HTTP server's
+ * limits are fixed when the server starts, the episode list's length when
+ * the sampler is made, and root, user and state_file are used only by
+ * start-up.  Everything else (interval, log_level, the collectors'
+ * sections) is applied live.
+ */
+#define RESTART_KEY(name, field, is_string) \
+	{ name, offsetof(struct conf, field), sizeof(((struct conf *)0)->field), is_string }
+static const struct {
+	const char *key;
+	size_t offset, size;
+	bool is_string;
+} restart_keys[] = {
+	RESTART_KEY("listen", listen, true),
+	RESTART_KEY("root", root, true),
+	RESTART_KEY("user", user, true),
+	RESTART_KEY("state_file", state_file, true),
+	RESTART_KEY("max_connections", max_connections, false),
+	RESTART_KEY("max_connections_per_ip", max_connections_per_ip, false),
+	RESTART_KEY("request_timeout", request_timeout_s, false),
+	RESTART_KEY("max_header_size", max_header_bytes, false),
+	RESTART_KEY("max_episodes", max_episodes, false),
+};
+
+/* For each key fresh changes that needs a restart: say so and keep the running value. */
+static void keep_restart_keys(const struct conf *running, struct conf *fresh)
+{
+	for (size_t i = 0; i < sizeof(restart_keys) / sizeof(restart_keys[0]); i++) {
+		const char *old = (const char *)running + restart_keys[i].offset;
+		char *new = (char *)fresh + restart_keys[i].offset;
+		bool changed = restart_keys[i].is_string ? strcmp(old, new) != 0 :
+			       memcmp(old, new, restart_keys[i].size) != 0;
+
+		if (changed) {
+			log_warning("%s changed: takes effect at restart", restart_keys[i].key);
+			memcpy(new, old, restart_keys[i].size);
+		}
+	}
+}
+
 static void reload(struct daemon *d)
 {
 	struct conf fresh;
@@ -641,9 +762,7 @@ static void reload(struct daemon *d)
 	} else {
 		if (d->opt->listen)
 			snprintf(fresh.listen, sizeof(fresh.listen), "%s", d->opt->listen);
-		if (strcmp(fresh.listen, d->conf.listen) != 0)
-			log_warning("reload: listen address change to '%s' needs a restart, ignoring",
-				    fresh.listen);
+		keep_restart_keys(&d->conf, &fresh);
 		log_set_level((enum log_level)(LOG_LEVEL_ERROR + fresh.log_level));
 		sampler_post_conf(d->sampler, &fresh);
 		d->conf = fresh;
@@ -701,10 +820,12 @@ static int run_daemon(const struct options *o, struct conf *conf)
 {
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
 	struct snapshot *first;
-	char err[512];
+	char err[512], where[4400];
 	int listen_fd = -1, rc = 1, lock_fd;
 
 	d.conf_path = o->config;
+	if (check_at_start(o, &d.conf, true) < 0)
+		return 1;
 	/* Before any register is touched: stop signals wait, and one uncored per machine. */
 	d.signal_fd = block_signals();
 	if (d.signal_fd < 0) {
@@ -723,7 +844,8 @@ static int run_daemon(const struct options *o, struct conf *conf)
 		goto out_machine;
 	/* Every msr fd is open and the socket bound: root is no longer needed. */
 	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
-		log_error("%s", err);
+		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
+			  err);
 		goto out_listen;
 	}
 	if (sampler_new(&d.conf, &d.machine.hw, &d.machine.info, &d.machine.topo, &d.sampler,
@@ -791,12 +913,10 @@ int main(int argc, char **argv)
 	}
 	if (load_conf(&o, &conf) < 0)
 		return 1;
-	if (o.mode == MODE_CHECK_CONFIG) {
-		printf("%s: configuration ok\n", o.config);
-		return 0;
-	}
 	if (o.listen)
 		snprintf(conf.listen, sizeof(conf.listen), "%s", o.listen);
+	if (o.mode == MODE_CHECK_CONFIG)
+		return check_config(&o, &conf);
 	log_set_level((enum log_level)(LOG_LEVEL_ERROR + conf.log_level));
 	switch (o.mode) {
 	case MODE_LIST_EVENTS:

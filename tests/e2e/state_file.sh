@@ -127,14 +127,15 @@ printf '< cpu0 0x3c0 0x0\n> cpu0 0x3c0 0x420167\n' | cmp -s - "$TEST_TMP/diff" |
 # --- Forged files: refused before any register is touched.
 new_tree
 killed
+at="$TEST_TMP/u.conf:$(grep -n '^state_file' "$TEST_TMP/u.conf" | cut -d: -f1)"
 chmod 0666 "$ledger"
-refused_start mode "state_file: $ledger: writable by group or others, so it is not trusted and not replayed; refusing to start"
+refused_start mode "$at: state_file: $ledger: writable by group or others, so it is not trusted and not replayed; refusing to start"
 chmod 0600 "$ledger"
 chown 65534 "$ledger"
-refused_start owner "state_file: $ledger: not owned by root, so it is not trusted and not replayed; refusing to start"
+refused_start owner "$at: state_file: $ledger: not owned by root, so it is not trusted and not replayed; refusing to start"
 chown 0 "$ledger"
 chmod 0777 "$TEST_TMP/state"
-refused_start directory "state_file: directory $TEST_TMP/state: writable by group or others, so the state file in it is not trusted; refusing to start"
+refused_start directory "$at: state_file: directory $TEST_TMP/state: writable by group or others, so the state file in it is not trusted; refusing to start"
 chmod 0755 "$TEST_TMP/state"
 restart_and_stop after_forged
 same_tree "after the forged files were put right"
