@@ -446,6 +446,79 @@ static void a_kill_during_a_rewrite_loses_nothing(void **state)
 	unsetenv("UNCORED_TEST_KILL_STEP");
 }
 
+/*
+ * SIGKILL in the middle of the copy over the old records (step 2): the
+ * front of the file holds the first k bytes of the checkpoint, then what
+ * is left of the old records, then the whole checkpoint.  For every k the
+ * restart restores every register and reports no damage.
+ */
+static void a_torn_copy_loses_nothing(void **state)
+{
+	struct fixture *f = *state;
+	static char whole[8192];
+	size_t len, header_len, ckpt_at;
+	char err[256] = "", *mark;
+	int status;
+	pid_t pid;
+	FILE *fp;
+
+	unlink(f->path);
+	setenv("UNCORED_TEST_KILL_STEP", "1", 1);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ledger_recovery rec;
+		struct ledger_file *lf;
+		struct pmu_ledger *l;
+
+		if (ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
+			_exit(2);
+		pmu_set_journal(lf);
+		l = pmu_ledger_new();
+		for (int k = 0; k < 40; k++)
+			pmu_write(l, &f->hw, 0, 0x3c0 + (uint32_t)(k % 4), 0x420000 + (uint64_t)k);
+		ledger_file_rewrite_hook = kill_self;
+		pmu_set_journal(lf);   /* rewrites; killed once the checkpoint is appended */
+		_exit(3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	unsetenv("UNCORED_TEST_KILL_STEP");
+	fp = fopen(f->path, "rb");
+	assert_non_null(fp);
+	len = fread(whole, 1, sizeof(whole), fp);
+	fclose(fp);
+	assert_true(len < sizeof(whole));
+	header_len = (size_t)((char *)memchr(whole, '\n', len) - whole) + 1;
+	mark = NULL;
+	for (char *p = whole; (p = memmem(p, len - (size_t)(p - whole), "\nstate ", 7)); p++)
+		mark = p;
+	assert_non_null(mark);
+	ckpt_at = (size_t)(mark - whole) + 1;
+	assert_true(header_len + (len - ckpt_at) <= ckpt_at);   /* the copy fits before it */
+	for (size_t k = 0; k <= len - ckpt_at; k++) {
+		struct ledger_recovery rec;
+		struct ledger_file *lf;
+
+		fp = fopen(f->path, "wb");
+		assert_non_null(fp);
+		fwrite(whole, 1, header_len, fp);
+		fwrite(whole + ckpt_at, 1, k, fp);
+		fwrite(whole + header_len + k, 1, len - header_len - k, fp);
+		assert_int_equal(fclose(fp), 0);
+		chmod(f->path, 0600);
+		for (uint32_t i = 36; i < 40; i++)
+			assert_int_equal(sim_poke(f->sim, 0, 0x3c0 + i % 4, 0x420000 + i), 0);
+		assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+		assert_true(rec.found);
+		if (rec.cleaned != 4 || rec.damaged || rec.header_damaged || rec.kept)
+			fail_msg("torn at byte %zu: cleaned %u, damaged %u", k, rec.cleaned, rec.damaged);
+		for (uint32_t i = 0; i < 4; i++)
+			assert_int_equal(reg(f, 0, 0x3c0 + i), 0);
+		ledger_file_close(lf);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -457,6 +530,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(untrusted_files_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_full_disk_stops_the_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_kill_during_a_rewrite_loses_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_torn_copy_loses_nothing, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
