@@ -384,7 +384,8 @@ static bool holds_written(uint32_t msr, uint64_t now, uint64_t written)
 }
 
 /* Restore an owned register if it still holds what uncored wrote; false if taken over. */
-static bool restore_if_ours(struct hw *hw, const struct ledger_record *r, struct ledger_recovery *rec)
+static bool restore_if_ours(struct hw *hw, const struct ledger_record *r,
+			    struct ledger_recovery *rec)
 {
 	uint64_t now;
 

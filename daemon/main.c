@@ -28,6 +28,7 @@
 
 #include "conf.h"
 #include "conf_check.h"
+#include "conf_file.h"
 #include "config.h"
 #include "cpu.h"
 #include "event.h"
@@ -297,7 +298,15 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 	} else {
 		r = hwdev_open(o->root ? o->root : conf->root, &m->hw, err, sizeof(err));
 		if (r < 0) {
-			log_error("%s", err);
+			const char *path = conf_path(o);
+			char where[4400];
+
+			/* Located when root was chosen (the default "/" is the machine itself). */
+			if (o->root || (path && conf_file_key_line(path, "daemon", "root") > 0))
+				log_error("%s: %s", conf_check_where(path, "root", o->root != NULL, where,
+								     sizeof(where)), err);
+			else
+				log_error("%s", err);
 			return -1;
 		}
 	}

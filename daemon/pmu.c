@@ -10,9 +10,9 @@
  * before the register write it describes, so a restarted daemon can undo
  * what a killed one left programmed; when the record cannot be written the
  * register is not written either.  Undoing (clearing, releasing,
- * restoring) is never held back by the journal.  The journal is process-wide: every
- * live ledger reports to it, and it is rewritten from all of them when it
- * grows or after a restore.
+ * restoring) is never held back by the journal.  The journal is
+ * process-wide: every live ledger reports to it, and it is rewritten from
+ * all of them when it grows or after a restore.
  */
 #include <errno.h>
 #include <stdio.h>

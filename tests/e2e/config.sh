@@ -74,6 +74,14 @@ bad state_dir "state_file = $TEST_TMP/state/ledger" "state_file: directory $TEST
 chmod 0755 "$TEST_TMP/state"
 [ ! -e "$TEST_TMP/state/ledger" ] || fail "a refused start created the state file"
 
+# A root with no CPUs under it: found by opening the hardware, still located.
+mkdir "$TEST_TMP/empty"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c" "$port" "root = $TEST_TMP/empty"
+rc=0
+timeout 20 "$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.empty" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "^uncored: $c:7: root: $TEST_TMP/empty/" "$TEST_TMP/log.empty" ||
+	fail "empty root: exit $rc: $(cat "$TEST_TMP/log.empty")"
+
 # What --check-config could not check, for a good file.
 rc=0
 "$UNCORED_BIN" --check-config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/out" 2>&1 || rc=$?
