@@ -99,6 +99,19 @@ static void crlf_line_ends_are_fine(void **state)
 	assert_true(conf.interval_s == 2.0);
 }
 
+static void an_empty_file_means_the_defaults(void **state)
+{
+	struct conf defaults;
+
+	(void)state;
+	write_bytes("", 0);
+	conf_defaults(&defaults);
+	assert_int_equal(conf_load(path, &conf, &errs), 0);
+	assert_int_equal(errs.n, 0);
+	assert_string_equal(conf.listen, defaults.listen);
+	assert_int_equal(conf.max_episodes, defaults.max_episodes);
+}
+
 static void non_regular_files_are_refused_without_blocking(void **state)
 {
 	char fifo[600];
@@ -159,6 +172,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(a_file_of_nul_bytes_is_not_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(lone_carriage_returns_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(crlf_line_ends_are_fine, setup, teardown),
+		cmocka_unit_test_setup_teardown(an_empty_file_means_the_defaults, setup, teardown),
 		cmocka_unit_test_setup_teardown(non_regular_files_are_refused_without_blocking,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(oversized_files_are_refused, setup, teardown),
