@@ -56,4 +56,26 @@ kill -0 "$DAEMON_PID" 2>/dev/null || fail "SIGPIPE: the daemon died when stderr'
 curl -fsS -o /dev/null "$DAEMON_URL/healthz" || fail "SIGPIPE: no longer serving"
 stop_daemon "$DAEMON_PID" || fail "SIGPIPE: exit status $? after SIGTERM"
 same_tree "SIGPIPE"
-echo "signals: TERM INT QUIT USR1 USR2 ALRM restore and exit 0, PIPE ignored: ok"
+# --once: a stop signal during its interval restores too, and it exits 1
+# with no output (it has no second sample).
+UNCORED_TEST_INTERVAL=30 write_conf "$TEST_TMP/once.conf" "$port"
+for sig in QUIT USR2; do
+	"$UNCORED_BIN" --once --config "$TEST_TMP/once.conf" --root "$tree" >"$TEST_TMP/out.$sig" 2>"$TEST_TMP/log.once.$sig" &
+	pid=$!
+	PIDS="$PIDS $pid"
+	for _ in $(seq 1 100); do
+		python3 "$(dirname "$0")/make_tree.py" "$tree" --dump | cmp -s - "$TEST_TMP/before" || break
+		sleep 0.1
+	done
+	kill -"$sig" "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$pid" | tr '\n' ' ')
+	[ "$rc" = 1 ] || fail "--once SIG$sig: exit status $rc: $(cat "$TEST_TMP/log.once.$sig")"
+	[ ! -s "$TEST_TMP/out.$sig" ] || fail "--once SIG$sig: printed a result"
+	name=$(python3 -c 'import signal,sys; print(signal.strsignal(getattr(signal, "SIG" + sys.argv[1])))' "$sig")
+	grep -qxF "uncored: received $name, stopping" "$TEST_TMP/log.once.$sig" ||
+		fail "--once SIG$sig: no 'received $name, stopping': $(cat "$TEST_TMP/log.once.$sig")"
+	same_tree "--once SIG$sig"
+done
+echo "signals: TERM INT QUIT USR1 USR2 ALRM restore and exit 0, PIPE ignored, --once restores: ok"
