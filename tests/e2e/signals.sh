@@ -47,6 +47,11 @@ DAEMON_PID=$!
 PIDS="$PIDS $DAEMON_PID"
 DAEMON_URL="http://127.0.0.1:$port"
 wait_healthy "$DAEMON_URL" "$DAEMON_PID" "$TEST_TMP/log.pipe"
+# /healthz answers just before "serving on" is logged: wait for the line.
+for _ in $(seq 1 100); do
+	grep -q 'serving on' "$TEST_TMP/log.pipe" && break
+	sleep 0.1
+done
 grep -q 'serving on' "$TEST_TMP/log.pipe" || fail "SIGPIPE: nothing logged through the pipe"
 kill "$reader"
 wait "$reader" 2>/dev/null || true
