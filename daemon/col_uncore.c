@@ -412,7 +412,7 @@ static void note_write_failure(struct collector *c, int err)
 	if (err == -EPERM || err == -EACCES)
 		collector_note(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
 	else
-		collector_note(c, "programming the uncore PMU failed: %s", hw_hint(err, HW_OP_WRITE));
+		collector_note(c, "programming the uncore PMU failed: %s", pmu_hint(err, HW_OP_WRITE));
 }
 
 static int claim_all(struct collector *c, struct uncore_state *st)
