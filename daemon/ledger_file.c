@@ -142,6 +142,7 @@ static const struct {
 	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, false, 0 },
 	{ IA32_PMC0, 8, false, 0 },
 	{ IA32_PERFEVTSEL0, 8, false, 0 },
+	{ IA32_FIXED_CTR0, 3, false, 0 },                     /* the counters of FIXED_CTR_CTRL */
 	{ IA32_FIXED_CTR_CTRL, 1, true, 0xfff },              /* three 4-bit nibbles */
 	{ IA32_PERF_GLOBAL_CTRL, 1, true, 0xff | (UINT64_C(7) << 32) },
 };
