@@ -49,6 +49,10 @@
 #define HTTP_ACCEPT_BATCH 64
 #define HTTP_ACCEPT_BACKOFF_MS 100
 #define HTTP_PARKED_RETRY_MS 5
+#define HTTP_PARKED_MAX 64
+/* How long a newcomer that has sent nothing is kept aside while all places
+ * are taken, before it may take a waiting connection's place all the same. */
+#define HTTP_INPUT_GRACE_MS 100
 #define HTTP_DEFAULT_HEADER_BYTES (16u * 1024u)
 /* Room in the per-connection pool beyond the request headers: response
  * headers and the write buffer come out of the same pool. */
@@ -755,17 +759,19 @@ static size_t pool_bytes(const struct http_options *opt)
 enum admit_result {
 	ADMITTED,       /* in the table and with libmicrohttpd, or refused and closed */
 	ADMITTED_FULL,  /* the same, and no slot is left for another */
-	ADMIT_LATER,    /* all open connections are busy: the caller keeps the fd */
+	ADMIT_NO_INPUT, /* all places taken and it has sent nothing yet: the caller keeps it */
+	ADMIT_LATER,    /* all places taken and none can be given up: the caller keeps it */
 };
 
 /*
  * Take one accepted socket into the table and hand it to libmicrohttpd, or
  * close it when its address is over the per-address limit.  When all
- * connections are taken, a waiting one makes room (pick_victim); when none
- * is waiting (all being answered, or just handed over), the new one waits.
+ * places are taken, a waiting connection gives its place up (pick_victim)
+ * to a newcomer that has sent its request, or that has been kept
+ * (may_wait false) long enough; none being waiting, the newcomer waits.
  */
 static enum admit_result admit(struct http_server *srv, int fd, const struct sockaddr *sa,
-			       socklen_t sa_len)
+			       socklen_t sa_len, bool may_wait)
 {
 	unsigned char key[16];
 	struct conn *c;
@@ -782,6 +788,10 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	    (srv->opt.max_connections_per_ip &&
 	     addr_count(srv, key) >= srv->opt.max_connections_per_ip))
 		goto refuse;
+	if (srv->n_live >= srv->max_live && may_wait && !input_pending(fd)) {
+		pthread_mutex_unlock(&srv->lock);
+		return ADMIT_NO_INPUT;
+	}
 	if (srv->n_used >= srv->n_slots)
 		goto later;
 	if (srv->n_live >= srv->max_live) {
@@ -823,19 +833,89 @@ later:
 	return ADMIT_LATER;
 }
 
-/* An accepted connection waiting for a place (admit() said ADMIT_LATER). */
+/* An accepted connection the acceptor keeps until it can have a place. */
 struct parked {
 	int fd;
 	socklen_t sa_len;
+	uint64_t since_ms;
 	struct sockaddr_storage sa;
 };
+
+struct acceptor {
+	struct parked parked[HTTP_PARKED_MAX];
+	unsigned n_parked;
+	bool blocked;           /* admit() said ADMIT_LATER: accept no more for now */
+};
+
+/* Offer parked[i] a place again; true when it is gone from the list. */
+static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i, uint64_t now)
+{
+	struct parked *p = &a->parked[i];
+	enum admit_result r = admit(srv, p->fd, (struct sockaddr *)&p->sa, p->sa_len,
+				    now - p->since_ms < HTTP_INPUT_GRACE_MS);
+
+	if (r == ADMIT_LATER)
+		a->blocked = true;
+	if (r == ADMIT_LATER || r == ADMIT_NO_INPUT)
+		return false;
+	a->n_parked--;
+	memmove(p, p + 1, (a->n_parked - i) * sizeof(*p));
+	return true;
+}
+
+/*
+ * Accept what the listen queue holds (a batch at most).  When all places
+ * are taken, a newcomer that has not sent its request yet is kept aside
+ * for HTTP_INPUT_GRACE_MS rather than given a place at once: under a flood
+ * of connections that send nothing, the kept ones push each other out
+ * (closed), cheaply, while one that asks is let in at once.
+ */
+static void accept_batch(struct http_server *srv, struct acceptor *a)
+{
+	for (int i = 0; i < HTTP_ACCEPT_BATCH && !a->blocked; i++) {
+		struct parked *p;
+		enum admit_result r;
+		int fd;
+
+		if (a->n_parked == HTTP_PARKED_MAX) {
+			/* Make room: the oldest goes in (request sent) or is closed. */
+			if (!retry_parked(srv, a, 0, mono_ms())) {
+				if (a->blocked)
+					return;
+				close(a->parked[0].fd);
+				a->n_parked--;
+				memmove(a->parked, a->parked + 1, a->n_parked * sizeof(*p));
+			}
+		}
+		p = &a->parked[a->n_parked];
+		p->sa_len = sizeof(p->sa);
+		fd = accept4(srv->listen_fd, (struct sockaddr *)&p->sa, &p->sa_len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				log_warning("http: accept: %s; not accepting for %d ms",
+					    strerror(errno), HTTP_ACCEPT_BACKOFF_MS);
+				a->blocked = true;
+				usleep(HTTP_ACCEPT_BACKOFF_MS * 1000);
+			}
+			return;
+		}
+		p->fd = fd;
+		p->since_ms = mono_ms();
+		r = admit(srv, fd, (struct sockaddr *)&p->sa, p->sa_len, true);
+		if (r == ADMIT_NO_INPUT || r == ADMIT_LATER)
+			a->n_parked++;
+		if (r == ADMIT_LATER)
+			a->blocked = true;
+		if (r == ADMITTED_FULL)
+			return;
+	}
+}
 
 /*
  * The acceptor thread: accepts every connection at once (none waits in the
  * kernel's queue behind connections that never send a request), admits
- * it, and closes waiting connections at their deadline.  A connection that
- * finds every place busy is kept here and offered again every few ms; no
- * more are accepted meanwhile.
+ * it, and closes waiting connections at their deadline.
  */
 static void *acceptor_main(void *arg)
 {
@@ -844,27 +924,17 @@ static void *acceptor_main(void *arg)
 		{ .fd = srv->wake_fd, .events = POLLIN },
 		{ .fd = srv->listen_fd, .events = POLLIN },
 	};
-	struct parked parked[HTTP_ACCEPT_BATCH];
-	unsigned n_parked = 0;
-	uint64_t backoff_until = 0;
+	struct acceptor a = { .n_parked = 0 };
 
 	while (!atomic_load(&srv->stopping)) {
 		uint64_t now = mono_ms(), drained;
 		int timeout = HTTP_ACCEPTOR_TICK_MS;
 		nfds_t n = 2;
-		unsigned done = 0;
-		enum admit_result r = ADMITTED;
 
-		while (done < n_parked) {
-			r = admit(srv, parked[done].fd, (struct sockaddr *)&parked[done].sa,
-				  parked[done].sa_len);
-			if (r == ADMIT_LATER)
-				break;
-			done++;
-		}
-		memmove(parked, parked + done, (n_parked - done) * sizeof(parked[0]));
-		n_parked -= done;
-
+		a.blocked = false;
+		for (unsigned i = 0; i < a.n_parked && !a.blocked;)
+			if (!retry_parked(srv, &a, i, now))
+				i++;
 		pthread_mutex_lock(&srv->lock);
 		if (srv->next_deadline_ms && now >= srv->next_deadline_ms)
 			sweep(srv, now);
@@ -872,43 +942,20 @@ static void *acceptor_main(void *arg)
 			timeout = (int)(srv->next_deadline_ms - now);
 		/* Every slot taken (half of them closing): wait for a CLOSED. */
 		srv->full = srv->n_used >= srv->n_slots;
-		if (srv->full || n_parked || now < backoff_until)
+		if (srv->full || a.blocked)
 			n = 1;
 		pthread_mutex_unlock(&srv->lock);
-		if (n_parked && timeout > HTTP_PARKED_RETRY_MS)
+		if (a.n_parked && timeout > HTTP_PARKED_RETRY_MS)
 			timeout = HTTP_PARKED_RETRY_MS;
-		if (now < backoff_until && backoff_until - now < (uint64_t)timeout)
-			timeout = (int)(backoff_until - now);
 		if (poll(pfd, n, timeout) <= 0)
 			continue;
 		if (pfd[0].revents & POLLIN)
 			(void)!read(srv->wake_fd, &drained, sizeof(drained));
-		if (n < 2 || !(pfd[1].revents & POLLIN))
-			continue;
-		for (int i = 0; i < HTTP_ACCEPT_BATCH && r == ADMITTED; i++) {
-			struct parked *p = &parked[n_parked];
-			int fd;
-
-			p->sa_len = sizeof(p->sa);
-			fd = accept4(srv->listen_fd, (struct sockaddr *)&p->sa, &p->sa_len,
-				     SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (fd < 0) {
-				if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-				    errno == ENOMEM) {
-					log_warning("http: accept: %s; not accepting for %d ms",
-						    strerror(errno), HTTP_ACCEPT_BACKOFF_MS);
-					backoff_until = mono_ms() + HTTP_ACCEPT_BACKOFF_MS;
-				}
-				break;
-			}
-			p->fd = fd;
-			r = admit(srv, fd, (struct sockaddr *)&p->sa, p->sa_len);
-			if (r == ADMIT_LATER)
-				n_parked++;
-		}
+		if (n == 2 && (pfd[1].revents & POLLIN))
+			accept_batch(srv, &a);
 	}
-	for (unsigned i = 0; i < n_parked; i++)
-		close(parked[i].fd);
+	for (unsigned i = 0; i < a.n_parked; i++)
+		close(a.parked[i].fd);
 	return NULL;
 }
 

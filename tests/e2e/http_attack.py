@@ -25,11 +25,11 @@ after the attack, and the sample counter advanced by at least half of what
 the interval promises; 1 otherwise.  The script ends by itself.
 """
 import errno
+import multiprocessing
 import resource
 import selectors
 import socket
 import sys
-import threading
 import time
 
 SCRAPER_ADDR = "127.0.0.250"
@@ -160,16 +160,18 @@ def main():
     port, attack = int(sys.argv[1]), sys.argv[2]
     seconds, after, interval = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
     raise_fd_limit(4096)
-    stop = threading.Event()
+    # The attack runs in a process of its own, so the scraper's timings are
+    # the server's, not those of an interpreter lock shared with the attack.
+    stop = multiprocessing.Event()
     if attack == "burst":
-        t = threading.Thread(target=burst, args=(port, stop))
+        t = multiprocessing.Process(target=burst, args=(port, stop))
     elif attack == "trickle":
         addrs = ["127.0.0.%d" % (100 + i) for i in range(40)]
-        t = threading.Thread(target=holders,
-                             args=(port, stop, addrs, 8, b"GET /metrics HTTP/1.1\r\n", 1.0))
+        t = multiprocessing.Process(target=holders,
+                                    args=(port, stop, addrs, 8, b"GET /metrics HTTP/1.1\r\n", 1.0))
     elif attack == "idle":
         addrs = ["127.0.1.%d" % (1 + i) for i in range(250)]
-        t = threading.Thread(target=holders, args=(port, stop, addrs, 8, None, None))
+        t = multiprocessing.Process(target=holders, args=(port, stop, addrs, 8, None, None))
     else:
         sys.exit("unknown attack %s" % attack)
     t.start()
@@ -186,7 +188,7 @@ def main():
         phase = "during" if now < t_end else "after"
         if phase == "after" and not stop.is_set():
             stop.set()
-            t.join()
+            t.join(10)
         try:
             took, n = scrape(port)
             results[phase].append(took)
@@ -195,7 +197,9 @@ def main():
             failures.append("%s, %.1f s: %s" % (phase, now - (t_end - seconds), e))
         time.sleep(max(0.0, SCRAPE_EVERY - (time.monotonic() - now)))
     stop.set()
-    t.join()
+    t.join(10)
+    if t.is_alive():
+        t.kill()
     ok = True
     for phase, times in results.items():
         times.sort()
