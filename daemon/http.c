@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1089,6 +1090,15 @@ struct http_server *http_start(const struct http_options *opt, char *err, size_t
 	srv->timeout_ms = 1000ull * (opt->request_timeout_s ? opt->request_timeout_s
 							    : HTTP_DEFAULT_TIMEOUT_S);
 	pthread_mutex_init(&srv->lock, NULL);
+	/* A socket from systemd may be blocking; the acceptor drains the queue
+	 * until accept() says EAGAIN. */
+	r = fcntl(opt->listen_fd, F_GETFL);
+	if (r < 0 || fcntl(opt->listen_fd, F_SETFL, r | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "http: making fd %d non-blocking: %s", opt->listen_fd,
+			 strerror(errno));
+		free_server(srv);
+		return NULL;
+	}
 	r = fit_fd_limit(srv->max_live, &n_fd_index, err, errlen);
 	if (r < 0) {
 		free_server(srv);
