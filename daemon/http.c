@@ -3,10 +3,19 @@
  * of routes, and responses built from the current published snapshot.
  * Handlers take a snapshot reference, format (or reuse the cached
  * /metrics text) and hand the bytes to libmicrohttpd without a copy; they
- * never touch hardware and never wait for the sampler.  Limits on
- * connections, per-address connections, idle time and header size are
- * libmicrohttpd's.  It does not choose the listen address or where the
- * socket comes from: main passes one from http_bind() or from systemd.
+ * never touch hardware and never wait for the sampler.
+ *
+ * Connections do not reach libmicrohttpd by its own listening socket: an
+ * acceptor thread here accepts them, keeps a table of them (address,
+ * whether a request is being answered, since when it waits for one) and
+ * hands them over with MHD_add_connection().  The table is what enforces
+ * the per-address limit, the request deadline and who gives up a place
+ * when all are taken; libmicrohttpd's notify callbacks keep it current.
+ * The acceptor ends a connection early with shutdown(), never close(): it
+ * stays libmicrohttpd's to close, and the table's lock, taken by the CLOSED
+ * callback too, guarantees the fd is still that connection's.  It does not
+ * choose the listen address or where the socket comes from: main passes
+ * one from http_bind() or from systemd.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -51,6 +60,9 @@
 #define HTTP_ACCEPT_BACKOFF_MS 100
 #define HTTP_PARKED_RETRY_MS 5
 #define HTTP_PARKED_MAX 64
+/* A connection libmicrohttpd has not announced this long after its
+ * deadline was dropped by it unannounced; its slot is forgotten. */
+#define HTTP_UNANNOUNCED_MS 1000u
 /* How long a newcomer that has sent nothing is kept aside while all places
  * are taken, before it may take a waiting connection's place all the same. */
 #define HTTP_INPUT_GRACE_MS 100
@@ -61,11 +73,8 @@
 #define HTTP_LOG_EVERY_S 60
 #define HTTP_STALE_INTERVALS 3.0
 
-/*
- * One accepted connection, from accept() until libmicrohttpd closes it.
- * Guarded by http_server.lock except uri-related fields, which only the
- * libmicrohttpd thread serving the connection touches.
- */
+/* One accepted connection, from accept() until libmicrohttpd closes it;
+ * guarded by http_server.lock. */
 struct conn {
 	int fd;                        /* -1: slot free */
 	bool started;                  /* libmicrohttpd announced it: the fd stays open
@@ -237,8 +246,11 @@ static void sweep(struct http_server *srv, uint64_t now)
 		if (c->fd < 0 || c->busy || c->doomed)
 			continue;
 		if (!c->started) {
-			if (now >= deadline + 1000u)
+			deadline += HTTP_UNANNOUNCED_MS;
+			if (now >= deadline)
 				slot_free(srv, c);
+			else if (!next || deadline < next)
+				next = deadline;
 			continue;
 		}
 		if (now >= deadline)
