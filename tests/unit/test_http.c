@@ -469,6 +469,49 @@ static void read_response(int fd)
 	assert_int_equal(got, need);
 }
 
+/*
+ * Clients that send part of a request and close (or half-close) free their
+ * connections at once, long before the 10 s deadline; one that sends a
+ * whole request and half-closes is still answered.
+ */
+static void test_hangup_noticed(void **state)
+{
+	enum { N = 8 };
+	static const char part[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+	static const char whole[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct server *sv = *state;
+	int fds[N], closed = 0;
+	double t0 = mono_s();
+	size_t got = 0;
+	ssize_t n;
+
+	for (int i = 0; i < N; i++) {
+		fds[i] = connect_port(sv->port);
+		assert_int_equal(send(fds[i], part, sizeof(part) - 1, MSG_NOSIGNAL),
+				 (ssize_t)sizeof(part) - 1);
+		shutdown(fds[i], SHUT_WR);
+	}
+	for (int i = 0; i < N; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLIN };
+
+		if (poll(&p, 1, 3000) == 1 && closed_by_server(fds[i]))
+			closed++;
+		close(fds[i]);
+	}
+	print_message("%d of %d half-closed connections closed in %.2f s\n", closed, N,
+		      mono_s() - t0);
+	assert_int_equal(closed, N);
+	fds[0] = connect_port(sv->port);
+	assert_int_equal(send(fds[0], whole, sizeof(whole) - 1, MSG_NOSIGNAL),
+			 (ssize_t)sizeof(whole) - 1);
+	shutdown(fds[0], SHUT_WR);
+	while (got < RESP_MAX - 1 && (n = recv(fds[0], resp + got, RESP_MAX - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	resp[got] = '\0';
+	close(fds[0]);
+	assert_int_equal(status_of(resp), 200);
+}
+
 /* One header byte every 200 ms does not keep a connection past the deadline. */
 static void test_request_deadline(void **state)
 {
@@ -732,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_assets),
 		cmocka_unit_test(test_huge_headers),
 		cmocka_unit_test(test_per_ip_limit),
+		cmocka_unit_test(test_hangup_noticed),
 		cmocka_unit_test(test_request_deadline),
 		cmocka_unit_test(test_header_limit_exact),
 		cmocka_unit_test(test_keep_alive),
