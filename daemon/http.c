@@ -112,6 +112,7 @@ struct http_server {
 	struct addr_count *addrs;      /* open addressing, addr_cap a power of two */
 	size_t addr_cap;
 	uint64_t next_deadline_ms;     /* earliest deadline of a waiting connection; 0: none */
+	unsigned n_deadline, n_evicted, n_refused; /* since the last report */
 	bool full;                     /* every slot taken: the acceptor waits for CLOSED */
 };
 
@@ -253,9 +254,10 @@ static void sweep(struct http_server *srv, uint64_t now)
 				next = deadline;
 			continue;
 		}
-		if (now >= deadline)
+		if (now >= deadline) {
 			doom(srv, c);
-		else if (!next || deadline < next)
+			srv->n_deadline++;
+		} else if (!next || deadline < next)
 			next = deadline;
 	}
 	srv->next_deadline_ms = next;
@@ -813,6 +815,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 		if (!victim)
 			goto later;
 		doom(srv, victim);
+		srv->n_evicted++;
 	}
 	idx = srv->free_slots[srv->n_slots - srv->n_used - 1];
 	c = &srv->conns[idx];
@@ -837,6 +840,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	pthread_mutex_unlock(&srv->lock);
 	return room ? ADMITTED : ADMITTED_FULL;
 refuse:
+	srv->n_refused++;
 	room = srv->n_used < srv->n_slots;
 	pthread_mutex_unlock(&srv->lock);
 	close(fd);
@@ -925,6 +929,17 @@ static void accept_batch(struct http_server *srv, struct acceptor *a)
 	}
 }
 
+/* At most once a minute, what the limits did to clients (lock held). */
+static void report(struct http_server *srv)
+{
+	if (srv->n_deadline || srv->n_evicted || srv->n_refused)
+		log_info("http: in the last %d s, %u connections closed at their request deadline, "
+			 "%u gave their place to a client that asked, %u refused over "
+			 "max_connections_per_ip", HTTP_LOG_EVERY_S, srv->n_deadline,
+			 srv->n_evicted, srv->n_refused);
+	srv->n_deadline = srv->n_evicted = srv->n_refused = 0;
+}
+
 /*
  * The acceptor thread: accepts every connection at once (none waits in the
  * kernel's queue behind connections that never send a request), admits
@@ -938,6 +953,7 @@ static void *acceptor_main(void *arg)
 		{ .fd = srv->listen_fd, .events = POLLIN },
 	};
 	struct acceptor a = { .n_parked = 0 };
+	uint64_t next_report_ms = 0;
 
 	while (!atomic_load(&srv->stopping)) {
 		uint64_t now = mono_ms(), drained;
@@ -951,6 +967,10 @@ static void *acceptor_main(void *arg)
 		pthread_mutex_lock(&srv->lock);
 		if (srv->next_deadline_ms && now >= srv->next_deadline_ms)
 			sweep(srv, now);
+		if (now >= next_report_ms) {
+			report(srv);
+			next_report_ms = now + HTTP_LOG_EVERY_S * 1000u;
+		}
 		if (srv->next_deadline_ms && srv->next_deadline_ms - now < (uint64_t)timeout)
 			timeout = (int)(srv->next_deadline_ms - now);
 		/* Every slot taken (half of them closing): wait for a CLOSED. */
