@@ -3,19 +3,36 @@
  * of routes, and responses built from the current published snapshot.
  * Handlers take a snapshot reference, format (or reuse the cached
  * /metrics text) and hand the bytes to libmicrohttpd without a copy; they
- * never touch hardware and never wait for the sampler.  Limits on
- * connections, per-address connections, idle time and header size are
- * libmicrohttpd's.  It does not choose the listen address or where the
- * socket comes from: main passes one from http_bind() or from systemd.
+ * never touch hardware and never wait for the sampler.
+ *
+ * Connections do not reach libmicrohttpd by its own listening socket: an
+ * acceptor thread here accepts them, keeps a table of them (address,
+ * whether a request is being answered, since when it waits for one) and
+ * hands them over with MHD_add_connection().  The table is what enforces
+ * the per-address limit, the request deadline and who gives up a place
+ * when all are taken; libmicrohttpd's notify callbacks keep it current.
+ * The acceptor ends a connection early with shutdown(), never close(): it
+ * stays libmicrohttpd's to close, and the table's lock, taken by the CLOSED
+ * callback too, guarantees the fd is still that connection's.  It does not
+ * choose the listen address or where the socket comes from: main passes
+ * one from http_bind() or from systemd.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +47,25 @@
 #include "strbuf.h"
 
 #define HTTP_THREAD_POOL_SIZE 2u
+#define HTTP_DEFAULT_CONNECTIONS 64u
+#define HTTP_DEFAULT_TIMEOUT_S 10u
+/* File descriptors beyond the connections: libmicrohttpd's wake-up fds,
+ * the acceptor's, and what the rest of the daemon opens on a reload. */
+#define HTTP_FD_RESERVE 32u
+/* fd numbers the table can index; more are refused (and never needed below
+ * the limit http_start() sets). */
+#define HTTP_FD_INDEX_MAX (1ul << 20)
+#define HTTP_ACCEPTOR_TICK_MS 1000
+#define HTTP_ACCEPT_BATCH 64
+#define HTTP_ACCEPT_BACKOFF_MS 100
+#define HTTP_PARKED_RETRY_MS 5
+#define HTTP_PARKED_MAX 64
+/* A connection libmicrohttpd has not announced this long after its
+ * deadline was dropped by it unannounced; its slot is forgotten. */
+#define HTTP_UNANNOUNCED_MS 1000u
+/* How long a newcomer that has sent nothing is kept aside while all places
+ * are taken, before it may take a waiting connection's place all the same. */
+#define HTTP_INPUT_GRACE_MS 100
 #define HTTP_DEFAULT_HEADER_BYTES (16u * 1024u)
 /* Room in the per-connection pool beyond the request headers: response
  * headers and the write buffer come out of the same pool. */
@@ -37,11 +73,307 @@
 #define HTTP_LOG_EVERY_S 60
 #define HTTP_STALE_INTERVALS 3.0
 
+/* One accepted connection, from accept() until libmicrohttpd closes it;
+ * guarded by http_server.lock. */
+struct conn {
+	int fd;                        /* -1: slot free */
+	bool started;                  /* libmicrohttpd announced it: the fd stays open
+					* until our CLOSED callback returns */
+	bool busy;                     /* a complete request is being answered */
+	bool doomed;                   /* shut down here; libmicrohttpd will close it */
+	uint64_t since_ms;             /* accepted, or its last response finished */
+	unsigned char addr[16];        /* client address, IPv4 as ::ffff:a.b.c.d */
+};
+
+/* Open connections of one client address (count 0: empty entry). */
+struct addr_count {
+	unsigned char addr[16];
+	unsigned count;
+};
+
 struct http_server {
 	struct MHD_Daemon *mhd;
 	int listen_fd;
+	int wake_fd;                   /* eventfd: stop, or a slot came free */
+	pthread_t acceptor;
+	bool acceptor_running;
+	atomic_bool stopping;
 	struct http_options opt;
+	unsigned max_live;             /* max_connections */
+	size_t header_limit;           /* max_header_bytes */
+	uint64_t timeout_ms;           /* request_timeout */
+
+	pthread_mutex_t lock;
+	struct conn *conns;            /* n_slots: max_live open + as many closing */
+	unsigned n_slots, n_used, n_live;
+	unsigned *free_slots;          /* stack of free indices, n_slots - n_used deep */
+	unsigned *slot_of_fd;          /* fd -> index + 1, 0: none; n_fd_index entries */
+	size_t n_fd_index;
+	struct addr_count *addrs;      /* open addressing, addr_cap a power of two */
+	size_t addr_cap;
+	uint64_t next_deadline_ms;     /* earliest deadline of a waiting connection; 0: none */
+	unsigned n_deadline, n_evicted, n_refused; /* since the last report */
+	bool full;                     /* every slot taken: the acceptor waits for CLOSED */
 };
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* --- per-address counts --------------------------------------------------- */
+
+static size_t addr_hash(const unsigned char *a, size_t cap)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (int i = 0; i < 16; i++)
+		h = (h ^ a[i]) * 1099511628211ull;
+	return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+/* The entry for a (found, or the empty one where it would go). */
+static struct addr_count *addr_find(struct http_server *srv, const unsigned char *a)
+{
+	size_t i = addr_hash(a, srv->addr_cap);
+
+	while (srv->addrs[i].count && memcmp(srv->addrs[i].addr, a, 16) != 0)
+		i = (i + 1) & (srv->addr_cap - 1);
+	return &srv->addrs[i];
+}
+
+static unsigned addr_count(struct http_server *srv, const unsigned char *a)
+{
+	return addr_find(srv, a)->count;
+}
+
+static void addr_inc(struct http_server *srv, const unsigned char *a)
+{
+	struct addr_count *e = addr_find(srv, a);
+
+	memcpy(e->addr, a, 16);
+	e->count++;
+}
+
+/* Decrement; an entry that falls to 0 is removed by shifting its cluster back. */
+static void addr_dec(struct http_server *srv, const unsigned char *a)
+{
+	size_t mask = srv->addr_cap - 1;
+	struct addr_count *e = addr_find(srv, a);
+	size_t hole, j;
+
+	if (!e->count || --e->count)
+		return;
+	hole = (size_t)(e - srv->addrs);
+	for (j = (hole + 1) & mask; srv->addrs[j].count; j = (j + 1) & mask) {
+		size_t home = addr_hash(srv->addrs[j].addr, srv->addr_cap);
+
+		/* Move j into the hole unless its home lies cyclically in (hole, j]. */
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			srv->addrs[hole] = srv->addrs[j];
+			srv->addrs[j].count = 0;
+			hole = j;
+		}
+	}
+}
+
+/* The address of sa as 16 bytes; IPv4 (plain or mapped) as ::ffff:a.b.c.d. */
+static void addr_key(const struct sockaddr *sa, unsigned char out[16])
+{
+	memset(out, 0, 16);
+	if (sa->sa_family == AF_INET6) {
+		memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		return;
+	}
+	out[10] = 0xff;
+	out[11] = 0xff;
+	if (sa->sa_family == AF_INET)
+		memcpy(out + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+}
+
+/* --- the connection table (callers hold srv->lock) ------------------------ */
+
+static void slot_free(struct http_server *srv, struct conn *c)
+{
+	if (c->fd >= 0 && (size_t)c->fd < srv->n_fd_index)
+		srv->slot_of_fd[c->fd] = 0;
+	addr_dec(srv, c->addr);
+	if (!c->doomed)
+		srv->n_live--;
+	srv->n_used--;
+	c->fd = -1;
+	srv->free_slots[srv->n_slots - srv->n_used - 1] = (unsigned)(c - srv->conns);
+	if (srv->full) {
+		uint64_t one = 1;
+
+		srv->full = false;
+		(void)!write(srv->wake_fd, &one, sizeof(one));
+	}
+}
+
+/*
+ * Close a waiting connection early: shutdown() makes libmicrohttpd see the
+ * end of the stream at once and close it.  Only started connections: their
+ * fd cannot have been closed and reused, because CLOSED takes the lock.
+ */
+static void doom(struct http_server *srv, struct conn *c)
+{
+	shutdown(c->fd, SHUT_RDWR);
+	c->doomed = true;
+	srv->n_live--;
+}
+
+static bool waiting(const struct conn *c)
+{
+	return c->fd >= 0 && c->started && !c->busy && !c->doomed;
+}
+
+/*
+ * Close connections past their request deadline, forget ones libmicrohttpd
+ * never announced (it closed them on an error of its own), and find the
+ * next deadline.
+ */
+static void sweep(struct http_server *srv, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (unsigned i = 0; i < srv->n_slots; i++) {
+		struct conn *c = &srv->conns[i];
+		uint64_t deadline = c->since_ms + srv->timeout_ms;
+
+		if (c->fd < 0 || c->busy || c->doomed)
+			continue;
+		if (!c->started) {
+			deadline += HTTP_UNANNOUNCED_MS;
+			if (now >= deadline)
+				slot_free(srv, c);
+			else if (!next || deadline < next)
+				next = deadline;
+			continue;
+		}
+		if (now >= deadline) {
+			doom(srv, c);
+			srv->n_deadline++;
+		} else if (!next || deadline < next)
+			next = deadline;
+	}
+	srv->next_deadline_ms = next;
+}
+
+/* Bytes have arrived that libmicrohttpd has not read yet: likely a request. */
+static bool input_pending(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/*
+ * The connection to give up for a new one when all are taken: a waiting
+ * one (no request in progress, none in its socket) from the address
+ * holding the most connections, the longest-waiting of those.  A scraper
+ * that connects, asks and reads is never waiting for long and rarely holds
+ * many, so the ones that go are the ones that hold connections without
+ * asking.
+ */
+static struct conn *pick_victim(struct http_server *srv)
+{
+	struct conn *best = NULL;
+	unsigned best_n = 0;
+
+	for (unsigned i = 0; i < srv->n_slots; i++) {
+		struct conn *c = &srv->conns[i];
+		unsigned n;
+
+		if (!waiting(c))
+			continue;
+		n = addr_count(srv, c->addr);
+		if (best && (n < best_n || (n == best_n && c->since_ms >= best->since_ms)))
+			continue;
+		/* Its request is in the socket already: let it be answered. */
+		if (input_pending(c->fd))
+			continue;
+		best = c;
+		best_n = n;
+	}
+	return best;
+}
+
+/* --- libmicrohttpd callbacks on the connection's life ---------------------- */
+
+static void notify_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+			      enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *srv = cls;
+	const union MHD_ConnectionInfo *info;
+	struct conn *c;
+
+	pthread_mutex_lock(&srv->lock);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		info = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = NULL;
+		if (info && info->connect_fd >= 0 && (size_t)info->connect_fd < srv->n_fd_index &&
+		    srv->slot_of_fd[info->connect_fd]) {
+			c = &srv->conns[srv->slot_of_fd[info->connect_fd] - 1];
+			c->started = true;
+			*socket_context = c;
+		}
+	} else if (*socket_context) {
+		slot_free(srv, *socket_context);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static struct conn *conn_of(struct MHD_Connection *mc)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* A complete request arrived: no deadline while it is answered. */
+static void mark_busy(struct http_server *srv, struct MHD_Connection *mc)
+{
+	struct conn *c = conn_of(mc);
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	c->busy = true;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* The response is done: the next request's deadline starts now. */
+static void request_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
+			      enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *srv = cls;
+	struct conn *c = conn_of(mc);
+
+	(void)con_cls;
+	(void)toe;
+	if (!c)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	c->busy = false;
+	c->since_ms = mono_ms();
+	if (!srv->next_deadline_ms)
+		srv->next_deadline_ms = c->since_ms + srv->timeout_ms;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* The request line is in: remember the target's raw length for the header count. */
+static void *uri_logged(void *cls, const char *uri, struct MHD_Connection *mc)
+{
+	(void)cls;
+	(void)mc;
+	return (void *)(uintptr_t)(strlen(uri) + 1);
+}
 
 typedef enum MHD_Result (*route_fn)(const struct http_server *srv, struct MHD_Connection *c);
 
@@ -256,24 +588,82 @@ static enum MHD_Result serve_asset(const struct http_server *srv, struct MHD_Con
 	return queue(c, MHD_HTTP_OK, resp, a->content_type, 0);
 }
 
+/* One header field as the request carried it: "Name: value\r\n". */
+static enum MHD_Result add_header_bytes(void *cls, enum MHD_ValueKind kind, const char *key,
+					const char *value)
+{
+	size_t *sum = cls;
+
+	(void)kind;
+	*sum += strlen(key) + 2 + (value ? strlen(value) : 0) + 2;
+	return MHD_YES;
+}
+
 /*
- * Every request is answered on the first call, before any body is read:
- * nothing here takes a body, and libmicrohttpd closes the connection
- * instead of reading one it was not asked for.
+ * Bytes of the request line and header fields, each with its CRLF, and the
+ * empty line that ends them.  libmicrohttpd keeps no raw copy, so this is
+ * counted from what it parsed, each field as "Name: value": whitespace a
+ * client adds around a value beyond one space is not counted.  raw_uri_len
+ * is the request-target as sent (the URI log callback saw it).
+ */
+static size_t header_bytes(struct MHD_Connection *c, const char *method, const char *version,
+			   size_t raw_uri_len)
+{
+	size_t sum = strlen(method) + 1 + raw_uri_len + 1 + strlen(version) + 2 + 2;
+
+	MHD_get_connection_values(c, MHD_HEADER_KIND, add_header_bytes, &sum);
+	return sum;
+}
+
+/* A request that announces a body: nothing here takes one. */
+static bool has_body(struct MHD_Connection *c)
+{
+	const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	return (len && strspn(len, "0") != strlen(len)) ||
+	       MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+					   MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+}
+
+/* Marks a request whose first call has passed (see handle_request). */
+static char request_accepted;
+
+/*
+ * libmicrohttpd calls this once when the headers are complete and again
+ * when the (empty) body has been read.  A response queued on the first
+ * call makes it close the connection, so the first call only checks the
+ * request and answers the ones that must end the connection: a method or
+ * a body not served here, or headers over the limit.  Good requests are
+ * answered on the second call, which keeps the connection open for the
+ * next (kept-alive or pipelined) request.
  */
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const char *url,
 				      const char *method, const char *version,
 				      const char *upload_data, size_t *upload_data_size,
 				      void **con_cls)
 {
-	const struct http_server *srv = cls;
+	struct http_server *srv = cls;
 
-	(void)version;
 	(void)upload_data;
-	(void)con_cls;
+	if (*con_cls != &request_accepted) {
+		/* First call: *con_cls holds the raw target length + 1 (uri_logged). */
+		size_t raw_uri_len = *con_cls ? (size_t)(uintptr_t)*con_cls - 1 : strlen(url);
+
+		mark_busy(srv, c);
+		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+		    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+			return reply_method_not_allowed(c);
+		if (header_bytes(c, method, version, raw_uri_len) > srv->header_limit)
+			return reply_static(c, MHD_HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+					    "request header fields too large\n");
+		if (has_body(c))
+			return reply_static(c, MHD_HTTP_CONTENT_TOO_LARGE,
+					    "no request body is accepted here\n");
+		*con_cls = &request_accepted;
+		return MHD_YES;
+	}
 	*upload_data_size = 0;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
-		return reply_method_not_allowed(c);
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strcmp(url, routes[i].path) == 0)
 			return routes[i].fn(srv, c);
@@ -377,10 +767,342 @@ static size_t pool_bytes(const struct http_options *opt)
 	return header + HTTP_POOL_SLACK;
 }
 
+/* --- accepting ------------------------------------------------------------ */
+
+/* What became of a connection offered to admit(). */
+enum admit_result {
+	ADMITTED,       /* in the table and with libmicrohttpd, or refused and closed */
+	ADMITTED_FULL,  /* the same, and no slot is left for another */
+	ADMIT_NO_INPUT, /* all places taken and it has sent nothing yet: the caller keeps it */
+	ADMIT_LATER,    /* all places taken and none can be given up: the caller keeps it */
+};
+
+/*
+ * Take one accepted socket into the table and hand it to libmicrohttpd, or
+ * close it when its address is over the per-address limit.  When all
+ * places are taken, a waiting connection gives its place up (pick_victim)
+ * to a newcomer that has sent its request, or that has been kept
+ * (may_wait false) long enough; none being waiting, the newcomer waits.
+ */
+static enum admit_result admit(struct http_server *srv, int fd, const struct sockaddr *sa,
+			       socklen_t sa_len, bool may_wait)
+{
+	unsigned char key[16];
+	struct conn *c;
+	unsigned idx;
+	bool room;
+
+	addr_key(sa, key);
+	pthread_mutex_lock(&srv->lock);
+	/* accept() handed out this number, so a slot still holding it is one
+	 * libmicrohttpd closed without announcing it. */
+	if ((size_t)fd < srv->n_fd_index && srv->slot_of_fd[fd])
+		slot_free(srv, &srv->conns[srv->slot_of_fd[fd] - 1]);
+	if ((size_t)fd >= srv->n_fd_index ||
+	    (srv->opt.max_connections_per_ip &&
+	     addr_count(srv, key) >= srv->opt.max_connections_per_ip))
+		goto refuse;
+	if (srv->n_live >= srv->max_live && may_wait && !input_pending(fd)) {
+		pthread_mutex_unlock(&srv->lock);
+		return ADMIT_NO_INPUT;
+	}
+	if (srv->n_used >= srv->n_slots)
+		goto later;
+	if (srv->n_live >= srv->max_live) {
+		struct conn *victim = pick_victim(srv);
+
+		if (!victim)
+			goto later;
+		doom(srv, victim);
+		srv->n_evicted++;
+	}
+	idx = srv->free_slots[srv->n_slots - srv->n_used - 1];
+	c = &srv->conns[idx];
+	*c = (struct conn){ .fd = fd, .since_ms = mono_ms() };
+	memcpy(c->addr, key, 16);
+	addr_inc(srv, key);
+	srv->slot_of_fd[fd] = idx + 1;
+	srv->n_used++;
+	srv->n_live++;
+	if (!srv->next_deadline_ms)
+		srv->next_deadline_ms = c->since_ms + srv->timeout_ms;
+	pthread_mutex_unlock(&srv->lock);
+	if (MHD_add_connection(srv->mhd, fd, sa, sa_len) != MHD_YES) {
+		/* libmicrohttpd has closed the socket already. */
+		pthread_mutex_lock(&srv->lock);
+		if (c->fd == fd && !c->started)
+			slot_free(srv, c);
+		pthread_mutex_unlock(&srv->lock);
+	}
+	pthread_mutex_lock(&srv->lock);
+	room = srv->n_used < srv->n_slots;
+	pthread_mutex_unlock(&srv->lock);
+	return room ? ADMITTED : ADMITTED_FULL;
+refuse:
+	srv->n_refused++;
+	room = srv->n_used < srv->n_slots;
+	pthread_mutex_unlock(&srv->lock);
+	close(fd);
+	return room ? ADMITTED : ADMITTED_FULL;
+later:
+	pthread_mutex_unlock(&srv->lock);
+	return ADMIT_LATER;
+}
+
+/* An accepted connection the acceptor keeps until it can have a place. */
+struct parked {
+	int fd;
+	socklen_t sa_len;
+	uint64_t since_ms;
+	struct sockaddr_storage sa;
+};
+
+struct acceptor {
+	struct parked parked[HTTP_PARKED_MAX];
+	unsigned n_parked;
+	bool blocked;           /* admit() said ADMIT_LATER: accept no more for now */
+};
+
+/* Offer parked[i] a place again; true when it is gone from the list. */
+static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i, uint64_t now)
+{
+	struct parked *p = &a->parked[i];
+	enum admit_result r = admit(srv, p->fd, (struct sockaddr *)&p->sa, p->sa_len,
+				    now - p->since_ms < HTTP_INPUT_GRACE_MS);
+
+	if (r == ADMIT_LATER)
+		a->blocked = true;
+	if (r == ADMIT_LATER || r == ADMIT_NO_INPUT)
+		return false;
+	a->n_parked--;
+	memmove(p, p + 1, (a->n_parked - i) * sizeof(*p));
+	return true;
+}
+
+/*
+ * Accept what the listen queue holds (a batch at most).  When all places
+ * are taken, a newcomer that has not sent its request yet is kept aside
+ * for HTTP_INPUT_GRACE_MS rather than given a place at once: under a flood
+ * of connections that send nothing, the kept ones push each other out
+ * (closed), cheaply, while one that asks is let in at once.
+ */
+static void accept_batch(struct http_server *srv, struct acceptor *a)
+{
+	for (int i = 0; i < HTTP_ACCEPT_BATCH && !a->blocked; i++) {
+		struct parked *p;
+		enum admit_result r;
+		int fd;
+
+		if (a->n_parked == HTTP_PARKED_MAX) {
+			/* Make room: the oldest goes in (request sent) or is closed. */
+			if (!retry_parked(srv, a, 0, mono_ms())) {
+				if (a->blocked)
+					return;
+				close(a->parked[0].fd);
+				a->n_parked--;
+				memmove(a->parked, a->parked + 1, a->n_parked * sizeof(*p));
+			}
+		}
+		p = &a->parked[a->n_parked];
+		p->sa_len = sizeof(p->sa);
+		fd = accept4(srv->listen_fd, (struct sockaddr *)&p->sa, &p->sa_len,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				log_warning("http: accept: %s; not accepting for %d ms",
+					    strerror(errno), HTTP_ACCEPT_BACKOFF_MS);
+				a->blocked = true;
+				usleep(HTTP_ACCEPT_BACKOFF_MS * 1000);
+			}
+			return;
+		}
+		p->fd = fd;
+		p->since_ms = mono_ms();
+		r = admit(srv, fd, (struct sockaddr *)&p->sa, p->sa_len, true);
+		if (r == ADMIT_NO_INPUT || r == ADMIT_LATER)
+			a->n_parked++;
+		if (r == ADMIT_LATER)
+			a->blocked = true;
+		if (r == ADMITTED_FULL)
+			return;
+	}
+}
+
+/* At most once a minute, what the limits did to clients (lock held). */
+static void report(struct http_server *srv)
+{
+	if (srv->n_deadline || srv->n_evicted || srv->n_refused)
+		log_info("http: in the last %d s, %u connections closed at their request deadline, "
+			 "%u gave their place to a client that asked, %u refused over "
+			 "max_connections_per_ip", HTTP_LOG_EVERY_S, srv->n_deadline,
+			 srv->n_evicted, srv->n_refused);
+	srv->n_deadline = srv->n_evicted = srv->n_refused = 0;
+}
+
+/*
+ * The acceptor thread: accepts every connection at once (none waits in the
+ * kernel's queue behind connections that never send a request), admits
+ * it, and closes waiting connections at their deadline.
+ */
+static void *acceptor_main(void *arg)
+{
+	struct http_server *srv = arg;
+	struct pollfd pfd[2] = {
+		{ .fd = srv->wake_fd, .events = POLLIN },
+		{ .fd = srv->listen_fd, .events = POLLIN },
+	};
+	struct acceptor a = { .n_parked = 0 };
+	uint64_t next_report_ms = 0;
+
+	while (!atomic_load(&srv->stopping)) {
+		uint64_t now = mono_ms(), drained;
+		int timeout = HTTP_ACCEPTOR_TICK_MS;
+		nfds_t n = 2;
+
+		a.blocked = false;
+		for (unsigned i = 0; i < a.n_parked && !a.blocked;)
+			if (!retry_parked(srv, &a, i, now))
+				i++;
+		pthread_mutex_lock(&srv->lock);
+		if (srv->next_deadline_ms && now >= srv->next_deadline_ms)
+			sweep(srv, now);
+		if (now >= next_report_ms) {
+			report(srv);
+			next_report_ms = now + HTTP_LOG_EVERY_S * 1000u;
+		}
+		if (srv->next_deadline_ms && srv->next_deadline_ms - now < (uint64_t)timeout)
+			timeout = (int)(srv->next_deadline_ms - now);
+		/* Every slot taken (half of them closing): wait for a CLOSED. */
+		srv->full = srv->n_used >= srv->n_slots;
+		if (srv->full || a.blocked)
+			n = 1;
+		pthread_mutex_unlock(&srv->lock);
+		if (a.n_parked && timeout > HTTP_PARKED_RETRY_MS)
+			timeout = HTTP_PARKED_RETRY_MS;
+		if (poll(pfd, n, timeout) <= 0)
+			continue;
+		if (pfd[0].revents & POLLIN)
+			(void)!read(srv->wake_fd, &drained, sizeof(drained));
+		if (n == 2 && (pfd[1].revents & POLLIN))
+			accept_batch(srv, &a);
+	}
+	for (unsigned i = 0; i < a.n_parked; i++)
+		close(a.parked[i].fd);
+	return NULL;
+}
+
+/* --- file descriptors -------------------------------------------------------- */
+
+unsigned long http_fds_needed(unsigned max_connections)
+{
+	return 2ul * max_connections + HTTP_FD_RESERVE;
+}
+
+int http_check_fd_limit(unsigned max_connections, unsigned long in_use, unsigned long soft,
+			unsigned long hard, unsigned long *ret_soft, char *err, size_t errlen)
+{
+	unsigned long need = in_use + http_fds_needed(max_connections);
+	unsigned long fit = hard > in_use + HTTP_FD_RESERVE ? (hard - in_use - HTTP_FD_RESERVE) / 2 : 0;
+
+	if (need <= soft) {
+		*ret_soft = soft;
+		return 0;
+	}
+	if (need <= hard) {
+		*ret_soft = need;
+		return 0;
+	}
+	snprintf(err, errlen,
+		 "max_connections = %u needs %lu file descriptors (2 per connection: "
+		 "one open, one closing; %lu already open; %u for the server) but the "
+		 "hard limit RLIMIT_NOFILE is %lu: lower max_connections to %lu or raise the "
+		 "limit (LimitNOFILE= in the unit, ulimit -n)",
+		 max_connections, need, in_use, HTTP_FD_RESERVE, hard, fit);
+	return -EMFILE;
+}
+
+/* Open file descriptors of this process, or 64 when /proc is not there. */
+static unsigned long count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned long n = 0;
+	struct dirent *e;
+
+	if (!d)
+		return 64;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n > 0 ? n - 1 : 0; /* the directory's own fd */
+}
+
+/* Raise the soft fd limit as far as the connection limits need, or explain. */
+static int fit_fd_limit(unsigned max_connections, size_t *ret_index, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	unsigned long soft;
+	int r;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		snprintf(err, errlen, "http: getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return -errno;
+	}
+	r = http_check_fd_limit(max_connections, count_open_fds(), (unsigned long)rl.rlim_cur,
+				(unsigned long)rl.rlim_max, &soft, err, errlen);
+	if (r < 0)
+		return r;
+	if (soft > (unsigned long)rl.rlim_cur) {
+		rl.rlim_cur = (rlim_t)soft;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+			snprintf(err, errlen, "http: raising RLIMIT_NOFILE to %lu: %s", soft,
+				 strerror(errno));
+			return -errno;
+		}
+	}
+	/* fds are handed out lowest first, so every one stays below the limit. */
+	*ret_index = soft < HTTP_FD_INDEX_MAX ? soft : HTTP_FD_INDEX_MAX;
+	return 0;
+}
+
+static void free_server(struct http_server *srv)
+{
+	if (srv->wake_fd >= 0)
+		close(srv->wake_fd);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv->conns);
+	free(srv->free_slots);
+	free(srv->slot_of_fd);
+	free(srv->addrs);
+	free(srv);
+}
+
+/* The connection table for max_connections open and as many closing. */
+static int alloc_table(struct http_server *srv, size_t n_fd_index)
+{
+	srv->n_slots = 2 * srv->max_live;
+	srv->addr_cap = 16;
+	while (srv->addr_cap < 2u * srv->n_slots)
+		srv->addr_cap *= 2;
+	srv->n_fd_index = n_fd_index;
+	srv->conns = calloc(srv->n_slots, sizeof(*srv->conns));
+	srv->free_slots = calloc(srv->n_slots, sizeof(*srv->free_slots));
+	srv->slot_of_fd = calloc(n_fd_index, sizeof(*srv->slot_of_fd));
+	srv->addrs = calloc(srv->addr_cap, sizeof(*srv->addrs));
+	if (!srv->conns || !srv->free_slots || !srv->slot_of_fd || !srv->addrs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < srv->n_slots; i++) {
+		srv->conns[i].fd = -1;
+		srv->free_slots[i] = srv->n_slots - 1 - i;
+	}
+	return 0;
+}
+
 struct http_server *http_start(const struct http_options *opt, char *err, size_t errlen)
 {
 	struct http_server *srv;
-	unsigned pool = HTTP_THREAD_POOL_SIZE;
+	size_t n_fd_index = 0;
+	int r;
 
 	if (opt->listen_fd < 0) {
 		snprintf(err, errlen, "http: no listening socket given");
@@ -393,25 +1115,68 @@ struct http_server *http_start(const struct http_options *opt, char *err, size_t
 	}
 	srv->opt = *opt;
 	srv->listen_fd = opt->listen_fd;
-	/* libmicrohttpd splits the connection limit over the pool threads. */
-	if (opt->max_connections && opt->max_connections < pool)
-		pool = 1;
+	srv->wake_fd = -1;
+	srv->max_live = opt->max_connections ? opt->max_connections : HTTP_DEFAULT_CONNECTIONS;
+	srv->header_limit = opt->max_header_bytes ? opt->max_header_bytes : HTTP_DEFAULT_HEADER_BYTES;
+	srv->timeout_ms = 1000ull * (opt->request_timeout_s ? opt->request_timeout_s
+							    : HTTP_DEFAULT_TIMEOUT_S);
+	pthread_mutex_init(&srv->lock, NULL);
+	/* A socket from systemd may be blocking; the acceptor drains the queue
+	 * until accept() says EAGAIN. */
+	r = fcntl(opt->listen_fd, F_GETFL);
+	if (r < 0 || fcntl(opt->listen_fd, F_SETFL, r | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "http: making fd %d non-blocking: %s", opt->listen_fd,
+			 strerror(errno));
+		free_server(srv);
+		return NULL;
+	}
+	r = fit_fd_limit(srv->max_live, &n_fd_index, err, errlen);
+	if (r < 0) {
+		free_server(srv);
+		return NULL;
+	}
+	srv->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (srv->wake_fd < 0 || alloc_table(srv, n_fd_index) < 0) {
+		snprintf(err, errlen, "http: %s", srv->wake_fd < 0 ? strerror(errno) : "out of memory");
+		free_server(srv);
+		return NULL;
+	}
+	/*
+	 * poll(), not epoll: libmicrohttpd's epoll is edge-triggered and misses
+	 * a FIN that arrives with the request's last bytes, so a client that
+	 * sends and hangs up would hold its connection until a timeout.  poll()
+	 * reports the end of the stream on the next round.  The acceptor above
+	 * owns the listening socket; libmicrohttpd gets connections through
+	 * MHD_add_connection() and is allowed the open and the closing ones.
+	 */
 	srv->mhd = MHD_start_daemon(
-		MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG,
+		MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG |
+			MHD_USE_NO_LISTEN_SOCKET,
 		0, NULL, NULL, handle_request, srv,
 		MHD_OPTION_EXTERNAL_LOGGER, mhd_logger, NULL,
-		MHD_OPTION_LISTEN_SOCKET, (MHD_socket)opt->listen_fd,
-		MHD_OPTION_THREAD_POOL_SIZE, pool,
-		MHD_OPTION_CONNECTION_LIMIT,
-		opt->max_connections ? opt->max_connections : (unsigned)(FD_SETSIZE - 4),
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT, opt->max_connections_per_ip,
-		MHD_OPTION_CONNECTION_TIMEOUT, opt->request_timeout_s,
+		MHD_OPTION_THREAD_POOL_SIZE, (unsigned)HTTP_THREAD_POOL_SIZE,
+		/* Each worker may hold the whole table: libmicrohttpd checks a
+		 * worker's limit when it takes a connection up, after
+		 * MHD_add_connection() picked it, and would drop one unannounced. */
+		MHD_OPTION_CONNECTION_LIMIT, srv->n_slots * HTTP_THREAD_POOL_SIZE,
+		/* An idle limit for the response side: a client that stops
+		 * reading. The request side has the deadline of the acceptor. */
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(srv->timeout_ms / 1000u),
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool_bytes(opt),
+		MHD_OPTION_NOTIFY_CONNECTION, notify_connection, srv,
+		MHD_OPTION_NOTIFY_COMPLETED, request_completed, srv,
+		MHD_OPTION_URI_LOG_CALLBACK, uri_logged, NULL,
 		MHD_OPTION_END);
 	if (!srv->mhd) {
-		snprintf(err, errlen, "http: libmicrohttpd refused to start on fd %d "
-			 "(check the connection limits)", opt->listen_fd);
-		free(srv);
+		snprintf(err, errlen, "http: libmicrohttpd refused to start");
+		free_server(srv);
+		return NULL;
+	}
+	r = pthread_create(&srv->acceptor, NULL, acceptor_main, srv);
+	if (r != 0) {
+		snprintf(err, errlen, "http: starting the acceptor thread: %s", strerror(r));
+		MHD_stop_daemon(srv->mhd);
+		free_server(srv);
 		return NULL;
 	}
 	return srv;
@@ -419,12 +1184,15 @@ struct http_server *http_start(const struct http_options *opt, char *err, size_t
 
 void http_stop(struct http_server *s)
 {
+	uint64_t one = 1;
+
 	if (!s)
 		return;
-	/* Quiescing first stops accepting at once and keeps libmicrohttpd
-	 * from closing the fd, so it is closed exactly once, here. */
-	MHD_quiesce_daemon(s->mhd);
+	atomic_store(&s->stopping, true);
+	(void)!write(s->wake_fd, &one, sizeof(one));
+	pthread_join(s->acceptor, NULL);
+	/* Closes every connection; their CLOSED callbacks empty the table. */
 	MHD_stop_daemon(s->mhd);
 	close(s->listen_fd);
-	free(s);
+	free_server(s);
 }

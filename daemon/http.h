@@ -12,6 +12,29 @@
  *   /, assets           the web page ("/" is "/index.html" when present,
  *                       a small built-in page otherwise)
  * Before the first snapshot the dynamic routes answer 503 "no sample yet".
+ *
+ * No client can keep the others out (SPEC §6):
+ *   - An acceptor thread takes every connection off the listen queue at
+ *     once, so no one waits in the kernel behind connections that never
+ *     send a request.  A connection over max_connections_per_ip is closed
+ *     at once.  When max_connections are open, the new connection takes
+ *     the place of a waiting one (no request in progress): the
+ *     longest-waiting of the address that holds the most.
+ *   - request_timeout is a deadline, not an idle timer: a request must be
+ *     complete that many seconds after the connection was accepted (or
+ *     after the previous response on a kept-alive connection), however
+ *     the bytes trickle in; then the connection is closed.  It is also the
+ *     longest a response waits for a client that does not read.
+ *   - A client that sends a request and hangs up at once frees its
+ *     connection at once (libmicrohttpd polls with poll(), which sees the
+ *     end of the stream; its epoll mode misses a FIN behind the data).
+ *   - A request whose request line and header fields (each line with its
+ *     CRLF, each field counted as "Name: value", and the empty line) add
+ *     up to more than max_header_bytes gets 431 and the connection closes.
+ *     A request announcing a body gets 413, any method but GET and HEAD 405.
+ *   - HTTP/1.1 connections stay open for further requests unless the client
+ *     sends "Connection: close" (HTTP/1.0: only with "Connection:
+ *     keep-alive"); pipelined requests are answered in order.
  */
 #ifndef UNCORED_HTTP_H
 #define UNCORED_HTTP_H
@@ -28,9 +51,9 @@ struct http_asset {
 
 struct http_options {
 	int listen_fd;                 /* bound and listening; see http_start() */
-	unsigned max_connections;      /* 0: libmicrohttpd's default */
+	unsigned max_connections;      /* open at most; 0: 64 */
 	unsigned max_connections_per_ip; /* 0: no per-address limit */
-	unsigned request_timeout_s;    /* idle time before a connection is dropped; 0: none */
+	unsigned request_timeout_s;    /* deadline for a complete request; 0: 10 s */
 	unsigned max_header_bytes;     /* request line and headers; 0: 16 KiB */
 	double interval_s;             /* sampling interval, for /healthz */
 	const struct http_asset *assets; /* static table, may be NULL */
@@ -50,9 +73,28 @@ struct http_server;
 int http_bind(const char *address, int *ret_fd, char *err, size_t errlen);
 
 /*
- * Start serving on opt->listen_fd (from http_bind() or socket activation)
- * with a small internal thread pool, so a slow client cannot hold up the
- * others.  opt and the asset table are copied/referenced: the table must
+ * File descriptors the server needs for max_connections beyond those the
+ * process already holds: two per connection (max_connections open and as
+ * many being closed after they gave up their place) and a fixed reserve.
+ */
+unsigned long http_fds_needed(unsigned max_connections);
+
+/*
+ * Check max_connections against RLIMIT_NOFILE (soft, hard) with in_use
+ * descriptors already open.  Returns 0 and in *ret_soft the soft limit to
+ * set (soft itself, or raised up to hard when that is needed and enough),
+ * or -EMFILE with a sentence in err that names the numbers and what to
+ * change (max_connections, or LimitNOFILE= / ulimit -n).
+ */
+int http_check_fd_limit(unsigned max_connections, unsigned long in_use, unsigned long soft,
+			unsigned long hard, unsigned long *ret_soft, char *err, size_t errlen);
+
+/*
+ * Start serving on opt->listen_fd (from http_bind() or socket activation):
+ * an acceptor thread and a small libmicrohttpd thread pool, so a slow
+ * client cannot hold up the others.  Checks the connection limits against
+ * RLIMIT_NOFILE first (http_check_fd_limit(), raising the soft limit when
+ * needed).  opt and the asset table are copied/referenced: the table must
  * outlive the server.  On success the server owns listen_fd (http_stop()
  * closes it); on failure the caller still owns it.  Returns the server, or
  * NULL with a sentence in err.

@@ -28,10 +28,10 @@
 #include "web_assets.h"
 
 /*
- * libmicrohttpd answers a complete request within a millisecond here, but
- * keeps a half-closed connection with an incomplete request until its idle
- * timeout; so the client gives up after a short quiet spell and resets the
- * connection rather than waiting that long for every truncated input.
+ * The server answers a complete request within a millisecond here and
+ * closes a half-closed connection once it has answered, or at once when
+ * the request is incomplete; the short quiet spell only bounds the wait
+ * should it not, and the reset drops the server's side at once.
  */
 #define REPLY_IDLE_MS 30
 

@@ -2,7 +2,9 @@
  * Unit tests of the HTTP endpoint: a real server on 127.0.0.1 (port 0),
  * a hand-built snapshot, and a small raw-socket client, so the exact
  * status lines, headers and bodies a scraper sees are checked.  Also the
- * listen-address parser, oversized headers and the per-address limit.
+ * listen-address parser, oversized headers, the per-address limit, the
+ * request deadline, the exact header limit, keep-alive and pipelining,
+ * eviction of idle connections, and the check against RLIMIT_NOFILE.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -155,8 +159,7 @@ static void publish_snapshot(double age_s)
 	snapshot_publish(s);
 }
 
-static struct server *start_server(unsigned max_conn, unsigned per_ip,
-				   const struct http_asset *a, size_t n_a)
+static struct server *start_server_opt(struct http_options opt)
 {
 	struct server *sv = calloc(1, sizeof(*sv));
 	struct sockaddr_in sa;
@@ -168,15 +171,21 @@ static struct server *start_server(unsigned max_conn, unsigned per_ip,
 	assert_int_equal(http_bind("127.0.0.1:0", &fd, err, sizeof(err)), 0);
 	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
 	sv->port = ntohs(sa.sin_port);
-	struct http_options opt = {
-		.listen_fd = fd, .max_connections = max_conn, .max_connections_per_ip = per_ip,
-		.request_timeout_s = 10, .max_header_bytes = 8192, .interval_s = 1.0,
-		.assets = a, .n_assets = n_a,
-	};
+	opt.listen_fd = fd;
 	sv->srv = http_start(&opt, err, sizeof(err));
 	if (!sv->srv)
 		fail_msg("http_start: %s", err);
 	return sv;
+}
+
+static struct server *start_server(unsigned max_conn, unsigned per_ip,
+				   const struct http_asset *a, size_t n_a)
+{
+	return start_server_opt((struct http_options){
+		.max_connections = max_conn, .max_connections_per_ip = per_ip,
+		.request_timeout_s = 10, .max_header_bytes = 8192, .interval_s = 1.0,
+		.assets = a, .n_assets = n_a,
+	});
 }
 
 static void stop_server(struct server *sv)
@@ -415,6 +424,273 @@ static void test_per_ip_limit(void **state)
 	stop_server(sv);
 }
 
+/* --- request deadline, exact header limit, keep-alive, fd limit ---------- */
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* True when the server has closed fd (recv sees the end, or a reset). */
+static int closed_by_server(int fd)
+{
+	char c;
+	ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* Read one response with a Content-Length body from fd into resp. */
+static void read_response(int fd)
+{
+	size_t got = 0, need = 0;
+	char v[32];
+
+	for (;;) {
+		ssize_t n = recv(fd, resp + got, RESP_MAX - 1 - got, 0);
+		const char *end;
+
+		assert_true(n > 0);
+		got += (size_t)n;
+		resp[got] = '\0';
+		end = strstr(resp, "\r\n\r\n");
+		if (!end)
+			continue;
+		if (!need) {
+			assert_non_null(header(resp, "Content-Length", v, sizeof(v)));
+			need = (size_t)(end + 4 - resp) + strtoul(v, NULL, 10);
+		}
+		if (got >= need)
+			break;
+	}
+	assert_int_equal(got, need);
+}
+
+/*
+ * Clients that send part of a request and close (or half-close) free their
+ * connections at once, long before the 10 s deadline; one that sends a
+ * whole request and half-closes is still answered.
+ */
+static void test_hangup_noticed(void **state)
+{
+	enum { N = 8 };
+	static const char part[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+	static const char whole[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct server *sv = *state;
+	int fds[N], closed = 0;
+	double t0 = mono_s();
+	size_t got = 0;
+	ssize_t n;
+
+	for (int i = 0; i < N; i++) {
+		fds[i] = connect_port(sv->port);
+		assert_int_equal(send(fds[i], part, sizeof(part) - 1, MSG_NOSIGNAL),
+				 (ssize_t)sizeof(part) - 1);
+		shutdown(fds[i], SHUT_WR);
+	}
+	for (int i = 0; i < N; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLIN };
+
+		if (poll(&p, 1, 3000) == 1 && closed_by_server(fds[i]))
+			closed++;
+		close(fds[i]);
+	}
+	print_message("%d of %d half-closed connections closed in %.2f s\n", closed, N,
+		      mono_s() - t0);
+	assert_int_equal(closed, N);
+	fds[0] = connect_port(sv->port);
+	assert_int_equal(send(fds[0], whole, sizeof(whole) - 1, MSG_NOSIGNAL),
+			 (ssize_t)sizeof(whole) - 1);
+	shutdown(fds[0], SHUT_WR);
+	while (got < RESP_MAX - 1 && (n = recv(fds[0], resp + got, RESP_MAX - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	resp[got] = '\0';
+	close(fds[0]);
+	assert_int_equal(status_of(resp), 200);
+}
+
+/* One header byte every 200 ms does not keep a connection past the deadline. */
+static void test_request_deadline(void **state)
+{
+	struct server *sv = start_server_opt((struct http_options){
+		.max_connections = 8, .request_timeout_s = 1, .max_header_bytes = 8192,
+		.interval_s = 1.0 });
+	int fd = connect_port(sv->port);
+	double t0 = mono_s(), took;
+
+	(void)state;
+	assert_int_equal(send(fd, "GET /metrics HTTP/1.1\r\n", 23, MSG_NOSIGNAL), 23);
+	while (!closed_by_server(fd) && mono_s() - t0 < 10) {
+		(void)send(fd, "X", 1, MSG_NOSIGNAL);
+		usleep(200 * 1000);
+	}
+	took = mono_s() - t0;
+	print_message("trickling connection closed after %.2f s (deadline 1 s)\n", took);
+	assert_true(took >= 0.9);
+	assert_true(took < 10);
+	close(fd);
+	/* The next request on a kept-alive connection has a deadline too. */
+	fd = connect_port(sv->port);
+	assert_int_equal(send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n", 34, MSG_NOSIGNAL), 34);
+	read_response(fd);
+	assert_int_equal(status_of(resp), 200);
+	t0 = mono_s();
+	while (!closed_by_server(fd) && mono_s() - t0 < 10)
+		usleep(50 * 1000);
+	assert_true(mono_s() - t0 < 10);
+	close(fd);
+	stop_server(sv);
+}
+
+/* A GET /metrics request of exactly len bytes, padded with one header. */
+static size_t padded_request(char *buf, size_t len)
+{
+	static const char head[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Pad: ";
+	size_t fixed = sizeof(head) - 1 + 2 + 2; /* the pad's CRLF, the empty line */
+
+	assert_true(len > fixed);
+	memcpy(buf, head, sizeof(head) - 1);
+	memset(buf + sizeof(head) - 1, 'a', len - fixed);
+	memcpy(buf + len - 4, "\r\n\r\n", 4);
+	return len;
+}
+
+static void test_header_limit_exact(void **state)
+{
+	enum { LIMIT = 1500 };
+	struct server *sv = start_server_opt((struct http_options){
+		.max_connections = 8, .request_timeout_s = 10, .max_header_bytes = LIMIT,
+		.interval_s = 1.0 });
+	char raw[LIMIT + 2];
+
+	(void)state;
+	exchange(sv->port, raw, padded_request(raw, LIMIT), resp);
+	assert_int_equal(status_of(resp), 200);
+	exchange(sv->port, raw, padded_request(raw, LIMIT + 1), resp);
+	assert_int_equal(status_of(resp), 431);
+	stop_server(sv);
+}
+
+static void test_keep_alive(void **state)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char last[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+	struct server *sv = *state;
+	char pipelined[3 * sizeof(last)];
+	int fd = connect_port(sv->port), n200 = 0;
+	size_t len;
+	char v[32];
+
+	/* Two requests one after the other on one connection. */
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(req) - 1);
+		read_response(fd);
+		assert_int_equal(status_of(resp), 200);
+		assert_null(header(resp, "Connection", v, sizeof(v)));
+	}
+	close(fd);
+	/* Three pipelined requests, the last asking to close: three answers. */
+	len = (size_t)snprintf(pipelined, sizeof(pipelined), "%s%s%s", req, req, last);
+	exchange(sv->port, pipelined, len, resp);
+	for (const char *p = resp; (p = strstr(p, "HTTP/1.1 200 OK\r\n")); p++)
+		n200++;
+	assert_int_equal(n200, 3);
+	/* HTTP/1.0 without keep-alive: the server closes after the answer. */
+	exchange(sv->port, "GET /metrics HTTP/1.0\r\n\r\n", 25, resp);
+	assert_int_equal(status_of(resp), 200);
+}
+
+/* A request announcing a body is answered 413 and the connection closed. */
+static void test_body_refused(void **state)
+{
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello";
+	struct server *sv = *state;
+
+	exchange(sv->port, req, sizeof(req) - 1, resp);
+	assert_int_equal(status_of(resp), 413);
+}
+
+/* When every place is taken by idle connections, a client that asks gets in. */
+static void test_full_server_admits_asker(void **state)
+{
+	enum { N = 4 };
+	struct server *sv = start_server(N, 0, NULL, 0);
+	int fds[N], closed;
+
+	(void)state;
+	for (int i = 0; i < N; i++)
+		fds[i] = connect_port(sv->port);
+	usleep(200 * 1000);
+	request(sv->port, "GET", "/metrics", resp);
+	assert_int_equal(status_of(resp), 200);
+	closed = count_hangups(fds, N, 1000);
+	print_message("%d of %d idle connections gave up their place\n", closed, N);
+	assert_true(closed >= 1);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	stop_server(sv);
+}
+
+static void test_fd_limit_check(void **state)
+{
+	unsigned long soft = 0;
+	char err[512] = "";
+
+	(void)state;
+	/* Enough already. */
+	assert_int_equal(http_check_fd_limit(64, 10, 1024, 4096, &soft, err, sizeof(err)), 0);
+	assert_int_equal(soft, 1024);
+	/* Raised within the hard limit. */
+	assert_int_equal(http_check_fd_limit(1000, 10, 1024, 4096, &soft, err, sizeof(err)), 0);
+	assert_int_equal(soft, 10 + http_fds_needed(1000));
+	assert_true(soft <= 4096);
+	/* Beyond the hard limit: a sentence saying what to change. */
+	assert_int_equal(http_check_fd_limit(10000, 10, 1024, 4096, &soft, err, sizeof(err)),
+			 -EMFILE);
+	print_message("%s\n", err);
+	assert_non_null(strstr(err, "max_connections = 10000"));
+	assert_non_null(strstr(err, "RLIMIT_NOFILE is 4096"));
+	assert_non_null(strstr(err, "lower max_connections to 2027"));
+	assert_non_null(strstr(err, "LimitNOFILE="));
+	assert_true(10 + http_fds_needed(2027) <= 4096);
+	assert_true(10 + http_fds_needed(2028) > 4096);
+}
+
+/* http_start refuses limits the process cannot hold (in a child: the hard
+ * limit cannot be raised again). */
+static void test_start_checks_rlimit(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { .rlim_cur = 256, .rlim_max = 256 };
+		char err[512] = "";
+		int fd;
+		struct http_server *s;
+
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0 ||
+		    http_bind("127.0.0.1:0", &fd, err, sizeof(err)) < 0)
+			_exit(2);
+		s = http_start(&(struct http_options){ .listen_fd = fd, .max_connections = 1000 },
+			       err, sizeof(err));
+		if (s || !strstr(err, "RLIMIT_NOFILE is 256") || !strstr(err, "max_connections = 1000"))
+			_exit(1);
+		s = http_start(&(struct http_options){ .listen_fd = fd, .max_connections = 64 },
+			       err, sizeof(err));
+		_exit(s ? 0 : 3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* --- http_bind ---------------------------------------------------------- */
 
 static void test_bind_bad_addresses(void **state)
@@ -499,6 +775,14 @@ int main(void)
 		cmocka_unit_test(test_assets),
 		cmocka_unit_test(test_huge_headers),
 		cmocka_unit_test(test_per_ip_limit),
+		cmocka_unit_test(test_hangup_noticed),
+		cmocka_unit_test(test_request_deadline),
+		cmocka_unit_test(test_header_limit_exact),
+		cmocka_unit_test(test_keep_alive),
+		cmocka_unit_test(test_body_refused),
+		cmocka_unit_test(test_full_server_admits_asker),
+		cmocka_unit_test(test_fd_limit_check),
+		cmocka_unit_test(test_start_checks_rlimit),
 		cmocka_unit_test(test_bind_bad_addresses),
 		cmocka_unit_test(test_bind_in_use),
 		cmocka_unit_test(test_bind_v6_dual_stack),

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Hostile clients on loopback against one uncored, and a scraper that must
+keep being served.
+
+Usage: http_attack.py PORT ATTACK SECONDS AFTER INTERVAL
+
+ATTACK is one of
+  burst    640 connections from 80 addresses (127.0.0.10-89), each sending
+           'GET /metrics HTTP/1.1\\r\\nHost: x\\r\\n' and closing at once,
+           repeated every second
+  trickle  320 connections from 40 addresses (127.0.0.100-139), each sending
+           a request line and then one header byte a second, never ending
+           it; a connection the server closes is opened again
+  idle     2000 connections from 250 addresses (127.0.1.1-250) that send
+           nothing; a connection the server closes is opened again
+
+The attack runs for SECONDS, then stops (every attacking socket closed); the
+scraper goes on for AFTER more seconds.  The scraper, from 127.0.0.250, asks
+for /metrics every 0.2 s on a fresh connection with a 1 s limit on the whole
+exchange, and reads uncored_samples_total from each answer.  INTERVAL is the
+daemon's sampling interval.
+
+Exit status 0 when every scrape was answered with 200 within 1 s, during and
+after the attack, and the sample counter advanced by at least half of what
+the interval promises; 1 otherwise.  The script ends by itself.
+"""
+import errno
+import multiprocessing
+import resource
+import selectors
+import socket
+import sys
+import time
+
+SCRAPER_ADDR = "127.0.0.250"
+SCRAPE_EVERY = 0.2
+SCRAPE_LIMIT = 1.0
+
+
+def raise_fd_limit(need):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < need:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(need, hard), hard))
+
+
+def open_conn(port, src):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((src, 0))
+    s.setblocking(False)
+    err = s.connect_ex(("127.0.0.1", port))
+    if err not in (0, errno.EINPROGRESS):
+        s.close()
+        return None
+    return s
+
+
+def burst(port, stop):
+    """640 send-and-leave connections a second until stop."""
+    while not stop.is_set():
+        t0 = time.monotonic()
+        for a in range(80):
+            for _ in range(8):
+                try:
+                    s = socket.socket()
+                    s.bind(("127.0.0.%d" % (10 + a), 0))
+                    s.settimeout(1)
+                    s.connect(("127.0.0.1", port))
+                    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                    s.close()
+                except OSError:
+                    pass
+        stop.wait(max(0.0, 1.0 - (time.monotonic() - t0)))
+
+
+def holders(port, stop, addrs, per_addr, first, every):
+    """Hold per_addr connections from each address, sending first at once
+    and then one byte every `every` seconds (never when every is None);
+    reopen any the server closes."""
+    sel = selectors.DefaultSelector()
+    conns = {}
+
+    def add(src):
+        s = open_conn(port, src)
+        if s is None:
+            return
+        conns[s] = [src, False]
+        sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE)
+
+    for src in addrs:
+        for _ in range(per_addr):
+            add(src)
+    last_drip = time.monotonic()
+    while not stop.is_set():
+        for key, ev in sel.select(timeout=0.1):
+            s = key.fileobj
+            src, sent = conns[s]
+            if ev & selectors.EVENT_READ:
+                try:
+                    data = s.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:  # closed by the server (or refused): again
+                    sel.unregister(s)
+                    del conns[s]
+                    s.close()
+                    add(src)
+                    continue
+            if ev & selectors.EVENT_WRITE and not sent:
+                try:
+                    if first:
+                        s.send(first)
+                except OSError:
+                    pass
+                conns[s][1] = True
+                sel.modify(s, selectors.EVENT_READ)
+        if every is not None and time.monotonic() - last_drip >= every:
+            last_drip = time.monotonic()
+            for s, (src, sent) in list(conns.items()):
+                if sent:
+                    try:
+                        s.send(b"X")
+                    except OSError:
+                        pass
+    for s in list(conns):
+        s.close()
+
+
+def scrape(port):
+    """One /metrics exchange; returns (seconds, samples_total) or raises."""
+    t0 = time.monotonic()
+    s = socket.socket()
+    s.bind((SCRAPER_ADDR, 0))
+    s.settimeout(SCRAPE_LIMIT)
+    try:
+        s.connect(("127.0.0.1", port))
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while True:
+            left = SCRAPE_LIMIT - (time.monotonic() - t0)
+            if left <= 0:
+                raise TimeoutError("no complete answer within %.1f s" % SCRAPE_LIMIT)
+            s.settimeout(left)
+            chunk = s.recv(262144)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        s.close()
+    took = time.monotonic() - t0
+    if not data.startswith(b"HTTP/1.1 200"):
+        raise RuntimeError("answer: %r" % data[:40])
+    for line in data.split(b"\n"):
+        if line.startswith(b"uncored_samples_total "):
+            return took, int(float(line.split()[1]))
+    raise RuntimeError("no uncored_samples_total in the answer")
+
+
+def main():
+    port, attack = int(sys.argv[1]), sys.argv[2]
+    seconds, after, interval = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+    raise_fd_limit(4096)
+    # The attack runs in a process of its own, so the scraper's timings are
+    # the server's, not those of an interpreter lock shared with the attack.
+    stop = multiprocessing.Event()
+    if attack == "burst":
+        t = multiprocessing.Process(target=burst, args=(port, stop))
+    elif attack == "trickle":
+        addrs = ["127.0.0.%d" % (100 + i) for i in range(40)]
+        t = multiprocessing.Process(target=holders,
+                                    args=(port, stop, addrs, 8, b"GET /metrics HTTP/1.1\r\n", 1.0))
+    elif attack == "idle":
+        addrs = ["127.0.1.%d" % (1 + i) for i in range(250)]
+        t = multiprocessing.Process(target=holders, args=(port, stop, addrs, 8, None, None))
+    else:
+        sys.exit("unknown attack %s" % attack)
+    t.start()
+    time.sleep(0.5)  # let the attack take hold first
+    results = {"during": [], "after": []}
+    failures = []
+    samples = []
+    t_end = time.monotonic() + seconds
+    t_stop = t_end + after
+    while True:
+        now = time.monotonic()
+        if now >= t_stop:
+            break
+        phase = "during" if now < t_end else "after"
+        if phase == "after" and not stop.is_set():
+            stop.set()
+            t.join(10)
+        try:
+            took, n = scrape(port)
+            results[phase].append(took)
+            samples.append((time.monotonic(), n))
+        except (OSError, RuntimeError) as e:
+            failures.append("%s, %.1f s: %s" % (phase, now - (t_end - seconds), e))
+        time.sleep(max(0.0, SCRAPE_EVERY - (time.monotonic() - now)))
+    stop.set()
+    t.join(10)
+    if t.is_alive():
+        t.kill()
+    ok = True
+    for phase, times in results.items():
+        times.sort()
+        if times:
+            p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+            print("%s %s: %d scrapes answered, p50 %.1f ms, p99 %.1f ms, max %.1f ms"
+                  % (attack, phase, len(times), 1e3 * times[len(times) // 2], 1e3 * p99,
+                     1e3 * times[-1]))
+        else:
+            print("%s %s: no scrape answered" % (attack, phase))
+            ok = False
+    for f in failures:
+        print("%s: scrape failed: %s" % (attack, f))
+        ok = False
+    if len(samples) >= 2:
+        (t0, n0), (t1, n1) = samples[0], samples[-1]
+        expected = (t1 - t0) / interval
+        print("%s: %d samples in %.1f s (%.0f expected)" % (attack, n1 - n0, t1 - t0, expected))
+        if n1 - n0 < expected / 2:
+            print("%s: the sampler fell behind" % attack)
+            ok = False
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
