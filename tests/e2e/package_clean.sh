@@ -6,7 +6,14 @@
 # with apt into a second fresh root, where apt must find every dependency,
 # check that the user is created and that the binary runs --once --simulate
 # westmere-ep-2s, then purge it.  This proves the Build-Depends and Depends
-# complete; package.sh checks the package itself.
+# complete; package.sh checks the package itself.  Then boot that root with
+# systemd as PID 1 (systemd-nspawn, private network) and install the
+# package under it: without an msr driver (the container has none) the
+# service fails once with the reason and is not restarted, and the install
+# succeeds; with a drop-in adding --simulate, systemd starts uncored.socket
+# and the sandboxed uncored.service, which answers /metrics through the
+# socket as the user uncored; an upgrade restarts it, remove stops both
+# units, purge cleans up.
 #
 # Needs debootstrap and Debian's package mirror ($UNCORED_DEBIAN_MIRROR,
 # default http://deb.debian.org/debian) and takes about four minutes, so it
@@ -24,7 +31,7 @@ sanitize=${1:-none}
 [ "$sanitize" = none ] || skip "sanitizer build ($sanitize): the package is tested in the plain build"
 [ "${CI:-}" = true ] || [ "${UNCORED_PACKAGE_CLEAN_ROOT:-}" = 1 ] ||
 	skip "set UNCORED_PACKAGE_CLEAN_ROOT=1 to build and install in fresh debootstrap roots (needs Debian's mirror, about 4 min)"
-for tool in debootstrap unshare chroot; do
+for tool in debootstrap unshare chroot systemd-nspawn nsenter pgrep; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not found (install .ci/install-deps' packaging tools)"
 done
 [ "$(id -u)" = 0 ] || skip "not root: debootstrap and chroot need root"

@@ -116,3 +116,112 @@ chroot "$inst" apt-get purge -y -q uncored >"$work/purge.log" 2>&1 || {
 chroot "$inst" getent passwd uncored >/dev/null || fail "purge removed the system user"
 t4=$(date +%s)
 echo "apt install on a fresh root, --once --simulate, purge: ok ($((t4 - t3)) s)"
+
+# Boot that root with systemd as PID 1 (systemd-nspawn, private network)
+# and install the package there again with dpkg -i: the postinst starts
+# the units under a real service manager.  The container has no
+# /dev/cpu/N/msr, so the shipped service must fail once with the reason
+# and not restart; with a drop-in that adds --simulate westmere-ep-2s it
+# must run as the user uncored in its sandbox and answer /metrics through
+# uncored.socket; an upgrade (reinstall) restarts it, remove stops it,
+# purge cleans up.
+chroot "$inst" apt-get install -y -q --no-install-recommends systemd-sysv curl >"$work/boot-deps.log" 2>&1 || {
+	tail -n 30 "$work/boot-deps.log" >&2
+	fail "cannot install systemd-sysv and curl in the root to boot"
+}
+umount -R -l "$inst/proc" "$inst/dev"
+cp "$build/build/$deb" "$inst/root/"
+# nspawn wants /run to be a tmpfs of its own (private to this namespace).
+mount -t tmpfs -o mode=0755 uncored-hostrun /run
+timeout 300 systemd-nspawn -D "$inst" --register=no --keep-unit --private-network -b --console=pipe \
+	>"$work/boot.log" 2>&1 &
+guard=$!
+leader=""
+for _ in $(seq 1 300); do
+	nspawn=$(pgrep -P "$guard" -x systemd-nspawn || true)
+	# The container's PID 1 once it is systemd (before, nspawn's helper).
+	[ -n "$nspawn" ] && leader=$(pgrep -P "$nspawn" -x systemd || true)
+	[ -n "$leader" ] && break
+	kill -0 "$guard" 2>/dev/null || break
+	sleep 0.1
+done
+[ -n "$leader" ] || fail "systemd-nspawn did not boot the root: $(tail -n 20 "$work/boot.log")"
+stop_container() {
+	kill -TERM "$nspawn" 2>/dev/null || true
+	wait "$guard" 2>/dev/null || true
+}
+trap 'stop_container; cleanup' EXIT INT TERM
+inside() {
+	nsenter -t "$leader" -a "$@"
+}
+# Until its manager answers on the bus, then until the boot is done.
+for _ in $(seq 1 600); do
+	state=$(inside systemctl is-system-running --wait 2>&1) || true
+	case "$state" in
+	*"connect to bus"* | offline) sleep 0.1 ;;
+	*) break ;;
+	esac
+done
+case "$state" in
+running | degraded) ;;
+*) fail "the booted root is '$state'" ;;
+esac
+echo "booted with systemd $(inside systemctl --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p') as PID 1: $state"
+
+inside dpkg -i "/root/$deb" >"$work/boot-install.log" 2>&1 || {
+	cat "$work/boot-install.log" >&2
+	fail "dpkg -i under systemd failed"
+}
+sleep 7   # past RestartSec=5s: a restart would have happened by now
+show() { # show UNIT PROPERTY
+	inside systemctl show -p "$2" --value "$1"
+}
+[ "$(show uncored.service ActiveState)" = failed ] ||
+	fail "without msr the service is $(show uncored.service ActiveState), expected failed"
+[ "$(show uncored.service ExecMainStatus)" = 1 ] || fail "exit status $(show uncored.service ExecMainStatus), expected 1"
+[ "$(show uncored.service NRestarts)" = 0 ] || fail "restarted $(show uncored.service NRestarts) times"
+inside systemctl status --no-pager uncored.service >"$work/status" 2>&1 || true
+grep -q 'the msr driver is not loaded' "$work/status" ||
+	fail "systemctl status does not say why: $(cat "$work/status")"
+[ "$(show uncored.socket ActiveState)" = active ] || fail "uncored.socket is $(show uncored.socket ActiveState)"
+echo "without msr: install ok, service failed once (status 1, 0 restarts), 'systemctl status' says: $(grep -o '/dev/cpu/0/msr: .*' "$work/status" | head -n 1)"
+
+inside mkdir -p /etc/systemd/system/uncored.service.d
+printf '[Service]\nExecStart=\nExecStart=%s --simulate westmere-ep-2s\n' \
+	"$(sed -n 's/^ExecStart=//p' "$inst/lib/systemd/system/uncored.service")" \
+	>"$inst/etc/systemd/system/uncored.service.d/simulate.conf"
+inside systemctl daemon-reload
+inside systemctl reset-failed uncored.service uncored.socket
+inside systemctl start uncored.socket uncored.service || {
+	inside systemctl status --no-pager uncored.service >&2 || true
+	fail "uncored.service with --simulate did not start"
+}
+inside curl -fsS -m 10 http://127.0.0.1:9796/metrics >"$work/metrics" || fail "no /metrics through uncored.socket"
+grep -q '^uncored_collector_up{collector="uncore"} 1' "$work/metrics" || fail "/metrics: uncore collector not up"
+pid=$(show uncored.service MainPID)
+uid=$(inside getent passwd uncored | cut -d: -f3)
+inside grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "/proc/$pid/status" ||
+	fail "the daemon does not run as uncored ($uid): $(inside grep ^Uid "/proc/$pid/status")"
+echo "uncored.socket and uncored.service (sandboxed, user uncored) started by systemd: /metrics through the socket ok"
+
+inside dpkg -i "/root/$deb" >"$work/boot-upgrade.log" 2>&1 || fail "reinstall under systemd failed"
+[ "$(show uncored.service ActiveState)" = active ] || fail "not active after the upgrade"
+[ "$(show uncored.service MainPID)" != "$pid" ] || fail "the upgrade did not restart the service"
+inside journalctl -u uncored.service --no-pager >"$work/journal" 2>&1 || true
+grep -q 'stopped, every register restored' "$work/journal" || fail "no clean stop before the restart"
+echo "upgrade: restarted, the old daemon stopped cleanly"
+
+inside dpkg -r uncored >"$work/boot-remove.log" 2>&1 || fail "dpkg -r under systemd failed"
+[ "$(show uncored.service ActiveState)" = inactive ] || fail "remove left the service $(show uncored.service ActiveState)"
+[ "$(show uncored.socket ActiveState)" = inactive ] || fail "remove left the socket $(show uncored.socket ActiveState)"
+inside rm -r /etc/systemd/system/uncored.service.d
+inside dpkg -P uncored >"$work/boot-purge.log" 2>&1 || fail "dpkg -P under systemd failed"
+for f in /etc/uncored /run/uncored /etc/systemd/system/multi-user.target.wants/uncored.service \
+	/etc/systemd/system/sockets.target.wants/uncored.socket; do
+	! inside test -e "$f" || fail "purge left $f"
+done
+inside getent passwd uncored >/dev/null || fail "purge removed the system user"
+inside systemctl daemon-reload
+failed=$(inside systemctl list-units --failed --plain --no-legend | grep uncored || true)
+[ -z "$failed" ] || fail "failed units left: $failed"
+echo "remove stopped both units; purge removed the configuration, the state directory and the links, kept the user"
