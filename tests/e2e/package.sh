@@ -12,8 +12,9 @@
 #    which programs the MSRs of a real host, and a test must leave its host
 #    as it found it.  The throwaway root is a copy-on-write overlay of this
 #    machine's own root file system (upper layer on a tmpfs) in a private
-#    mount namespace, entered with chroot, with its own empty /run: there
-#    deb-systemd-invoke sees no running systemd and starts nothing, and every
+#    mount namespace (package_root.sh), entered with chroot, with its own
+#    /dev, /tmp and empty /run: there deb-systemd-invoke sees no running
+#    systemd and starts nothing, and every
 #    file that dpkg and the maintainer scripts write lands in the upper
 #    layer, which the test lists at the end and then drops.  In it:
 #    - the user is removed first, so that the install must create it;
@@ -27,7 +28,8 @@
 #      NOTIFY_SOCKET; the daemon takes the passed socket, drops to the
 #      packaged "uncored" user, sends READY=1 and serves /metrics through
 #      that socket.  The unit's sandboxing, its dependencies and systemd's
-#      own start and restart logic are not exercised by this;
+#      own start and restart logic are not exercised here, but in
+#      package_clean.sh, which boots a root with systemd as PID 1;
 #    - a changed conffile survives a reinstall (dpkg --force-confold);
 #    - dpkg -r stops nothing (no systemd) and keeps the conffile; dpkg -P
 #      removes the conffile, /etc/uncored, the state file /run/uncored/ledger
