@@ -5,10 +5,11 @@
 # rates the service's exposure at 2.0 or lower.  Exit 77 (skipped) when
 # systemd-analyze is not installed.
 #
-# usage: systemd_units.sh SOURCE_ROOT UNCORED_BINARY
+# usage: systemd_units.sh SOURCE_ROOT UNCORED_BINARY BUILT_SERVICE_UNIT
 set -eu
 src=$1
 binary=$2
+unit=$3
 max_exposure=2.0
 
 command -v systemd-analyze >/dev/null 2>&1 || { echo "systemd-analyze not found, skipping"; exit 77; }
@@ -17,7 +18,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 # A test copy of the units, as installed but with the build's binary.
-sed "s|@sbindir@/uncored|$binary|" "$src/systemd/uncored.service.in" >"$tmp/uncored.service"
+sed "s|^ExecStart=[^ ]*/uncored |ExecStart=$binary |" "$unit" >"$tmp/uncored.service"
+grep -q "^ExecStart=$binary " "$tmp/uncored.service" || { echo "no ExecStart= in $unit" >&2; exit 1; }
 cp "$src/systemd/uncored.socket" "$tmp/uncored.socket"
 if grep -q '@[a-z]*@' "$tmp/uncored.service"; then
 	echo "unsubstituted variable left in uncored.service" >&2
