@@ -490,18 +490,13 @@ static int core_start(struct collector *c)
 	return err;
 }
 
-static uint64_t width_mask(unsigned width_bits)
-{
-	return width_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << width_bits) - 1;
-}
-
 /*
  * Accumulate a reading.  Back from offline, a counter that went down lost
  * its counts (or was reset): re-base without adding.
  */
 static void advance(struct counter *ctr, uint64_t raw, bool is_returning)
 {
-	if (is_returning && (raw & width_mask(ctr->width_bits)) < ctr->last_raw)
+	if (is_returning && (raw & counter_width_mask(ctr->width_bits)) < ctr->last_raw)
 		counter_rebase(ctr, raw);
 	else
 		counter_add(ctr, raw);

@@ -67,14 +67,6 @@ struct thermal_state {
 	struct thermal_socket *sockets; /* parallel to c->topo->sockets */
 };
 
-static int first_online_cpu(struct hw *hw, const struct cpu_socket *sock)
-{
-	for (int i = 0; i < sock->n_cpus; i++)
-		if (hw_cpu_online(hw, sock->cpus[i]) == 1)
-			return sock->cpus[i];
-	return -1;
-}
-
 static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
 {
 	uint64_t raw;
@@ -156,7 +148,7 @@ static int setup_socket(struct collector *c, struct thermal_socket *ts,
 	ts->cores = calloc((size_t)(sock->n_cores ? sock->n_cores : 1), sizeof(*ts->cores));
 	if (!ts->cores)
 		return -ENOMEM;
-	cpu = first_online_cpu(c->hw, sock);
+	cpu = cpu_socket_first_online(c->hw, sock);
 	if (cpu < 0) {
 		collector_note(c, "socket %d: no online CPU, no TjMax", sock->socket);
 		return 0;

@@ -337,14 +337,6 @@ static int init_counters(struct collector *c, struct uncore_socket *us)
 	return 0;
 }
 
-static int first_online_cpu(struct collector *c, const struct cpu_socket *cs)
-{
-	for (int i = 0; i < cs->n_cpus; i++)
-		if (hw_cpu_online(c->hw, cs->cpus[i]) == 1)
-			return cs->cpus[i];
-	return -1;
-}
-
 /*
  * Claim counters on one socket.  A failure before anything was written
  * leaves the socket out (*ret_wrote false); one after is fatal for start.
@@ -358,7 +350,7 @@ static int claim_socket(struct collector *c, struct uncore_state *st, struct unc
 	*ret_wrote = false;
 	us->socket = cs->socket;
 	us->cs = cs;
-	us->cpu = first_online_cpu(c, cs);
+	us->cpu = cpu_socket_first_online(c->hw, cs);
 	if (us->cpu < 0) {
 		collector_note(c, "socket %d: no online CPU, no uncore counting there", us->socket);
 		return -ENXIO;

@@ -7,7 +7,6 @@
  * refused whole.  It does no logging; whether the configured events fit the
  * CPU actually found is for the collectors to check.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -17,6 +16,7 @@
 #include <strings.h>
 
 #include "conf.h"
+#include "listen_addr.h"
 #include "msr.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -306,63 +306,14 @@ static int parse_enum(const struct conf_key *k, const char *value, struct conf *
 _Static_assert(sizeof(enum conf_log_level) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(enum conf_conflict_policy) == sizeof(int), "enum stored as int");
 
-/* Split "A.B.C.D:PORT" or "[V6]:PORT" into host and port; sets *family. */
-static int split_listen(const char *value, char *host, size_t hostlen, const char **ret_port,
-			int *family)
-{
-	const char *end, *port;
-
-	if (value[0] == '[') {
-		end = strchr(value, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		value++;
-		port = end + 2;
-		*family = AF_INET6;
-	} else {
-		end = strrchr(value, ':');
-		if (!end)
-			return -EINVAL;
-		port = end + 1;
-		*family = AF_INET;
-	}
-	if ((size_t)(end - value) >= hostlen)
-		return -ERANGE;
-	memcpy(host, value, (size_t)(end - value));
-	host[end - value] = '\0';
-	*ret_port = port;
-	return 0;
-}
-
+/* The one listen address parser (listen_addr.h); a configured port is never 0. */
 static int parse_listen(const struct conf_key *k, const char *value, struct conf *conf, int line,
 			char *err, size_t errlen)
 {
-	char host[INET6_ADDRSTRLEN + 16] = "";
-	unsigned char addr[sizeof(struct in6_addr)];
-	const char *port;
-	unsigned long p;
-	int family, r;
-
 	if (check_length(k, value, err, errlen) < 0)
 		return -EINVAL;
-	r = split_listen(value, host, sizeof(host), &port, &family);
-	if (r == -EINVAL) {
-		snprintf(err, errlen, "expected A.B.C.D:PORT or [IPV6]:PORT, got '%s'", value);
-		return r;
-	}
-	if (family == AF_INET && strchr(host, ':')) {
-		snprintf(err, errlen, "an IPv6 address goes in brackets, as in '[::1]:9796', got '%s'", value);
+	if (listen_addr_parse(value, 1, NULL, NULL, err, errlen) < 0)
 		return -EINVAL;
-	}
-	if (r < 0 || inet_pton(family, host, addr) != 1) {
-		snprintf(err, errlen, "'%s' is not an %s address (expected A.B.C.D:PORT or [IPV6]:PORT)",
-			 r < 0 ? value : host, family == AF_INET ? "IPv4" : "IPv6");
-		return -EINVAL;
-	}
-	if (parse_uint(port, &p) < 0 || p < 1 || p > 65535) {
-		snprintf(err, errlen, "expected a port from 1 to 65535, got '%s'", port);
-		return -EINVAL;
-	}
 	return parse_string(k, value, conf, line, err, errlen);
 }
 

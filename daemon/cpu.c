@@ -130,7 +130,8 @@ static int load_cpu_list(struct hw *hw, struct hw_cpu **ret_cpus, int *ret_n)
 	return 0;
 }
 
-static int first_online_cpu(struct hw *hw, char *err, size_t errlen)
+/* The first online CPU in hw's list, before any topology exists. */
+static int first_listed_online_cpu(struct hw *hw, char *err, size_t errlen)
 {
 	struct hw_cpu *cpus;
 	int n, r, cpu = -ENODEV;
@@ -240,7 +241,7 @@ int cpu_detect(struct hw *hw, struct cpu_info *ret_info, char *err, size_t errle
 	uint32_t max_leaf;
 	int cpu, r;
 
-	cpu = first_online_cpu(hw, err, errlen);
+	cpu = first_listed_online_cpu(hw, err, errlen);
 	if (cpu < 0)
 		return cpu;
 	r = read_identity(hw, cpu, &info, &max_leaf);
@@ -410,4 +411,12 @@ const struct cpu_socket *cpu_topology_socket(const struct cpu_topology *topo, in
 		if (topo->sockets[i].socket == socket)
 			return &topo->sockets[i];
 	return NULL;
+}
+
+int cpu_socket_first_online(struct hw *hw, const struct cpu_socket *sock)
+{
+	for (int i = 0; i < sock->n_cpus; i++)
+		if (hw_cpu_online(hw, sock->cpus[i]) == 1)
+			return sock->cpus[i];
+	return -1;
 }

@@ -10,9 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "event.h"
 #include "fmt_table.h"
-
-#define DRAM_THROTTLED_EVENT "dram_thermal_throttled_cycles"
 
 static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
 {
@@ -125,7 +124,7 @@ static void write_uncore(const struct snapshot_socket *sa, const struct snapshot
 		}
 		d = eb->total - ea->total;
 		strbuf_printf(out, "  %-36s %20" PRIu64, eb->name, d);
-		if (strcmp(eb->name, DRAM_THROTTLED_EVENT) == 0 && dticks > 0)
+		if (strcmp(eb->name, EVENT_DRAM_THERMAL_THROTTLED) == 0 && dticks > 0)
 			strbuf_printf(out, "  %6.2f %% of clockticks", 100.0 * (double)d / (double)dticks);
 		strbuf_append(out, "\n");
 	}

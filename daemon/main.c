@@ -505,7 +505,11 @@ static void send_status(void)
 	snapshot_release(s);
 }
 
-/* WATCHDOG=1 only while the sampler makes progress (SPEC §8). */
+/*
+ * WATCHDOG=1 only while the sampler makes progress (SPEC §8): by the same
+ * staleness rule as /healthz, on the monotonic clock, from when a new
+ * sample was first seen here.
+ */
 static void kick_watchdog(struct daemon *d)
 {
 	uint64_t p = sampler_progress(d->sampler);
@@ -515,7 +519,7 @@ static void kick_watchdog(struct daemon *d)
 		d->last_progress = p;
 		d->last_progress_at = now;
 	}
-	if (now - d->last_progress_at <= 2 * d->conf.interval_s + 1.0)
+	if (now - d->last_progress_at <= snapshot_stale_limit_s(d->conf.interval_s))
 		service_watchdog_ping();
 	else
 		log_warning("sampler: no sample for %.1f s, not feeding the watchdog",

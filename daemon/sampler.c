@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "config.h"
 #include "episode.h"
+#include "event.h"
 #include "history.h"
 #include "log.h"
 #include "sampler.h"
@@ -120,7 +121,7 @@ static void history_reading_of(const struct snapshot *snap, const struct snapsho
 	if (ss->has_uncore && ss->has_uncore_clockticks)
 		for (int k = 0; k < ss->n_uncore_events; k++)
 			if (ss->uncore_events[k].available &&
-			    strcmp(ss->uncore_events[k].name, "dram_thermal_throttled_cycles") == 0) {
+			    strcmp(ss->uncore_events[k].name, EVENT_DRAM_THERMAL_THROTTLED) == 0) {
 				r->has_dram = true;
 				r->dram_throttled_cycles = ss->uncore_events[k].total;
 				r->uncore_clockticks = ss->uncore_clockticks;

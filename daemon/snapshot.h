@@ -159,6 +159,19 @@ struct snapshot {
 	struct snapshot_string *strings;
 };
 
+/*
+ * The one staleness rule (SPEC §6): the sampler is healthy while its last
+ * sample is at most SNAPSHOT_STALE_INTERVALS sampling intervals old.
+ * /healthz and the systemd watchdog both judge by it.
+ */
+#define SNAPSHOT_STALE_INTERVALS 3
+
+/* The oldest a last sample may be, in seconds, at sampling interval interval_s. */
+static inline double snapshot_stale_limit_s(double interval_s)
+{
+	return SNAPSHOT_STALE_INTERVALS * interval_s;
+}
+
 struct cpu_topology;
 struct cpu_info;
 
