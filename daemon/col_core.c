@@ -35,7 +35,7 @@
 enum cpu_state {
 	CPU_PENDING,       /* not claimed yet (offline at start) */
 	CPU_CLAIMED,
-	CPU_UNUSABLE,      /* cannot be used; reason in the collector's */
+	CPU_UNUSABLE,      /* cannot be used; noted in the collector's status */
 };
 
 /* Why an event does not count on a CPU; the text is made for the snapshot. */
@@ -111,9 +111,9 @@ static int collect_events(struct collector *c, struct core_state *st)
 		defaults = event_defaults(EVENT_PMU_CORE, &n_defaults);
 	total = n_defaults + (size_t)c->conf->n_core_events;
 	if (total > SNAPSHOT_MAX_EVENTS) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "%zu core events configured (defaults included), at most %d can be counted",
-			 total, SNAPSHOT_MAX_EVENTS);
+		collector_refuse(c,
+				 "%zu core events configured (defaults included), at most %d can be counted",
+				 total, SNAPSHOT_MAX_EVENTS);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n_defaults; i++)
@@ -380,7 +380,7 @@ static int prepare_cpu(struct collector *c, struct core_state *st, struct core_c
 	if (cc->pm.version < 2) {
 		cc->state = CPU_UNUSABLE;
 		collector_note(c, "cpu %d: architectural perfmon version %u, version 2 or later needed",
-		     cc->cpu, cc->pm.version);
+			       cc->cpu, cc->pm.version);
 		return 0;
 	}
 	return check_wrap(c, st, &cc->pm, why, whylen);
@@ -392,8 +392,8 @@ static void summarize_fixed(struct collector *c, const struct core_state *st, un
 		if (!st->fixed_busy[i])
 			continue;
 		collector_note(c, "fixed counter %u (%s) in use by another agent on %u of %u CPUs%s", i,
-		     fixed_names[i], st->fixed_busy[i], n_claimed,
-		     i == 1 ? " (the NMI watchdog usually holds it)" : "");
+			       fixed_names[i], st->fixed_busy[i], n_claimed,
+			       i == 1 ? " (the NMI watchdog usually holds it)" : "");
 	}
 }
 
@@ -409,12 +409,12 @@ static int start_cpus(struct collector *c, struct core_state *st)
 
 		if (hw_cpu_online(c->hw, cc->cpu) != 1)
 			continue;
-		err = prepare_cpu(c, st, cc, c->reason, sizeof(c->reason));
+		err = prepare_cpu(c, st, cc, c->status.why_not, sizeof(c->status.why_not));
 		if (err == -ENXIO)
 			continue;
-		if (err && !c->reason[0])
-			snprintf(c->reason, sizeof(c->reason), "cpu %d: CPUID leaf 0xA: %s",
-				 cc->cpu, hw_hint(err, HW_OP_READ));
+		if (err && !c->status.why_not[0])
+			collector_refuse(c, "cpu %d: CPUID leaf 0xA: %s",
+					 cc->cpu, hw_hint(err, HW_OP_READ));
 		if (err)
 			return err;
 	}
@@ -429,8 +429,8 @@ static int start_cpus(struct collector *c, struct core_state *st)
 			continue;
 		}
 		if (err) {
-			snprintf(c->reason, sizeof(c->reason), "cpu %d: cannot %s the core PMU: %s",
-				 cc->cpu, op == HW_OP_WRITE ? "program" : "read", hw_hint(err, op));
+			collector_refuse(c, "cpu %d: cannot %s the core PMU: %s",
+					 cc->cpu, op == HW_OP_WRITE ? "program" : "read", hw_hint(err, op));
 			return err;
 		}
 		n_claimed++;
@@ -455,7 +455,7 @@ static int core_start(struct collector *c)
 	int err;
 
 	if (!c->conf->core_enabled) {
-		snprintf(c->reason, sizeof(c->reason), "disabled in the configuration");
+		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	st = calloc(1, sizeof(*st));
@@ -518,7 +518,7 @@ static void yield_fixed(struct collector *c, struct core_state *st, struct core_
 	pmu_forget_bits(st->ledger, cc->cpu, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(i));
 	cc->fixed_owned[i] = false;
 	collector_note(c, "cpu %d: fixed counter %u (%s) taken over by another agent, yielded",
-	     cc->cpu, i, fixed_names[i]);
+		       cc->cpu, i, fixed_names[i]);
 }
 
 static void yield_gp(struct core_state *st, struct core_cpu *cc, struct slot *sl)

@@ -74,21 +74,21 @@ static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
 
 	if (!c->info->fac.has_tjmax) {
 		collector_note(c, "socket %d: no MSR_TEMPERATURE_TARGET on this model, no temperatures",
-		     ts->topo->socket);
+			       ts->topo->socket);
 		return;
 	}
 	err = hw_read_msr(c->hw, cpu, MSR_TEMPERATURE_TARGET, &raw);
 	if (err) {
 		c->errors++;
 		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET unreadable (%s), no temperatures",
-		     ts->topo->socket, strerror(-err));
+			       ts->topo->socket, strerror(-err));
 		return;
 	}
 	/* hardware.md §3.4: no guessing of a default TjMax. */
 	ts->tjmax_c = decode_tjmax(raw);
 	if (ts->tjmax_c == 0) {
 		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures",
-		     ts->topo->socket);
+			       ts->topo->socket);
 		return;
 	}
 	ts->has_tjmax = true;
@@ -124,7 +124,7 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	if (err) {
 		c->errors++;
 		collector_note(c, "socket %d: MSR_RAPL_POWER_UNIT unreadable (%s), no RAPL throttled time",
-		     ts->topo->socket, strerror(-err));
+			       ts->topo->socket, strerror(-err));
 		return;
 	}
 	ts->time_unit_s = decode_rapl_time_unit_s(raw);
@@ -133,10 +133,10 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	ts->has_rapl = ts->pkg.is_present || ts->dram.is_present;
 	if (!ts->pkg.is_present)
 		collector_note(c, "socket %d: no MSR_PKG_PERF_STATUS, package throttled time reads 0",
-		     ts->topo->socket);
+			       ts->topo->socket);
 	if (!ts->dram.is_present)
 		collector_note(c, "socket %d: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0",
-		     ts->topo->socket);
+			       ts->topo->socket);
 }
 
 static int setup_socket(struct collector *c, struct thermal_socket *ts,
@@ -174,7 +174,7 @@ static int thermal_start(struct collector *c)
 	int err;
 
 	if (!c->conf->thermal_enabled) {
-		snprintf(c->reason, sizeof(c->reason), "disabled in the configuration");
+		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	st = calloc(1, sizeof(*st));

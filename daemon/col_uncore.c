@@ -72,20 +72,20 @@ static uint32_t pmc_msr(int n)
 	return MSR_UNCORE_PMC0 + (uint32_t)n;
 }
 
-/* Append a sentence to the collector's reason, "; "-separated, truncating. */
+/* Whether the collector is on and this model has the Nehalem/Westmere uncore PMU. */
 static int check_facility(struct collector *c)
 {
 	const struct cpu_info *info = c->info;
 
 	if (!c->conf->uncore_enabled) {
-		snprintf(c->reason, sizeof(c->reason), "disabled in the configuration");
+		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	if (!info->fac.has_nhm_uncore) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "this CPU (%s, family %u model 0x%02x) has no Nehalem/Westmere uncore PMU at "
-			 "MSR 0x391/0x3c0; uncore thermal events are not available",
-			 info->microarch ? info->microarch : "unknown", info->family, info->model);
+		collector_refuse(c,
+				 "this CPU (%s, family %u model 0x%02x) has no Nehalem/Westmere uncore PMU at "
+				 "MSR 0x391/0x3c0; uncore thermal events are not available",
+				 info->microarch ? info->microarch : "unknown", info->family, info->model);
 		return -ENOTSUP;
 	}
 	return 0;
@@ -98,10 +98,10 @@ static int check_interval(struct collector *c)
 
 	if (c->conf->interval_s <= wrap_s / 4)
 		return 0;
-	snprintf(c->reason, sizeof(c->reason),
-		 "interval %.0f s is too long: the %d-bit uncore counters can wrap every %.0f s, "
-		 "so the interval must be at most %.0f s", c->conf->interval_s,
-		 UNCORE_COUNTER_WIDTH, wrap_s, wrap_s / 4);
+	collector_refuse(c,
+			 "interval %.0f s is too long: the %d-bit uncore counters can wrap every %.0f s, "
+			 "so the interval must be at most %.0f s", c->conf->interval_s,
+			 UNCORE_COUNTER_WIDTH, wrap_s, wrap_s / 4);
 	return -EINVAL;
 }
 
@@ -111,9 +111,9 @@ static int add_spec(struct collector *c, struct uncore_state *st, const struct e
 		if (strcmp(st->specs[i].name, spec->name) == 0)
 			return 0;
 	if (st->n_specs == UNCORE_MAX_EVENTS) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "too many uncore events: at most %d can be reported, defaults included; "
-			 "remove some or turn the default events off", UNCORE_MAX_EVENTS);
+		collector_refuse(c,
+				 "too many uncore events: at most %d can be reported, defaults included; "
+				 "remove some or turn the default events off", UNCORE_MAX_EVENTS);
 		return -EINVAL;
 	}
 	st->specs[st->n_specs++] = *spec;
@@ -304,7 +304,7 @@ static int program_socket(struct collector *c, struct uncore_state *st,
 		us->has_fixed = true;
 	} else {
 		collector_note(c, "socket %d: the uncore fixed counter is in use by another agent, "
-		     "uncore clockticks are not reported", us->socket);
+			       "uncore clockticks are not reported", us->socket);
 	}
 	if (!own_bits)
 		return 0;
@@ -358,7 +358,7 @@ static int claim_socket(struct collector *c, struct uncore_state *st, struct unc
 	err = read_found(c, us->cpu, &found);
 	if (err) {
 		collector_note(c, "socket %d: cpu %d: reading the uncore PMU failed: %s", us->socket,
-		     us->cpu, hw_hint(err, HW_OP_READ));
+			       us->cpu, hw_hint(err, HW_OP_READ));
 		return err;
 	}
 	assign_counters(c, st, us, free_counters(&found));
@@ -399,12 +399,11 @@ static int fail_start(struct collector *c, struct uncore_state *st, int err)
 
 static void note_write_failure(struct collector *c, int err)
 {
-	/* The write error replaces whatever notes were made: it is the reason. */
-	c->reason[0] = '\0';
+	/* The write error is the reason; notes made so far go with the failed start. */
 	if (err == -EPERM || err == -EACCES)
-		collector_note(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
+		collector_refuse(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
 	else
-		collector_note(c, "programming the uncore PMU failed: %s", hw_hint(err, HW_OP_WRITE));
+		collector_refuse(c, "programming the uncore PMU failed: %s", hw_hint(err, HW_OP_WRITE));
 }
 
 static int claim_all(struct collector *c, struct uncore_state *st)
@@ -466,7 +465,7 @@ static void note_lost_once(struct collector *c, struct uncore_state *st,
 		return;
 	st->has_noted_lost = true;
 	collector_note(c, "socket %d: %s was reprogrammed by another agent and reclaimed; "
-	     "the counts of that interval are lost", us->socket, what);
+		       "the counts of that interval are lost", us->socket, what);
 }
 
 /* Policy reclaim: program the counter again and count from its new value. */
@@ -573,7 +572,7 @@ static void yield_fixed(struct collector *c, struct uncore_state *st, struct unc
 	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, UNC_GLOBAL_CTRL_EN_FC0);
 	us->has_fixed = false;
 	collector_note(c, "socket %d: the uncore fixed counter was taken by another agent, "
-	     "uncore clockticks are no longer reported", us->socket);
+		       "uncore clockticks are no longer reported", us->socket);
 }
 
 static void sample_fixed(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
@@ -602,15 +601,21 @@ static void sample_fixed(struct collector *c, struct uncore_state *st, struct un
 static void sample_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
 {
 	uint64_t global_ctrl;
+	char key[32];
 
+	/* A degradation while it holds: cleared by the first good read. */
+	snprintf(key, sizeof(key), "stale socket %d", us->socket);
 	if (relocate(c, st, us) ||
 	    read_socket(c, st, us, MSR_UNCORE_PERF_GLOBAL_CTRL, &global_ctrl)) {
 		/* Totals stay as they were; the counters keep counting meanwhile. */
 		us->is_stale = true;
 		c->errors++;
+		collector_degrade(c, key, "socket %d: no CPU of the socket can be read, "
+				  "uncore totals held", us->socket);
 		return;
 	}
 	us->is_stale = false;
+	collector_recover(c, key);
 	for (int i = 0; i < us->n_events; i++)
 		if (us->events[i].is_counting)
 			sample_event(c, st, us, &us->events[i], global_ctrl);
@@ -674,7 +679,7 @@ static void uncore_stop(struct collector *c)
 	err = pmu_restore(st->ledger, c->hw, &n_failed);
 	if (err)
 		collector_note(c, "restoring %u uncore registers failed: %s", n_failed,
-		     hw_hint(err, HW_OP_WRITE));
+			       hw_hint(err, HW_OP_WRITE));
 	free_state(st);
 	c->state = NULL;
 }

@@ -76,13 +76,15 @@ static int start_collector(struct sampler *s, enum snapshot_collector_id id)
 {
 	struct collector *c = &s->collectors[id];
 	int r = collector_start(c, collector_table[id], s->hw, s->info, s->topo, &s->conf);
+	char reason[COLLECTOR_TEXT_MAX * 2];
 
 	if (r == -EINVAL)
 		return r;
+	collector_reason(c, reason, sizeof(reason));
 	if (c->up)
-		log_info("collector %s: up%s%s", c->ops->name, c->reason[0] ? ", " : "", c->reason);
-	else if (c->reason[0])
-		log_warning("collector %s: off: %s", c->ops->name, c->reason);
+		log_info("collector %s: up%s%s", c->ops->name, reason[0] ? ", " : "", reason);
+	else if (reason[0])
+		log_warning("collector %s: off: %s", c->ops->name, reason);
 	return 0;
 }
 
@@ -185,7 +187,7 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
 		if (start_collector(s, id) == -EINVAL) {
 			snprintf(err, errlen, "collector %s: %s", collector_table[id]->name,
-				 s->collectors[id].reason);
+				 s->collectors[id].status.why_not);
 			sampler_free(s);
 			return -EINVAL;
 		}
@@ -305,7 +307,7 @@ static void apply_conf(struct sampler *s, const struct conf *new)
 		}
 		if (start_collector(s, id) == -EINVAL)
 			log_error("collector %s: new configuration refused: %s, collector off",
-				  collector_table[id]->name, s->collectors[id].reason);
+				  collector_table[id]->name, s->collectors[id].status.why_not);
 	}
 	log_notice("configuration applied");
 }

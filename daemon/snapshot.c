@@ -127,8 +127,10 @@ struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		atomic_init(&s->rendered[i], NULL);
 	snprintf(s->version, sizeof(s->version), "%s", UNCORED_VERSION);
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++)
+	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
 		s->collectors[i].name = collector_names[i];
+		s->collectors[i].reason = "";
+	}
 	if (info)
 		copy_cpu_id(&s->cpu_id, info);
 	if (topo && fill_shape(s, topo) < 0) {
@@ -191,8 +193,7 @@ static uint32_t hash_text(const char *text)
 	return h;
 }
 
-/* s's copy of text, made on first use; NULL on ENOMEM. */
-static const char *snapshot_string(struct snapshot *s, const char *text)
+const char *snapshot_intern(struct snapshot *s, const char *text)
 {
 	uint32_t h = hash_text(text);
 	size_t len = strlen(text);
@@ -214,8 +215,8 @@ static const char *snapshot_string(struct snapshot *s, const char *text)
 int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char *name,
 		       bool available, uint64_t total, const char *reason)
 {
-	const char *n = snapshot_string(s, name);
-	const char *r = reason && reason[0] ? snapshot_string(s, reason) : "";
+	const char *n = snapshot_intern(s, name);
+	const char *r = reason && reason[0] ? snapshot_intern(s, reason) : "";
 
 	if (!n || !r)
 		return -ENOMEM;

@@ -34,7 +34,8 @@ struct snapshot_collector {
 	const char *name;          /* "uncore", "thermal", "core" (static strings) */
 	bool enabled;              /* configured on; a disabled collector is still listed */
 	bool up;
-	char reason[192];          /* why not up, or a degradation note; "" when none */
+	const char *reason;        /* why not up, then the degradations, "; "-separated (collector.h);
+				      "" when none; owned by the snapshot */
 	uint64_t errors;           /* failed hardware reads since start */
 };
 
@@ -208,6 +209,12 @@ struct snapshot_event *snapshot_alloc_events(struct snapshot *s, size_t n);
  */
 int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char *name,
 		       bool available, uint64_t total, const char *reason);
+
+/*
+ * s's copy of text (copied once per distinct text), or NULL on ENOMEM
+ * (which sets s->is_short_of_memory).  Only while s is being filled.
+ */
+const char *snapshot_intern(struct snapshot *s, const char *text);
 
 /*
  * Add (sign > 0) or subtract (sign < 0) the counter totals that collector

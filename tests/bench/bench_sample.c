@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 
 		memset(&c, 0, sizeof(c));
 		if (collector_start(&c, ops[i], &hw, &info, &topo, &conf) < 0 || !c.up) {
-			printf("%-10s %16s (%s)\n", ops[i]->name, "off", c.reason);
+			printf("%-10s %16s (%s)\n", ops[i]->name, "off", c.status.why_not);
 			collector_stop(&c);
 			continue;
 		}

@@ -38,8 +38,7 @@ static struct snapshot *westmere_later(void)
 	s->cpus[3].has_core_pmu = false;
 	s->cpus[7].has_core_pmu = false;
 	s->collectors[SNAPSHOT_COLLECTOR_CORE].up = false;
-	snprintf(s->collectors[SNAPSHOT_COLLECTOR_CORE].reason,
-		 sizeof(s->collectors[0].reason), "cpu 3: offline, skipping");
+	s->collectors[SNAPSHOT_COLLECTOR_CORE].reason = "cpu 3: offline, skipping";
 	return s;
 }
 
