@@ -684,10 +684,40 @@ static void uncore_stop(struct collector *c)
 	c->state = NULL;
 }
 
+static const char *event_flags(const struct event_spec *ev, char *buf, size_t len)
+{
+	snprintf(buf, len, "event=0x%02x umask=0x%02x%s%s", ev->code, ev->umask,
+		 ev->edge ? " edge" : "", ev->inv ? " inv" : "");
+	return buf;
+}
+
+static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	const struct event_spec *ev;
+	char buf[96];
+	size_t n;
+
+	if (!info->fac.has_nhm_uncore) {
+		strbuf_append(out, "uncore: not available (no Nehalem/Westmere uncore PMU on this model)\n");
+		return;
+	}
+	strbuf_printf(out, "uncore (per socket, %d counters of %d bits, and the uncore clock):\n",
+		      UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH);
+	strbuf_printf(out, "  %-36s %s\n", "clockticks", "fixed counter (MSR 0x394)");
+	ev = event_builtins(EVENT_PMU_UNCORE, &n);
+	for (size_t i = 0; i < n; i++) {
+		bool ok = !ev[i].needs_uncore_thermal || info->fac.has_uncore_thermal_events;
+
+		strbuf_printf(out, "  %-36s %s%s\n", ev[i].name, event_flags(&ev[i], buf, sizeof(buf)),
+			      ok ? "" : "  (not available on this model)");
+	}
+}
+
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
 	.id = SNAPSHOT_COLLECTOR_UNCORE,
 	.start = uncore_start,
 	.sample = uncore_sample,
 	.stop = uncore_stop,
+	.list_events = uncore_list_events,
 };

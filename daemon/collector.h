@@ -20,6 +20,7 @@
 #include "cpu.h"
 #include "hw.h"
 #include "snapshot.h"
+#include "strbuf.h"
 
 struct collector;
 
@@ -63,6 +64,13 @@ struct collector_ops {
 
 	/* Restore every register changed to the value found; free state. */
 	void (*stop)(struct collector *c);
+
+	/*
+	 * For --list-events: the collector's block of what it can count on the
+	 * CPU described by info, lines of "  NAME  how", under a heading line.
+	 * NULL for a collector without events.
+	 */
+	void (*list_events)(const struct cpu_info *info, struct strbuf *out);
 };
 
 struct collector {
@@ -79,9 +87,16 @@ struct collector {
 	uint64_t errors;                  /* failed hardware reads since start */
 };
 
-extern const struct collector_ops uncore_collector_ops;
-extern const struct collector_ops thermal_collector_ops;
-extern const struct collector_ops core_collector_ops;
+/*
+ * The registered collectors (collectors.c), in output order: a collector
+ * is one file with its collector_ops and one line in that table.  Entry i
+ * has id i.
+ */
+extern const struct collector_ops *const collector_registry[];
+extern const size_t collector_registry_n;
+
+/* The registered collector called name, or NULL. */
+const struct collector_ops *collector_find(const char *name);
 
 /*
  * Set up c for ops with the shared context (borrowed; must outlive c) and

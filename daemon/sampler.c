@@ -26,12 +26,6 @@
 #include "log.h"
 #include "sampler.h"
 
-static const struct collector_ops *const collector_table[SNAPSHOT_COLLECTOR_COUNT] = {
-	[SNAPSHOT_COLLECTOR_UNCORE] = &uncore_collector_ops,
-	[SNAPSHOT_COLLECTOR_THERMAL] = &thermal_collector_ops,
-	[SNAPSHOT_COLLECTOR_CORE] = &core_collector_ops,
-};
-
 struct sampler {
 	struct conf conf;
 	struct hw *hw;
@@ -75,7 +69,7 @@ static double realtime_s(void)
 static int start_collector(struct sampler *s, enum snapshot_collector_id id)
 {
 	struct collector *c = &s->collectors[id];
-	int r = collector_start(c, collector_table[id], s->hw, s->info, s->topo, &s->conf);
+	int r = collector_start(c, collector_registry[id], s->hw, s->info, s->topo, &s->conf);
 	char reason[COLLECTOR_TEXT_MAX * 2];
 
 	if (r == -EINVAL)
@@ -186,7 +180,7 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 	}
 	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
 		if (start_collector(s, id) == -EINVAL) {
-			snprintf(err, errlen, "collector %s: %s", collector_table[id]->name,
+			snprintf(err, errlen, "collector %s: %s", collector_registry[id]->name,
 				 s->collectors[id].status.why_not);
 			sampler_free(s);
 			return -EINVAL;
@@ -307,7 +301,7 @@ static void apply_conf(struct sampler *s, const struct conf *new)
 		}
 		if (start_collector(s, id) == -EINVAL)
 			log_error("collector %s: new configuration refused: %s, collector off",
-				  collector_table[id]->name, s->collectors[id].status.why_not);
+				  collector_registry[id]->name, s->collectors[id].status.why_not);
 	}
 	log_notice("configuration applied");
 }

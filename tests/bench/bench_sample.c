@@ -13,6 +13,11 @@
 
 #include "col_core.h"
 #include "collector.h"
+
+/* Registered in collectors.c; named here to test them one by one. */
+extern const struct collector_ops core_collector_ops;
+extern const struct collector_ops thermal_collector_ops;
+extern const struct collector_ops uncore_collector_ops;
 #include "conf.h"
 #include "config.h"
 #include "cpu.h"

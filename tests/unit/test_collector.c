@@ -152,6 +152,22 @@ static void start_failures_are_explained(void **state)
 	collector_stop(&c);
 }
 
+static void the_registry_is_complete_and_consistent(void **state)
+{
+	(void)state;
+	assert_int_equal(collector_registry_n, SNAPSHOT_COLLECTOR_COUNT);
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		assert_int_equal(ops->id, (int)i);
+		assert_non_null(ops->start);
+		assert_non_null(ops->sample);
+		assert_non_null(ops->stop);
+		assert_ptr_equal(collector_find(ops->name), ops);
+	}
+	assert_null(collector_find("no such collector"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -160,6 +176,7 @@ int main(void)
 		cmocka_unit_test(the_list_is_bounded),
 		cmocka_unit_test(reason_truncates_safely),
 		cmocka_unit_test(start_failures_are_explained),
+		cmocka_unit_test(the_registry_is_complete_and_consistent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
