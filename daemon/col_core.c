@@ -883,6 +883,20 @@ static void core_list_events(const struct cpu_info *info, struct strbuf *out)
 	}
 }
 
+static bool core_is_enabled(const struct conf *conf)
+{
+	return conf->core_enabled;
+}
+
+static bool core_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return old->core_enabled != new->core_enabled ||
+	       old->core_default_events != new->core_default_events ||
+	       old->core_on_conflict != new->core_on_conflict ||
+	       !conf_events_equal(old->core_events, old->n_core_events,
+				  new->core_events, new->n_core_events);
+}
+
 const struct collector_ops core_collector_ops = {
 	.name = "core",
 	.id = SNAPSHOT_COLLECTOR_CORE,
@@ -890,4 +904,6 @@ const struct collector_ops core_collector_ops = {
 	.sample = core_sample,
 	.stop = core_stop,
 	.list_events = core_list_events,
+	.is_enabled = core_is_enabled,
+	.conf_changed = core_conf_changed,
 };

@@ -397,10 +397,24 @@ static void thermal_stop(struct collector *c)
 	c->state = NULL;
 }
 
+static bool thermal_is_enabled(const struct conf *conf)
+{
+	return conf->thermal_enabled;
+}
+
+static bool thermal_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return old->thermal_enabled != new->thermal_enabled ||
+	       old->thermal_rapl != new->thermal_rapl ||
+	       old->thermal_kernel_counts != new->thermal_kernel_counts;
+}
+
 const struct collector_ops thermal_collector_ops = {
 	.name = "thermal",
 	.id = SNAPSHOT_COLLECTOR_THERMAL,
 	.start = thermal_start,
 	.sample = thermal_sample,
 	.stop = thermal_stop,
+	.is_enabled = thermal_is_enabled,
+	.conf_changed = thermal_conf_changed,
 };

@@ -713,6 +713,20 @@ static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
 	}
 }
 
+static bool uncore_is_enabled(const struct conf *conf)
+{
+	return conf->uncore_enabled;
+}
+
+static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return old->uncore_enabled != new->uncore_enabled ||
+	       old->uncore_default_events != new->uncore_default_events ||
+	       old->uncore_on_conflict != new->uncore_on_conflict ||
+	       !conf_events_equal(old->uncore_events, old->n_uncore_events,
+				  new->uncore_events, new->n_uncore_events);
+}
+
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
 	.id = SNAPSHOT_COLLECTOR_UNCORE,
@@ -720,4 +734,6 @@ const struct collector_ops uncore_collector_ops = {
 	.sample = uncore_sample,
 	.stop = uncore_stop,
 	.list_events = uncore_list_events,
+	.is_enabled = uncore_is_enabled,
+	.conf_changed = uncore_conf_changed,
 };

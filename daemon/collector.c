@@ -6,26 +6,14 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "collector.h"
 
-/* Where the configuration says whether each collector is on. */
-static const size_t enabled_offset[SNAPSHOT_COLLECTOR_COUNT] = {
-	[SNAPSHOT_COLLECTOR_UNCORE] = offsetof(struct conf, uncore_enabled),
-	[SNAPSHOT_COLLECTOR_THERMAL] = offsetof(struct conf, thermal_enabled),
-	[SNAPSHOT_COLLECTOR_CORE] = offsetof(struct conf, core_enabled),
-};
-
 static bool is_enabled(const struct collector *c)
 {
-	const char *base = (const char *)c->conf;
-
-	if (!c->conf || (unsigned)c->ops->id >= SNAPSHOT_COLLECTOR_COUNT)
-		return false;
-	return *(const bool *)(base + enabled_offset[c->ops->id]);
+	return c->conf && c->ops->is_enabled(c->conf);
 }
 
 /* Why start failed, when the collector did not say. */

@@ -71,6 +71,16 @@ struct collector_ops {
 	 * NULL for a collector without events.
 	 */
 	void (*list_events)(const struct cpu_info *info, struct strbuf *out);
+
+	/* Whether conf turns the collector on (a disabled one is still listed). */
+	bool (*is_enabled)(const struct conf *conf);
+
+	/*
+	 * Whether going from old to new changes a setting of the collector's
+	 * own, so that a reload must restart it.  The sampling interval is the
+	 * sampler's business and not asked about here.
+	 */
+	bool (*conf_changed)(const struct conf *old, const struct conf *new);
 };
 
 struct collector {

@@ -738,3 +738,17 @@ const char *conf_error_format(const struct conf_error *e, char *buf, size_t len)
 	snprintf(buf, len, "%s%s: %s%s%s", e->file, line, e->key, *e->key ? ": " : "", e->message);
 	return buf;
 }
+
+bool conf_events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b)
+{
+	if (n_a != n_b)
+		return false;
+	for (int i = 0; i < n_a; i++) {
+		const struct event_spec *x = &a[i].spec, *y = &b[i].spec;
+
+		if (strcmp(x->name, y->name) || x->code != y->code || x->umask != y->umask ||
+		    x->edge != y->edge || x->inv != y->inv || x->cmask != y->cmask)
+			return false;
+	}
+	return true;
+}

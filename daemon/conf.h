@@ -101,6 +101,12 @@ int conf_load_string(const char *name, const char *text, struct conf *ret_conf,
 		     struct conf_errors *errs);
 
 /*
+ * Whether two configured event lists count the same events in the same
+ * order (where they were configured does not matter).
+ */
+bool conf_events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b);
+
+/*
  * Format one error as "FILE:LINE: key: message" (line and key omitted when
  * absent) into buf.  Returns buf.
  */

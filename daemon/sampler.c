@@ -239,46 +239,12 @@ struct snapshot *sampler_sample(struct sampler *s)
 	return snap;
 }
 
-static bool events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b)
-{
-	if (n_a != n_b)
-		return false;
-	for (int i = 0; i < n_a; i++) {
-		const struct event_spec *x = &a[i].spec, *y = &b[i].spec;
-
-		if (strcmp(x->name, y->name) || x->code != y->code || x->umask != y->umask ||
-		    x->edge != y->edge || x->inv != y->inv || x->cmask != y->cmask)
-			return false;
-	}
-	return true;
-}
-
 /* Whether collector id must restart to apply new. */
 static bool collector_conf_changed(enum snapshot_collector_id id, const struct conf *old,
 				   const struct conf *new)
 {
-	if (old->interval_s != new->interval_s)
-		return true;
-	switch (id) {
-	case SNAPSHOT_COLLECTOR_UNCORE:
-		return old->uncore_enabled != new->uncore_enabled ||
-		       old->uncore_default_events != new->uncore_default_events ||
-		       old->uncore_on_conflict != new->uncore_on_conflict ||
-		       !events_equal(old->uncore_events, old->n_uncore_events,
-				     new->uncore_events, new->n_uncore_events);
-	case SNAPSHOT_COLLECTOR_THERMAL:
-		return old->thermal_enabled != new->thermal_enabled ||
-		       old->thermal_rapl != new->thermal_rapl ||
-		       old->thermal_kernel_counts != new->thermal_kernel_counts;
-	case SNAPSHOT_COLLECTOR_CORE:
-		return old->core_enabled != new->core_enabled ||
-		       old->core_default_events != new->core_default_events ||
-		       old->core_on_conflict != new->core_on_conflict ||
-		       !events_equal(old->core_events, old->n_core_events,
-				     new->core_events, new->n_core_events);
-	default:
-		return false;
-	}
+	return old->interval_s != new->interval_s ||
+	       collector_registry[id]->conf_changed(old, new);
 }
 
 static void apply_conf(struct sampler *s, const struct conf *new)

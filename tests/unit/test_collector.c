@@ -111,9 +111,23 @@ static void fake_stop(struct collector *c)
 	(void)c;
 }
 
+static bool fake_is_enabled(const struct conf *conf)
+{
+	(void)conf;
+	return true;
+}
+
+static bool fake_conf_changed(const struct conf *old, const struct conf *new)
+{
+	(void)old;
+	(void)new;
+	return false;
+}
+
 static const struct collector_ops fake_ops = {
 	.name = "fake", .id = SNAPSHOT_COLLECTOR_CORE,
 	.start = fake_start, .sample = fake_sample, .stop = fake_stop,
+	.is_enabled = fake_is_enabled, .conf_changed = fake_conf_changed,
 };
 
 static void start_failures_are_explained(void **state)
@@ -163,6 +177,8 @@ static void the_registry_is_complete_and_consistent(void **state)
 		assert_non_null(ops->start);
 		assert_non_null(ops->sample);
 		assert_non_null(ops->stop);
+		assert_non_null(ops->is_enabled);
+		assert_non_null(ops->conf_changed);
 		assert_ptr_equal(collector_find(ops->name), ops);
 	}
 	assert_null(collector_find("no such collector"));
