@@ -883,6 +883,38 @@ static void core_list_events(const struct cpu_info *info, struct strbuf *out)
 	}
 }
 
+/* Programmable core events allowed in a config; the CPU may have fewer (CPUID, at start). */
+#define CONF_MAX_CORE_EVENTS 8
+
+static void core_check_conf(const struct conf *conf, struct conf_check *chk)
+{
+	char taken[96];
+	int i = conf_check_events(chk, conf->core_events, conf->n_core_events, EVENT_PMU_CORE,
+				  conf->core_default_events, CONF_MAX_CORE_EVENTS, taken,
+				  sizeof(taken));
+
+	if (i >= 0)
+		conf_check_error(chk, conf->core_events[i].line, "event",
+				 "event '%s' does not fit: at most %d core events, and %d are already "
+				 "taken by %s (the CPU's own counter count, from CPUID, is checked at "
+				 "start)", conf->core_events[i].spec.name, CONF_MAX_CORE_EVENTS,
+				 CONF_MAX_CORE_EVENTS, taken);
+}
+
+static const struct conf_key core_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(core_enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
+	  .names = conf_conflict_names, .def = "reclaim" },
+	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
+	  .count_offset = offsetof(struct conf, n_core_events) },
+};
+
+static const struct conf_section core_conf_section = {
+	.name = "core", .keys = core_keys, .n_keys = sizeof(core_keys) / sizeof(core_keys[0]),
+	.check = core_check_conf,
+};
+
 static bool core_is_enabled(const struct conf *conf)
 {
 	return conf->core_enabled;
@@ -903,6 +935,7 @@ const struct collector_ops core_collector_ops = {
 	.start = core_start,
 	.sample = core_sample,
 	.stop = core_stop,
+	.conf_section = &core_conf_section,
 	.list_events = core_list_events,
 	.is_enabled = core_is_enabled,
 	.conf_changed = core_conf_changed,

@@ -397,6 +397,17 @@ static void thermal_stop(struct collector *c)
 	c->state = NULL;
 }
 
+static const struct conf_key thermal_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(thermal_enabled), .def = "yes" },
+	{ "rapl", CONF_KIND_BOOL, CONF_FIELD(thermal_rapl), .def = "yes" },
+	{ "kernel_counts", CONF_KIND_BOOL, CONF_FIELD(thermal_kernel_counts), .def = "yes" },
+};
+
+static const struct conf_section thermal_conf_section = {
+	.name = "thermal", .keys = thermal_keys,
+	.n_keys = sizeof(thermal_keys) / sizeof(thermal_keys[0]),
+};
+
 static bool thermal_is_enabled(const struct conf *conf)
 {
 	return conf->thermal_enabled;
@@ -415,6 +426,7 @@ const struct collector_ops thermal_collector_ops = {
 	.start = thermal_start,
 	.sample = thermal_sample,
 	.stop = thermal_stop,
+	.conf_section = &thermal_conf_section,
 	.is_enabled = thermal_is_enabled,
 	.conf_changed = thermal_conf_changed,
 };

@@ -713,6 +713,33 @@ static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
 	}
 }
 
+static void uncore_check_conf(const struct conf *conf, struct conf_check *chk)
+{
+	char taken[96];
+	int i = conf_check_events(chk, conf->uncore_events, conf->n_uncore_events, EVENT_PMU_UNCORE,
+				  conf->uncore_default_events, UNCORE_N_COUNTERS, taken, sizeof(taken));
+
+	if (i >= 0)
+		conf_check_error(chk, conf->uncore_events[i].line, "event",
+				 "event '%s' does not fit: the uncore has %d counters and %d are "
+				 "already taken by %s", conf->uncore_events[i].spec.name,
+				 UNCORE_N_COUNTERS, UNCORE_N_COUNTERS, taken);
+}
+
+static const struct conf_key uncore_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(uncore_enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
+	  .names = conf_conflict_names, .def = "reclaim" },
+	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
+	  .count_offset = offsetof(struct conf, n_uncore_events) },
+};
+
+static const struct conf_section uncore_conf_section = {
+	.name = "uncore", .keys = uncore_keys, .n_keys = sizeof(uncore_keys) / sizeof(uncore_keys[0]),
+	.check = uncore_check_conf,
+};
+
 static bool uncore_is_enabled(const struct conf *conf)
 {
 	return conf->uncore_enabled;
@@ -733,6 +760,7 @@ const struct collector_ops uncore_collector_ops = {
 	.start = uncore_start,
 	.sample = uncore_sample,
 	.stop = uncore_stop,
+	.conf_section = &uncore_conf_section,
 	.list_events = uncore_list_events,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,

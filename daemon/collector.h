@@ -65,6 +65,9 @@ struct collector_ops {
 	/* Restore every register changed to the value found; free state. */
 	void (*stop)(struct collector *c);
 
+	/* The collector's [section] of the configuration file, parsed by conf.c. */
+	const struct conf_section *conf_section;
+
 	/*
 	 * For --list-events: the collector's block of what it can count on the
 	 * CPU described by info, lines of "  NAME  how", under a heading line.
