@@ -929,9 +929,24 @@ static bool core_conf_changed(const struct conf *old, const struct conf *new)
 				  new->core_events, new->n_core_events);
 }
 
+static void core_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
+{
+	for (int i = 0; i < src->n_cpus; i++) {
+		const struct snapshot_cpu *b = &src->cpus[i];
+		struct snapshot_cpu *d = snapshot_cpu(dst, b->cpu);
+
+		if (!d)
+			continue;
+		d->instructions = snapshot_add_signed(d->instructions, b->instructions, sign);
+		d->cycles = snapshot_add_signed(d->cycles, b->cycles, sign);
+		d->ref_cycles = snapshot_add_signed(d->ref_cycles, b->ref_cycles, sign);
+		d->conflicts = snapshot_add_signed(d->conflicts, b->conflicts, sign);
+		snapshot_add_event_totals(d->events, d->n_events, b->events, b->n_events, sign);
+	}
+}
+
 const struct collector_ops core_collector_ops = {
 	.name = "core",
-	.id = SNAPSHOT_COLLECTOR_CORE,
 	.start = core_start,
 	.sample = core_sample,
 	.stop = core_stop,
@@ -939,4 +954,5 @@ const struct collector_ops core_collector_ops = {
 	.list_events = core_list_events,
 	.is_enabled = core_is_enabled,
 	.conf_changed = core_conf_changed,
+	.add_totals = core_add_totals,
 };

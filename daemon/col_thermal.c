@@ -420,13 +420,26 @@ static bool thermal_conf_changed(const struct conf *old, const struct conf *new)
 	       old->thermal_kernel_counts != new->thermal_kernel_counts;
 }
 
+static void thermal_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
+{
+	for (int i = 0; i < src->n_sockets; i++) {
+		const struct snapshot_socket *b = &src->sockets[i];
+		struct snapshot_socket *d = snapshot_socket(dst, b->socket);
+
+		if (!d)
+			continue;
+		d->rapl_package_throttled_s += sign * b->rapl_package_throttled_s;
+		d->rapl_dram_throttled_s += sign * b->rapl_dram_throttled_s;
+	}
+}
+
 const struct collector_ops thermal_collector_ops = {
 	.name = "thermal",
-	.id = SNAPSHOT_COLLECTOR_THERMAL,
 	.start = thermal_start,
 	.sample = thermal_sample,
 	.stop = thermal_stop,
 	.conf_section = &thermal_conf_section,
 	.is_enabled = thermal_is_enabled,
 	.conf_changed = thermal_conf_changed,
+	.add_totals = thermal_add_totals,
 };

@@ -754,9 +754,24 @@ static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 				  new->uncore_events, new->n_uncore_events);
 }
 
+static void uncore_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
+{
+	for (int i = 0; i < src->n_sockets; i++) {
+		const struct snapshot_socket *b = &src->sockets[i];
+		struct snapshot_socket *d = snapshot_socket(dst, b->socket);
+
+		if (!d)
+			continue;
+		d->uncore_clockticks = snapshot_add_signed(d->uncore_clockticks, b->uncore_clockticks,
+							   sign);
+		d->uncore_conflicts = snapshot_add_signed(d->uncore_conflicts, b->uncore_conflicts, sign);
+		snapshot_add_event_totals(d->uncore_events, d->n_uncore_events, b->uncore_events,
+					  b->n_uncore_events, sign);
+	}
+}
+
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
-	.id = SNAPSHOT_COLLECTOR_UNCORE,
 	.start = uncore_start,
 	.sample = uncore_sample,
 	.stop = uncore_stop,
@@ -764,4 +779,5 @@ const struct collector_ops uncore_collector_ops = {
 	.list_events = uncore_list_events,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,
+	.add_totals = uncore_add_totals,
 };

@@ -59,12 +59,13 @@ void collector_sample(struct collector *c, struct snapshot *s)
 	struct snapshot_collector *sc;
 	char reason[COLLECTOR_TEXT_MAX * (COLLECTOR_MAX_DEGRADATIONS + 1)];
 
-	if (!c->ops || (unsigned)c->ops->id >= SNAPSHOT_COLLECTOR_COUNT)
+	if (!c->ops)
 		return;
 	if (c->started)
 		c->ops->sample(c, s);
-	sc = &s->collectors[c->ops->id];
-	sc->name = c->ops->name;
+	sc = snapshot_add_collector(s, c->ops->name);
+	if (!sc)
+		return;
 	sc->enabled = is_enabled(c);
 	sc->up = c->up;
 	sc->reason = snapshot_intern(s, collector_reason(c, reason, sizeof(reason)));

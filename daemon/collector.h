@@ -46,8 +46,7 @@ struct collector_status {
 };
 
 struct collector_ops {
-	const char *name;                 /* "uncore", "thermal", "core" */
-	enum snapshot_collector_id id;
+	const char *name;                 /* its [section], its collector label, its status entry */
 
 	/*
 	 * Allocate state, check the facility, claim counters.  Returns 0 when
@@ -84,6 +83,14 @@ struct collector_ops {
 	 * sampler's business and not asked about here.
 	 */
 	bool (*conf_changed)(const struct conf *old, const struct conf *new);
+
+	/*
+	 * Add (sign > 0) or subtract (sign < 0) the counter totals this
+	 * collector exports in src to those in dst, matching sockets and CPUs
+	 * by id and events by name: for the reload carry and for --once's one
+	 * interval.  Gauges, kernel counts and error counts are left alone.
+	 */
+	void (*add_totals)(struct snapshot *dst, const struct snapshot *src, int sign);
 };
 
 struct collector {
@@ -103,7 +110,7 @@ struct collector {
 /*
  * The registered collectors (collectors.c), in output order: a collector
  * is one file with its collector_ops and one line in that table.  Entry i
- * has id i.
+ * lists its status in snapshot->collectors in that order.
  */
 extern const struct collector_ops *const collector_registry[];
 extern const size_t collector_registry_n;
@@ -121,7 +128,7 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 		    const struct cpu_info *info, const struct cpu_topology *topo,
 		    const struct conf *conf);
 
-/* Run one sample and copy the status into s->collectors[ops->id]. */
+/* Run one sample and list the status in s (snapshot_add_collector). */
 void collector_sample(struct collector *c, struct snapshot *s);
 
 /* Say why c is not up (replacing what was said before); truncated to COLLECTOR_TEXT_MAX. */

@@ -100,7 +100,7 @@ static void write_collectors(struct strbuf *out, bool *first, const struct snaps
 {
 	key(out, first, "collectors");
 	strbuf_append(out, "[");
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 		bool f = true;
 

@@ -100,7 +100,7 @@ static void write_cpu_info(const struct family *f, const struct snapshot *s, str
 static void write_collector_up(const struct family *f, const struct snapshot *s,
 			       struct strbuf *out)
 {
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 
 		if (!c->enabled || !c->name)
@@ -119,7 +119,7 @@ static void write_samples(const struct family *f, const struct snapshot *s, stru
 static void write_sample_errors(const struct family *f, const struct snapshot *s,
 				struct strbuf *out)
 {
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 
 		if (!c->enabled || !c->name)

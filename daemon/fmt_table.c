@@ -236,7 +236,7 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 static void write_collectors(const struct snapshot *s, struct strbuf *out)
 {
 	strbuf_append(out, "\ncollectors:\n");
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 		const char *state = !c->enabled ? "disabled" : c->up ? "up" : "down";
 

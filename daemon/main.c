@@ -355,8 +355,8 @@ static void sleep_s(double s)
  */
 static void subtract_totals(struct snapshot *s, const struct snapshot *first)
 {
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
-		snapshot_add_totals(s, first, id, -1);
+	for (size_t i = 0; i < collector_registry_n; i++)
+		collector_registry[i]->add_totals(s, first, -1);
 }
 
 static int print_once(enum once_format format, struct snapshot *first, struct snapshot *second)
@@ -476,7 +476,7 @@ static void send_status(void)
 
 	if (!s)
 		return;
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		enabled += s->collectors[i].enabled;
 		up += s->collectors[i].enabled && s->collectors[i].up;
 	}

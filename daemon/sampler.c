@@ -31,9 +31,9 @@ struct sampler {
 	struct hw *hw;
 	const struct cpu_info *info;
 	const struct cpu_topology *topo;
-	struct collector collectors[SNAPSHOT_COLLECTOR_COUNT];
+	struct collector collectors[SNAPSHOT_MAX_COLLECTORS];   /* as collector_registry[] */
 	/* Totals a restarted collector adds to its own (the last snapshot before the restart). */
-	struct snapshot *carry[SNAPSHOT_COLLECTOR_COUNT];
+	struct snapshot *carry[SNAPSHOT_MAX_COLLECTORS];
 	struct episode_tracker *episodes;
 	struct history *history;       /* NULL when out of memory at start */
 	struct history_reading *readings; /* [topo->n_sockets], for history_add */
@@ -48,6 +48,13 @@ struct sampler {
 	bool stop;
 	struct conf *pending;
 };
+
+/* The registered collectors the sampler runs (all of them, up to SNAPSHOT_MAX_COLLECTORS). */
+static size_t n_collectors(void)
+{
+	return collector_registry_n < SNAPSHOT_MAX_COLLECTORS ? collector_registry_n
+							    : SNAPSHOT_MAX_COLLECTORS;
+}
 
 static double monotonic_s(void)
 {
@@ -66,7 +73,7 @@ static double realtime_s(void)
 }
 
 /* Start one collector and log what became of it.  -EINVAL means a refused configuration. */
-static int start_collector(struct sampler *s, enum snapshot_collector_id id)
+static int start_collector(struct sampler *s, size_t id)
 {
 	struct collector *c = &s->collectors[id];
 	int r = collector_start(c, collector_registry[id], s->hw, s->info, s->topo, &s->conf);
@@ -178,7 +185,7 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 		pthread_cond_init(&s->wake, &attr);
 		pthread_condattr_destroy(&attr);
 	}
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
 		if (start_collector(s, id) == -EINVAL) {
 			snprintf(err, errlen, "collector %s: %s", collector_registry[id]->name,
 				 s->collectors[id].status.why_not);
@@ -193,11 +200,18 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 /* Add the totals each restarted collector had exported before its restart. */
 static void carry_totals(struct sampler *s, struct snapshot *snap)
 {
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
+		const struct collector_ops *ops = collector_registry[id];
+		struct snapshot_collector *now;
+		const struct snapshot_collector *then;
+
 		if (!s->carry[id])
 			continue;
-		snapshot_add_totals(snap, s->carry[id], id, 1);
-		snap->collectors[id].errors += s->carry[id]->collectors[id].errors;
+		ops->add_totals(snap, s->carry[id], 1);
+		now = snapshot_add_collector(snap, ops->name);
+		then = snapshot_find_collector(s->carry[id], ops->name);
+		if (now && then)
+			now->errors += then->errors;
 	}
 }
 
@@ -218,7 +232,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->time = realtime_s();
 	snap->interval_s = s->conf.interval_s;
 	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+	for (size_t id = 0; id < n_collectors(); id++)
 		collector_sample(&s->collectors[id], snap);
 	carry_totals(s, snap);
 	snap->samples = ++s->n_samples;
@@ -240,7 +254,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 }
 
 /* Whether collector id must restart to apply new. */
-static bool collector_conf_changed(enum snapshot_collector_id id, const struct conf *old,
+static bool collector_conf_changed(size_t id, const struct conf *old,
 				   const struct conf *new)
 {
 	return old->interval_s != new->interval_s ||
@@ -249,15 +263,15 @@ static bool collector_conf_changed(enum snapshot_collector_id id, const struct c
 
 static void apply_conf(struct sampler *s, const struct conf *new)
 {
-	bool restart[SNAPSHOT_COLLECTOR_COUNT];
+	bool restart[SNAPSHOT_MAX_COLLECTORS];
 
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
 		restart[id] = collector_conf_changed(id, &s->conf, new);
 		if (restart[id])
 			collector_stop(&s->collectors[id]);
 	}
 	s->conf = *new;
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
 		if (!restart[id])
 			continue;
 		if (s->previous) {
@@ -368,9 +382,9 @@ void sampler_free(struct sampler *s)
 		return;
 	sampler_stop(s);
 	/* Reverse order of start, so each collector restores what it changed. */
-	for (int id = SNAPSHOT_COLLECTOR_COUNT - 1; id >= 0; id--)
+	for (size_t id = n_collectors(); id-- > 0;)
 		collector_stop(&s->collectors[id]);
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+	for (size_t id = 0; id < n_collectors(); id++)
 		snapshot_release(s->carry[id]);
 	snapshot_release(s->previous);
 	episode_tracker_free(s->episodes);

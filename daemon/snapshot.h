@@ -23,15 +23,10 @@
 #define SNAPSHOT_MAX_EVENTS 16
 #define SNAPSHOT_MAX_CORE_CPUS 8
 
-enum snapshot_collector_id {
-	SNAPSHOT_COLLECTOR_UNCORE,
-	SNAPSHOT_COLLECTOR_THERMAL,
-	SNAPSHOT_COLLECTOR_CORE,
-	SNAPSHOT_COLLECTOR_COUNT
-};
+#define SNAPSHOT_MAX_COLLECTORS 8
 
 struct snapshot_collector {
-	const char *name;          /* "uncore", "thermal", "core" (static strings) */
+	const char *name;          /* the collector's name (a static string) */
 	bool enabled;              /* configured on; a disabled collector is still listed */
 	bool up;
 	const char *reason;        /* why not up, then the degradations, "; "-separated (collector.h);
@@ -138,7 +133,8 @@ struct snapshot {
 	char version[32];
 
 	struct snapshot_cpu_id cpu_id;
-	struct snapshot_collector collectors[SNAPSHOT_COLLECTOR_COUNT];
+	int n_collectors;          /* in registration order (collector.h) */
+	struct snapshot_collector collectors[SNAPSHOT_MAX_COLLECTORS];
 
 	int n_sockets;
 	struct snapshot_socket *sockets;
@@ -180,8 +176,8 @@ struct cpu_info;
  * Allocate a snapshot shaped after topo: one socket entry per socket with
  * its cores (cpus filled in), one cpu entry per logical CPU, everything
  * else zero and has_* false.  refs = 1 (the caller's).  NULL on ENOMEM.
- * The cpu identity is copied from info (left empty when info is NULL), the
- * collector names are set and version is the build's version string.
+ * The cpu identity is copied from info (left empty when info is NULL), and
+ * version is the build's version string.  No collector is listed yet.
  */
 struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_info *info);
 
@@ -217,16 +213,32 @@ int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char
 const char *snapshot_intern(struct snapshot *s, const char *text);
 
 /*
- * Add (sign > 0) or subtract (sign < 0) the counter totals that collector
- * id exports in src to those in dst, matching sockets and CPUs by id and
- * events by name (an event unavailable in src adds nothing).  Uncore: the
- * clockticks, conflicts and events; thermal: the RAPL throttled times;
- * core: the fixed counters, conflicts and events.  Gauges, kernel counts
- * and collector error counts are left alone.  Only for a snapshot nobody
- * else can see yet (or any more).
+ * The entry of collector name, listed after the others on first use (all
+ * zero but the name, reason ""); NULL when SNAPSHOT_MAX_COLLECTORS are
+ * listed.  name must outlive s.  Only while s is being filled.
  */
-void snapshot_add_totals(struct snapshot *dst, const struct snapshot *src,
-			 enum snapshot_collector_id id, int sign);
+struct snapshot_collector *snapshot_add_collector(struct snapshot *s, const char *name);
+
+/* The entry of collector name, or NULL. */
+const struct snapshot_collector *snapshot_find_collector(const struct snapshot *s,
+							 const char *name);
+
+/*
+ * Helpers for a collector's add_totals (collector.h), which adds (sign > 0)
+ * or subtracts (sign < 0) the counter totals it exports in one snapshot to
+ * those in another.  Only for a snapshot nobody else can see yet (or any
+ * more).
+ */
+
+/* v plus or minus d, modulo 2^64 like the counters themselves. */
+static inline uint64_t snapshot_add_signed(uint64_t v, uint64_t d, int sign)
+{
+	return sign < 0 ? v - d : v + d;
+}
+
+/* Events matched by name; an event unavailable in src adds nothing. */
+void snapshot_add_event_totals(struct snapshot_event *dst, int n_dst,
+			       const struct snapshot_event *src, int n_src, int sign);
 
 /*
  * Make s the current snapshot, taking over the caller's reference.  The

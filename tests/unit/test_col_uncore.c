@@ -20,6 +20,7 @@
 /* Registered in collectors.c; named here to test them one by one. */
 extern const struct collector_ops uncore_collector_ops;
 #include "counter.h"
+#include "helpers.h"
 #include "msr.h"
 #include "regfile.h"
 #include "snapshot.h"
@@ -266,10 +267,10 @@ static void snapshot_reports_events_and_clockticks(void **state)
 	assert_int_equal(ss->uncore_conflicts, 0);
 	ss = sample(f, 0);
 	assert_int_equal(ss->uncore_events[0].total, 0);
-	assert_string_equal(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].name, "uncore");
-	assert_true(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].enabled);
-	assert_true(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].up);
-	assert_int_equal(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].errors, 0);
+	assert_string_equal(COLLECTOR(f->snap, "uncore")->name, "uncore");
+	assert_true(COLLECTOR(f->snap, "uncore")->enabled);
+	assert_true(COLLECTOR(f->snap, "uncore")->up);
+	assert_int_equal(COLLECTOR(f->snap, "uncore")->errors, 0);
 }
 
 static void busy_counters_are_skipped(void **state)
@@ -467,7 +468,7 @@ static void read_errors_keep_totals(void **state)
 	assert_true(ss->uncore_events[0].available);
 	/* One failed read per socket. */
 	assert_int_equal(f->c.errors, 2);
-	assert_int_equal(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].errors, 2);
+	assert_int_equal(COLLECTOR(f->snap, "uncore")->errors, 2);
 
 	faulty.fail_read_msr = 0;
 	ss = sample(f, 0);
@@ -536,7 +537,7 @@ static void refused_writes_leave_nothing_changed(void **state)
 	assert_dump_equal(before, after);
 	/* Sampling and stopping a collector that did not start are harmless. */
 	sample(f, 0);
-	assert_false(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].up);
+	assert_false(COLLECTOR(f->snap, "uncore")->up);
 	assert_false(snapshot_socket(f->snap, 0)->has_uncore);
 	collector_stop(&f->c);
 	collector_stop(&f->c);
@@ -563,8 +564,8 @@ static void disabled_in_configuration(void **state)
 	assert_int_equal(start(f, &westmere), -ENOTSUP);
 	assert_string_equal(REASON(&f->c), "disabled in the configuration");
 	sample(f, 0);
-	assert_false(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].enabled);
-	assert_false(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].up);
+	assert_false(COLLECTOR(f->snap, "uncore")->enabled);
+	assert_false(COLLECTOR(f->snap, "uncore")->up);
 }
 
 static void nehalem_has_no_thermal_events(void **state)

@@ -125,7 +125,7 @@ static bool fake_conf_changed(const struct conf *old, const struct conf *new)
 }
 
 static const struct collector_ops fake_ops = {
-	.name = "fake", .id = SNAPSHOT_COLLECTOR_CORE,
+	.name = "fake",
 	.start = fake_start, .sample = fake_sample, .stop = fake_stop,
 	.is_enabled = fake_is_enabled, .conf_changed = fake_conf_changed,
 };
@@ -169,11 +169,14 @@ static void start_failures_are_explained(void **state)
 static void the_registry_is_complete_and_consistent(void **state)
 {
 	(void)state;
-	assert_int_equal(collector_registry_n, SNAPSHOT_COLLECTOR_COUNT);
+	assert_true(collector_registry_n > 0);
+	assert_true(collector_registry_n <= SNAPSHOT_MAX_COLLECTORS);
 	for (size_t i = 0; i < collector_registry_n; i++) {
 		const struct collector_ops *ops = collector_registry[i];
 
-		assert_int_equal(ops->id, (int)i);
+		assert_non_null(ops->conf_section);
+		assert_string_equal(ops->conf_section->name, ops->name);
+		assert_non_null(ops->add_totals);
 		assert_non_null(ops->start);
 		assert_non_null(ops->sample);
 		assert_non_null(ops->stop);
