@@ -108,12 +108,32 @@ struct collector {
 };
 
 /*
- * The registered collectors (collectors.c), in output order: a collector
- * is one file with its collector_ops and one line in that table.  Entry i
- * lists its status in snapshot->collectors in that order.
+ * The registered collectors, in output order: a collector is one file with
+ * its collector_ops and one line in the table of collectors.c, or, for one
+ * that is not built into the daemon (a test's), one COLLECTOR_REGISTER
+ * line in its file.  Each sample lists their status in
+ * snapshot->collectors in this order.
  */
-extern const struct collector_ops *const collector_registry[];
-extern const size_t collector_registry_n;
+extern const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS];
+extern size_t collector_registry_n;
+
+/*
+ * Register ops after the built-in collectors.  Only before anything runs
+ * (at program start).  -ENOSPC when SNAPSHOT_MAX_COLLECTORS are
+ * registered, -EEXIST when the name is taken, -E2BIG when its settings do
+ * not fit CONF_SETTINGS_BYTES.
+ */
+int collector_register(const struct collector_ops *ops);
+
+/*
+ * The settings block of ops in conf (conf_section.settings_size), or NULL
+ * when ops is not registered.
+ */
+const void *collector_settings(const struct conf *conf, const struct collector_ops *ops);
+
+/* Register ops at program start, from the collector's own file. */
+#define COLLECTOR_REGISTER(ops) \
+	__attribute__((constructor)) static void register_##ops(void) { collector_register(&ops); }
 
 /* The registered collector called name, or NULL. */
 const struct collector_ops *collector_find(const char *name);

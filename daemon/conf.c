@@ -77,6 +77,16 @@ static const struct conf_section *section_at(size_t i)
 	return NULL;
 }
 
+/* Where the offsets of section i's keys count from in conf. */
+static void *section_base(struct conf *conf, size_t i)
+{
+	const struct conf_section *sec = section_at(i);
+
+	if (i == 0 || !sec->settings_size)
+		return conf;
+	return conf->settings[i - 1];
+}
+
 static size_t n_sections(void)
 {
 	size_t n = 1 + collector_registry_n;
@@ -146,15 +156,19 @@ static const char *join_names(const char *const *names, const char *last, char *
 
 /* ---- one parse function per kind ---------------------------------------- */
 
-typedef int parse_fn(const struct conf_key *k, const char *value, struct conf *conf, int line,
+/*
+ * base is what the key's offset counts from: struct conf itself, or the
+ * settings block of a section that has one (conf_section.settings_size).
+ */
+typedef int parse_fn(const struct conf_key *k, const char *value, void *base, int line,
 		     char *err, size_t errlen);
 
-static void *field_of(const struct conf_key *k, struct conf *conf)
+static void *field_of(const struct conf_key *k, void *base)
 {
-	return (char *)conf + k->offset;
+	return (char *)base + k->offset;
 }
 
-static int parse_bool(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_bool(const struct conf_key *k, const char *value, void *base, int line,
 		      char *err, size_t errlen)
 {
 	static const char *const words[] = { "yes", "no", "true", "false", "on", "off", "1", "0" };
@@ -162,7 +176,7 @@ static int parse_bool(const struct conf_key *k, const char *value, struct conf *
 	(void)line;
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
 		if (strcasecmp(value, words[i]) == 0) {
-			*(bool *)field_of(k, conf) = i % 2 == 0;
+			*(bool *)field_of(k, base) = i % 2 == 0;
 			return 0;
 		}
 	}
@@ -199,7 +213,7 @@ static int parse_decimal(const char *s, double *ret)
 	return 0;
 }
 
-static int parse_seconds(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_seconds(const struct conf_key *k, const char *value, void *base, int line,
 			 char *err, size_t errlen)
 {
 	double v;
@@ -210,7 +224,7 @@ static int parse_seconds(const struct conf_key *k, const char *value, struct con
 			 k->unit, k->min, k->max, value);
 		return -EINVAL;
 	}
-	*(double *)field_of(k, conf) = v;
+	*(double *)field_of(k, base) = v;
 	return 0;
 }
 
@@ -227,7 +241,7 @@ static int parse_uint(const char *s, unsigned long *ret)
 	return 0;
 }
 
-static int parse_unsigned(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_unsigned(const struct conf_key *k, const char *value, void *base, int line,
 			  char *err, size_t errlen)
 {
 	unsigned long v;
@@ -238,7 +252,7 @@ static int parse_unsigned(const struct conf_key *k, const char *value, struct co
 			 k->unit ? " of " : "", k->unit ? k->unit : "", k->min, k->max, value);
 		return -EINVAL;
 	}
-	*(unsigned *)field_of(k, conf) = (unsigned)v;
+	*(unsigned *)field_of(k, base) = (unsigned)v;
 	return 0;
 }
 
@@ -252,27 +266,27 @@ static int check_length(const struct conf_key *k, const char *value, char *err, 
 	return -EINVAL;
 }
 
-static int parse_string(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_string(const struct conf_key *k, const char *value, void *base, int line,
 			char *err, size_t errlen)
 {
 	(void)line;
 	if (check_length(k, value, err, errlen) < 0)
 		return -EINVAL;
-	copy_str(field_of(k, conf), k->size, value);
+	copy_str(field_of(k, base), k->size, value);
 	return 0;
 }
 
-static int parse_path(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_path(const struct conf_key *k, const char *value, void *base, int line,
 		      char *err, size_t errlen)
 {
 	if (value[0] != '/') {
 		snprintf(err, errlen, "expected an absolute path, got '%s'", value);
 		return -EINVAL;
 	}
-	return parse_string(k, value, conf, line, err, errlen);
+	return parse_string(k, value, base, line, err, errlen);
 }
 
-static int parse_enum(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_enum(const struct conf_key *k, const char *value, void *base, int line,
 		      char *err, size_t errlen)
 {
 	char list[128];
@@ -281,7 +295,7 @@ static int parse_enum(const struct conf_key *k, const char *value, struct conf *
 	for (int i = 0; k->names[i]; i++) {
 		if (strcmp(value, k->names[i]) == 0) {
 			/* Both config enums are int-sized, non-negative (static asserts below). */
-			*(int *)field_of(k, conf) = i;
+			*(int *)field_of(k, base) = i;
 			return 0;
 		}
 	}
@@ -294,14 +308,14 @@ _Static_assert(sizeof(enum conf_log_level) == sizeof(int), "enum stored as int")
 _Static_assert(sizeof(enum conf_conflict_policy) == sizeof(int), "enum stored as int");
 
 /* The one listen address parser (listen_addr.h); a configured port is never 0. */
-static int parse_listen(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_listen(const struct conf_key *k, const char *value, void *base, int line,
 			char *err, size_t errlen)
 {
 	if (check_length(k, value, err, errlen) < 0)
 		return -EINVAL;
 	if (listen_addr_parse(value, 1, NULL, NULL, err, errlen) < 0)
 		return -EINVAL;
-	return parse_string(k, value, conf, line, err, errlen);
+	return parse_string(k, value, base, line, err, errlen);
 }
 
 static int add_event(enum event_pmu pmu, const char *value, struct conf_event *list, int *n,
@@ -322,10 +336,10 @@ static int add_event(enum event_pmu pmu, const char *value, struct conf_event *l
 	return 0;
 }
 
-static int parse_event(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_event(const struct conf_key *k, const char *value, void *base, int line,
 		       char *err, size_t errlen)
 {
-	return add_event(k->pmu, value, field_of(k, conf), (int *)((char *)conf + k->count_offset),
+	return add_event(k->pmu, value, field_of(k, base), (int *)((char *)base + k->count_offset),
 			 line, err, errlen);
 }
 
@@ -355,8 +369,8 @@ void conf_defaults(struct conf *conf)
 
 		for (size_t j = 0; sec && j < sec->n_keys; j++)
 			if (sec->keys[j].def)
-				parsers[sec->keys[j].kind](&sec->keys[j], sec->keys[j].def, conf, 0, err,
-							   sizeof(err));
+				parsers[sec->keys[j].kind](&sec->keys[j], sec->keys[j].def,
+							   section_base(conf, i), 0, err, sizeof(err));
 	}
 }
 
@@ -436,7 +450,8 @@ static int handle_key(void *user, const char *section, const char *name, const c
 	}
 	if (!ctx->set_line[si][i])
 		ctx->set_line[si][i] = ctx->line;
-	if (parsers[k->kind](k, value, &ctx->conf, ctx->line, err, sizeof(err)) < 0)
+	if (parsers[k->kind](k, value, section_base(&ctx->conf, (size_t)si), ctx->line, err,
+			     sizeof(err)) < 0)
 		add_error(ctx->errs, ctx->file, ctx->line, name, "%s", err);
 	return 1;
 }

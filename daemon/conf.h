@@ -16,6 +16,10 @@
 #define CONF_MAX_EVENTS 16
 #define CONF_MAX_ERRORS 64
 
+/* Collectors with a settings block in struct conf, and the size of each block. */
+#define CONF_MAX_COLLECTORS 8
+#define CONF_SETTINGS_BYTES 256
+
 enum conf_conflict_policy {
 	CONF_CONFLICT_RECLAIM,  /* reprogram our counter and note the lost interval */
 	CONF_CONFLICT_YIELD,    /* release the counter, report the event unavailable */
@@ -54,9 +58,16 @@ struct conf {
 	char state_file[PATH_MAX];    /* the pmu ledger's journal, for crash recovery */
 
 	/*
-	 * The collectors' sections, declared and checked by the collectors
-	 * themselves (their conf_section); stored here until each collector
-	 * keeps its own settings.
+	 * The settings of the collector registered at index i (collector.h)
+	 * when its section has settings_size: its keys' offsets count from
+	 * settings[i].  Read with collector_settings().
+	 */
+	_Alignas(16) unsigned char settings[CONF_MAX_COLLECTORS][CONF_SETTINGS_BYTES];
+
+	/*
+	 * The built-in collectors' sections, declared and checked by the
+	 * collectors themselves (their conf_section), with the values kept
+	 * here at offsets into struct conf.
 	 */
 
 	/* [uncore] */
@@ -125,6 +136,9 @@ struct conf_key {
 /* Offset and size of a member of struct conf, for a conf_key. */
 #define CONF_FIELD(m) offsetof(struct conf, m), sizeof(((struct conf *)0)->m)
 
+/* Offset and size of member m of a collector's settings struct type t. */
+#define CONF_SETTING(t, m) offsetof(t, m), sizeof(((t *)0)->m)
+
 /* Where the cross-checks of a section report (conf.c's). */
 struct conf_check;
 
@@ -134,6 +148,12 @@ struct conf_section {
 	size_t n_keys;
 	/* Checks across the section's keys once the file is read; NULL when none. */
 	void (*check)(const struct conf *conf, struct conf_check *chk);
+	/*
+	 * 0: the keys' offsets are into struct conf.  Otherwise the size of the
+	 * collector's own settings struct (at most CONF_SETTINGS_BYTES), kept in
+	 * its block of conf->settings, from which the offsets count.
+	 */
+	size_t settings_size;
 };
 
 /* Record an error of a cross-check at line (of the file being loaded) for key. */
