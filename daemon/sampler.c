@@ -1,5 +1,5 @@
 /*
- * The sampler.  It owns the three collectors and everything they hold (the
+ * The sampler.  It owns the registered collectors and everything they hold (the
  * PMU ledgers, the accumulated totals) and is the only code that touches
  * hardware once the daemon serves.  Each sample builds a fresh snapshot,
  * lets every collector fill its part, derives throttle episodes and
