@@ -19,6 +19,7 @@
 #include "conf.h"
 #include "cpu.h"
 #include "hw.h"
+#include "metric.h"
 #include "snapshot.h"
 #include "strbuf.h"
 
@@ -63,6 +64,13 @@ struct collector_ops {
 
 	/* Restore every register changed to the value found; free state. */
 	void (*stop)(struct collector *c);
+
+	/*
+	 * The families the collector adds values of (metric.h), for the
+	 * generic carry of their counters across reloads and --once intervals.
+	 */
+	const struct metric_family *const *families;
+	size_t n_families;
 
 	/* The collector's [section] of the configuration file, parsed by conf.c. */
 	const struct conf_section *conf_section;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fmt_prom.h"
+#include "metric.h"
 
 /* One sample value: unsigned, signed (temperatures) or a double. */
 struct value {
@@ -459,5 +460,6 @@ int fmt_prom_write(const struct snapshot *s, struct strbuf *out)
 {
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		write_family(&families[i], s, out);
+	metric_write_prom(s, out);
 	return out->failed ? -ENOMEM : 0;
 }

@@ -12,6 +12,7 @@
 
 #include "event.h"
 #include "fmt_table.h"
+#include "metric.h"
 
 static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
 {
@@ -227,6 +228,7 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		      yes_no(sb->has_package_status, sb->package_thermal_throttling),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
 	write_socket_lines(sa, sb, out);
+	metric_write_table_lines(a, b, sb->socket, out);
 	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus", "temp", "flags",
 		      "kernel throttles", "IPC", "IPC per cpu");
 	for (int i = 0; i < sb->n_cores; i++)

@@ -355,8 +355,12 @@ static void sleep_s(double s)
  */
 static void subtract_totals(struct snapshot *s, const struct snapshot *first)
 {
-	for (size_t i = 0; i < collector_registry_n; i++)
-		collector_registry[i]->add_totals(s, first, -1);
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		ops->add_totals(s, first, -1);
+		snapshot_add_sample_totals(s, first, ops->families, ops->n_families, -1);
+	}
 }
 
 static int print_once(enum once_format format, struct snapshot *first, struct snapshot *second)

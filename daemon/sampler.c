@@ -208,6 +208,8 @@ static void carry_totals(struct sampler *s, struct snapshot *snap)
 		if (!s->carry[id])
 			continue;
 		ops->add_totals(snap, s->carry[id], 1);
+		if (snapshot_add_sample_totals(snap, s->carry[id], ops->families, ops->n_families, 1) < 0)
+			log_warning("sample: out of memory, a carried total is left out");
 		now = snapshot_add_collector(snap, ops->name);
 		then = snapshot_find_collector(s->carry[id], ops->name);
 		if (now && then)

@@ -150,6 +150,10 @@ struct snapshot {
 	/* Documents as HTTP sends them, made once on first use by render.c. */
 	_Atomic(struct snapshot_bytes *) rendered[SNAPSHOT_N_RENDERED];
 
+	/* Values added through the sample API (metric.h), in the order added. */
+	int n_values, cap_values;
+	struct metric_sample *values;
+
 	/* Storage for events and their strings, freed with the snapshot. */
 	bool is_short_of_memory;   /* some events were left out: no memory for them */
 	struct snapshot_block *blocks;

@@ -2,9 +2,9 @@
  * A collector added by one file and one registration line: the test
  * collector of tests/collectors/col_tick.c, linked into this test only,
  * shows up in the configuration (its section, keys and messages), in
- * --list-events, in every snapshot's status (JSON, Prometheus, table),
- * and is restarted by a reload that changes its settings, with nothing
- * else edited.
+ * --list-events, in every snapshot's status and values (JSON, Prometheus,
+ * table), and is restarted by a reload that changes its settings with its
+ * counter carried over, with nothing else edited.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -143,6 +143,18 @@ static void it_reports_its_status_everywhere(void **state)
 	    !strstr(text, "uncored_collector_up{collector=\"tick\"} 1\n") ||
 	    !strstr(text, "  tick     up       errors 0: degraded by its configuration\n"))
 		fail_msg("tick missing from:\n%s", text);
+	/* Its values: a JSON field of each socket, a family, a table line (no change: 0). */
+	if (!strstr(text, "}], \"tick_samples\": 1},\n {\"socket\": 1") ||
+	    !strstr(text, "\"tick_samples\": 1}], \"cpus\"") ||
+	    !strstr(text, "# HELP uncored_tick_samples_total Samples the tick test collector took.\n"
+			  "# TYPE uncored_tick_samples_total counter\n"
+			  "uncored_tick_samples_total{socket=\"0\"} 1\n"
+			  "uncored_tick_samples_total{socket=\"1\"} 1\n") ||
+	    !strstr(text, "  tick samples                                            0\n"))
+	{
+		fprintf(stderr, "%s", text);
+		fail_msg("tick values missing");
+	}
 	/* The built-in collectors are where they were. */
 	assert_ptr_equal(snapshot_find_collector(s, "uncore"), &s->collectors[0]);
 	assert_ptr_equal(snapshot_find_collector(s, "tick"), &s->collectors[s->n_collectors - 1]);
@@ -162,18 +174,25 @@ static void it_reports_its_status_everywhere(void **state)
 	run_close(&r);
 }
 
-/* The current snapshot's status of tick, waiting up to 30 s for want. */
-static bool wait_for_tick_up(bool want)
+/*
+ * Wait (up to 30 s, for a hang) until the current snapshot shows tick up
+ * as want with reason; *ret_ticks gets its counter of socket 0 (0 if none).
+ */
+static bool wait_for_tick(bool want, const char *reason, uint64_t *ret_ticks)
 {
 	struct timespec pause = { 0, 10 * 1000 * 1000 };
 
 	for (int i = 0; i < 3000; i++) {
 		struct snapshot *s = snapshot_acquire();
 		const struct snapshot_collector *c = s ? snapshot_find_collector(s, "tick") : NULL;
-		bool up = c && c->up;
+		const struct collector_ops *ops = collector_find("tick");
+		const struct metric_sample *v = s ? snapshot_find_sample(s, ops->families[0], 0, NULL)
+						  : NULL;
+		bool ok = c && c->up == want && strcmp(c->reason, reason) == 0;
 
+		*ret_ticks = v ? v->value.u : 0;
 		snapshot_release(s);
-		if (c && up == want)
+		if (ok)
 			return true;
 		nanosleep(&pause, NULL);
 	}
@@ -185,14 +204,26 @@ static void a_reload_that_changes_its_settings_restarts_it(void **state)
 	struct run r;
 	struct conf fresh;
 	static struct conf_errors errs;
+	uint64_t before, after;
 
 	(void)state;
 	run_open(&r, "[daemon]\ninterval = 0.05\n[tick]\nrefuse = yes\n");
 	assert_int_equal(sampler_start(r.sampler), 0);
-	assert_true(wait_for_tick_up(false));
-	assert_int_equal(conf_load_string("t.conf", "[daemon]\ninterval = 0.05\n", &fresh, &errs), 0);
+	assert_true(wait_for_tick(false, "refused by its configuration", &before));
+	assert_int_equal(before, 0);    /* down: nothing added */
+
+	assert_int_equal(conf_load_string("t.conf", "[daemon]\ninterval = 0.05\n[tick]\n"
+					  "degrade = yes\n", &fresh, &errs), 0);
 	sampler_post_conf(r.sampler, &fresh);
-	assert_true(wait_for_tick_up(true));
+	assert_true(wait_for_tick(true, "degraded by its configuration", &before));
+	assert_true(before >= 1);
+
+	/* Restarted with the degradation off: its count goes on from where it was. */
+	assert_int_equal(conf_load_string("t.conf", "[daemon]\ninterval = 0.05\n", &fresh, &errs),
+			 0);
+	sampler_post_conf(r.sampler, &fresh);
+	assert_true(wait_for_tick(true, "", &after));
+	assert_true(after > before);
 	run_close(&r);
 }
 
