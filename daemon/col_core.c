@@ -430,7 +430,7 @@ static int start_cpus(struct collector *c, struct core_state *st)
 		}
 		if (err) {
 			collector_refuse(c, "cpu %d: cannot %s the core PMU: %s",
-					 cc->cpu, op == HW_OP_WRITE ? "program" : "read", hw_hint(err, op));
+					 cc->cpu, op == HW_OP_WRITE ? "program" : "read", pmu_hint(err, op));
 			return err;
 		}
 		n_claimed++;
@@ -705,7 +705,7 @@ static void late_claim(struct collector *c, struct core_state *st, struct core_c
 		return;
 	cc->state = CPU_UNUSABLE;
 	c->errors++;
-	collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : hw_hint(err, op));
+	collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : pmu_hint(err, op));
 }
 
 static void begin_sample(const struct core_state *st, struct core_cpu *cc)

@@ -403,7 +403,7 @@ static void note_write_failure(struct collector *c, int err)
 	if (err == -EPERM || err == -EACCES)
 		collector_refuse(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
 	else
-		collector_refuse(c, "programming the uncore PMU failed: %s", hw_hint(err, HW_OP_WRITE));
+		collector_refuse(c, "programming the uncore PMU failed: %s", pmu_hint(err, HW_OP_WRITE));
 }
 
 static int claim_all(struct collector *c, struct uncore_state *st)

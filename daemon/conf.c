@@ -18,6 +18,7 @@
 
 #include "collector.h"
 #include "conf.h"
+#include "conf_file.h"
 #include "listen_addr.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -715,18 +716,28 @@ out:
 
 int conf_load(const char *path, struct conf *ret_conf, struct conf_errors *errs)
 {
+	char *text, err[sizeof(errs->list[0].message)];
+	size_t len;
+	int line, r;
 	FILE *f;
-	int r;
 
 	errs->n = 0;
-	f = fopen(path, "re");
+	/* The bytes are checked first: type, size, NUL bytes, lone CRs (conf_file.h). */
+	r = conf_file_read(path, &text, &len, &line, err, sizeof(err));
+	if (r < 0) {
+		add_error(errs, path, line, "", "%s", err);
+		return r;
+	}
+	f = fmemopen(text, len, "r");
 	if (!f) {
 		r = -errno;
 		add_error(errs, path, 0, "", "cannot open: %s", strerror(-r));
+		free(text);
 		return r;
 	}
 	r = load_stream(path, f, ret_conf, errs);
 	fclose(f);
+	free(text);
 	return r;
 }
 

@@ -5,10 +5,16 @@
  * end = 0.  When the list is full the oldest finished episode makes room,
  * an ongoing one only when nothing has finished.  It does no logging and
  * no I/O; the caller gets the changes and decides what to say.
+ *
+ * Durations are measured on the monotonic clock: a wall-clock step (NTP,
+ * an operator) must not give an episode a negative or inflated length.
+ * The wall-clock stamps are for display: an episode's end stamp is its
+ * start stamp plus its monotonic duration.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "episode.h"
 #include "event.h"
@@ -18,8 +24,19 @@ struct place {
 	int socket;
 	int core;
 	bool active;
-	double start;
+	double start;          /* wall clock, for display */
+	double mono_start;     /* monotonic clock, for the duration */
 };
+
+static double monotonic_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double (*episode_monotonic_clock)(void) = monotonic_now;
 
 struct episode_tracker {
 	size_t max_episodes;
@@ -128,8 +145,9 @@ static void list_end(struct episode_tracker *t, const struct place *p, double no
 	}
 }
 
-int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
-		   bool active, double now, struct episode_change *ret_change)
+/* episode_update() with the monotonic time mono beside the wall-clock time now. */
+static int update_at(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
+		     bool active, double now, double mono, struct episode_change *ret_change)
 {
 	struct place *p;
 	struct episode_change c = { 0 };
@@ -143,20 +161,28 @@ int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket
 		return 0;
 	c.episode = (struct snapshot_episode){
 		.kind = kind_names[kind], .socket = socket, .core = core,
-		.start = active ? now : p->start, .end = active ? 0 : now,
+		.start = active ? now : p->start,
 	};
 	if (active) {
 		p->start = now;
+		p->mono_start = mono;
 		c.started = true;
 		list_add(t, &c.episode);
 	} else {
-		c.duration_s = now - p->start;
-		list_end(t, p, now);
+		c.duration_s = mono > p->mono_start ? mono - p->mono_start : 0;
+		c.episode.end = p->start + c.duration_s;
+		list_end(t, p, c.episode.end);
 	}
 	p->active = active;
 	if (ret_change)
 		*ret_change = c;
 	return 1;
+}
+
+int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
+		   bool active, double now, struct episode_change *ret_change)
+{
+	return update_at(t, kind, socket, core, active, now, now, ret_change);
 }
 
 static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
@@ -203,7 +229,7 @@ static bool any_core_prochot(const struct snapshot_socket *sock)
 
 struct feed {
 	struct episode_tracker *t;
-	double now;
+	double now, mono;
 	void (*log_change)(void *arg, const struct episode_change *c);
 	void *arg;
 };
@@ -212,7 +238,7 @@ static int feed_place(const struct feed *f, enum episode_kind kind, int socket, 
 		      bool active)
 {
 	struct episode_change c;
-	int r = episode_update(f->t, kind, socket, core, active, f->now, &c);
+	int r = update_at(f->t, kind, socket, core, active, f->now, f->mono, &c);
 
 	if (r > 0 && f->log_change)
 		f->log_change(f->arg, &c);
@@ -265,7 +291,8 @@ int episode_update_from_snapshot(struct episode_tracker *t, const struct snapsho
 				 void (*log_change)(void *arg, const struct episode_change *c),
 				 void *arg)
 {
-	const struct feed f = { .t = t, .now = s->time, .log_change = log_change, .arg = arg };
+	const struct feed f = { .t = t, .now = s->time, .mono = episode_monotonic_clock(),
+				.log_change = log_change, .arg = arg };
 
 	for (int i = 0; i < s->n_sockets; i++) {
 		const struct snapshot_socket *sock = &s->sockets[i];

@@ -40,9 +40,11 @@ struct episode_change {
 
 /*
  * Feed the state of one place at time now (core -1 for a per-socket
- * place).  Returns 1 and fills ret_change (may be NULL) when an episode
- * started or ended, 0 otherwise, -EINVAL for an unknown kind, -ENOMEM when
- * a new place could not be remembered.  A started episode enters the list
+ * place), now serving as both the wall-clock stamp and the clock the
+ * duration is measured on (a pure state machine, for tests).  Returns 1
+ * and fills ret_change (may be NULL) when an episode started or ended, 0
+ * otherwise, -EINVAL for an unknown kind, -ENOMEM when a new place could
+ * not be remembered.  A started episode enters the list
  * with end = 0; when the list is full the oldest finished episode is
  * dropped, or the oldest ongoing one when none has finished.
  */
@@ -54,13 +56,18 @@ int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket
  * or NULL for the first) and feed them: DRAM thermal throttling per socket
  * when dram_thermal_throttled_cycles grew; PROCHOT per socket when any core
  * has prochot_active or prochot_assertions grew; thermal throttling per core
- * and per package from the status bits.  Calls log_change for each change
- * (may be NULL).  Then copies the list into s->episodes (allocated;
- * snapshot_release frees it).  Returns 0 or -ENOMEM.
+ * and per package from the status bits.  Stamps come from s->time (wall
+ * clock); durations from episode_monotonic_clock, and an ended episode's
+ * end stamp is its start stamp plus its duration.  Calls log_change for
+ * each change (may be NULL).  Then copies the list into s->episodes
+ * (allocated; snapshot_release frees it).  Returns 0 or -ENOMEM.
  */
 int episode_update_from_snapshot(struct episode_tracker *t, const struct snapshot *previous,
 				 struct snapshot *s,
 				 void (*log_change)(void *arg, const struct episode_change *c),
 				 void *arg);
+
+/* The clock durations are measured on: CLOCK_MONOTONIC in seconds; a test seam. */
+extern double (*episode_monotonic_clock)(void);
 
 #endif

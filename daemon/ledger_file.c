@@ -5,6 +5,7 @@
  * start-up recovery that undoes a killed daemon's leftover programming.
  * It does not decide when to journal; pmu.c does, before each write.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,36 +20,89 @@
 #include "log.h"
 #include "msr.h"
 
-#define HEADER_TAG "uncored-ledger 1 "
-#define RECORD_MAX 96
+#define HEADER_TAG "uncored-ledger 2 "
+#define RECORD_MAX 112
+/* A state file larger than this is not one uncored wrote (compaction keeps it near 64 KiB). */
+#define FILE_MAX (16u << 20)
+
+void (*ledger_file_rewrite_hook)(int step);
 
 struct ledger_file {
 	int fd;
+	int dir_fd;            /* the directory: locked, and where the file is renamed aside */
 	char path[4096];
-	size_t size;
+	char name[256];        /* the file's name in dir_fd */
+	size_t header_len;
+	size_t size;           /* bytes of records after the header */
 	int error;
 };
 
 /* ---- records ---- */
 
+/* CRC-32 (IEEE 802.3, reflected, polynomial 0xedb88320) of len bytes. */
+static uint32_t crc32(const char *p, size_t len)
+{
+	uint32_t c = 0xffffffffu;
+
+	for (size_t i = 0; i < len; i++) {
+		c ^= (unsigned char)p[i];
+		for (int k = 0; k < 8; k++)
+			c = (c >> 1) ^ (0xedb88320u & -(c & 1u));
+	}
+	return ~c;
+}
+
+/* Append " *CRC\n" to the text in buf[0..len); returns the new length. */
+static int seal(char *buf, int len, size_t cap)
+{
+	return len + snprintf(buf + len, cap - (size_t)len, " *%08" PRIx32 "\n",
+			      crc32(buf, (size_t)len));
+}
+
 static int format_record(const struct ledger_record *r, char *buf, size_t len)
 {
+	int n;
+
 	switch (r->kind) {
 	case LEDGER_OWN:
 		if (!r->has_written)
-			return snprintf(buf, len, "own %d 0x%" PRIx32 " 0x%" PRIx64 " -\n", r->cpu,
-					r->msr, r->original);
-		return snprintf(buf, len, "own %d 0x%" PRIx32 " 0x%" PRIx64 " 0x%" PRIx64 "\n",
-				r->cpu, r->msr, r->original, r->written);
+			n = snprintf(buf, len, "own %d 0x%" PRIx32 " 0x%" PRIx64 " -", r->cpu,
+				     r->msr, r->original);
+		else
+			n = snprintf(buf, len, "own %d 0x%" PRIx32 " 0x%" PRIx64 " 0x%" PRIx64,
+				     r->cpu, r->msr, r->original, r->written);
+		break;
 	case LEDGER_BITS:
-		return snprintf(buf, len, "bits %d 0x%" PRIx32 " 0x%" PRIx64 "\n", r->cpu, r->msr,
-				r->bits);
+		n = snprintf(buf, len, "bits %d 0x%" PRIx32 " 0x%" PRIx64, r->cpu, r->msr, r->bits);
+		break;
 	default:
-		return snprintf(buf, len, "drop %d 0x%" PRIx32 "\n", r->cpu, r->msr);
+		n = snprintf(buf, len, "drop %d 0x%" PRIx32, r->cpu, r->msr);
+		break;
 	}
+	return seal(buf, n, len);
 }
 
-/* Parse one complete line; false for anything malformed. */
+/*
+ * Check the checksum of one line (without its newline) and cut it off;
+ * false when it is missing or wrong.
+ */
+static bool unseal(char *line)
+{
+	char *star = strrchr(line, '*');
+	char *end;
+	unsigned long want;
+
+	if (!star || star == line || star[-1] != ' ' || strlen(star + 1) != 8)
+		return false;
+	errno = 0;
+	want = strtoul(star + 1, &end, 16);
+	if (errno || *end || !isxdigit((unsigned char)star[1]))
+		return false;
+	star[-1] = '\0';
+	return crc32(line, (size_t)(star - 1 - line)) == (uint32_t)want;
+}
+
+/* Parse one record's text (checksum removed); false for anything malformed. */
 static bool parse_record(const char *line, struct ledger_record *r)
 {
 	char written[24], extra;
@@ -69,6 +123,43 @@ static bool parse_record(const char *line, struct ledger_record *r)
 	}
 	r->kind = LEDGER_DROP;
 	return sscanf(line, "drop %d %" SCNx32 " %c", &r->cpu, &r->msr, &extra) == 2;
+}
+
+/*
+ * The registers uncored programs (msr.h): the Nehalem/Westmere uncore PMU
+ * and the architectural core PMU.  Shared registers (kind BITS) carry only
+ * the enable bits uncored sets in them.
+ */
+static const struct {
+	uint32_t first, n;
+	bool shared;
+	uint64_t bits;
+} allowed[] = {
+	{ MSR_UNCORE_PERF_GLOBAL_CTRL, 1, true,
+	  UNC_GLOBAL_CTRL_EN_FC0 | (MSR_BIT(UNCORE_N_COUNTERS) - 1) },
+	{ MSR_UNCORE_FIXED_CTR0, 2, false, 0 },               /* and FIXED_CTR_CTRL */
+	{ MSR_UNCORE_PMC0, UNCORE_N_COUNTERS, false, 0 },
+	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, false, 0 },
+	{ IA32_PMC0, 8, false, 0 },
+	{ IA32_PERFEVTSEL0, 8, false, 0 },
+	{ IA32_FIXED_CTR_CTRL, 1, true, 0xfff },              /* three 4-bit nibbles */
+	{ IA32_PERF_GLOBAL_CTRL, 1, true, 0xff | (UINT64_C(7) << 32) },
+};
+
+bool ledger_record_allowed(const struct ledger_record *r)
+{
+	if (r->cpu < 0)
+		return false;
+	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
+		if (r->msr - allowed[i].first >= allowed[i].n)
+			continue;
+		if (r->kind == LEDGER_DROP)
+			return true;
+		if (allowed[i].shared != (r->kind == LEDGER_BITS))
+			return false;
+		return !allowed[i].shared || !(r->bits & ~allowed[i].bits);
+	}
+	return false;
 }
 
 /* The replayed state: the last record of every register still held. */
@@ -105,44 +196,161 @@ static int replay_apply(struct replay *s, const struct ledger_record *r)
 	return 0;
 }
 
-/*
- * Read the journal from fd.  Returns 1 with the state when the file holds
- * records, 0 when it is empty, -EBADMSG when the header is not ours, or
- * -errno.  A last line without its newline (cut short) is ignored.
- */
-static int read_journal(int fd, const char *backend_id, struct replay *s)
+/* The file split into lines; a last line without its newline was cut short by a kill. */
+struct lines {
+	char *buf;
+	char **v;
+	size_t n;
+};
+
+static void lines_free(struct lines *l)
 {
-	FILE *f = fdopen(dup(fd), "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int r = 0, n = 0;
-
-	if (!f)
-		return -errno;
-	while (r >= 0 && (len = getline(&line, &cap, f)) > 0) {
-		struct ledger_record rec;
-
-		if (line[len - 1] != '\n')
-			break;
-		line[len - 1] = '\0';
-		if (n++ == 0) {
-			if (strncmp(line, HEADER_TAG, strlen(HEADER_TAG)) != 0)
-				r = -EBADMSG;
-			else if (strcmp(line + strlen(HEADER_TAG), backend_id) != 0)
-				r = -ESTALE;
-			continue;
-		}
-		if (parse_record(line, &rec))
-			r = replay_apply(s, &rec);
-	}
-	free(line);
-	fclose(f);
-	if (r < 0)
-		return r;
-	return n > 0;
+	free(l->buf);
+	free(l->v);
 }
 
+static int read_lines(int fd, struct lines *l)
+{
+	struct stat st;
+	size_t len = 0, cap;
+	ssize_t got;
+
+	memset(l, 0, sizeof(*l));
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size > FILE_MAX)
+		return -EFBIG;
+	cap = (size_t)st.st_size + 1;
+	l->buf = malloc(cap);
+	l->v = malloc(cap * sizeof(*l->v));
+	if (!l->buf || !l->v)
+		return -ENOMEM;
+	while (len < cap - 1 && (got = pread(fd, l->buf + len, cap - 1 - len, (off_t)len)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		len += (size_t)got;
+	}
+	for (size_t i = 0; i < len;) {
+		char *nl = memchr(l->buf + i, '\n', len - i);
+
+		if (!nl)
+			break;   /* cut short: its write never finished, nor did the one it describes */
+		*nl = '\0';
+		l->v[l->n++] = l->buf + i;
+		i = (size_t)(nl - l->buf) + 1;
+	}
+	return 0;
+}
+
+/* Whether line is a sealed record; fills r. Modifies line. */
+static bool valid_record(char *line, struct ledger_record *r)
+{
+	return strlen(line) < RECORD_MAX && unseal(line) && parse_record(line, r);
+}
+
+/* If lines[i] starts a checkpoint whose every record is valid, its record count. */
+static bool checkpoint_at(const struct lines *l, size_t i, size_t *ret_n)
+{
+	char copy[RECORD_MAX], extra;
+	size_t n;
+
+	if (strlen(l->v[i]) >= sizeof(copy))
+		return false;
+	strcpy(copy, l->v[i]);
+	if (!unseal(copy) || sscanf(copy, "state %zu %c", &n, &extra) != 1 || n > l->n - i - 1)
+		return false;
+	for (size_t k = 1; k <= n; k++) {
+		struct ledger_record r;
+
+		if (strlen(l->v[i + k]) >= sizeof(copy))
+			return false;
+		strcpy(copy, l->v[i + k]);
+		if (!valid_record(copy, &r))
+			return false;
+	}
+	*ret_n = n;
+	return true;
+}
+
+/*
+ * Replay the records of l into s.  A complete checkpoint replaces
+ * everything before it, damage included; an incomplete one (a kill while
+ * it was appended) is read as ordinary records.  Damaged lines and records
+ * outside the allow-list are counted in rec and skipped.
+ */
+static int replay_lines(struct lines *l, struct replay *s, struct ledger_recovery *rec)
+{
+	for (size_t i = 1; i < l->n; i++) {
+		struct ledger_record r;
+		size_t n;
+		int e;
+
+		if (checkpoint_at(l, i, &n)) {
+			s->n = 0;
+			rec->damaged = rec->refused = 0;
+			rec->first_damaged_line = 0;
+			continue;
+		}
+		if (strncmp(l->v[i], "state ", 6) == 0) {
+			char copy[RECORD_MAX];
+
+			snprintf(copy, sizeof(copy), "%s", l->v[i]);
+			if (strlen(l->v[i]) < sizeof(copy) && unseal(copy))
+				continue;   /* an incomplete checkpoint's start */
+		}
+		if (!valid_record(l->v[i], &r)) {
+			if (!rec->damaged++)
+				rec->first_damaged_line = (unsigned)i + 1;
+			continue;
+		}
+		if (!ledger_record_allowed(&r)) {
+			if (!rec->refused++) {
+				rec->refused_cpu = r.cpu;
+				rec->refused_msr = r.msr;
+			}
+			continue;
+		}
+		e = replay_apply(s, &r);
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+/*
+ * Read the journal from fd.  Returns 1 with the state when the file holds
+ * records, 0 when it is empty, -EBADMSG when it is not an uncored state
+ * file at all (no header and no valid record), -ESTALE when it was written
+ * for another backend, or -errno.
+ */
+static int read_journal(int fd, const char *backend_id, struct replay *s,
+			struct ledger_recovery *rec)
+{
+	struct lines l;
+	int r = read_lines(fd, &l);
+
+	if (r == 0 && l.n > 0) {
+		char *header = l.v[0];
+		bool is_ours = strncmp(header, "uncored-ledger ", 15) == 0;
+
+		if (is_ours && unseal(header) && strncmp(header, HEADER_TAG, strlen(HEADER_TAG)) == 0) {
+			if (strcmp(header + strlen(HEADER_TAG), backend_id) != 0)
+				r = -ESTALE;
+		} else {
+			rec->header_damaged = true;
+		}
+		if (r == 0)
+			r = replay_lines(&l, s, rec);
+		if (r == 0 && !is_ours && s->n == 0 && rec->refused == 0)
+			r = -EBADMSG;   /* no line of it is ours */
+		if (r == 0)
+			r = l.n > 1;
+	}
+	lines_free(&l);
+	return r;
+}
 /* ---- recovery ---- */
 
 static bool cpu_listed(const int *cpus, size_t n, int cpu)
@@ -176,7 +384,8 @@ static bool holds_written(uint32_t msr, uint64_t now, uint64_t written)
 }
 
 /* Restore an owned register if it still holds what uncored wrote; false if taken over. */
-static bool restore_if_ours(struct hw *hw, const struct ledger_record *r, struct ledger_recovery *rec)
+static bool restore_if_ours(struct hw *hw, const struct ledger_record *r,
+			    struct ledger_recovery *rec)
 {
 	uint64_t now;
 
@@ -184,6 +393,9 @@ static bool restore_if_ours(struct hw *hw, const struct ledger_record *r, struct
 		rec->failed++;
 		return true;
 	}
+	/* Put back already (its drop record was lost to a full disk): nothing to do. */
+	if (holds_written(r->msr, now, r->original) && !holds_written(r->msr, now, r->written))
+		return true;
 	if (!holds_written(r->msr, now, r->written)) {
 		rec->left++;
 		return false;
@@ -270,31 +482,205 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
+static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
 /* Empty the file and write the header. */
 static int reset(struct ledger_file *lf, const char *backend_id)
 {
 	char header[4200];
-	int len = snprintf(header, sizeof(header), HEADER_TAG "%s\n", backend_id);
+	int len = snprintf(header, sizeof(header), HEADER_TAG "%s", backend_id);
 
+	if (len >= (int)sizeof(header) - 16)
+		return -ENAMETOOLONG;
+	len = seal(header, len, sizeof(header));
 	if (ftruncate(lf->fd, 0) < 0 || lseek(lf->fd, 0, SEEK_SET) < 0)
 		return -errno;
 	lf->size = 0;
+	lf->header_len = (size_t)len;
 	return write_all(lf->fd, header, (size_t)len);
 }
 
-static int lock_and_recover(struct ledger_file *lf, const char *backend_id, struct hw *hw,
-			    struct ledger_recovery *rec, char *err, size_t errlen)
+/*
+ * Whether st may be trusted: owned by root or by the user uncored runs as
+ * (a test tree run as a normal user), and not writable by group or others.
+ */
+static const char *untrusted(const struct stat *st, bool is_dir)
 {
-	struct replay s = { 0 };
+	if (is_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
+		return is_dir ? "not a directory" : "not a regular file";
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return "not owned by root";
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return "writable by group or others";
+	return NULL;
+}
+
+/*
+ * Open and check the directory of lf->path, and lock it.  The lock is on
+ * the directory rather than the file, which is renamed aside when damaged.
+ */
+static int open_dir(struct ledger_file *lf, char *err, size_t errlen)
+{
+	char dir[4096];
+	const char *slash = strrchr(lf->path, '/'), *why, *base;
+	struct stat st;
 	int r;
 
-	if (flock(lf->fd, LOCK_EX | LOCK_NB) < 0) {
+	if (slash == lf->path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - lf->path), lf->path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	base = slash ? slash + 1 : lf->path;
+	if (!base[0] || strlen(base) >= sizeof(lf->name)) {
+		snprintf(err, errlen, "%s: not a file name", lf->path);
+		return -EINVAL;
+	}
+	memcpy(lf->name, base, strlen(base) + 1);
+	lf->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (lf->dir_fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(-r));
+		return r;
+	}
+	if (fstat(lf->dir_fd, &st) < 0)
+		return -errno;
+	why = untrusted(&st, true);
+	if (why) {
+		snprintf(err, errlen, "directory %s: %s, so the state file in it is not trusted",
+			 dir, why);
+		return -EPERM;
+	}
+	if (flock(lf->dir_fd, LOCK_EX | LOCK_NB) < 0) {
 		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
 		snprintf(err, errlen, "%s: %s", lf->path, r == -EBUSY ?
 			 "in use by another uncored process" : strerror(-r));
 		return r;
 	}
-	r = read_journal(lf->fd, backend_id, &s);
+	return 0;
+}
+
+/* The directory part of path into dir. */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == path)
+		snprintf(dir, len, "/");
+	else if (slash)
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, len, ".");
+}
+
+int ledger_file_check_path(const char *path, char *err, size_t errlen)
+{
+	char dir[4096], parent[4096];
+	const char *why;
+	struct stat st;
+	int r;
+
+	dir_of(path, dir, sizeof(dir));
+	r = stat(dir, &st) < 0 ? -errno : 0;
+	if (r == -ENOENT) {
+		/* Start-up creates one missing level, as root (mode 0755). */
+		dir_of(dir, parent, sizeof(parent));
+		snprintf(dir, sizeof(dir), "%s", parent);
+		r = stat(dir, &st) < 0 ? -errno : 0;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "directory %s: %s", dir, strerror(-r));
+		return r;
+	}
+	why = untrusted(&st, true);
+	if (why) {
+		snprintf(err, errlen, "directory %s: %s, so the state file in it is not trusted",
+			 dir, why);
+		return -EPERM;
+	}
+	if (lstat(path, &st) < 0)
+		return 0;   /* created at start-up */
+	why = S_ISLNK(st.st_mode) ? "a symbolic link" : untrusted(&st, false);
+	if (!why && st.st_nlink != 1)
+		why = "linked elsewhere too";
+	if (why) {
+		snprintf(err, errlen, "%s: %s, so it is not trusted and not replayed", path, why);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EPERM;
+	}
+	return 0;
+}
+
+/* Open the file in its directory without following a link or blocking on a FIFO, and check it. */
+static int open_file(struct ledger_file *lf, char *err, size_t errlen)
+{
+	struct stat st;
+	const char *why;
+	int r;
+
+	lf->fd = openat(lf->dir_fd, lf->name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+			O_NOCTTY, 0600);
+	if (lf->fd < 0) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", lf->path,
+			 r == -ELOOP ? "a symbolic link, not trusted" : strerror(-r));
+		return r == -ELOOP ? -EPERM : r;
+	}
+	if (fstat(lf->fd, &st) < 0)
+		return -errno;
+	why = untrusted(&st, false);
+	if (!why && st.st_nlink != 1)
+		why = "linked elsewhere too";
+	if (why) {
+		snprintf(err, errlen, "%s: %s, so it is not trusted and not replayed", lf->path, why);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Keep a damaged file as PATH.damaged and start a new one.  Root only, at start-up. */
+static int keep_damaged(struct ledger_file *lf, struct ledger_recovery *rec)
+{
+	char aside[300];
+	int fd;
+
+	snprintf(aside, sizeof(aside), "%s.damaged", lf->name);
+	fd = openat(lf->dir_fd, lf->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	if (renameat(lf->dir_fd, lf->name, lf->dir_fd, aside) < 0)
+		return -errno;
+	fd = openat(lf->dir_fd, lf->name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
+		    O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	close(lf->fd);
+	lf->fd = fd;
+	rec->kept = true;
+	return 0;
+}
+
+static int recover_file(struct ledger_file *lf, const char *backend_id, struct hw *hw,
+			struct ledger_recovery *rec, char *err, size_t errlen)
+{
+	struct replay s = { 0 };
+	int r = read_journal(lf->fd, backend_id, &s, rec);
+
 	if (r == -EBADMSG) {
 		snprintf(err, errlen, "%s: not an uncored state file, leaving it alone", lf->path);
 	} else if (r == -ESTALE) {
@@ -306,10 +692,19 @@ static int lock_and_recover(struct ledger_file *lf, const char *backend_id, stru
 		rec->found = true;
 		recover(hw, &s, rec);
 		r = 0;
+		if (rec->header_damaged || rec->damaged || rec->refused) {
+			int e = keep_damaged(lf, rec);
+
+			if (e)
+				log_warning("%s: cannot keep the damaged file as %s.damaged: %s",
+					    lf->path, lf->name, strerror(-e));
+		}
 	}
 	free(s.v);
 	if (r == 0)
 		r = reset(lf, backend_id);
+	if (r == 0 && fsync(lf->fd) < 0)
+		r = -errno;
 	return r;
 }
 
@@ -323,19 +718,20 @@ int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
 	memset(ret_rec, 0, sizeof(*ret_rec));
 	if (!lf)
 		return -ENOMEM;
+	lf->fd = lf->dir_fd = -1;
 	snprintf(lf->path, sizeof(lf->path), "%s", path);
-	lf->fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (lf->fd < 0) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		free(lf);
-		return r;
-	}
-	r = lock_and_recover(lf, backend_id, hw, ret_rec, err, errlen);
+	r = open_dir(lf, err, errlen);
+	if (r == 0)
+		r = open_file(lf, err, errlen);
+	if (r == 0)
+		r = recover_file(lf, backend_id, hw, ret_rec, err, errlen);
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		close(lf->fd);
+		if (lf->fd >= 0)
+			close(lf->fd);
+		if (lf->dir_fd >= 0)
+			close(lf->dir_fd);
 		free(lf);
 		return r;
 	}
@@ -343,49 +739,79 @@ int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
 	return 0;
 }
 
+static void note_error(struct ledger_file *lf, int e)
+{
+	if (!lf->error)
+		lf->error = e;
+}
+
 int ledger_file_append(struct ledger_file *lf, const struct ledger_record *r)
 {
 	char buf[RECORD_MAX];
 	int len = format_record(r, buf, sizeof(buf));
-	int e;
+	/* Not O_APPEND: Linux's pwrite() would append too, and rewrites need it. */
+	int e = pwrite_all(lf->fd, buf, (size_t)len, (off_t)(lf->header_len + lf->size));
 
-	if (lf->error)
-		return lf->error;
-	e = write_all(lf->fd, buf, (size_t)len);
 	if (e) {
-		lf->error = e;
+		/* A part written would be a damaged line: cut it off again. */
+		(void)!ftruncate(lf->fd, (off_t)(lf->header_len + lf->size));
+		note_error(lf, e);
 		return e;
 	}
 	lf->size += (size_t)len;
 	return 0;
 }
 
+static void hook(int step)
+{
+	if (ledger_file_rewrite_hook)
+		ledger_file_rewrite_hook(step);
+}
+
 int ledger_file_rewrite(struct ledger_file *lf, const struct ledger_record *r, size_t n)
 {
-	char *buf = malloc(n * RECORD_MAX + 1), header[4200];
-	size_t len = 0;
-	ssize_t hlen;
+	char *buf = malloc((n + 1) * RECORD_MAX);
+	size_t len, end = lf->header_len + lf->size;
 	int e;
 
 	if (!buf)
 		return -ENOMEM;
+	len = (size_t)seal(buf, snprintf(buf, RECORD_MAX, "state %zu", n), RECORD_MAX);
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)format_record(&r[i], buf + len, RECORD_MAX);
-	/* Keep the header line as it is: only the records go. */
-	hlen = pread(lf->fd, header, sizeof(header), 0);
-	e = hlen > 0 ? 0 : -EIO;
-	if (e == 0) {
-		char *nl = memchr(header, '\n', (size_t)hlen);
-
-		e = nl && ftruncate(lf->fd, nl + 1 - header) == 0 ? 0 : -EIO;
+	/* 1: the checkpoint after the records; a kill while writing it leaves them. */
+	e = pwrite_all(lf->fd, buf, len, (off_t)end);
+	if (e == 0 && fdatasync(lf->fd) < 0)
+		e = -errno;
+	if (e) {
+		(void)!ftruncate(lf->fd, (off_t)end);
+		goto out;
 	}
-	if (e == 0)
-		e = write_all(lf->fd, buf, len);
+	hook(1);
+	lf->size += len;
+	/*
+	 * 2: the checkpoint over the old records, when it fits before its
+	 * copy; a kill meanwhile leaves the copy at the end complete.
+	 */
+	if (lf->header_len + len > end)
+		goto out;
+	e = pwrite_all(lf->fd, buf, len, (off_t)lf->header_len);
+	if (e == 0 && fdatasync(lf->fd) < 0)
+		e = -errno;
+	if (e)
+		goto out;
+	hook(2);
+	/* 3: cut after the first copy. */
+	if (ftruncate(lf->fd, (off_t)(lf->header_len + len)) < 0 || fdatasync(lf->fd) < 0) {
+		e = -errno;
+		goto out;
+	}
+	lf->size = len;
+	hook(3);
+out:
 	free(buf);
 	if (e)
-		lf->error = lf->error ? lf->error : e;
-	else
-		lf->size = len;
+		note_error(lf, e);
 	return e;
 }
 
@@ -406,7 +832,8 @@ void ledger_file_close(struct ledger_file *lf)
 	if (ftruncate(lf->fd, 0) < 0)
 		log_warning("%s: cannot empty the state file: %s", lf->path, strerror(errno));
 	/* Fails once privileges are dropped; the empty file says the same. */
-	(void)unlink(lf->path);
+	(void)unlinkat(lf->dir_fd, lf->name, 0);
 	close(lf->fd);
+	close(lf->dir_fd);
 	free(lf);
 }

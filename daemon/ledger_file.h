@@ -3,13 +3,22 @@
  * that a daemon restarted after being killed (SIGKILL, a crash) can tell
  * its own leftover programming from another agent's and undo it.
  *
- * The file is a text journal, one record per line, appended before each
- * register write it describes.  It protects against the process dying,
- * not the machine: after a reboot every MSR is back at its power-on value
- * and /run is empty anyway, so appends are not fsync'ed.  A clean stop
- * empties the file.  The open file is locked (flock) for the daemon's
- * lifetime, so a second uncored using the same file neither recovers nor
- * journals.
+ * The file is a text journal, one record per line, each line ending in a
+ * CRC-32 of its text, appended before each register write it describes.
+ * It protects against the process dying, not the machine: after a reboot
+ * every MSR is back at its power-on value and /run is empty anyway.  A
+ * rewrite (compaction) first appends the whole live state as one
+ * checkpoint, then copies it over the old records and truncates; a kill at
+ * any point leaves a complete checkpoint or the old records.  (Not a
+ * rename: after the privilege drop the daemon cannot write the directory,
+ * which must not be writable by anyone but root.)  A clean stop empties
+ * the file.  Its directory is locked (flock) for the daemon's lifetime, so
+ * a second uncored using the same file neither recovers nor journals.
+ *
+ * The file is trusted only when it is a regular file owned by root (or by
+ * the user running uncored), not writable by group or others, in a
+ * directory with the same properties; and only registers uncored programs
+ * are ever replayed from it.
  */
 #ifndef UNCORED_LEDGER_FILE_H
 #define UNCORED_LEDGER_FILE_H
@@ -45,7 +54,22 @@ struct ledger_recovery {
 	unsigned cleaned;      /* registers restored or bits cleared */
 	unsigned left;         /* registers another agent took over, left alone */
 	unsigned failed;       /* registers that could not be read or written */
+	/* Damage: the file was kept as PATH.damaged when any of these is set. */
+	bool header_damaged;   /* the first line was not a valid header; records replayed anyway */
+	unsigned damaged;      /* lines that failed their checksum or did not parse */
+	unsigned first_damaged_line;
+	unsigned refused;      /* valid records naming a register uncored never changes */
+	int refused_cpu;       /* the first of them */
+	uint32_t refused_msr;
+	bool kept;             /* the damaged file was kept as PATH.damaged */
 };
+
+/*
+ * Whether a record names a register uncored could have changed that way
+ * (the PMU registers of msr.h it programs, and for shared registers only
+ * the enable bits it sets).  Recovery replays nothing else.
+ */
+bool ledger_record_allowed(const struct ledger_record *r);
 
 /*
  * Open (creating it, mode 0600) and lock the state file at path, for the
@@ -57,24 +81,40 @@ struct ledger_recovery {
  * only remembered get their original value on CPUs where nothing of it was
  * taken over; registers that hold something else belong to another agent
  * now and are left alone.  The file is then emptied and journals this run.
- * Returns 0 with *ret_lf and *ret_rec filled; -EBUSY when another live
- * process holds the lock; -EBADMSG when the file is not an uncored state
- * file (left untouched); or another negative errno from the file system.
- * On error err holds a sentence and nothing was written to hw.
+ * Damaged lines and refused records are counted in *ret_rec and the file
+ * is kept as PATH.damaged before a fresh journal starts; records after
+ * them are still replayed.  Returns 0 with *ret_lf and *ret_rec filled;
+ * -EBUSY when another live process holds the lock; -EPERM when the file or
+ * its directory is not trusted (owner, mode, type; left untouched);
+ * -EBADMSG when the file is not an uncored state file at all (left
+ * untouched); or another negative errno from the file system.  On error
+ * err holds a sentence and nothing was written to hw.
  */
 int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
 		     struct ledger_file **ret_lf, struct ledger_recovery *ret_rec,
 		     char *err, size_t errlen);
 
 /*
- * Append one record with a single write(2).  Returns 0 or a negative errno;
- * after a failure the journal is incomplete and the error is sticky.
+ * Check, without creating, opening or locking anything, what
+ * ledger_file_open would check of path: its directory is a directory
+ * owned by root (or this user) and not writable by group or others, or is
+ * missing and can be created in such a directory; path, if it exists and
+ * is not a symbolic link, is a regular file with the same properties.
+ * Returns 0, or a negative errno with a sentence in err.
+ */
+int ledger_file_check_path(const char *path, char *err, size_t errlen);
+
+/*
+ * Append one record with a single write(2).  Returns 0 or a negative errno
+ * (ENOSPC, EFBIG, ...); after a failure the file is cut back to what it
+ * held before, so the journal stays exactly the records that succeeded.
  */
 int ledger_file_append(struct ledger_file *lf, const struct ledger_record *r);
 
 /*
- * Replace the journal by the n records in r (the live state), as one write
- * after emptying the file.  Returns 0 or a negative errno.
+ * Replace the journal by the n records in r (the live state), crash-safe
+ * (see the top of this file); each step is fdatasync'ed.  Returns 0 or a
+ * negative errno; after a failure the journal still describes the state.
  */
 int ledger_file_rewrite(struct ledger_file *lf, const struct ledger_record *r, size_t n);
 
@@ -83,6 +123,13 @@ size_t ledger_file_size(const struct ledger_file *lf);
 
 /* First error of an append or rewrite since open, 0 if none. */
 int ledger_file_error(const struct ledger_file *lf);
+
+/*
+ * Test seam: called between the steps of a rewrite (1: checkpoint
+ * appended, 2: checkpoint copied to the front, 3: file truncated) so a
+ * test can kill the process there.  NULL (the default) in the daemon.
+ */
+extern void (*ledger_file_rewrite_hook)(int step);
 
 /*
  * After a clean stop (every register restored): empty the file, try to

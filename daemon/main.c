@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@
 
 #include "conf.h"
 #include "collector.h"
+#include "conf_check.h"
+#include "conf_file.h"
 #include "config.h"
 #include "cpu.h"
 #include "event.h"
@@ -37,6 +40,7 @@
 #include "ledger_file.h"
 #include "hw.h"
 #include "hw_dev.h"
+#include "instance.h"
 #include "log.h"
 #include "pmu.h"
 #include "privdrop.h"
@@ -195,6 +199,77 @@ static int load_conf(const struct options *o, struct conf *conf)
 	return -1;
 }
 
+/* The configuration file in use: --config, else the default file if it exists, else NULL. */
+static const char *conf_path(const struct options *o)
+{
+	if (o->config)
+		return o->config;
+	return access(DEFAULT_CONFIG, F_OK) == 0 ? DEFAULT_CONFIG : NULL;
+}
+
+/* The checks of what that failed on conf, printed; conf holds the command-line overrides. */
+static int print_check_errors(const struct options *o, const struct conf *conf, unsigned what,
+			      bool to_log)
+{
+	struct conf_errors errs = { 0 };
+	unsigned from_options = (o->listen ? CONF_CHECK_LISTEN : 0) | (o->root ? CONF_CHECK_ROOT : 0);
+	char line[600];
+	int n = conf_check(conf, conf_path(o), what, from_options, &errs);
+
+	for (int i = 0; i < errs.n && i < CONF_MAX_ERRORS; i++) {
+		conf_error_format(&errs.list[i], line, sizeof(line));
+		if (to_log)
+			log_error("%s; refusing to start", line);
+		else
+			fprintf(stderr, "%s\n", line);
+	}
+	return n;
+}
+
+/*
+ * --check-config: every start-up check that needs neither the socket nor
+ * the hardware, then what it could not check.  Returns the exit status.
+ */
+static int check_config(const struct options *o, struct conf *conf)
+{
+	const char *root = o->root ? o->root : conf->root;
+
+	if (o->root)
+		snprintf(conf->root, sizeof(conf->root), "%s", o->root);
+	if (print_check_errors(o, conf, CONF_CHECK_ALL, false) > 0)
+		return 1;
+	printf("%s: configuration ok\n", o->config);
+	printf("%s: not checked: whether %s is free (start-up binds it, unless systemd passes "
+	       "the socket)\n", o->config, conf->listen);
+	printf("%s: not checked: the CPU and its msr and cpuid devices under %s (start-up opens "
+	       "them)\n", o->config, root);
+	printf("%s: not checked: whether another uncored holds the machine or %s (start-up takes "
+	       "their locks)\n", o->config, conf->state_file);
+	return 0;
+}
+
+/*
+ * Start-up's own run of the checks, before any register is touched: what
+ * a mode uses (root and the state file on the device backend; the user
+ * when it will drop to it; the listen address unless systemd passes the
+ * socket).  Returns 0, or -1 after logging each failure.
+ */
+static int check_at_start(const struct options *o, const struct conf *conf, bool daemon)
+{
+	struct conf c = *conf;
+	unsigned what = 0;
+
+	if (!o->simulate)
+		what |= CONF_CHECK_ROOT | CONF_CHECK_STATE_FILE;
+	if (daemon && geteuid() == 0)
+		what |= CONF_CHECK_USER;
+	if (daemon && !getenv("LISTEN_FDS"))
+		what |= CONF_CHECK_LISTEN;
+	if (o->root)
+		snprintf(c.root, sizeof(c.root), "%s", o->root);
+	return print_check_errors(o, &c, what, true) > 0 ? -1 : 0;
+}
+
 static const char *scenario_dir(const struct options *o)
 {
 	struct stat st;
@@ -224,7 +299,15 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 	} else {
 		r = hwdev_open(o->root ? o->root : conf->root, &m->hw, err, sizeof(err));
 		if (r < 0) {
-			log_error("%s", err);
+			const char *path = conf_path(o);
+			char where[4400];
+
+			/* Located when root was chosen (the default "/" is the machine itself). */
+			if (o->root || (path && conf_file_key_line(path, "daemon", "root") > 0))
+				log_error("%s: %s", conf_check_where(path, "root", o->root != NULL, where,
+								     sizeof(where)), err);
+			else
+				log_error("%s", err);
 			return -1;
 		}
 	}
@@ -263,38 +346,69 @@ static void make_parent_dir(const char *path)
 		log_debug("state file: cannot create %s: %s", dir, strerror(errno));
 }
 
+/* Log what recovery found damaged or refused in the state file. */
+static void log_damage(const char *path, const struct ledger_recovery *rec)
+{
+	if (rec->header_damaged)
+		log_error("state file %s: its header is damaged; replayed the records whose checksums "
+			  "hold, as this machine's", path);
+	if (rec->damaged)
+		log_error("state file %s: %u damaged records (the first on line %u) could not be read; "
+			  "the registers they describe may still hold what the previous uncored wrote",
+			  path, rec->damaged, rec->first_damaged_line);
+	if (rec->refused)
+		log_error("state file %s: %u records name registers uncored never changes (the first: "
+			  "cpu %d MSR 0x%x); not replayed", path, rec->refused, rec->refused_cpu,
+			  rec->refused_msr);
+	if (rec->kept)
+		log_notice("state file %s: the damaged file is kept as %s.damaged", path, path);
+}
+
 /*
  * Undo what a killed uncored left programmed and journal this run's
  * register changes to [daemon] state_file (SPEC §8).  Device backend only:
  * a simulated machine dies with the process.  Runs before the privilege
  * drop: the file is created and locked as root and kept open, and every
  * later append and the final emptying go through that descriptor, so the
- * unprivileged user needs no access to the file or its directory.  Returns
- * the state file, or NULL when running without one (logged).
+ * unprivileged user needs no access to the file or its directory.  Sets
+ * *ret_lf to the state file, or NULL when running without one (logged).
+ * Returns -1 after logging when start-up must stop: a file or directory
+ * that is not trusted, a file that is not a state file, a file in use.
  */
-static struct ledger_file *journal_open(const struct options *o, const struct conf *conf,
-					struct hw *hw)
+static int journal_open(const struct options *o, const struct conf *conf, struct hw *hw,
+			struct ledger_file **ret_lf)
 {
 	struct ledger_recovery rec;
 	struct ledger_file *lf;
-	char err[512] = "";
+	char err[512] = "", where[4400];
+	int r;
 
+	*ret_lf = NULL;
 	if (o->simulate)
-		return NULL;
+		return 0;
 	make_parent_dir(conf->state_file);
-	if (ledger_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
-			     err, sizeof(err)) < 0) {
-		log_warning("state file: %s; running without it, so registers left programmed by a "
-			    "crash would not be cleaned up at the next start", err);
-		return NULL;
+	r = ledger_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
+			     err, sizeof(err));
+	if (r == -EPERM || r == -EBADMSG || r == -EBUSY) {
+		log_error("%s: %s; refusing to start",
+			  conf_check_where(conf_path(o), "state_file", 0, where, sizeof(where)), err);
+		return -1;
 	}
+	if (r < 0) {
+		log_warning("%s: %s; running without it, so registers left programmed by a "
+			    "crash would not be cleaned up at the next start",
+			    conf_check_where(conf_path(o), "state_file", 0, where, sizeof(where)), err);
+		return 0;
+	}
+	log_damage(conf->state_file, &rec);
 	if (rec.found)
 		log_notice("state file %s: the previous uncored did not stop cleanly; cleaned up %u "
 			   "registers it left programmed, left %u that another agent took over alone"
 			   "%s", conf->state_file, rec.cleaned, rec.left,
 			   rec.failed ? ", some could not be accessed" : "");
 	pmu_set_journal(lf);
-	return lf;
+	*ret_lf = lf;
+	return 0;
 }
 
 /* After every register is restored: stop journaling and empty the state file. */
@@ -340,12 +454,93 @@ static int list_events(const struct options *o, const struct conf *conf)
 	return 0;
 }
 
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - floor(s)) * 1e9) };
+/*
+ * Every signal whose default action ends the process and that is sent
+ * rather than caused by a fault is received through a signalfd, so the
+ * process ends through the restore path: SIGHUP (a reload for the
+ * daemon), SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU,
+ * SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT and the real-time signals.
+ * SIGPIPE (a log line once stderr's reader is gone, a client gone) and
+ * SIGXFSZ (a file size limit) are ignored: the write then fails with
+ * EPIPE or EFBIG, which the writer handles.  Faults (SIGSEGV, SIGBUS,
+ * SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP) cannot be deferred and leave
+ * the registers to the next start's recovery.
+ */
+static const int stop_signals[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGXCPU, SIGVTALRM,
+	SIGPROF, SIGIO, SIGPWR, SIGSTKFLT,
+};
 
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+/* Ignore the signals a failed write raises.  First thing in main. */
+static void ignore_write_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);
+}
+
+/* Block every stop signal and return a signalfd for them, or -1. */
+static int block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaddset(&set, stop_signals[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&set, sig);
+	/* Before any thread exists, so every thread inherits the mask. */
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+/*
+ * Sleep s seconds unless a stop signal arrives on signal_fd first.
+ * Returns 0, or the signal's number.
+ */
+static int sleep_or_signal(int signal_fd, double s)
+{
+	struct timespec end, now;
+	struct signalfd_siginfo si;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)s;
+	end.tv_nsec += (long)((s - floor(s)) * 1e9);
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = signal_fd, .events = POLLIN };
+		double left;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (double)(end.tv_sec - now.tv_sec) + (double)(end.tv_nsec - now.tv_nsec) / 1e9;
+		if (left <= 0)
+			return 0;
+		if (poll(&p, 1, (int)ceil(left * 1000)) > 0 &&
+		    read(signal_fd, &si, sizeof(si)) == sizeof(si))
+			return (int)si.ssi_signo;
+	}
+}
+
+/*
+ * Take the machine's instance lock (device backend only).  Returns the
+ * lock fd, -2 for none needed, or -1 after logging a refusal.
+ */
+static int lock_instance(const struct options *o, const struct conf *conf)
+{
+	char err[512];
+	int fd;
+
+	if (o->simulate)
+		return -2;
+	fd = instance_lock(o->root ? o->root : conf->root, err, sizeof(err));
+	if (fd == -EBUSY) {
+		log_error("%s", err);
+		return -1;
+	}
+	return fd < 0 ? -2 : fd;   /* no dev/cpu: the backend says so */
 }
 
 /*
@@ -390,11 +585,20 @@ static int run_once(const struct options *o, const struct conf *conf)
 	struct snapshot *first, *second;
 	struct ledger_file *journal;
 	char err[512];
-	int rc;
+	int rc, sig, signal_fd, lock_fd;
 
+	if (check_at_start(o, conf, false) < 0)
+		return 1;
+	signal_fd = block_signals();
+	lock_fd = lock_instance(o, conf);
+	if (signal_fd < 0 || lock_fd == -1)
+		return 1;
 	if (machine_open(o, conf, &m) < 0)
 		return 1;
-	journal = journal_open(o, conf, &m.hw);
+	if (journal_open(o, conf, &m.hw, &journal) < 0) {
+		machine_close(&m);
+		return 1;
+	}
 	if (sampler_new(conf, &m.hw, &m.info, &m.topo, &sampler, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		journal_close(journal);
@@ -402,15 +606,20 @@ static int run_once(const struct options *o, const struct conf *conf)
 		return 1;
 	}
 	first = sampler_sample(sampler);
-	sleep_s(conf->interval_s);
-	second = sampler_sample(sampler);
+	sig = sleep_or_signal(signal_fd, conf->interval_s);
+	second = sig ? NULL : sampler_sample(sampler);
 	sampler_free(sampler);   /* restores every register before anything is printed */
 	journal_close(journal);
+	if (sig)
+		log_notice("received %s, stopping", strsignal(sig));
 	rc = first && second ? print_once(o->format, first, second) : 1;
 	snapshot_release(first);
 	snapshot_release(second);
 	snapshot_clear();
 	machine_close(&m);
+	close(signal_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	return rc;
 }
 
@@ -439,7 +648,7 @@ static double monotonic_s(void)
 /* Take the socket systemd passed, or bind our own.  Returns the fd or -1. */
 static int open_listener(struct daemon *d)
 {
-	char err[256];
+	char err[256], where[4400];
 	int fd, r = service_listen_fd(&fd, err, sizeof(err));
 
 	if (r == 0) {
@@ -452,25 +661,13 @@ static int open_listener(struct daemon *d)
 	}
 	r = http_bind(d->conf.listen, &fd, err, sizeof(err));
 	if (r < 0) {
-		log_error("%s", err);
+		log_error("%s: %s", conf_check_where(conf_path(d->opt), "listen", d->opt->listen != NULL,
+						     where, sizeof(where)), err);
 		return -1;
 	}
 	return fd;
 }
 
-static int block_signals(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	/* Before any thread exists, so every thread inherits the mask. */
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
-		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
 
 static void send_status(void)
 {
@@ -512,6 +709,47 @@ static void kick_watchdog(struct daemon *d)
 			    now - d->last_progress_at);
 }
 
+/*
+ * The keys a running daemon cannot apply: the socket and the HTTP server's
+ * limits are fixed when the server starts, the episode list's length when
+ * the sampler is made, and root, user and state_file are used only by
+ * start-up.  Everything else (interval, log_level, the collectors'
+ * sections) is applied live.
+ */
+#define RESTART_KEY(name, field, is_string) \
+	{ name, offsetof(struct conf, field), sizeof(((struct conf *)0)->field), is_string }
+static const struct {
+	const char *key;
+	size_t offset, size;
+	bool is_string;
+} restart_keys[] = {
+	RESTART_KEY("listen", listen, true),
+	RESTART_KEY("root", root, true),
+	RESTART_KEY("user", user, true),
+	RESTART_KEY("state_file", state_file, true),
+	RESTART_KEY("max_connections", max_connections, false),
+	RESTART_KEY("max_connections_per_ip", max_connections_per_ip, false),
+	RESTART_KEY("request_timeout", request_timeout_s, false),
+	RESTART_KEY("max_header_size", max_header_bytes, false),
+	RESTART_KEY("max_episodes", max_episodes, false),
+};
+
+/* For each key fresh changes that needs a restart: say so and keep the running value. */
+static void keep_restart_keys(const struct conf *running, struct conf *fresh)
+{
+	for (size_t i = 0; i < sizeof(restart_keys) / sizeof(restart_keys[0]); i++) {
+		const char *old = (const char *)running + restart_keys[i].offset;
+		char *new = (char *)fresh + restart_keys[i].offset;
+		bool changed = restart_keys[i].is_string ? strcmp(old, new) != 0 :
+			       memcmp(old, new, restart_keys[i].size) != 0;
+
+		if (changed) {
+			log_warning("%s changed: takes effect at restart", restart_keys[i].key);
+			memcpy(new, old, restart_keys[i].size);
+		}
+	}
+}
+
 static void reload(struct daemon *d)
 {
 	struct conf fresh;
@@ -523,9 +761,7 @@ static void reload(struct daemon *d)
 	} else {
 		if (d->opt->listen)
 			snprintf(fresh.listen, sizeof(fresh.listen), "%s", d->opt->listen);
-		if (strcmp(fresh.listen, d->conf.listen) != 0)
-			log_warning("reload: listen address change to '%s' needs a restart, ignoring",
-				    fresh.listen);
+		keep_restart_keys(&d->conf, &fresh);
 		log_set_level((enum log_level)(LOG_LEVEL_ERROR + fresh.log_level));
 		sampler_post_conf(d->sampler, &fresh);
 		d->conf = fresh;
@@ -583,24 +819,32 @@ static int run_daemon(const struct options *o, struct conf *conf)
 {
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
 	struct snapshot *first;
-	char err[512];
-	int listen_fd, rc = 1;
+	char err[512], where[4400];
+	int listen_fd = -1, rc = 1, lock_fd;
 
 	d.conf_path = o->config;
-	if (machine_open(o, &d.conf, &d.machine) < 0)
+	if (check_at_start(o, &d.conf, true) < 0)
 		return 1;
-	d.journal = journal_open(o, &d.conf, &d.machine.hw);
-	listen_fd = open_listener(&d);
-	if (listen_fd < 0)
-		goto out_machine;
+	/* Before any register is touched: stop signals wait, and one uncored per machine. */
 	d.signal_fd = block_signals();
 	if (d.signal_fd < 0) {
 		log_error("signals: %s", strerror(errno));
-		goto out_listen;
+		return 1;
 	}
+	lock_fd = lock_instance(o, &d.conf);
+	if (lock_fd == -1 || machine_open(o, &d.conf, &d.machine) < 0) {
+		close(d.signal_fd);
+		return 1;
+	}
+	if (journal_open(o, &d.conf, &d.machine.hw, &d.journal) < 0)
+		goto out_machine;
+	listen_fd = open_listener(&d);
+	if (listen_fd < 0)
+		goto out_machine;
 	/* Every msr fd is open and the socket bound: root is no longer needed. */
 	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
-		log_error("%s", err);
+		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
+			  err);
 		goto out_listen;
 	}
 	if (sampler_new(&d.conf, &d.machine.hw, &d.machine.info, &d.machine.topo, &d.sampler,
@@ -634,11 +878,12 @@ out_sampler:
 out_listen:
 	if (listen_fd >= 0)
 		close(listen_fd);
-	if (d.signal_fd >= 0)
-		close(d.signal_fd);
 out_machine:
 	journal_close(d.journal);
 	machine_close(&d.machine);
+	close(d.signal_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (rc == 0)
 		log_notice("stopped, every register restored");
 	return rc;
@@ -650,6 +895,7 @@ int main(int argc, char **argv)
 	struct conf conf;
 	int r;
 
+	ignore_write_signals();
 	log_init();
 	r = parse_args(argc, argv, &o);
 	if (r)
@@ -666,12 +912,10 @@ int main(int argc, char **argv)
 	}
 	if (load_conf(&o, &conf) < 0)
 		return 1;
-	if (o.mode == MODE_CHECK_CONFIG) {
-		printf("%s: configuration ok\n", o.config);
-		return 0;
-	}
 	if (o.listen)
 		snprintf(conf.listen, sizeof(conf.listen), "%s", o.listen);
+	if (o.mode == MODE_CHECK_CONFIG)
+		return check_config(&o, &conf);
 	log_set_level((enum log_level)(LOG_LEVEL_ERROR + conf.log_level));
 	switch (o.mode) {
 	case MODE_LIST_EVENTS:

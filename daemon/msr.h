@@ -25,7 +25,9 @@
 /* MSR_UNCORE_PERFEVTSELx fields, hardware.md §1.4 */
 #define UNC_EVTSEL_EVENT_MASK            0xffu
 #define UNC_EVTSEL_UMASK_SHIFT           8
-#define UNC_EVTSEL_OCC_CTR_RST           MSR_BIT(17) /* write 1 zeroes the counter; reads 0 */
+#define UNC_EVTSEL_OCC_CTR_RST           MSR_BIT(17) /* write 1 clears the queue-occupancy
+                                                         accumulator (not the PMC); reads 0,
+                                                         hardware-linux.md §2 */
 #define UNC_EVTSEL_EDGE                  MSR_BIT(18)
 #define UNC_EVTSEL_PMI                   MSR_BIT(20)
 #define UNC_EVTSEL_EN                    MSR_BIT(22)
@@ -80,6 +82,9 @@
 #define IA32_PERF_GLOBAL_OVF_CTRL        0x390 /* v1-3; STATUS_RESET on v4+ */
 #define IA32_PERF_GLOBAL_STATUS_SET      0x391 /* perfmon v4+ only: never write */
 #define IA32_PERF_GLOBAL_INUSE           0x392 /* perfmon v4+ only */
+#define IA32_PERF_CAPABILITIES           0x345
+#define PERF_CAP_FW_WRITE                MSR_BIT(13) /* full-width writes via IA32_A_PMCx */
+#define IA32_A_PMC0                      0x4c1 /* full-width write alias of IA32_PMC0, hardware.md §5.3 */
 #define PERFEVTSEL_UMASK_SHIFT           8
 #define PERFEVTSEL_USR                   MSR_BIT(16)
 #define PERFEVTSEL_OS                    MSR_BIT(17)

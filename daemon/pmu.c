@@ -8,11 +8,14 @@
  *
  * When a journal (the state file) is set, every change is recorded there
  * before the register write it describes, so a restarted daemon can undo
- * what a killed one left programmed.  The journal is process-wide: every
- * live ledger reports to it, and it is rewritten from all of them when it
- * grows or after a restore.
+ * what a killed one left programmed; when the record cannot be written the
+ * register is not written either.  Undoing (clearing, releasing,
+ * restoring) is never held back by the journal.  The journal is
+ * process-wide: every live ledger reports to it, and it is rewritten from
+ * all of them when it grows or after a restore.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +44,8 @@ struct pmu_ledger {
 
 static struct ledger_file *journal;
 static struct pmu_ledger *live_ledgers;
+static size_t journal_compacted;     /* bytes after the last rewrite */
+static int journal_refused_err;      /* the error of the last change the journal refused */
 
 static struct ledger_record entry_record(const struct pmu_entry *e)
 {
@@ -69,29 +74,56 @@ static void journal_rewrite(void)
 		for (size_t k = 0; k < l->n; k++)
 			v[i++] = entry_record(&l->entries[k]);
 	ledger_file_rewrite(journal, v, n);
+	journal_compacted = ledger_file_size(journal);
 	free(v);
 }
 
-static void journal_record(const struct ledger_record *r)
+/* Returns 0 or the append's negative errno. */
+static int journal_record(const struct ledger_record *r)
 {
+	int err;
+
 	if (!journal)
-		return;
-	ledger_file_append(journal, r);
-	if (ledger_file_size(journal) > JOURNAL_COMPACT_BYTES)
+		return 0;
+	err = ledger_file_append(journal, r);
+	if (err)
+		return err;
+	/* Twice the last compacted size too: a large live state must not rewrite at every append. */
+	if (ledger_file_size(journal) > JOURNAL_COMPACT_BYTES + 2 * journal_compacted)
 		journal_rewrite();
+	return 0;
 }
 
-/* Journal the entry as it is now. */
-static void journal_entry(const struct pmu_entry *e)
+/* Journal the entry as it is now.  Returns 0 or the append's negative errno. */
+static int journal_entry(const struct pmu_entry *e)
 {
 	struct ledger_record r = entry_record(e);
 
-	journal_record(&r);
+	return journal_record(&r);
+}
+
+/* A change the journal could not record is not made: remember why, for pmu_hint. */
+static int journal_refused(int err)
+{
+	journal_refused_err = err;
+	return err;
+}
+
+const char *pmu_hint(int err, enum hw_op op)
+{
+	static char buf[160];
+
+	if (err && err == journal_refused_err) {
+		snprintf(buf, sizeof(buf), "the state file cannot record the change (%s), so it was "
+			 "not made", strerror(err < 0 ? -err : err));
+		return buf;
+	}
+	return hw_hint(err, op);
 }
 
 static void journal_drop(int cpu, uint32_t msr)
 {
-	journal_record(&(struct ledger_record){ .kind = LEDGER_DROP, .cpu = cpu, .msr = msr });
+	(void)journal_record(&(struct ledger_record){ .kind = LEDGER_DROP, .cpu = cpu, .msr = msr });
 }
 
 void pmu_set_journal(struct ledger_file *lf)
@@ -204,7 +236,14 @@ int pmu_write(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64
 	e->has_written = true;
 	/* Journaled before the write: a kill in between leaves a record that matches. */
 	if (is_new || !before.has_written || before.written != value)
-		journal_entry(e);
+		err = journal_entry(e);
+	if (err) {
+		if (is_new)
+			drop(l, e);
+		else
+			*e = before;
+		return journal_refused(err);
+	}
 	err = hw_write_msr(hw, cpu, msr, value);
 	if (err) {
 		/* Nothing changed: a register first seen here is not ours. */
@@ -213,7 +252,7 @@ int pmu_write(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64
 			journal_drop(cpu, msr);
 		} else if (!before.has_written || before.written != value) {
 			*e = before;
-			journal_entry(e);
+			(void)journal_entry(e);
 		}
 		return err;
 	}
@@ -226,8 +265,13 @@ int pmu_remember(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr)
 	struct pmu_entry *e;
 	int err = owned_entry(l, hw, cpu, msr, &e);
 
-	if (err == 0 && is_new)
-		journal_entry(e);
+	if (err == 0 && is_new) {
+		err = journal_entry(e);
+		if (err) {
+			drop(l, e);
+			return journal_refused(err);
+		}
+	}
 	return err;
 }
 
@@ -252,12 +296,18 @@ int pmu_set_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uin
 			return -ENOMEM;
 	}
 	e->bits |= new_bits;
-	journal_entry(e);
+	err = journal_entry(e);
+	if (err) {
+		e->bits &= ~new_bits;
+		if (!e->bits)
+			drop(l, e);
+		return journal_refused(err);
+	}
 	err = hw_write_msr(hw, cpu, msr, value | new_bits);
 	if (err) {
 		e->bits &= ~new_bits;
 		if (e->bits) {
-			journal_entry(e);
+			(void)journal_entry(e);
 		} else {
 			drop(l, e);
 			journal_drop(cpu, msr);
@@ -295,7 +345,7 @@ int pmu_clear_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, u
 	if (err)
 		return err;
 	e->bits &= ~bits;
-	journal_entry(e);
+	(void)journal_entry(e);
 	if (!e->bits)
 		drop(l, e);
 	return 0;
@@ -345,7 +395,7 @@ int pmu_forget_bits(struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t bits)
 	if (!e || e->is_owned || !(e->bits & bits))
 		return -ENOENT;
 	e->bits &= ~bits;
-	journal_entry(e);
+	(void)journal_entry(e);
 	if (!e->bits)
 		drop(l, e);
 	return 0;

@@ -22,11 +22,21 @@ struct ledger_file;
  * Journal every ledger's changes to lf from now on (ledger_file.h), each
  * before the register write it describes; NULL stops journaling.  The
  * journal is process-wide and is rewritten at once with the state of every
- * live ledger.  Journal write errors do not fail ledger operations; they
- * are kept in lf (ledger_file_error).  Ledgers are used from one thread at
- * a time (the sampler's), and so is this.
+ * live ledger.  A change the journal cannot record is not made: pmu_write,
+ * pmu_set_bits and pmu_remember then return the journal's error and leave
+ * register and ledger as they were.  Undoing (pmu_clear_bits, pmu_release,
+ * pmu_forget*, pmu_restore) goes ahead whatever the journal says.  The first
+ * error is kept in lf (ledger_file_error).  Ledgers are used from one thread
+ * at a time (the sampler's), and so is this.
  */
 void pmu_set_journal(struct ledger_file *lf);
+
+/*
+ * hw_hint() for an error a pmu function returned, except that an error the
+ * journal returned is explained as such ("the state file cannot record the
+ * change (...)").  The text is valid until the next call.
+ */
+const char *pmu_hint(int err, enum hw_op op);
 
 /* An empty ledger, or NULL on ENOMEM. */
 struct pmu_ledger *pmu_ledger_new(void);

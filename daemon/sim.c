@@ -4,19 +4,23 @@
  * semantics of hardware.md, driven by a scenario's timelines.  A counter is
  * stored as (value, time of last change); a read integrates the event rate
  * since then, so counts are exact and never go backwards while counting,
- * and any write re-bases every counter of the PMU it touches.  It knows
- * nothing about collectors; hw.c forwards to the ops table at the bottom.
+ * and any write re-bases every counter of the PMU it touches.  The
+ * kernel's writes (boot state, perf users) come from sim_kernel.c at their
+ * times, through the same register table.  It knows nothing about
+ * collectors; hw.c forwards to the ops table at the bottom.
  *
  * The simulator's choices where hardware.md says UNCONFIRMED or is silent:
  * reading 0x393 fails with EIO; the uncore and core overflow status
  * registers read 0 (overflow is not modelled) and writes to them are
  * ignored (OVF_CTRL, STATUS_SET) or fail with EIO (read-only STATUS);
  * CMASK and INV are ignored, EDGE is honoured on uncore events only;
+ * IA32_PERF_CAPABILITIES reads FW_WRITE (bit 13) alone where the model has
+ * it, 0 elsewhere;
  * several CORE_n umask bits count the OR of the conditions; 0x80 counts
  * while a core is at/above TjMax, 0x81 while it is throttled (hot, or
  * forced by the scenario), 0x83 while its socket's PROCHOT is asserted;
  * Nehalem generates no thermal uncore events; counter writes keep the low
- * width bits (no sign extension); writes to read-only registers fail with
+ * width bits, except plain IA32_PMCx writes, which sign-extend bit 31; writes to read-only registers fail with
  * EIO; INUSE (0x392, v4) bit n = PERFEVTSELn EN, bit 32+i = nonzero fixed
  * nibble i; the package thermal status bit 0 is the OR of its cores'.
  * A CPU taken offline with sim_set_online() keeps generating events;
@@ -33,6 +37,7 @@
 #include "config.h"
 #include "msr.h"
 #include "sim.h"
+#include "sim_kernel.h"
 #include "sim_model.h"
 #include "sim_scenario.h"
 
@@ -137,6 +142,8 @@ struct sim {
 	struct sim_socket *sockets;
 	struct sim_core *cores;        /* socket * n_cores + core index */
 	struct sim_cpu *cpus;
+	enum sim_boot boot;
+	struct sim_kernel *kernel;
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
 	int64_t rw_period;
@@ -335,14 +342,16 @@ static int read_unc_evtsel(struct sim *s, const struct loc *l, int i, int64_t t,
 	return 0;
 }
 
-/* OCC_CTR_RST zeroes the counter and reads back 0, hardware.md §1.4. */
+/*
+ * OCC_CTR_RST clears the queue-occupancy accumulator of the event, not the
+ * PMC, and reads back 0 (hardware-linux.md §2).  The simulator models no
+ * occupancy event, so the bit has no effect beyond reading back clear.
+ */
 static int write_unc_evtsel(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
 {
 	struct sim_uncore *u = &l->socket->unc;
 
 	unc_rebase(s, l, t);
-	if (v & UNC_EVTSEL_OCC_CTR_RST)
-		u->pmc[i] = (struct sim_ctr){ 0, t };
 	u->evtsel[i] = v & ~UNC_EVTSEL_OCC_CTR_RST;
 	return 0;
 }
@@ -402,10 +411,30 @@ static int read_gp(struct sim *s, const struct loc *l, int i, int64_t t, uint64_
 	return 0;
 }
 
+/*
+ * A plain write to IA32_PMCx keeps the sign extension of its low 32 bits
+ * (hardware-linux.md §2, SDM §18.2.5); IA32_A_PMCx takes the full width.
+ */
 static int write_gp(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
+{
+	uint64_t extended = (uint64_t)(int64_t)(int32_t)(uint32_t)v;
+
+	core_rebase(s, l, t);
+	l->cpu->pmc[i] = (struct sim_ctr){ extended & width_mask(s->model->gp_width), t };
+	return 0;
+}
+
+static int write_gp_full(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
 {
 	core_rebase(s, l, t);
 	l->cpu->pmc[i] = (struct sim_ctr){ v & width_mask(s->model->gp_width), t };
+	return 0;
+}
+
+static int read_perf_caps(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v)
+{
+	(void)l, (void)i, (void)t;
+	*v = (s->model->flags & SIM_F_FW_WRITE) ? PERF_CAP_FW_WRITE : 0;
 	return 0;
 }
 
@@ -642,6 +671,8 @@ static const struct reg_desc regs[] = {
 	{ MSR_PKG_PERF_STATUS, 1, SIM_F_RAPL, read_pkg_perf, NULL },
 	{ MSR_DRAM_PERF_STATUS, 1, SIM_F_RAPL, read_dram_perf, NULL },
 	{ IA32_PMC0, COUNT_GP, SIM_F_INTEL, read_gp, write_gp },
+	{ IA32_A_PMC0, COUNT_GP, SIM_F_INTEL | SIM_F_FW_WRITE, read_gp, write_gp_full },
+	{ IA32_PERF_CAPABILITIES, 1, SIM_F_INTEL, read_perf_caps, NULL },
 	{ IA32_PERFEVTSEL0, COUNT_GP, SIM_F_INTEL, read_evtsel, write_evtsel },
 	{ IA32_FIXED_CTR0, COUNT_FIXED, SIM_F_INTEL, read_fixed, write_fixed },
 	{ IA32_FIXED_CTR_CTRL, 1, SIM_F_INTEL, read_fixed_ctrl, write_fixed_ctrl },
@@ -748,24 +779,34 @@ static int apply_rule_write(struct sim *s, const struct sim_rule *rule, int64_t 
 	return r;
 }
 
-/* Run every scenario rewrite due by now, in time order; returns now. */
+/* The kernel's writes (sim_kernel.h) land as another agent's would. */
+static int kernel_write(void *ctx, int cpu, uint32_t msr, uint64_t value, int64_t t)
+{
+	return raw_write(ctx, cpu, msr, value, t);
+}
+
+/* Run every scenario rewrite and agent change due by now, in time order; returns now. */
 static int64_t sync_time(struct sim *s)
 {
 	int64_t now = now_ns(s);
 
-	while (s->rw_idx < s->n_rewrites) {
-		const struct sim_rule *rule = s->rewrites[s->rw_idx];
-		int64_t t = s->rw_period + rule->at_ns;
+	for (;;) {
+		int64_t t_kernel = sim_kernel_next(s->kernel);
+		int64_t t_rw = s->rw_idx < s->n_rewrites ?
+			       s->rw_period + s->rewrites[s->rw_idx]->at_ns : SIM_FOREVER;
 
-		if (t > now)
-			break;
-		apply_rule_write(s, rule, t);
-		if (++s->rw_idx == s->n_rewrites && s->scn->period_ns) {
-			s->rw_idx = 0;
-			s->rw_period += s->scn->period_ns;
+		if (t_rw <= t_kernel && t_rw <= now) {
+			apply_rule_write(s, s->rewrites[s->rw_idx], t_rw);
+			if (++s->rw_idx == s->n_rewrites && s->scn->period_ns) {
+				s->rw_idx = 0;
+				s->rw_period += s->scn->period_ns;
+			}
+		} else if (t_kernel <= now) {
+			sim_kernel_step(s->kernel);
+		} else {
+			return now;
 		}
 	}
-	return now;
 }
 
 static bool cpu_is_online(const struct sim *s, int cpu, int64_t t)
@@ -1152,6 +1193,8 @@ static int check_scenario(const struct sim *s, char *err, size_t errlen)
 
 		if (e == 0)
 			e = check_register(s, r, err, errlen);
+		if (e == 0)
+			e = sim_kernel_check(s->model, s->scn, r, err, errlen);
 		if (e < 0)
 			return e;
 	}
@@ -1173,8 +1216,10 @@ static int setup_agents(struct sim *s)
 	struct sim_scenario *scn = s->scn;
 
 	s->rewrites = calloc((size_t)scn->n_rules + 1, sizeof(*s->rewrites));
-	if (!s->rewrites)
+	if (!s->rewrites || sim_kernel_new(s->model, scn, kernel_write, s, &s->kernel) < 0)
 		return -ENOMEM;
+	if (s->boot == SIM_BOOT_LINUX)
+		sim_kernel_boot(s->kernel);
 	for (int i = 0; i < scn->n_rules; i++) {
 		if (scn->rules[i].kind == SIM_RULE_PRESET)
 			apply_rule_write(s, &scn->rules[i], 0);
@@ -1235,6 +1280,7 @@ static void sim_free(struct sim *s)
 	free(s->sockets);
 	free(s->cores);
 	free(s->cpus);
+	sim_kernel_free(s->kernel);
 	free(s->rewrites);
 	sim_scenario_free(s->scn);
 	pthread_mutex_destroy(&s->lock);
@@ -1283,6 +1329,12 @@ static int open_spec(struct sim *s, const char *spec, const char *scenario_dir, 
 struct sim *sim_open(const char *spec, const char *scenario_dir, enum sim_clock clock,
 		     char *err, size_t errlen)
 {
+	return sim_open_boot(spec, scenario_dir, clock, SIM_BOOT_RESET, err, errlen);
+}
+
+struct sim *sim_open_boot(const char *spec, const char *scenario_dir, enum sim_clock clock,
+			  enum sim_boot boot, char *err, size_t errlen)
+{
 	struct sim *s = calloc(1, sizeof(*s));
 	int r;
 
@@ -1292,6 +1344,7 @@ struct sim *sim_open(const char *spec, const char *scenario_dir, enum sim_clock 
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->clock = clock;
+	s->boot = boot;
 	clock_gettime(CLOCK_MONOTONIC, &s->opened);
 	r = open_spec(s, spec, scenario_dir, err, errlen);
 	if (r == 0) {
@@ -1335,8 +1388,8 @@ void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint
 			const struct reg_desc *d = &regs[i];
 			struct loc l = loc_of(sim, cpu);
 
-			if (!reg_present(sim, d) || !d->read)
-				continue;
+			if (!reg_present(sim, d) || !d->read || d->first == IA32_A_PMC0)
+				continue;   /* absent, write-only, or an alias of IA32_PMCx */
 			for (int n = 0; n < reg_count(sim, d); n++) {
 				uint64_t v;
 

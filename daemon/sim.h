@@ -2,7 +2,9 @@
  * Simulated hardware: an in-process model of a whole machine behind the
  * struct hw interface (SPEC §2).  It models CPUID, topology, online state,
  * the uncore and core PMUs (enable bits, counting only while enabled, wrap
- * at width, OCC_CTR_RST), thermal status registers with sticky log bits,
+ * at width, OCC_CTR_RST), the kernel's perf as another user of the PMU
+ * (boot state, perf events coming and going, global-disable windows),
+ * thermal status registers with sticky log bits,
  * TjMax, RAPL throttled-time counters and the kernel's thermal_throttle
  * counts, driven over time by a scenario file.  Registers the model lacks
  * fail with -EIO, as the msr driver does.
@@ -35,6 +37,24 @@ enum sim_clock {
  */
 struct sim *sim_open(const char *spec, const char *scenario_dir, enum sim_clock clock,
 		     char *err, size_t errlen);
+
+/* The register state a machine starts in. */
+enum sim_boot {
+	SIM_BOOT_RESET,   /* power-on values: every PMU control register 0 */
+	SIM_BOOT_LINUX,   /* as a Linux host leaves them, hardware-linux.md §1.1-§1.3 */
+};
+
+/*
+ * sim_open() with a choice of boot state.  SIM_BOOT_LINUX starts every
+ * Intel model with IA32_PERF_GLOBAL_CTRL = the kernel's intel_ctrl (every
+ * GP and fixed enable), the NMI watchdog's cycles counting on fixed
+ * counter 1 (0x38D = 0xB0), a stale select perf left on GP counter 0
+ * (0x13003C: EN clear, INT set), and on the NHM/WSM uncore 0x391 =
+ * 0x1000000FF with every select zero (after perf uncore use, kernel 5.4+).
+ * sim_open() boots SIM_BOOT_RESET.
+ */
+struct sim *sim_open_boot(const char *spec, const char *scenario_dir, enum sim_clock clock,
+			  enum sim_boot boot, char *err, size_t errlen);
 
 /* Fill hw with ops bound to sim.  hw_close() on it frees the sim. */
 void sim_bind(struct sim *sim, struct hw *ret_hw);

@@ -7,8 +7,10 @@
  *
  * Simulator's choices: TjMax 95 C on Nehalem/Westmere, 100 C on
  * Skylake-SP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
- * rate UNCONFIRMED).  "big" is a Westmere-EP-shaped machine scaled up to
- * 2 x 56 cores so every collector runs on it; its core ids are 0..55.
+ * rate UNCONFIRMED); full-width counter writes (IA32_PERF_CAPABILITIES
+ * bit 13) on Skylake-SP only, since hardware.md does not say per model.
+ * "big" is a Westmere-EP-shaped machine scaled up to 2 x 56 cores so every
+ * collector runs on it; its core ids are 0..55.
  */
 #include <string.h>
 
@@ -62,7 +64,7 @@ static const struct sim_model models[] = {
 		.name = "skylake-sp-2s", .vendor = "GenuineIntel",
 		.family = 6, .model = 0x55, .stepping = 4,
 		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
-		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4 | SIM_F_FW_WRITE,
 		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
 		.n_fixed = 3, .fixed_width = 48,
 		.uclk_hz = 2400000000, .ref_hz = 2500000000, .max_basic_leaf = 0xb,

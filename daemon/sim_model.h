@@ -17,6 +17,7 @@
 #define SIM_F_PTM             (1u << 3) /* IA32_PACKAGE_THERM_STATUS, hardware.md §3.2 */
 #define SIM_F_RAPL            (1u << 4) /* 0x606, 0x613, 0x61b, hardware.md §4.1 */
 #define SIM_F_PERFMON_V4      (1u << 5) /* 0x391 STATUS_SET, 0x392 INUSE, hardware.md §5.3 */
+#define SIM_F_FW_WRITE        (1u << 6) /* IA32_PERF_CAPABILITIES bit 13, IA32_A_PMCx */
 
 struct sim_model {
 	const char *name;

@@ -36,16 +36,21 @@ static const char *const kind_names[SIM_RULE_KIND_COUNT] = {
 	[SIM_RULE_REWRITE] = "rewrite",
 	[SIM_RULE_OFFLINE] = "offline",
 	[SIM_RULE_LOAD] = "load",
+	[SIM_RULE_PERF_CORE] = "perf-core",
+	[SIM_RULE_PERF_UNCORE] = "perf-uncore",
+	[SIM_RULE_GLOBAL_DISABLE] = "global-disable",
 };
 
 #define K(kind) (1u << (kind))
 #define K_WINDOWED (K(SIM_RULE_DRAM_THROTTLE) | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		    K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_OFFLINE) | \
-		    K(SIM_RULE_LOAD))
+		    K(SIM_RULE_LOAD) | K_PERF)
+#define K_PERF (K(SIM_RULE_PERF_CORE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE))
 #define K_SOCKET (K(SIM_RULE_DRAM_THROTTLE) | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		  K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_PRESET) | \
-		  K(SIM_RULE_REWRITE))
+		  K(SIM_RULE_REWRITE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE))
 #define K_REGISTER (K(SIM_RULE_PRESET) | K(SIM_RULE_REWRITE))
+#define K_PERF_EVENT (K(SIM_RULE_PERF_CORE) | K(SIM_RULE_PERF_UNCORE))
 
 enum key_type {
 	KEY_ID_OR_ALL,     /* int field: a number >= 0 or "all" */
@@ -55,6 +60,8 @@ enum key_type {
 	KEY_DOMAIN,
 	KEY_MSR,           /* uint32_t */
 	KEY_U64,
+	KEY_COUNTER,       /* int: a counter index or 'fixed' (SIM_FIXED) */
+	KEY_PMU,           /* bool: 'core' or 'uncore' */
 };
 
 struct key_desc {
@@ -69,11 +76,13 @@ struct key_desc {
 #define OFF(field) offsetof(struct sim_rule, field)
 
 static const struct key_desc keys[] = {
-	{ "socket", K_SOCKET, K_SOCKET & ~K_REGISTER, KEY_ID_OR_ALL, OFF(socket), 0, 0 },
+	{ "socket", K_SOCKET, K_SOCKET & ~K_REGISTER & ~K(SIM_RULE_GLOBAL_DISABLE), KEY_ID_OR_ALL,
+	  OFF(socket), 0, 0 },
 	{ "core", K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_CORE_THROTTLE),
 	  K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_CORE_THROTTLE), KEY_ID_OR_ALL, OFF(core), 0, 0 },
-	{ "cpu", K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD) | K_REGISTER,
-	  K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD), KEY_ID_OR_ALL, OFF(cpu), 0, 0 },
+	{ "cpu", K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD) | K_REGISTER | K(SIM_RULE_PERF_CORE) |
+	  K(SIM_RULE_GLOBAL_DISABLE), K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD) | K(SIM_RULE_PERF_CORE),
+	  KEY_ID_OR_ALL, OFF(cpu), 0, 0 },
 	{ "start", K_WINDOWED, 0, KEY_SECONDS, OFF(start_ns), 0, 0 },
 	{ "end", K_WINDOWED, 0, KEY_SECONDS, OFF(end_ns), 0, 0 },
 	{ "duty", K_WINDOWED, 0, KEY_REAL, OFF(duty), 0, 1 },
@@ -82,7 +91,10 @@ static const struct key_desc keys[] = {
 	  -40, 150 },
 	{ "domain", K(SIM_RULE_POWER_LIMIT), K(SIM_RULE_POWER_LIMIT), KEY_DOMAIN, OFF(domain), 0, 0 },
 	{ "msr", K_REGISTER, K_REGISTER, KEY_MSR, OFF(msr), 0, 0 },
-	{ "value", K_REGISTER, K_REGISTER, KEY_U64, OFF(value), 0, 0 },
+	{ "value", K_REGISTER | K_PERF_EVENT, K_REGISTER | K(SIM_RULE_PERF_CORE), KEY_U64,
+	  OFF(value), 0, 0 },
+	{ "counter", K_PERF_EVENT, K_PERF_EVENT, KEY_COUNTER, OFF(counter), 0, 0 },
+	{ "pmu", K(SIM_RULE_GLOBAL_DISABLE), K(SIM_RULE_GLOBAL_DISABLE), KEY_PMU, OFF(uncore), 0, 0 },
 	{ "at", K(SIM_RULE_REWRITE), K(SIM_RULE_REWRITE), KEY_SECONDS, OFF(at_ns), 0, 0 },
 	{ "busy", K(SIM_RULE_LOAD), 0, KEY_REAL, OFF(load.busy), 0, 1 },
 	{ "ghz", K(SIM_RULE_LOAD), 0, KEY_REAL, OFF(load.ghz), 0.1, 10 },
@@ -271,6 +283,22 @@ static bool store_key(const struct key_desc *k, struct sim_rule *rule, const cha
 	case KEY_U64:
 		*ret_expect = "expected an unsigned 64-bit number (decimal or 0x hex)";
 		return parse_u64(value, UINT64_MAX, (uint64_t *)field);
+	case KEY_COUNTER:
+		*ret_expect = "expected a counter number from 0, or 'fixed'";
+		if (strcmp(value, "fixed") == 0) {
+			*(int *)field = SIM_FIXED;
+			return true;
+		}
+		if (!parse_int(value, 0, 63, &l))
+			return false;
+		*(int *)field = (int)l;
+		return true;
+	case KEY_PMU:
+		*ret_expect = "expected 'core' or 'uncore'";
+		if (strcmp(value, "core") && strcmp(value, "uncore"))
+			return false;
+		*(bool *)field = strcmp(value, "uncore") == 0;
+		return true;
 	}
 	return false;
 }
@@ -331,7 +359,8 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 	if (kind < 0 || strlen(section) >= sizeof(ctx->cur->section))
 		return fail(ctx, ctx->section_line, key, "expected [scenario] or [KIND.N] with KIND "
 			    "one of dram-throttle, temperature, prochot, core-throttle, power-limit, "
-			    "preset, rewrite, offline, load");
+			    "preset, rewrite, offline, load, perf-core, perf-uncore, "
+			    "global-disable");
 	for (int i = 0; i < ctx->scn->n_rules; i++)
 		if (strcmp(ctx->scn->rules[i].section, section) == 0)
 			return fail(ctx, ctx->section_line, key, "section given twice");
@@ -365,9 +394,11 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 	if (i == 0) {
 		snprintf(scn->description, sizeof(scn->description), "%s", value);
 	} else if (i == 1) {
-		if (!parse_seconds(value, &scn->period_ns))
-			return fail(ctx, ctx->line, name, "expected seconds, a number from 0 to "
-				    "10000000 (0 = run once)");
+		if (!parse_seconds(value, &scn->period_ns) ||
+		    (scn->period_ns && scn->period_ns < SIM_MIN_PERIOD_NS))
+			return fail(ctx, ctx->line, name, "expected 0 (run once) or seconds from "
+				    "%g to 10000000",
+				    (double)SIM_MIN_PERIOD_NS / (double)SIM_NS_PER_S);
 	} else if (i == 2) {
 		if (strcmp(value, "allowed") && strcmp(value, "refused"))
 			return fail(ctx, ctx->line, name, "expected 'allowed' or 'refused'");
@@ -441,6 +472,19 @@ static int check_required(struct parse_ctx *ctx, const struct sim_rule *rule)
 	if ((K(rule->kind) & K_REGISTER) && has_cpu == has_socket)
 		return fail(ctx, rule->section_line, "cpu", "expected exactly one of cpu or socket "
 			    "in [%s]", rule->section);
+	if (rule->kind == SIM_RULE_GLOBAL_DISABLE && (rule->uncore ? !has_socket || has_cpu :
+						      !has_cpu || has_socket))
+		return fail(ctx, rule->section_line, rule->uncore ? "socket" : "cpu",
+			    "expected %s (and not %s) with pmu = %s in [%s]",
+			    rule->uncore ? "socket" : "cpu", rule->uncore ? "cpu" : "socket",
+			    rule->uncore ? "uncore" : "core", rule->section);
+	if (rule->kind == SIM_RULE_PERF_CORE && rule->counter == SIM_FIXED)
+		return fail(ctx, sim_rule_line(rule, "counter"), "counter",
+			    "expected a GP counter number (perf-core takes GP counters)");
+	if (rule->kind == SIM_RULE_PERF_UNCORE && rule->counter != SIM_FIXED &&
+	    !rule_has(rule, "value"))
+		return fail(ctx, rule->section_line, "value", "missing in [%s] (needed unless "
+			    "counter = fixed)", rule->section);
 	return 1;
 }
 

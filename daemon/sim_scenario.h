@@ -16,6 +16,14 @@
 #define SIM_ALL        (-1)          /* socket/core/cpu = all */
 #define SIM_UNSET      (-2)          /* key not given */
 #define SIM_FOREVER    INT64_MAX     /* end not given */
+#define SIM_FIXED      (-3)          /* counter = fixed */
+
+/*
+ * Shortest scenario period: each period replays every timed register
+ * write, so a period of a few nanoseconds would keep the simulator busy
+ * replaying forever.
+ */
+#define SIM_MIN_PERIOD_NS (SIM_NS_PER_S / 10)
 
 enum sim_rule_kind {
 	SIM_RULE_DRAM_THROTTLE,
@@ -27,6 +35,9 @@ enum sim_rule_kind {
 	SIM_RULE_REWRITE,
 	SIM_RULE_OFFLINE,
 	SIM_RULE_LOAD,
+	SIM_RULE_PERF_CORE,        /* a perf event on a GP counter of a CPU comes and goes */
+	SIM_RULE_PERF_UNCORE,      /* perf uncore use on a socket comes and goes */
+	SIM_RULE_GLOBAL_DISABLE,   /* the kernel's transient global-disable windows */
 	SIM_RULE_KIND_COUNT,
 };
 
@@ -62,6 +73,8 @@ struct sim_rule {
 	uint32_t msr;
 	uint64_t value;
 	int64_t at_ns;
+	int counter;                       /* perf rules: GP counter index, or SIM_FIXED */
+	bool uncore;                       /* global-disable: pmu = uncore */
 	struct sim_load load;
 };
 

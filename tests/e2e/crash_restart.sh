@@ -46,7 +46,7 @@ PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
 # The dead daemon's programming is still there, and so is its journal.
 check_programmed "after SIGKILL"
 [ -s "$TEST_TMP/ledger" ] || fail "no state file after SIGKILL"
-grep -q '^own 0 0x3c0 0x0 0x420167$' "$TEST_TMP/ledger" ||
+grep -Eq '^own 0 0x3c0 0x0 0x420167 \*[0-9a-f]{8}$' "$TEST_TMP/ledger" ||
 	fail "the state file does not record 0x3c0 of cpu 0: $(head -5 "$TEST_TMP/ledger")"
 
 start_daemon "$port" "$TEST_TMP/log2" --config "$TEST_TMP/u.conf" --root "$tree"

@@ -9,11 +9,18 @@ register values are what a Westmere-EP could hold at boot, with an uncore
 counter 7 and its enable bit already taken by another agent so the daemon
 must leave them alone.
 
-Usage: make_tree.py ROOT [--cores N]          build the tree
-       make_tree.py ROOT [--cores N] --dump   print every non-zero register, one per line
+Usage: make_tree.py ROOT [--cores N] [--boot linux]          build the tree
+       make_tree.py ROOT [--cores N] [--boot linux] --dump   print every register, one per line
 
 --cores N gives each socket N cores instead of 6 (core ids 0..N-1), as for
 the benchmark's 2 x 56 x 2 machine.
+
+--boot linux starts the PMU as a Linux host leaves it (hardware-linux.md
+§1.1-§1.3), as the simulator's SIM_BOOT_LINUX does: IA32_PERF_GLOBAL_CTRL
+(0x38f) = intel_ctrl 0x70000000f, the NMI watchdog's cycles on fixed counter
+1 (0x38d = 0xb0), perf's stale select 0x13003c (EN clear) on GP counter 0,
+and 0x391 = 0x1000000ff as after perf uncore use; uncore counter 7 stays
+another agent's.
 """
 import os
 import struct
@@ -41,6 +48,14 @@ for n in range(4):
     CORE[0xc1 + n] = 0
 for n in range(3):
     CORE[0x309 + n] = 0
+
+
+def boot_linux():
+    UNCORE[0x391] = 0x1000000FF    # perf uncore's enable_box, every GP and the fixed enable
+    CORE[0x38f] = 0x70000000F      # intel_ctrl: 4 GP + 3 fixed
+    CORE[0x38d] = 0xB0             # NMI watchdog on fixed counter 1: PMI|USR|OS
+    CORE[0x30a] = 0x2540BE400      # the watchdog's counter has counted
+    CORE[0x186] = 0x13003C         # cycles select perf left behind, EN clear
 
 
 def cpus():
@@ -115,6 +130,12 @@ if __name__ == "__main__":
         CORES = int(args[i + 1])
         if CORES != 6:
             CORE_IDS = list(range(CORES))
+        del args[i:i + 2]
+    if "--boot" in args:
+        i = args.index("--boot")
+        if args[i + 1:i + 2] != ["linux"]:
+            sys.exit(__doc__)
+        boot_linux()
         del args[i:i + 2]
     if len(args) == 2 and args[1] == "--dump":
         dump(args[0])

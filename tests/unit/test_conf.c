@@ -362,7 +362,7 @@ static void directory_instead_of_file(void **state)
 	helpers_mkdtemp(dir, sizeof(dir));
 	assert_int_equal(conf_load(dir, &conf, &errs), -EISDIR);
 	assert_int_equal(errs.n, 1);
-	snprintf(expected, sizeof(expected), "%s: cannot read: Is a directory", dir);
+	snprintf(expected, sizeof(expected), "%s: a directory, not a regular file", dir);
 	assert_string_equal(first_error(), expected);
 	helpers_rmtree(dir);
 }

@@ -225,6 +225,14 @@ static void log_change(void *arg, const struct episode_change *c)
 			 c->duration_s);
 }
 
+/* A monotonic clock the test moves. */
+static double fake_mono;
+
+static double fake_clock(void)
+{
+	return fake_mono;
+}
+
 static void derived_from_snapshots(void **state)
 {
 	static const struct sample samples[] = {
@@ -252,8 +260,10 @@ static void derived_from_snapshots(void **state)
 	struct log l = { 0 };
 
 	(void)state;
+	episode_monotonic_clock = fake_clock;
 	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
 		s = make(&samples[i]);
+		fake_mono = 5000 + samples[i].time;
 		assert_int_equal(episode_update_from_snapshot(t, prev, s, log_change, &l), 0);
 		snapshot_release(prev);
 		prev = s;
@@ -268,6 +278,41 @@ static void derived_from_snapshots(void **state)
 	assert_string_equal(s->episodes[1].kind, "prochot");
 	assert_true(s->episodes[1].end == 106);
 	assert_string_equal(s->episodes[3].kind, "dram_thermal_throttling");
+	snapshot_release(s);
+	episode_tracker_free(t);
+}
+
+/*
+ * The wall clock steps back two hours in the middle of an episode: its
+ * duration is what the monotonic clock measured, and its end stamp is its
+ * start stamp plus that.
+ */
+static void a_wall_clock_step_does_not_change_durations(void **state)
+{
+	static const struct sample samples[] = {
+		{ 1000, true, 10, 5, true, true, false, false, true, false },
+		{ 1001, true, 10, 5, true, true, true, false, true, false },   /* core 1 starts */
+		{ 1002 - 7200, true, 10, 5, true, true, true, false, true, false },
+		{ 1003 - 7200, true, 10, 5, true, true, false, false, true, false }, /* ends */
+	};
+	struct episode_tracker *t = episode_tracker_new(4);
+	struct snapshot *prev = NULL, *s = NULL;
+	struct log l = { 0 };
+
+	(void)state;
+	episode_monotonic_clock = fake_clock;
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		s = make(&samples[i]);
+		fake_mono = 50.0 + (double)i;
+		assert_int_equal(episode_update_from_snapshot(t, prev, s, log_change, &l), 0);
+		snapshot_release(prev);
+		prev = s;
+	}
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.lines[0], "start core_thermal_throttling s1 c1 1001 0");
+	assert_string_equal(l.lines[1], "end core_thermal_throttling s1 c1 1003 2");
+	assert_int_equal(s->n_episodes, 1);
+	assert_true(s->episodes[0].start == 1001 && s->episodes[0].end == 1003);
 	snapshot_release(s);
 	episode_tracker_free(t);
 }
@@ -295,6 +340,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kind_names),
 		cmocka_unit_test(start_end_duration),
+		cmocka_unit_test(a_wall_clock_step_does_not_change_durations),
 		cmocka_unit_test(places_are_independent),
 		cmocka_unit_test(full_list_drops_oldest_finished),
 		cmocka_unit_test(all_ongoing_drops_oldest),

@@ -246,7 +246,8 @@ static void uncore_counts_only_with_both_enables(void **state)
 	shutdown_machine(&m);
 }
 
-static void occ_ctr_rst_zeroes_and_reads_back_clear(void **state)
+/* OCC_CTR_RST clears the occupancy accumulator, not the PMC (hardware-linux.md §2). */
+static void occ_ctr_rst_keeps_the_pmc_and_reads_back_clear(void **state)
 {
 	struct machine m = boot("westmere-ep-2s");
 
@@ -254,8 +255,32 @@ static void occ_ctr_rst_zeroes_and_reads_back_clear(void **state)
 	wr(&m, 0, MSR_UNCORE_PMC0 + 2, 12345);
 	wr(&m, 0, MSR_UNCORE_PERFEVTSEL0 + 2, 0x420183);
 	assert_int_equal(rd(&m, 0, MSR_UNCORE_PERFEVTSEL0 + 2), 0x400183);
-	assert_int_equal(rd(&m, 0, MSR_UNCORE_PMC0 + 2), 0);
+	assert_int_equal(rd(&m, 0, MSR_UNCORE_PMC0 + 2), 12345);
 	shutdown_machine(&m);
+}
+
+/* A plain IA32_PMCx write sign-extends bit 31; IA32_A_PMCx takes the full width (§2). */
+static void pmc_writes_sign_extend_unless_full_width(void **state)
+{
+	struct machine w = boot("westmere-ep-2s"), k = boot("skylake-sp-2s");
+	uint64_t v;
+
+	(void)state;
+	wr(&w, 0, IA32_PMC0, 0xffff1194d800);
+	assert_int_equal(rd(&w, 0, IA32_PMC0), 0x1194d800);
+	wr(&w, 0, IA32_PMC0 + 1, 0x80000000);
+	assert_int_equal(rd(&w, 0, IA32_PMC0 + 1), 0xffff80000000);
+	assert_int_equal(rd(&w, 0, IA32_PERF_CAPABILITIES) & PERF_CAP_FW_WRITE, 0);
+	assert_int_equal(wr_err(&w, 0, IA32_A_PMC0, 1), -EIO);
+	assert_int_equal(rd_err(&w, 0, IA32_A_PMC0, &v), -EIO);
+	assert_int_equal(rd(&k, 0, IA32_PERF_CAPABILITIES) & PERF_CAP_FW_WRITE, PERF_CAP_FW_WRITE);
+	wr(&k, 0, IA32_A_PMC0 + 3, 0xffff1194d800);
+	assert_int_equal(rd(&k, 0, IA32_PMC0 + 3), 0xffff1194d800);
+	assert_int_equal(rd(&k, 0, IA32_A_PMC0 + 3), 0xffff1194d800);
+	wr(&k, 0, IA32_PMC0 + 3, 0xffff1194d800);
+	assert_int_equal(rd(&k, 0, IA32_PMC0 + 3), 0x1194d800);
+	shutdown_machine(&w);
+	shutdown_machine(&k);
 }
 
 static void uncore_counters_wrap_at_48_bits(void **state)
@@ -541,10 +566,172 @@ static void counter_wrap_scenario_wraps(void **state)
 	assert_int_equal(before, 0xffff1194d800 + 2000000000);
 	sim_advance(m.sim, 2);
 	assert_int_equal(rd(&m, 5, IA32_FIXED_CTR0), 2000000000);   /* 6e9 - 4e9 */
-	assert_int_equal(rd(&m, 5, IA32_PMC0), 2000000000);
+	assert_int_equal(rd(&m, 5, IA32_PMC0), 6000000000 - 0x80000000);
 	assert_int_equal(rd(&m, 0, MSR_UNCORE_FIXED_CTR0), 0);      /* exactly 3 s: 7.2e9 */
 	sim_advance(m.sim, 1);
 	assert_int_equal(rd(&m, 0, MSR_UNCORE_FIXED_CTR0), UCLK_HZ);
+	shutdown_machine(&m);
+}
+
+/* ---- the kernel's side: boot state and perf users, hardware-linux.md §1 ---- */
+
+static struct machine boot_linux(const char *spec)
+{
+	struct machine m;
+	char err[1024];
+
+	m.sim = sim_open_boot(spec, scenario_dir(), SIM_CLOCK_STEPPED, SIM_BOOT_LINUX, err,
+			      sizeof(err));
+	if (!m.sim)
+		fail_msg("sim_open_boot(%s): %s", spec, err);
+	sim_bind(m.sim, &m.hw);
+	return m;
+}
+
+static void linux_boot_state_every_intel_model(void **state)
+{
+	static const struct {
+		const char *model;
+		uint64_t intel_ctrl;
+		bool nhm_uncore;
+	} cases[] = {
+		{ "westmere-ep-2s", 0x70000000f, true },
+		{ "nehalem-ep-2s", 0x70000000f, true },
+		{ "skylake-sp-2s", 0x70000000f, false },
+		{ "big", 0x70000000f, true },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct machine m = boot_linux(cases[i].model);
+		uint64_t truth;
+
+		sim_advance(m.sim, 1.5);
+		for (int cpu = 0; cpu < 4; cpu++) {
+			assert_int_equal(rd(&m, cpu, IA32_PERF_GLOBAL_CTRL), cases[i].intel_ctrl);
+			assert_int_equal(rd(&m, cpu, IA32_FIXED_CTR_CTRL), 0xb0);
+			assert_int_equal(rd(&m, cpu, IA32_PERFEVTSEL0), 0x13003c);
+			assert_int_equal(rd(&m, cpu, IA32_PERFEVTSEL0 + 1), 0);
+			/* the watchdog's cycles count; fixed counters 0 and 2 do not */
+			assert_int_equal(sim_ground_truth(m.sim, false, cpu, 0x3c, 0, false, &truth),
+					 0);
+			assert_int_not_equal(truth, 0);
+			assert_int_equal(rd(&m, cpu, IA32_FIXED_CTR0 + 1), truth);
+			assert_int_equal(rd(&m, cpu, IA32_FIXED_CTR0), 0);
+			assert_int_equal(rd(&m, cpu, IA32_FIXED_CTR0 + 2), 0);
+			assert_int_equal(rd(&m, cpu, IA32_PMC0), 0);
+		}
+		if (cases[i].nhm_uncore) {
+			assert_int_equal(rd(&m, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1000000ff);
+			assert_int_equal(rd(&m, 0, MSR_UNCORE_PERFEVTSEL0), 0);
+			assert_int_equal(rd(&m, 0, MSR_UNCORE_FIXED_CTR_CTRL), 0);
+		}
+		shutdown_machine(&m);
+	}
+}
+
+static struct machine boot_text(const char *model, const char *text, char *dir, size_t len)
+{
+	char path[512], spec[600];
+
+	helpers_mkdtemp(dir, len);
+	snprintf(path, sizeof(path), "%s/s.ini", dir);
+	helpers_write_file(path, text);
+	snprintf(spec, sizeof(spec), "%s:%s", model, path);
+	return boot_linux(spec);
+}
+
+static void perf_core_takes_and_leaves_a_gp_counter(void **state)
+{
+	char dir[256];
+	struct machine m = boot_text("skylake-sp-2s", "[scenario]\nperiod = 10\n"
+				     "[perf-core.1]\ncpu = 1\ncounter = 2\nvalue = 0x1300c4\n"
+				     "start = 2\nend = 5\n", dir, sizeof(dir));
+
+	(void)state;
+	wr(&m, 1, IA32_PERFEVTSEL0 + 1, 0x4300c0);
+	wr(&m, 1, IA32_PERFEVTSEL0 + 2, 0x43412e);
+	sim_advance(m.sim, 1);
+	assert_int_equal(rd(&m, 1, IA32_PERFEVTSEL0 + 2), 0x43412e);
+	sim_advance(m.sim, 2);
+	assert_int_equal(rd(&m, 1, IA32_PERFEVTSEL0 + 2), 0x5300c4);
+	assert_int_equal(rd(&m, 1, IA32_PERFEVTSEL0 + 1), 0x4300c0);   /* others keep theirs */
+	assert_int_equal(rd(&m, 1, IA32_PERF_GLOBAL_CTRL), 0x70000000f);
+	assert_int_not_equal(rd(&m, 1, IA32_PMC0 + 2), 0);               /* perf counts */
+	assert_int_equal(rd(&m, 2, IA32_PERFEVTSEL0 + 2), 0);             /* other CPUs: nothing */
+	sim_advance(m.sim, 3);
+	assert_int_equal(rd(&m, 1, IA32_PERFEVTSEL0 + 2), 0x1300c4);    /* stale, EN clear */
+	sim_advance(m.sim, 7);                                             /* next period */
+	assert_int_equal(rd(&m, 1, IA32_PERFEVTSEL0 + 2), 0x5300c4);
+	shutdown_machine(&m);
+	helpers_rmtree(dir);
+}
+
+static void nhm_workaround_rewrites_every_gp_select(void **state)
+{
+	char dir[256];
+	struct machine m = boot_text("westmere-ep-2s", "[perf-core.1]\ncpu = 0\ncounter = 1\n"
+				     "value = 0x1300c4\nstart = 1\nend = 2\n", dir, sizeof(dir));
+
+	(void)state;
+	wr(&m, 0, IA32_PERFEVTSEL0 + 2, 0x43412e);
+	wr(&m, 0, IA32_PERFEVTSEL0 + 3, 0x4300c0);
+	sim_advance(m.sim, 1.5);
+	assert_int_equal(rd(&m, 0, IA32_PERFEVTSEL0), 0);      /* the stale select too */
+	assert_int_equal(rd(&m, 0, IA32_PERFEVTSEL0 + 1), 0x5300c4);
+	assert_int_equal(rd(&m, 0, IA32_PERFEVTSEL0 + 2), 0);
+	assert_int_equal(rd(&m, 0, IA32_PERFEVTSEL0 + 3), 0);
+	assert_int_equal(rd(&m, 0, IA32_PMC0 + 2), 0);
+	assert_int_equal(rd(&m, 0, IA32_PMC0 + 3), 0);
+	assert_int_equal(rd(&m, 0, IA32_PERF_GLOBAL_CTRL), 0x70000000f);
+	sim_advance(m.sim, 1);
+	assert_int_equal(rd(&m, 0, IA32_PERFEVTSEL0 + 1), 0x1300c4);
+	shutdown_machine(&m);
+	helpers_rmtree(dir);
+}
+
+static void perf_uncore_leaves_global_enabled_and_selects_zero(void **state)
+{
+	struct machine m = boot("westmere-ep-2s:perf-uncore");
+	uint64_t truth;
+
+	(void)state;
+	assert_int_equal(rd(&m, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), 0);    /* reset boot */
+	sim_advance(m.sim, 15);
+	assert_int_equal(rd(&m, 6, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1000000ff);
+	assert_int_equal(rd(&m, 6, MSR_UNCORE_PERFEVTSEL0), 0x400167);
+	assert_int_equal(rd(&m, 6, MSR_UNCORE_FIXED_CTR_CTRL), 1);
+	assert_int_equal(rd(&m, 0, MSR_UNCORE_FIXED_CTR0), UCLK_HZ * 5);
+	sim_advance(m.sim, 10);
+	assert_int_equal(rd(&m, 6, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1000000ff);
+	assert_int_equal(rd(&m, 6, MSR_UNCORE_PERFEVTSEL0), 0);
+	assert_int_equal(rd(&m, 6, MSR_UNCORE_FIXED_CTR_CTRL), 0);
+	assert_int_equal(rd(&m, 0, MSR_UNCORE_FIXED_CTR0), UCLK_HZ * 10);
+	/* socket 0's 10 ms windows (30 s, 40 s) stop its fixed counter */
+	wr(&m, 0, MSR_UNCORE_FIXED_CTR_CTRL, 1);
+	wr(&m, 6, MSR_UNCORE_FIXED_CTR_CTRL, 1);
+	sim_advance(m.sim, 25);
+	assert_int_equal(rd(&m, 0, MSR_UNCORE_FIXED_CTR0), UCLK_HZ * 35 - UCLK_HZ / 50);
+	assert_int_equal(rd(&m, 6, MSR_UNCORE_FIXED_CTR0), UCLK_HZ * 35);
+	assert_int_equal(sim_ground_truth(m.sim, true, 0, SIM_UNCORE_CLOCK_CODE, 0, false, &truth),
+			 0);
+	assert_int_equal(truth, UCLK_HZ * 50);
+	shutdown_machine(&m);
+}
+
+static void global_disable_windows_stop_counting(void **state)
+{
+	struct machine m = boot_linux("skylake-sp-2s:global-disable");
+	uint64_t truth;
+
+	(void)state;
+	sim_advance(m.sim, 0.0005);
+	assert_int_equal(rd(&m, 3, IA32_PERF_GLOBAL_CTRL), 0);
+	sim_advance(m.sim, 0.001);
+	assert_int_equal(rd(&m, 3, IA32_PERF_GLOBAL_CTRL), 0x70000000f);
+	sim_advance(m.sim, 9.9985);   /* 10 s: ten 1 ms windows */
+	assert_int_equal(sim_ground_truth(m.sim, false, 3, 0x3c, 0, false, &truth), 0);
+	assert_int_equal(rd(&m, 3, IA32_FIXED_CTR0 + 1), truth - truth / 1000);
 	shutdown_machine(&m);
 }
 
@@ -656,8 +843,11 @@ static void dump_is_fixed_and_complete(void **state)
 	(void)state;
 	sim_dump(m.sim, count_reg, &a);
 	sim_dump(m.sim, count_reg, &b);
-	/* per CPU: 6 uncore singles minus write-only 0x393 + 16 uncore + 2 thermal + 4+4+3 + 4 core */
-	assert_int_equal(a.n, 24 * (5 + 16 + 2 + 11 + 4));
+	/*
+	 * per CPU: 6 uncore singles minus write-only 0x393 + 16 uncore + 2 thermal + 4+4+3 +
+	 * 4 core + IA32_PERF_CAPABILITIES
+	 */
+	assert_int_equal(a.n, 24 * (5 + 16 + 2 + 11 + 4 + 1));
 	assert_true(a.ordered);
 	assert_int_equal(a.sum, b.sum);
 	shutdown_machine(&m);
@@ -677,6 +867,9 @@ static const struct shipped_case shipped_cases[] = {
 	{ "counter-wrap", { "westmere-ep-2s", "nehalem-ep-2s", "big" } },
 	{ "conflict", { "westmere-ep-2s", "nehalem-ep-2s", "big" } },
 	{ "cpu-offline", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "amd-epyc", "big" } },
+	{ "perf-profiler", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
+	{ "perf-uncore", { "westmere-ep-2s", "nehalem-ep-2s", "big" } },
+	{ "global-disable", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
 };
 
 static void shipped_scenarios_parse(void **state)
@@ -705,10 +898,36 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	{ "malformed period", "westmere-ep-2s", "[scenario]\nperiod = abc\n",
-	  "2: period: expected seconds, a number from 0 to 10000000 (0 = run once)" },
+	  "2: period: expected 0 (run once) or seconds from 0.1 to 10000000" },
+	{ "period too short", "westmere-ep-2s", "[scenario]\nperiod = 0.000000001\n",
+	  "2: period: expected 0 (run once) or seconds from 0.1 to 10000000" },
+	{ "perf-core counter", "skylake-sp-2s",
+	  "[perf-core.1]\ncpu = all\ncounter = 4\nvalue = 0x1300c4\n",
+	  "3: counter: expected 0 to 3 (model 'skylake-sp-2s' has 4 GP counters)" },
+	{ "perf-core fixed", "skylake-sp-2s",
+	  "[perf-core.1]\ncpu = all\ncounter = fixed\nvalue = 0x1300c4\n",
+	  "3: counter: expected a GP counter number (perf-core takes GP counters)" },
+	{ "perf-core EN", "skylake-sp-2s",
+	  "[perf-core.1]\ncpu = 1\ncounter = 0\nvalue = 0x5300c4\n",
+	  "4: value: expected the select without EN (bit 22): the kernel sets it" },
+	{ "perf-uncore model", "skylake-sp-2s",
+	  "[perf-uncore.1]\nsocket = 0\ncounter = 0\nvalue = 0x167\n",
+	  "1: [perf-uncore.1]: expected a model with the Nehalem/Westmere uncore PMU, "
+	  "model 'skylake-sp-2s' has none" },
+	{ "perf-uncore raw mask", "westmere-ep-2s",
+	  "[perf-uncore.1]\nsocket = 0\ncounter = 0\nvalue = 0x20167\n",
+	  "4: value: expected only event, umask, edge, inv and cmask bits (0xff84ffff); "
+	  "perf cannot set the others" },
+	{ "perf-uncore value", "westmere-ep-2s",
+	  "[perf-uncore.1]\nsocket = 0\ncounter = 1\n",
+	  "1: value: missing in [perf-uncore.1] (needed unless counter = fixed)" },
+	{ "global-disable target", "westmere-ep-2s",
+	  "[global-disable.1]\npmu = uncore\ncpu = 0\n",
+	  "1: socket: expected socket (and not cpu) with pmu = uncore in [global-disable.1]" },
 	{ "unknown section", "westmere-ep-2s", "; c\n[bogus.1]\nsocket = 0\n",
 	  "2: [bogus.1]: expected [scenario] or [KIND.N] with KIND one of dram-throttle, "
-	  "temperature, prochot, core-throttle, power-limit, preset, rewrite, offline, load" },
+	  "temperature, prochot, core-throttle, power-limit, preset, rewrite, offline, load, "
+	  "perf-core, perf-uncore, global-disable" },
 	{ "unknown key", "westmere-ep-2s", "[dram-throttle.1]\nsocket = 0\ncolour = red\n",
 	  "3: colour: unknown key in [dram-throttle.1]" },
 	{ "end before start", "westmere-ep-2s",
@@ -817,7 +1036,13 @@ int main(void)
 		cmocka_unit_test(cpuid_topology_leaf),
 		cmocka_unit_test(topology_every_model),
 		cmocka_unit_test(uncore_counts_only_with_both_enables),
-		cmocka_unit_test(occ_ctr_rst_zeroes_and_reads_back_clear),
+		cmocka_unit_test(occ_ctr_rst_keeps_the_pmc_and_reads_back_clear),
+		cmocka_unit_test(pmc_writes_sign_extend_unless_full_width),
+		cmocka_unit_test(linux_boot_state_every_intel_model),
+		cmocka_unit_test(perf_core_takes_and_leaves_a_gp_counter),
+		cmocka_unit_test(nhm_workaround_rewrites_every_gp_select),
+		cmocka_unit_test(perf_uncore_leaves_global_enabled_and_selects_zero),
+		cmocka_unit_test(global_disable_windows_stop_counting),
 		cmocka_unit_test(uncore_counters_wrap_at_48_bits),
 		cmocka_unit_test(absent_registers_fail_with_eio),
 		cmocka_unit_test(thermal_status_readout_and_logs),

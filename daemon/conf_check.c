@@ -1,0 +1,188 @@
+/*
+ * The start-up checks that need neither a socket nor the hardware; see
+ * conf_check.h.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "conf_check.h"
+#include "conf_file.h"
+#include "ledger_file.h"
+#include "listen_addr.h"
+
+static const char *option_of(const char *key)
+{
+	return strcmp(key, "listen") == 0 ? "--listen" : strcmp(key, "root") == 0 ? "--root" : key;
+}
+
+static void add(struct conf_errors *errs, const char *path, const char *key, bool from_option,
+		const char *fmt, ...)
+{
+	struct conf_error *e = errs->n < CONF_MAX_ERRORS ? &errs->list[errs->n] : NULL;
+	va_list ap;
+
+	errs->n++;
+	if (!e)
+		return;
+	memset(e, 0, sizeof(*e));
+	if (from_option) {
+		snprintf(e->file, sizeof(e->file), "%s", option_of(key));
+	} else {
+		snprintf(e->file, sizeof(e->file), "%s", path ? path : "(built-in defaults)");
+		snprintf(e->key, sizeof(e->key), "%s", key);
+		e->line = path ? conf_file_key_line(path, "daemon", key) : 0;
+	}
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	if (!from_option && e->line == 0) {
+		size_t n = strlen(e->message);
+
+		snprintf(e->message + n, sizeof(e->message) - n, " (the default value)");
+	}
+}
+
+static int check_user(const char *user, char *err, size_t errlen)
+{
+	struct passwd pw, *found = NULL;
+	char buf[4096];
+	int r;
+
+	if (user[0] == '\0' || strcmp(user, "root") == 0)
+		return 0;
+	r = getpwnam_r(user, &pw, buf, sizeof(buf), &found);
+	if (r != 0) {
+		snprintf(err, errlen, "cannot look up user '%s': %s", user, strerror(r));
+		return -r;
+	}
+	if (!found) {
+		snprintf(err, errlen, "no user '%s' on this machine (create it, for example with "
+			 "systemd-sysusers)", user);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Whether addr (family AF_INET or AF_INET6) belongs to one of this machine's interfaces. */
+static bool is_local(int family, const void *addr)
+{
+	struct ifaddrs *list, *i;
+	bool found = false;
+
+	if (getifaddrs(&list) < 0)
+		return true;   /* cannot tell: leave it to the bind */
+	for (i = list; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr || i->ifa_addr->sa_family != family)
+			continue;
+		if (family == AF_INET)
+			found = memcmp(&((struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, addr,
+				       sizeof(struct in_addr)) == 0;
+		else
+			found = memcmp(&((struct sockaddr_in6 *)(void *)i->ifa_addr)->sin6_addr, addr,
+				       sizeof(struct in6_addr)) == 0;
+	}
+	freeifaddrs(list);
+	return found;
+}
+
+/* The address parses (listen_addr.h, port 0 allowed as for binding) and is this machine's. */
+static int check_listen(const char *listen, char *err, size_t errlen)
+{
+	char host[INET6_ADDRSTRLEN];
+	struct sockaddr_storage sa;
+	void *addr;
+	int family;
+
+	if (listen_addr_parse(listen, 0, &sa, NULL, err, errlen) < 0)
+		return -EINVAL;
+	family = sa.ss_family;
+	addr = family == AF_INET ? (void *)&((struct sockaddr_in *)&sa)->sin_addr
+				 : (void *)&((struct sockaddr_in6 *)&sa)->sin6_addr;
+	inet_ntop(family, addr, host, sizeof(host));
+	if (family == AF_INET) {
+		uint32_t a = ntohl(*(uint32_t *)(void *)addr);
+
+		if (a == INADDR_ANY || (a >> 24) == 127)
+			return 0;
+	} else if (IN6_IS_ADDR_UNSPECIFIED((struct in6_addr *)(void *)addr) ||
+		   IN6_IS_ADDR_LOOPBACK((struct in6_addr *)(void *)addr)) {
+		return 0;
+	}
+	if (!is_local(family, addr)) {
+		snprintf(err, errlen, "%s is not an address of this machine", host);
+		return -EADDRNOTAVAIL;
+	}
+	return 0;
+}
+
+static int check_root(const char *root, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(root, &st) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", root, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a directory", root);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+int conf_check(const struct conf *conf, const char *path, unsigned what, unsigned from_options,
+	       struct conf_errors *errs)
+{
+	static const struct {
+		unsigned bit;
+		const char *key;
+	} checks[] = {
+		{ CONF_CHECK_USER, "user" }, { CONF_CHECK_LISTEN, "listen" },
+		{ CONF_CHECK_ROOT, "root" }, { CONF_CHECK_STATE_FILE, "state_file" },
+	};
+	int before = errs->n;
+
+	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
+		char err[4400] = "";
+		int r = 0;
+
+		if (!(what & checks[i].bit))
+			continue;
+		switch (checks[i].bit) {
+		case CONF_CHECK_USER: r = check_user(conf->user, err, sizeof(err)); break;
+		case CONF_CHECK_LISTEN: r = check_listen(conf->listen, err, sizeof(err)); break;
+		case CONF_CHECK_ROOT: r = check_root(conf->root, err, sizeof(err)); break;
+		default: r = ledger_file_check_path(conf->state_file, err, sizeof(err)); break;
+		}
+		if (r < 0)
+			add(errs, path, checks[i].key, from_options & checks[i].bit, "%s", err);
+	}
+	return errs->n - before;
+}
+
+const char *conf_check_where(const char *path, const char *key, int from_option, char *buf,
+			     size_t len)
+{
+	int line = path && !from_option ? conf_file_key_line(path, "daemon", key) : 0;
+
+	if (from_option)
+		snprintf(buf, len, "%s", option_of(key));
+	else if (line > 0)
+		snprintf(buf, len, "%s:%d: %s", path, line, key);
+	else
+		snprintf(buf, len, "%s: %s (the default)", path ? path : "(built-in defaults)", key);
+	return buf;
+}

@@ -1,0 +1,146 @@
+/*
+ * The counter-engine seam: a collector says what to count, an engine says
+ * how.  A collector opens one group per CPU (core PMU) or per box (the
+ * Nehalem/Westmere uncore of a socket) with the events it wants there,
+ * reads the whole group once per sample, and closes it.  It never names a
+ * counter's MSR address and never decides who owns a counter.
+ *
+ * Two engines fit behind this header: the msr engine (engine_msr.h: direct
+ * programming through struct hw, with the ownership rule of
+ * hardware-linux.md §1.5, the pmu ledger and its restore) and a perf
+ * engine (perf_event_open groups, perf_group.h: one group per CPU or box,
+ * one read(2) per group, time_enabled/time_running).  The engine is chosen
+ * at start-up, where the hw backend is; this header imports neither.
+ *
+ * Calls come from one thread at a time (the sampler's).  Errors are
+ * negative errno values; an engine does not log.
+ */
+#ifndef UNCORED_ENGINE_H
+#define UNCORED_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Which PMU a group counts on. */
+enum engine_pmu {
+	ENGINE_PMU_CORE,         /* a logical CPU's core PMU; target = the CPU number */
+	ENGINE_PMU_NHM_UNCORE,   /* the Nehalem/Westmere uncore box; target = a CPU of its socket */
+};
+
+/*
+ * One event to count, in the PMU's own encoding (hardware.md §2, §5.2).
+ * The engine chooses the counter: an event a fixed counter counts
+ * (core: 0xC0 instructions, 0x3C cycles, 0x3C umask 0x01 reference
+ * cycles; uncore: ENGINE_UNCORE_CLOCK) goes to that fixed counter when it
+ * is free, otherwise to a GP counter where the event exists there.
+ */
+#define ENGINE_UNCORE_CLOCK 0xff   /* code of the uncore fixed counter (UCLK), umask 0 */
+
+struct engine_event {
+	const char *name;        /* for reasons, e.g. "instructions"; borrowed until close */
+	uint8_t code;            /* event select [7:0] */
+	uint8_t umask;           /* [15:8] */
+	bool edge;               /* bit 18 */
+	bool inv;                /* bit 23 */
+	uint8_t cmask;           /* [31:24] */
+	bool occ_reset;          /* uncore occupancy events only: OCC_CTR_RST (bit 17) at claim */
+	bool gp_only;            /* never a fixed counter, even for an event one counts */
+};
+
+/* What became of an event, as of the last read. */
+enum engine_state {
+	ENGINE_COUNTING,         /* it has a counter now; running_ns says for how long */
+	ENGINE_WAITING,          /* no free counter yet; retried at every read */
+	ENGINE_YIELDED,          /* another agent took its counter; taken back once free */
+	ENGINE_FAILED,           /* the hardware refused (err says how); retried at every read */
+};
+
+/* One event's result of engine_read(). */
+struct engine_reading {
+	uint64_t total;          /* running 64-bit total since open; never decreases */
+	uint64_t delta;          /* what this read added to total */
+	uint64_t enabled_ns;     /* this interval: time the event was wanted (as perf's) */
+	uint64_t running_ns;     /* this interval: time it was really counted; <= enabled_ns */
+	enum engine_state state;
+	const char *reason;      /* why not counting (static text); NULL while counting */
+	uint64_t conflicts;      /* times another agent really took its counter, since open */
+	uint64_t resets;         /* times another agent cleared its counter's enable (perf's
+				    NHM/WSM workaround, perf's disable over ours), since open;
+				    the interval's counts are lost, the counter is re-claimed */
+	int err;                 /* the last hardware error (negative errno), 0 when none */
+};
+
+/* What to do when another agent has taken a counter (the conf's pmu_conflict). */
+enum engine_policy {
+	ENGINE_YIELD,            /* forget it, report yielded, take it back once free (default) */
+	ENGINE_RECLAIM,          /* write our select back at once */
+};
+
+struct engine_group;         /* an engine's state of one open group */
+
+struct engine_ops {
+	const char *name;        /* "msr" or "perf", for logs */
+
+	/*
+	 * Open a group of n events on pmu/target and start counting what can
+	 * be counted.  An event that finds no counter is not an error: it reads
+	 * as ENGINE_WAITING.  Returns 0, or a negative errno with a sentence in
+	 * err (for example the target is offline or has no such PMU).
+	 */
+	int (*open)(void *ctx, enum engine_pmu pmu, int target, const struct engine_event *events,
+		    size_t n, struct engine_group **ret_group, char *err, size_t errlen);
+
+	/*
+	 * Read every event of the group at once (one group read for perf):
+	 * fills readings[0..n-1] in the order of open.  Re-checks ownership of
+	 * every counter and applies the conflict policy.  A box whose target
+	 * CPU went offline is read through another CPU of its socket.  Returns
+	 * 0, or -ENXIO when nothing could be read (the CPU, or every CPU of
+	 * the box's socket, is offline); per-event trouble is in the readings.
+	 */
+	int (*read)(void *ctx, struct engine_group *g, struct engine_reading *readings);
+
+	/*
+	 * Stop counting and give back every register the group changed, byte
+	 * for byte.  Returns 0 or the first negative errno; counts registers
+	 * that could not be restored in *ret_failed (may be NULL).  The group is
+	 * freed in any case.
+	 */
+	int (*close)(void *ctx, struct engine_group *g, unsigned *ret_failed);
+
+	/* Free the engine; every group must be closed first. */
+	void (*destroy)(void *ctx);
+};
+
+struct engine {
+	const struct engine_ops *ops;
+	void *ctx;
+};
+
+static inline int engine_open(struct engine *e, enum engine_pmu pmu, int target,
+			      const struct engine_event *events, size_t n,
+			      struct engine_group **ret_group, char *err, size_t errlen)
+{
+	return e->ops->open(e->ctx, pmu, target, events, n, ret_group, err, errlen);
+}
+
+static inline int engine_read(struct engine *e, struct engine_group *g,
+			      struct engine_reading *readings)
+{
+	return e->ops->read(e->ctx, g, readings);
+}
+
+static inline int engine_close(struct engine *e, struct engine_group *g, unsigned *ret_failed)
+{
+	return e->ops->close(e->ctx, g, ret_failed);
+}
+
+static inline void engine_destroy(struct engine *e)
+{
+	if (e->ops)
+		e->ops->destroy(e->ctx);
+	e->ops = NULL;
+}
+
+#endif

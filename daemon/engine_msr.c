@@ -1,0 +1,507 @@
+/*
+ * The msr engine: see engine_msr.h for the ownership rule it applies.
+ * One group per CPU (core PMU) or per uncore box; one pmu ledger per group,
+ * so closing a group restores exactly what it changed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counter.h"
+#include "cpu.h"
+#include "engine_msr.h"
+#include "msr.h"
+#include "pmu.h"
+
+#define MAX_GP        8
+#define MAX_FIXED     4
+#define CORE_FIXED_EN (FIXED_CTR_CTRL_EN_OS | FIXED_CTR_CTRL_EN_USR)   /* what we write */
+
+/* Where one PMU's registers are, and its geometry. */
+struct layout {
+	bool uncore;
+	uint32_t sel0, ctr0, fixed_ctrl, fixed_ctr0, global;
+	unsigned n_gp, gp_width, n_fixed, fixed_width;
+};
+
+enum slot_kind {
+	SLOT_NONE,
+	SLOT_GP,
+	SLOT_FIXED,
+};
+
+struct slot {
+	struct engine_event ev;
+	enum slot_kind kind;
+	unsigned index;
+	uint64_t sel;              /* GP: the select we wrote, as it reads back; fixed: our nibble */
+	struct counter ctr;
+	bool counted_since;        /* held the counter since the previous read */
+	struct engine_reading r;
+};
+
+struct engine_group {
+	int cpu;                   /* the CPU the registers are reached through */
+	int socket;                /* uncore: the box's socket */
+	struct layout lay;
+	struct pmu_ledger *ledger;
+	int64_t last_ns;
+	size_t n;
+	struct slot *slots;
+};
+
+struct msr_engine {
+	struct engine_msr_config cfg;
+};
+
+/* Fixed counter events, hardware.md §5.3 and §1.7. */
+static int fixed_index(const struct layout *lay, const struct engine_event *ev)
+{
+	if (ev->gp_only || ev->edge || ev->inv || ev->cmask)
+		return -1;
+	if (lay->uncore)
+		return ev->code == ENGINE_UNCORE_CLOCK && ev->umask == 0 ? 0 : -1;
+	if (ev->code == 0xc0 && ev->umask == 0)
+		return 0;
+	if (ev->code == 0x3c && ev->umask <= 1)
+		return ev->umask == 0 ? 1 : 2;
+	return -1;
+}
+
+static uint64_t select_of(const struct layout *lay, const struct engine_event *ev)
+{
+	uint64_t v = ev->code | (uint64_t)ev->umask << PERFEVTSEL_UMASK_SHIFT |
+		     (uint64_t)ev->cmask << PERFEVTSEL_CMASK_SHIFT;
+
+	if (lay->uncore)
+		return v | UNC_EVTSEL_EN | (ev->edge ? UNC_EVTSEL_EDGE : 0) |
+		       (ev->inv ? UNC_EVTSEL_INV : 0);
+	return v | PERFEVTSEL_USR | PERFEVTSEL_OS | PERFEVTSEL_EN |
+	       (ev->edge ? PERFEVTSEL_EDGE : 0) | (ev->inv ? PERFEVTSEL_INV : 0);
+}
+
+static uint64_t gate_bit(const struct layout *lay, const struct slot *s)
+{
+	(void)lay;
+	return MSR_BIT(s->kind == SLOT_FIXED ? 32 + s->index : s->index);
+}
+
+static unsigned fixed_shift(const struct layout *lay, unsigned i)
+{
+	return lay->uncore ? 0 : FIXED_CTR_CTRL_STRIDE * i;
+}
+
+/* The enable bits of fixed counter i: set by anyone means in use. */
+static uint64_t fixed_enable_mask(const struct layout *lay, unsigned i)
+{
+	return (lay->uncore ? UNC_FIXED_CTR_CTRL_EN : (uint64_t)CORE_FIXED_EN) << fixed_shift(lay, i);
+}
+
+static uint64_t fixed_nibble_mask(const struct layout *lay, unsigned i)
+{
+	return (lay->uncore ? UNC_FIXED_CTR_CTRL_EN : UINT64_C(0xf)) << fixed_shift(lay, i);
+}
+
+static uint32_t ctr_addr(const struct layout *lay, const struct slot *s)
+{
+	return s->kind == SLOT_FIXED ? lay->fixed_ctr0 + s->index : lay->ctr0 + s->index;
+}
+
+static bool gp_used_by_group(const struct engine_group *g, unsigned n)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->slots[i].kind == SLOT_GP && g->slots[i].index == n)
+			return true;
+	return false;
+}
+
+/* Make sure our gate bit is set: set by read-modify-write only when clear. */
+static int open_gate(struct msr_engine *e, struct engine_group *g, struct slot *s)
+{
+	uint64_t v;
+	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &v);
+
+	if (err == 0 && !(v & gate_bit(&g->lay, s)))
+		err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
+	return err;
+}
+
+static int start_counting(struct msr_engine *e, struct engine_group *g, struct slot *s)
+{
+	uint64_t raw;
+	int err = open_gate(e, g, s);
+
+	if (err == 0)
+		err = hw_read_msr(e->cfg.hw, g->cpu, ctr_addr(&g->lay, s), &raw);
+	if (err < 0)
+		return err;
+	counter_init(&s->ctr, s->kind == SLOT_FIXED ? g->lay.fixed_width : g->lay.gp_width, raw);
+	return 0;
+}
+
+static int claim_fixed(struct msr_engine *e, struct engine_group *g, struct slot *s, unsigned i)
+{
+	struct hw *hw = e->cfg.hw;
+	uint64_t ctrl;
+	int err = hw_read_msr(hw, g->cpu, g->lay.fixed_ctrl, &ctrl);
+
+	if (err < 0)
+		return err;
+	if (ctrl & fixed_enable_mask(&g->lay, i))
+		return -EBUSY;
+	s->kind = SLOT_FIXED;
+	s->index = i;
+	s->sel = (ctrl & fixed_nibble_mask(&g->lay, i)) | fixed_enable_mask(&g->lay, i);
+	err = pmu_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
+	if (err == 0)
+		err = pmu_set_bits(g->ledger, hw, g->cpu, g->lay.fixed_ctrl,
+				   fixed_enable_mask(&g->lay, i));
+	return err;
+}
+
+static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s, unsigned n)
+{
+	struct hw *hw = e->cfg.hw;
+	uint64_t sel, want = select_of(&g->lay, &s->ev);
+	int err = hw_read_msr(hw, g->cpu, g->lay.sel0 + n, &sel);
+
+	if (err < 0)
+		return err;
+	if (sel & PERFEVTSEL_EN)      /* EN is bit 22 in both PMUs */
+		return -EBUSY;
+	s->kind = SLOT_GP;
+	s->index = n;
+	s->sel = want;
+	err = pmu_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
+	if (err == 0 && g->lay.uncore && s->ev.occ_reset)
+		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want | UNC_EVTSEL_OCC_CTR_RST);
+	else if (err == 0)
+		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want);
+	return err;
+}
+
+/* Give up whatever the slot holds without writing: it is another agent's now. */
+static void forget(struct engine_group *g, struct slot *s)
+{
+	if (s->kind == SLOT_GP)
+		pmu_forget(g->ledger, g->cpu, g->lay.sel0 + s->index);
+	else if (s->kind == SLOT_FIXED)
+		pmu_forget_bits(g->ledger, g->cpu, g->lay.fixed_ctrl,
+				fixed_enable_mask(&g->lay, s->index));
+	if (s->kind != SLOT_NONE)
+		pmu_forget(g->ledger, g->cpu, ctr_addr(&g->lay, s));
+	s->kind = SLOT_NONE;
+	s->counted_since = false;
+}
+
+/* Find the slot a free counter: its fixed counter first, then any free GP counter. */
+static void try_claim(struct msr_engine *e, struct engine_group *g, struct slot *s)
+{
+	int fi = fixed_index(&g->lay, &s->ev);
+	int err = -EBUSY;
+
+	if (fi >= 0 && (unsigned)fi < g->lay.n_fixed)
+		err = claim_fixed(e, g, s, (unsigned)fi);
+	if (err == -EBUSY && !(g->lay.uncore && fi >= 0)) {   /* UCLK exists only fixed */
+		for (unsigned n = 0; n < g->lay.n_gp && err == -EBUSY; n++) {
+			if (gp_used_by_group(g, n))
+				continue;
+			err = claim_gp(e, g, s, n);
+			if (err == -EBUSY)
+				s->kind = SLOT_NONE;
+		}
+	}
+	if (err == 0)
+		err = start_counting(e, g, s);
+	if (err == 0) {
+		s->r.state = ENGINE_COUNTING;
+		s->r.reason = NULL;
+		s->r.err = 0;
+		return;
+	}
+	forget(g, s);
+	if (err == -EBUSY) {
+		if (s->r.state != ENGINE_YIELDED) {
+			s->r.state = ENGINE_WAITING;
+			s->r.reason = "every counter that can count it is in use by another agent";
+		}
+	} else {
+		s->r.state = ENGINE_FAILED;
+		s->r.reason = "the hardware refused the counter's registers";
+		s->r.err = err;
+	}
+}
+
+/* Is the counter still ours?  1 yes, 0 taken (enabled by another), -1 cleared by another. */
+static int check_own(struct msr_engine *e, struct engine_group *g, const struct slot *s, int *err)
+{
+	uint64_t v;
+
+	*err = hw_read_msr(e->cfg.hw, g->cpu, s->kind == SLOT_GP ? g->lay.sel0 + s->index :
+					      g->lay.fixed_ctrl, &v);
+	if (*err < 0)
+		return 1;   /* unknown: keep it, report the error */
+	if (s->kind == SLOT_GP)
+		return v == s->sel ? 1 : (v & PERFEVTSEL_EN) ? 0 : -1;
+	v &= fixed_nibble_mask(&g->lay, s->index);
+	if (v == s->sel)
+		return 1;
+	return (v & fixed_enable_mask(&g->lay, s->index)) ? 0 : -1;
+}
+
+/*
+ * Our gate bit found clear.  If we set it (the ledger holds it), someone
+ * cleared it: set it again.  If it was set when we claimed the counter, the
+ * kernel manages the gate and a clear bit is its transient disable (every
+ * perf disable and PMI, hardware-linux.md §1.1): the counter kept its count
+ * and the next enable sets every bit again, so nothing is written.
+ */
+static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot *s,
+		       uint64_t global)
+{
+	uint64_t bit = gate_bit(&g->lay, s), ours = pmu_bits(g->ledger, g->cpu, g->lay.global);
+
+	if (global & ~ours & ~bit) {
+		/*
+		 * Someone else sets gate bits too (a claim inside a kernel
+		 * disable window set ours): the kernel manages the gate, so
+		 * ours is its to keep, and restore leaves it.
+		 */
+		if (ours & bit)
+			pmu_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
+		return;
+	}
+	if (!(global & bit) && (ours & bit))
+		pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
+}
+
+static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot *s,
+		      uint64_t global, bool have_global, uint64_t interval_ns)
+{
+	uint64_t raw;
+	int err, own;
+
+	s->r.delta = 0;
+	s->r.enabled_ns = interval_ns;
+	s->r.running_ns = 0;
+	if (s->kind == SLOT_NONE) {
+		try_claim(e, g, s);
+		s->counted_since = s->kind != SLOT_NONE;
+		return;
+	}
+	err = hw_read_msr(e->cfg.hw, g->cpu, ctr_addr(&g->lay, s), &raw);
+	own = err < 0 ? 1 : check_own(e, g, s, &err);
+	if (err < 0) {
+		s->r.err = err;
+		s->r.state = ENGINE_FAILED;
+		s->r.reason = "the counter could not be read";
+		return;
+	}
+	if (own == 1) {
+		s->r.delta = counter_add(&s->ctr, raw);
+		s->r.total += s->r.delta;
+		s->r.running_ns = s->counted_since ? interval_ns : 0;
+		s->r.state = ENGINE_COUNTING;
+		s->r.reason = NULL;
+		s->r.err = 0;
+		s->counted_since = true;
+		if (have_global)
+			check_gate(e, g, s, global);
+		return;
+	}
+	if (own == 0)
+		s->r.conflicts++;
+	else
+		s->r.resets++;
+	if (own == 0 && e->cfg.policy == ENGINE_RECLAIM) {
+		if (s->kind == SLOT_GP)
+			err = pmu_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
+		else
+			err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.fixed_ctrl,
+					   fixed_enable_mask(&g->lay, s->index));
+		if (err == 0)
+			err = hw_read_msr(e->cfg.hw, g->cpu, ctr_addr(&g->lay, s), &raw);
+		if (err == 0) {
+			counter_rebase(&s->ctr, raw);
+			s->r.state = ENGINE_COUNTING;
+			s->r.reason = NULL;
+			return;
+		}
+	}
+	forget(g, s);
+	s->r.state = ENGINE_YIELDED;
+	s->r.reason = own == 0 ? "another agent took its counter" :
+		      "another agent reset its counter (perf's Nehalem/Westmere workaround, or "
+		      "a release)";
+	try_claim(e, g, s);   /* a counter that was cleared is free again at once */
+	if (s->kind != SLOT_NONE) {
+		s->r.state = ENGINE_COUNTING;
+		s->r.reason = NULL;
+	} else {
+		s->r.state = ENGINE_YIELDED;
+	}
+}
+
+/*
+ * The uncore box is package scope: when the CPU it is reached through goes
+ * offline, reach it through another online CPU of its socket, and move the
+ * ledger's entries with it.  Returns 0, or -ENXIO when none is online.
+ */
+static int move_box(struct msr_engine *e, struct engine_group *g)
+{
+	struct hw_cpu cpus[1024];
+	int n;
+
+	if (!g->lay.uncore || hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
+		return -ENXIO;
+	for (int i = 0; i < n && i < 1024; i++) {
+		if (cpus[i].socket != g->socket || !cpus[i].online || cpus[i].cpu == g->cpu)
+			continue;
+		pmu_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
+		g->cpu = cpus[i].cpu;
+		return 0;
+	}
+	return -ENXIO;
+}
+
+static int op_read(void *ctx, struct engine_group *g, struct engine_reading *readings)
+{
+	struct msr_engine *e = ctx;
+	int64_t now = e->cfg.now_ns(e->cfg.now_arg);
+	uint64_t interval = now > g->last_ns ? (uint64_t)(now - g->last_ns) : 0;
+	uint64_t global = 0;
+	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
+
+	/* -ENXIO: the CPU is offline (checked only then, to spare a sysfs read per sample) */
+	if (err == -ENXIO && hw_cpu_online(e->cfg.hw, g->cpu) == 0) {
+		if (move_box(e, g) < 0)
+			return -ENXIO;
+		err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
+	}
+	if (err == -ENXIO)
+		return -ENXIO;
+	g->last_ns = now;
+	for (size_t i = 0; i < g->n; i++) {
+		read_slot(e, g, &g->slots[i], global, err == 0, interval);
+		readings[i] = g->slots[i].r;
+	}
+	return 0;
+}
+
+static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct layout *lay,
+		     char *err, size_t errlen)
+{
+	struct cpu_perfmon pm;
+	int r;
+
+	if (pmu == ENGINE_PMU_NHM_UNCORE) {
+		*lay = (struct layout){ true, MSR_UNCORE_PERFEVTSEL0, MSR_UNCORE_PMC0,
+					MSR_UNCORE_FIXED_CTR_CTRL, MSR_UNCORE_FIXED_CTR0,
+					MSR_UNCORE_PERF_GLOBAL_CTRL, UNCORE_N_COUNTERS,
+					UNCORE_COUNTER_WIDTH, 1, UNCORE_COUNTER_WIDTH };
+		return 0;
+	}
+	r = cpu_perfmon_read(e->cfg.hw, cpu, &pm);
+	if (r < 0) {
+		snprintf(err, errlen, "cpu %d: CPUID leaf 0xa: %s", cpu, hw_hint(r, HW_OP_READ));
+		return r;
+	}
+	if (pm.version < 2 || pm.n_gp == 0) {
+		snprintf(err, errlen, "cpu %d: no architectural performance monitoring v2", cpu);
+		return -ENOTSUP;
+	}
+	*lay = (struct layout){ false, IA32_PERFEVTSEL0, IA32_PMC0, IA32_FIXED_CTR_CTRL,
+				IA32_FIXED_CTR0, IA32_PERF_GLOBAL_CTRL,
+				pm.n_gp < MAX_GP ? pm.n_gp : MAX_GP, pm.gp_width_bits,
+				pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED, pm.fixed_width_bits };
+	return 0;
+}
+
+static int op_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
+{
+	struct msr_engine *e = ctx;
+	int r;
+
+	if (ret_failed)
+		*ret_failed = 0;
+	if (!g)
+		return 0;
+	r = pmu_restore(g->ledger, e->cfg.hw, ret_failed);
+	pmu_ledger_free(g->ledger);
+	free(g->slots);
+	free(g);
+	return r;
+}
+
+static int socket_of(struct msr_engine *e, int cpu)
+{
+	struct hw_cpu cpus[1024];
+	int n;
+
+	if (hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
+		return -1;
+	for (int i = 0; i < n && i < 1024; i++)
+		if (cpus[i].cpu == cpu)
+			return cpus[i].socket;
+	return -1;
+}
+
+static int op_open(void *ctx, enum engine_pmu pmu, int target, const struct engine_event *events,
+		   size_t n, struct engine_group **ret_group, char *err, size_t errlen)
+{
+	struct msr_engine *e = ctx;
+	struct engine_group *g = calloc(1, sizeof(*g));
+	int r;
+
+	if (!g || !(g->slots = calloc(n ? n : 1, sizeof(*g->slots))) ||
+	    !(g->ledger = pmu_ledger_new())) {
+		if (g)
+			free(g->slots);
+		free(g);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	g->cpu = target;
+	g->socket = -1;
+	g->n = n;
+	r = layout_of(e, pmu, target, &g->lay, err, errlen);
+	if (r < 0) {
+		op_close(e, g, NULL);
+		return r;
+	}
+	if (g->lay.uncore)
+		g->socket = socket_of(e, target);
+	g->last_ns = e->cfg.now_ns(e->cfg.now_arg);
+	for (size_t i = 0; i < n; i++) {
+		g->slots[i].ev = events[i];
+		try_claim(e, g, &g->slots[i]);
+		g->slots[i].counted_since = g->slots[i].kind != SLOT_NONE;
+	}
+	*ret_group = g;
+	return 0;
+}
+
+static void op_destroy(void *ctx)
+{
+	free(ctx);
+}
+
+static const struct engine_ops msr_engine_ops = {
+	.name = "msr",
+	.open = op_open,
+	.read = op_read,
+	.close = op_close,
+	.destroy = op_destroy,
+};
+
+int engine_msr_new(const struct engine_msr_config *config, struct engine *ret_engine)
+{
+	struct msr_engine *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->cfg = *config;
+	*ret_engine = (struct engine){ .ops = &msr_engine_ops, .ctx = e };
+	return 0;
+}

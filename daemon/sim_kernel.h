@@ -1,0 +1,52 @@
+/*
+ * The kernel's side of the simulated PMU (internal to sim.c), as
+ * hardware-linux.md §1 describes it: the state Linux leaves at boot, and
+ * the scenario's perf users (perf-core, perf-uncore and global-disable
+ * rules) as register writes at the times their windows open and close.
+ * It holds no register: every change goes through the write callback, at
+ * the time of the change, as another agent's write would.
+ */
+#ifndef UNCORED_SIM_KERNEL_H
+#define UNCORED_SIM_KERNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim_model.h"
+#include "sim_scenario.h"
+
+struct sim_kernel;
+
+/* Write value to (cpu, msr) at simulated time t; 0 or a negative errno. */
+typedef int (*sim_kernel_write_fn)(void *ctx, int cpu, uint32_t msr, uint64_t value, int64_t t);
+
+/*
+ * Check a perf rule of scn against model m (the PMU it names exists, the
+ * counter is one of the model's, the value is one perf can program).
+ * Other rules pass.  Returns 0, or -EINVAL with "FILE:LINE: key: ..." in err.
+ */
+int sim_kernel_check(const struct sim_model *m, const struct sim_scenario *scn,
+		     const struct sim_rule *r, char *err, size_t errlen);
+
+/* The kernel of a machine m running scn.  Returns 0 or -ENOMEM. */
+int sim_kernel_new(const struct sim_model *m, const struct sim_scenario *scn,
+		   sim_kernel_write_fn write, void *ctx, struct sim_kernel **ret_kernel);
+
+/*
+ * Write the state a Linux host leaves at time 0 (§1.1-§1.3): on every CPU
+ * of an Intel model 0x38F = intel_ctrl, 0x38D = 0xB0 (the NMI watchdog's
+ * cycles on fixed counter 1) and a stale select 0x13003C on GP counter 0;
+ * on the NHM/WSM uncore 0x391 = 0x1000000FF.
+ */
+void sim_kernel_boot(struct sim_kernel *k);
+
+/* Time of the next change a perf rule makes; SIM_FOREVER when there is none. */
+int64_t sim_kernel_next(const struct sim_kernel *k);
+
+/* Make the change due at sim_kernel_next(). */
+void sim_kernel_step(struct sim_kernel *k);
+
+void sim_kernel_free(struct sim_kernel *k);
+
+#endif

@@ -1,0 +1,159 @@
+#!/bin/sh
+# A configuration that means what it says.  --check-config refuses bytes
+# that are not a text file (NUL, lone CR), files that are not regular
+# (/dev/zero, a FIFO, a directory) and oversized ones, each at once with
+# FILE:LINE or FILE:, and runs start-up's checks (user, listen address,
+# root, state file); start-up refuses the same with the same location
+# before it touches a register.  A reload logs "KEY changed: takes effect
+# at restart" for each key it cannot apply and keeps the running value,
+# and a config path that became a FIFO neither blocks the reload nor
+# SIGTERM.  Device-file tree: checked byte for byte after each case.
+. "$(dirname "$0")/lib.sh"
+
+tree="$TEST_TMP/tree"
+python3 "$(dirname "$0")/make_tree.py" "$tree"
+python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+port=$(free_port)
+mkdir -m 0755 "$TEST_TMP/state"
+chmod 0755 "$TEST_TMP"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$TEST_TMP/u.conf" "$port"
+
+same_tree() {
+	python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+	diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "$1: registers differ from before"
+}
+
+check_refused() { # check_refused NAME FILE EXPECTED-STDERR: exit 1 at once, exactly that
+	rc=0
+	timeout 20 "$UNCORED_BIN" --check-config "$2" >"$TEST_TMP/out" 2>"$TEST_TMP/err" || rc=$?
+	[ "$rc" = 1 ] || fail "$1: exit status $rc, expected 1: $(cat "$TEST_TMP/err")"
+	[ "$(cat "$TEST_TMP/err")" = "$3" ] || fail "$1: got '$(cat "$TEST_TMP/err")', expected '$3'"
+	[ ! -s "$TEST_TMP/out" ] || fail "$1: printed '$(cat "$TEST_TMP/out")'"
+}
+
+start_refused() { # start_refused NAME CONF EXPECTED-LOG-LINE: exit 1, tree unchanged
+	rc=0
+	timeout 20 "$UNCORED_BIN" --config "$2" >"$TEST_TMP/log.$1" 2>&1 || rc=$?
+	[ "$rc" = 1 ] || fail "$1: exit status $rc, expected 1: $(cat "$TEST_TMP/log.$1")"
+	grep -qxF "uncored: $3" "$TEST_TMP/log.$1" || fail "$1: expected 'uncored: $3' in: $(cat "$TEST_TMP/log.$1")"
+	same_tree "$1"
+}
+
+# --- Bytes and file types.
+printf '[daemon]\ninterval = 1\nuser = root\0nobody\nlog_level = info\n' >"$TEST_TMP/nul.conf"
+check_refused nul "$TEST_TMP/nul.conf" "$TEST_TMP/nul.conf:3: NUL byte (a configuration file is text)"
+head -c 1000 /dev/zero >"$TEST_TMP/zeros.conf"
+check_refused zeros "$TEST_TMP/zeros.conf" "$TEST_TMP/zeros.conf:1: NUL byte (a configuration file is text)"
+printf '[daemon]\rinterval = 1\rmax_episodes = 3\r' >"$TEST_TMP/cr.conf"
+check_refused cr "$TEST_TMP/cr.conf" "$TEST_TMP/cr.conf:1: carriage return without a line feed (lines end in LF or CR LF)"
+check_refused dev-zero /dev/zero "/dev/zero: a character device, not a regular file"
+mkfifo "$TEST_TMP/fifo.conf"
+check_refused fifo "$TEST_TMP/fifo.conf" "$TEST_TMP/fifo.conf: a FIFO, not a regular file"
+check_refused directory "$TEST_TMP/state" "$TEST_TMP/state: a directory, not a regular file"
+head -c 1048577 /dev/zero | tr '\0' '\n' >"$TEST_TMP/big.conf"
+check_refused big "$TEST_TMP/big.conf" "$TEST_TMP/big.conf: too large (1048577 bytes, at most 1048576)"
+
+# --- Start-up's checks, in --check-config and at start.
+c="$TEST_TMP/c.conf"
+bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message after "c.conf:LINE: "
+	UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c.in" "$port" "root = $tree"
+	{ grep -v "^${2%% *} *=" "$c.in"; echo "$2"; } >"$c"
+	line=$(wc -l <"$c")
+	check_refused "$1" "$c" "$c:$line: $3"
+	# Start-up drops to the user (and so checks it) only when run as root.
+	if [ "$1" != user ] || [ "$(id -u)" = 0 ]; then
+		start_refused "$1" "$c" "$c:$line: $3; refusing to start"
+	fi
+}
+bad user 'user = no-such-user-here' "user: no user 'no-such-user-here' on this machine (create it, for example with systemd-sysusers)"
+bad listen 'listen = 192.0.2.1:9796' "listen: 192.0.2.1 is not an address of this machine"
+bad root "root = $TEST_TMP/missing" "root: $TEST_TMP/missing: No such file or directory"
+bad state_file "state_file = $TEST_TMP/state" "state_file: $TEST_TMP/state: not a regular file, so it is not trusted and not replayed"
+chmod 0777 "$TEST_TMP/state"
+bad state_dir "state_file = $TEST_TMP/state/ledger" "state_file: directory $TEST_TMP/state: writable by group or others, so the state file in it is not trusted"
+chmod 0755 "$TEST_TMP/state"
+[ ! -e "$TEST_TMP/state/ledger" ] || fail "a refused start created the state file"
+
+# A root with no CPUs under it: found by opening the hardware, still located.
+mkdir "$TEST_TMP/empty"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c" "$port" "root = $TEST_TMP/empty"
+rc=0
+timeout 20 "$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.empty" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "^uncored: $c:7: root: $TEST_TMP/empty/" "$TEST_TMP/log.empty" ||
+	fail "empty root: exit $rc: $(cat "$TEST_TMP/log.empty")"
+
+# What --check-config could not check, for a good file.
+rc=0
+"$UNCORED_BIN" --check-config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/out" 2>&1 || rc=$?
+cat >"$TEST_TMP/want" <<EOF
+$TEST_TMP/u.conf: configuration ok
+$TEST_TMP/u.conf: not checked: whether 127.0.0.1:$port is free (start-up binds it, unless systemd passes the socket)
+$TEST_TMP/u.conf: not checked: the CPU and its msr and cpuid devices under $tree (start-up opens them)
+$TEST_TMP/u.conf: not checked: whether another uncored holds the machine or $TEST_TMP/state/ledger (start-up takes their locks)
+EOF
+[ "$rc" = 0 ] && diff "$TEST_TMP/want" "$TEST_TMP/out" >&2 || fail "good file: exit $rc: $(cat "$TEST_TMP/out")"
+
+# A busy port: found by the bind, still located.
+python3 -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", '"$port"')); s.listen(); time.sleep(30)' &
+holder=$!
+PIDS="$PIDS $holder"
+for _ in $(seq 1 50); do
+	python3 -c 'import socket; socket.create_connection(("127.0.0.1", '"$port"')).close()' 2>/dev/null && break
+	sleep 0.1
+done
+rc=0
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/log.busy" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "^uncored: $TEST_TMP/u.conf:2: listen: " "$TEST_TMP/log.busy" ||
+	fail "busy port: exit $rc: $(cat "$TEST_TMP/log.busy")"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$holder" | tr '\n' ' ')
+same_tree busy
+
+# --- Reload: what cannot be applied live is said and kept.
+wait_for() { # wait_for LOG TEXT: until the log has the line TEXT (the daemon's own time limit bounds it)
+	for _ in $(seq 1 200); do
+		grep -qxF "$2" "$1" && return 0
+		sleep 0.1
+	done
+	fail "no '$2' in: $(cat "$1")"
+}
+start_daemon "$port" "$TEST_TMP/log.reload" --config "$TEST_TMP/u.conf" --root "$tree"
+{
+	sed -e "s|^state_file = .*|state_file = $TEST_TMP/state/other|" -e 's/^interval = .*/interval = 0.5/' \
+		-e 's/^user =.*/user = nobody/' "$TEST_TMP/u.conf"
+	printf 'max_connections = 5\nmax_connections_per_ip = 2\nrequest_timeout = 3\n'
+	printf 'max_header_size = 2048\nmax_episodes = 9\nroot = %s/elsewhere\n' "$TEST_TMP"
+} >"$TEST_TMP/new.conf"
+cp "$TEST_TMP/u.conf" "$TEST_TMP/u.conf.orig"
+cp "$TEST_TMP/new.conf" "$TEST_TMP/u.conf"
+kill -HUP "$DAEMON_PID"
+wait_for "$TEST_TMP/log.reload" "uncored: configuration applied"
+grep 'takes effect at restart' "$TEST_TMP/log.reload" >"$TEST_TMP/got"
+cat >"$TEST_TMP/want" <<'EOF'
+uncored: root changed: takes effect at restart
+uncored: user changed: takes effect at restart
+uncored: state_file changed: takes effect at restart
+uncored: max_connections changed: takes effect at restart
+uncored: max_connections_per_ip changed: takes effect at restart
+uncored: request_timeout changed: takes effect at restart
+uncored: max_header_size changed: takes effect at restart
+uncored: max_episodes changed: takes effect at restart
+EOF
+diff "$TEST_TMP/want" "$TEST_TMP/got" >&2 || fail "reload: restart keys"
+# The running state file stays the journal: nothing at the new path.
+[ -s "$TEST_TMP/state/ledger" ] && [ ! -e "$TEST_TMP/state/other" ] || fail "reload: state file changed"
+
+# A FIFO in the config's place: refused at once; SIGTERM still works.
+rm "$TEST_TMP/u.conf"
+mkfifo "$TEST_TMP/u.conf"
+kill -HUP "$DAEMON_PID"
+wait_for "$TEST_TMP/log.reload" "$TEST_TMP/u.conf: a FIFO, not a regular file"
+wait_for "$TEST_TMP/log.reload" "uncored: reload: configuration refused, the running one stays in force"
+stop_daemon "$DAEMON_PID" || fail "FIFO reload: exit status $? after SIGTERM: $(cat "$TEST_TMP/log.reload")"
+tail -n 1 "$TEST_TMP/log.reload" | grep -qxF 'uncored: stopped, every register restored' ||
+	fail "FIFO reload: no stop message: $(cat "$TEST_TMP/log.reload")"
+same_tree "reload"
+[ ! -s "$TEST_TMP/state/ledger" ] || fail "reload: state file not emptied"
+echo "config: bytes, file types, start-up checks, reload: ok"

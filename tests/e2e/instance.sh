@@ -1,0 +1,50 @@
+#!/bin/sh
+# One uncored per machine: two started together on the same device-file
+# tree, each with its own port and state file.  Exactly one serves; the
+# other exits 1 with a clear message before it touches any register (no
+# state file of its own either).  After the winner stops the tree is byte
+# for byte as before.
+. "$(dirname "$0")/lib.sh"
+
+tree="$TEST_TMP/tree"
+python3 "$(dirname "$0")/make_tree.py" "$tree"
+python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+port_a=$(free_port)
+port_b=$(free_port)
+UNCORED_TEST_STATE_FILE="$TEST_TMP/ledger.a" write_conf "$TEST_TMP/a.conf" "$port_a"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/ledger.b" write_conf "$TEST_TMP/b.conf" "$port_b"
+
+"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" >"$TEST_TMP/log.a" 2>&1 &
+pid_a=$!
+"$UNCORED_BIN" --config "$TEST_TMP/b.conf" --root "$tree" >"$TEST_TMP/log.b" 2>&1 &
+pid_b=$!
+PIDS="$pid_a $pid_b"
+
+# The loser exits by itself; the winner serves until stopped.
+for _ in $(seq 1 100); do
+	if ! kill -0 "$pid_a" 2>/dev/null || ! kill -0 "$pid_b" 2>/dev/null; then
+		break
+	fi
+	sleep 0.1
+done
+if kill -0 "$pid_a" 2>/dev/null; then
+	winner=a pid=$pid_a loser=b lpid=$pid_b port=$port_a
+else
+	winner=b pid=$pid_b loser=a lpid=$pid_a port=$port_b
+fi
+rc=0
+wait "$lpid" || rc=$?
+[ "$rc" = 1 ] || fail "the second uncored ($loser) exited with $rc, expected 1: $(cat "$TEST_TMP/log.$loser")"
+expected="uncored: another uncored already owns the PMU of this machine ($tree/dev/cpu is locked); refusing to start before touching any register"
+[ "$(cat "$TEST_TMP/log.$loser")" = "$expected" ] ||
+	fail "the second uncored said: $(cat "$TEST_TMP/log.$loser")"
+[ ! -e "$TEST_TMP/ledger.$loser" ] || fail "the second uncored created its state file"
+kill -0 "$pid" 2>/dev/null || fail "no uncored is running: $(cat "$TEST_TMP/log.$winner")"
+wait_healthy "http://127.0.0.1:$port" "$pid" "$TEST_TMP/log.$winner"
+if grep -qi 'busy\|in use' "$TEST_TMP/log.$winner"; then
+	fail "the winner found counters taken: $(cat "$TEST_TMP/log.$winner")"
+fi
+stop_daemon "$pid" || fail "exit status $? after SIGTERM"
+python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers differ after both stopped"
+echo "instance: one serves, the other refuses before touching anything: ok"

@@ -1,0 +1,155 @@
+#!/bin/sh
+# The state file under a hostile or unlucky environment, on the device-file
+# tree: a full disk (a file size limit), a corrupt header, a garbled record,
+# forged files (mode, owner, directory, registers uncored never programs).
+# Each case checks the registers byte for byte, what was logged and the
+# exit code.
+. "$(dirname "$0")/lib.sh"
+
+tree="$TEST_TMP/tree"
+ledger="$TEST_TMP/state/ledger"
+mkdir -m 0755 "$TEST_TMP/state"
+chmod 0755 "$TEST_TMP"
+port=$(free_port)
+UNCORED_TEST_STATE_FILE=$ledger write_conf "$TEST_TMP/u.conf" "$port"
+
+new_tree() { # new_tree [make_tree options]: a fresh tree, its dump in $TEST_TMP/before
+	rm -rf "$tree" "$TEST_TMP/state"/*
+	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@"
+	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@" --dump >"$TEST_TMP/before"
+}
+
+dump() { # dump FILE [make_tree options]
+	out=$1
+	shift
+	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@" --dump >"$out"
+}
+
+killed() { # start, then SIGKILL: leaves programming and records behind
+	start_daemon "$port" "$TEST_TMP/log.killed" --config "$TEST_TMP/u.conf" --root "$tree"
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null || true
+	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
+	[ -s "$ledger" ] || fail "no state file after SIGKILL"
+}
+
+restart_and_stop() { # restart_and_stop NAME: start, stop with SIGTERM, expect exit 0
+	start_daemon "$port" "$TEST_TMP/log.$1" --config "$TEST_TMP/u.conf" --root "$tree"
+	stop_daemon "$DAEMON_PID" || fail "$1: exit status $? after SIGTERM: $(cat "$TEST_TMP/log.$1")"
+	grep -q 'stopped, every register restored' "$TEST_TMP/log.$1" || fail "$1: no stop message"
+}
+
+same_tree() { # same_tree NAME [make_tree options]
+	name=$1
+	shift
+	dump "$TEST_TMP/after" "$@"
+	diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "$name: registers differ from the tree before start"
+}
+
+refused_start() { # refused_start NAME TEXT: the daemon exits 1 at once, logging TEXT, touching nothing
+	dump "$TEST_TMP/left"
+	cp "$ledger" "$TEST_TMP/ledger.copy" 2>/dev/null || true
+	rc=0
+	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/log.$1" 2>&1 || rc=$?
+	[ "$rc" = 1 ] || fail "$1: exit status $rc, expected 1: $(cat "$TEST_TMP/log.$1")"
+	grep -qF "$2" "$TEST_TMP/log.$1" || fail "$1: expected '$2' in: $(cat "$TEST_TMP/log.$1")"
+	dump "$TEST_TMP/after"
+	diff "$TEST_TMP/left" "$TEST_TMP/after" >&2 || fail "$1: a refused start changed registers"
+	if [ -e "$TEST_TMP/ledger.copy" ]; then
+		cmp -s "$ledger" "$TEST_TMP/ledger.copy" || fail "$1: a refused start changed the state file"
+	fi
+}
+
+seal() { # seal LINE...: print each line with its CRC-32
+	python3 -c 'import sys, zlib
+for l in sys.argv[1:]: print("%s *%08x" % (l, zlib.crc32(l.encode())))' "$@"
+}
+
+# --- A full disk: here a file size limit of 8 KiB (16 blocks), above every
+# register's offset in the tree but below what the journal of 48 CPUs
+# needs.  Records that cannot be written stop their register writes; the
+# counters are reported off with the reason; after SIGKILL the restart
+# finds every changed register journaled.
+new_tree --cores 12
+cat >"$TEST_TMP/limited" <<EOS
+#!/bin/sh
+ulimit -f 16
+exec "$UNCORED_BIN" "\$@"
+EOS
+chmod +x "$TEST_TMP/limited"
+UNCORED_BIN="$TEST_TMP/limited" start_daemon "$port" "$TEST_TMP/log.full" --config "$TEST_TMP/u.conf" --root "$tree"
+grep -q 'the state file cannot record the change (File too large), so it was not made' "$TEST_TMP/log.full" ||
+	fail "full disk: no reason logged: $(cat "$TEST_TMP/log.full")"
+curl -fsS "$DAEMON_URL/api/v1/snapshot" | grep -q "the state file cannot record the change" ||
+	fail "full disk: /api/v1/snapshot does not give the reason"
+[ "$(tail -c 1 "$ledger" | od -An -c | tr -d ' ')" = '\n' ] || fail "full disk: a half record was left"
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null || true
+PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
+restart_and_stop full
+grep -q 'did not stop cleanly; cleaned up [1-9][0-9]* registers it left programmed, left 0 ' "$TEST_TMP/log.full" ||
+	fail "full disk: no clean-up notice: $(cat "$TEST_TMP/log.full")"
+if grep -qi 'busy\|in use\|damaged' "$TEST_TMP/log.full"; then
+	fail "full disk: the restart found leftovers it could not account for: $(cat "$TEST_TMP/log.full")"
+fi
+same_tree "full disk" --cores 12
+
+# --- A corrupt header: the records are still replayed, the damage reported.
+new_tree
+killed
+python3 -c 'import sys; p=sys.argv[1]; b=bytearray(open(p,"rb").read()); b[3]^=0x20; open(p,"wb").write(b)' "$ledger"
+cp "$ledger" "$TEST_TMP/damaged.expected"
+restart_and_stop header
+grep -qF "state file $ledger: its header is damaged; replayed the records whose checksums hold, as this machine's" "$TEST_TMP/log.header" ||
+	fail "corrupt header: not reported: $(cat "$TEST_TMP/log.header")"
+grep -qF "state file $ledger: the damaged file is kept as $ledger.damaged" "$TEST_TMP/log.header" ||
+	fail "corrupt header: copy not reported"
+cmp -s "$ledger.damaged" "$TEST_TMP/damaged.expected" || fail "corrupt header: the kept copy differs"
+grep -q 'did not stop cleanly; cleaned up [1-9][0-9]* registers it left programmed, left 0 ' "$TEST_TMP/log.header" ||
+	fail "corrupt header: recovery did not run: $(cat "$TEST_TMP/log.header")"
+same_tree "corrupt header"
+
+# --- A garbled record (cpu 0's event select 0): reported with its line;
+# only that register stays as the dead daemon left it.
+new_tree
+killed
+line=$(grep -n '^own 0 0x3c0 0x0 0x420167 ' "$ledger" | cut -d: -f1)
+[ -n "$line" ] || fail "garbled: no record of cpu 0 0x3c0: $(head "$ledger")"
+sed -i "${line}s/0x420167/0x420168/" "$ledger"
+restart_and_stop garbled
+grep -qF "state file $ledger: 1 damaged records (the first on line $line) could not be read; the registers they describe may still hold what the previous uncored wrote" "$TEST_TMP/log.garbled" ||
+	fail "garbled: not reported: $(cat "$TEST_TMP/log.garbled")"
+dump "$TEST_TMP/after"
+diff "$TEST_TMP/before" "$TEST_TMP/after" | grep '^[<>]' >"$TEST_TMP/diff" || true
+printf '< cpu0 0x3c0 0x0\n> cpu0 0x3c0 0x420167\n' | cmp -s - "$TEST_TMP/diff" ||
+	fail "garbled: expected only cpu 0's 0x3c0 left programmed, got: $(cat "$TEST_TMP/diff")"
+
+# --- Forged files: refused before any register is touched.
+new_tree
+killed
+at="$TEST_TMP/u.conf:$(grep -n '^state_file' "$TEST_TMP/u.conf" | cut -d: -f1)"
+chmod 0666 "$ledger"
+refused_start mode "$at: state_file: $ledger: writable by group or others, so it is not trusted and not replayed; refusing to start"
+chmod 0600 "$ledger"
+chown 65534 "$ledger"
+refused_start owner "$at: state_file: $ledger: not owned by root, so it is not trusted and not replayed; refusing to start"
+chown 0 "$ledger"
+chmod 0777 "$TEST_TMP/state"
+refused_start directory "$at: state_file: directory $TEST_TMP/state: writable by group or others, so the state file in it is not trusted; refusing to start"
+chmod 0755 "$TEST_TMP/state"
+restart_and_stop after_forged
+same_tree "after the forged files were put right"
+
+# --- Records for registers uncored never changes: IA32_MISC_ENABLE and
+# TEMPERATURE_TARGET.  Not replayed; every register as before.
+new_tree
+{
+	seal "uncored-ledger 2 $tree"
+	seal "own 0 0x1a0 0x4141414141 -" "own 0 0x1a2 0x0 0x5f0000"
+} >"$ledger"
+chmod 0600 "$ledger"
+restart_and_stop forged
+grep -qF "state file $ledger: 2 records name registers uncored never changes (the first: cpu 0 MSR 0x1a0); not replayed" "$TEST_TMP/log.forged" ||
+	fail "forged registers: not reported: $(cat "$TEST_TMP/log.forged")"
+same_tree "forged registers"
+echo "state_file: full disk, corrupt header, garbled record, forged files: ok"
