@@ -35,7 +35,7 @@
 enum cpu_state {
 	CPU_PENDING,       /* not claimed yet (offline at start) */
 	CPU_CLAIMED,
-	CPU_UNUSABLE,      /* cannot be used; reason in the collector's */
+	CPU_UNUSABLE,      /* cannot be used; noted in the collector's status */
 };
 
 /* Why an event does not count on a CPU; the text is made for the snapshot. */
@@ -111,9 +111,9 @@ static int collect_events(struct collector *c, struct core_state *st)
 		defaults = event_defaults(EVENT_PMU_CORE, &n_defaults);
 	total = n_defaults + (size_t)c->conf->n_core_events;
 	if (total > SNAPSHOT_MAX_EVENTS) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "%zu core events configured (defaults included), at most %d can be counted",
-			 total, SNAPSHOT_MAX_EVENTS);
+		collector_refuse(c,
+				 "%zu core events configured (defaults included), at most %d can be counted",
+				 total, SNAPSHOT_MAX_EVENTS);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n_defaults; i++)
@@ -380,7 +380,7 @@ static int prepare_cpu(struct collector *c, struct core_state *st, struct core_c
 	if (cc->pm.version < 2) {
 		cc->state = CPU_UNUSABLE;
 		collector_note(c, "cpu %d: architectural perfmon version %u, version 2 or later needed",
-		     cc->cpu, cc->pm.version);
+			       cc->cpu, cc->pm.version);
 		return 0;
 	}
 	return check_wrap(c, st, &cc->pm, why, whylen);
@@ -392,8 +392,8 @@ static void summarize_fixed(struct collector *c, const struct core_state *st, un
 		if (!st->fixed_busy[i])
 			continue;
 		collector_note(c, "fixed counter %u (%s) in use by another agent on %u of %u CPUs%s", i,
-		     fixed_names[i], st->fixed_busy[i], n_claimed,
-		     i == 1 ? " (the NMI watchdog usually holds it)" : "");
+			       fixed_names[i], st->fixed_busy[i], n_claimed,
+			       i == 1 ? " (the NMI watchdog usually holds it)" : "");
 	}
 }
 
@@ -409,12 +409,12 @@ static int start_cpus(struct collector *c, struct core_state *st)
 
 		if (hw_cpu_online(c->hw, cc->cpu) != 1)
 			continue;
-		err = prepare_cpu(c, st, cc, c->reason, sizeof(c->reason));
+		err = prepare_cpu(c, st, cc, c->status.why_not, sizeof(c->status.why_not));
 		if (err == -ENXIO)
 			continue;
-		if (err && !c->reason[0])
-			snprintf(c->reason, sizeof(c->reason), "cpu %d: CPUID leaf 0xA: %s",
-				 cc->cpu, hw_hint(err, HW_OP_READ));
+		if (err && !c->status.why_not[0])
+			collector_refuse(c, "cpu %d: CPUID leaf 0xA: %s",
+					 cc->cpu, hw_hint(err, HW_OP_READ));
 		if (err)
 			return err;
 	}
@@ -429,8 +429,8 @@ static int start_cpus(struct collector *c, struct core_state *st)
 			continue;
 		}
 		if (err) {
-			snprintf(c->reason, sizeof(c->reason), "cpu %d: cannot %s the core PMU: %s",
-				 cc->cpu, op == HW_OP_WRITE ? "program" : "read", pmu_hint(err, op));
+			collector_refuse(c, "cpu %d: cannot %s the core PMU: %s",
+					 cc->cpu, op == HW_OP_WRITE ? "program" : "read", pmu_hint(err, op));
 			return err;
 		}
 		n_claimed++;
@@ -455,7 +455,7 @@ static int core_start(struct collector *c)
 	int err;
 
 	if (!c->conf->core_enabled) {
-		snprintf(c->reason, sizeof(c->reason), "disabled in the configuration");
+		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	st = calloc(1, sizeof(*st));
@@ -490,18 +490,13 @@ static int core_start(struct collector *c)
 	return err;
 }
 
-static uint64_t width_mask(unsigned width_bits)
-{
-	return width_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << width_bits) - 1;
-}
-
 /*
  * Accumulate a reading.  Back from offline, a counter that went down lost
  * its counts (or was reset): re-base without adding.
  */
 static void advance(struct counter *ctr, uint64_t raw, bool is_returning)
 {
-	if (is_returning && (raw & width_mask(ctr->width_bits)) < ctr->last_raw)
+	if (is_returning && (raw & counter_width_mask(ctr->width_bits)) < ctr->last_raw)
 		counter_rebase(ctr, raw);
 	else
 		counter_add(ctr, raw);
@@ -523,7 +518,7 @@ static void yield_fixed(struct collector *c, struct core_state *st, struct core_
 	pmu_forget_bits(st->ledger, cc->cpu, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(i));
 	cc->fixed_owned[i] = false;
 	collector_note(c, "cpu %d: fixed counter %u (%s) taken over by another agent, yielded",
-	     cc->cpu, i, fixed_names[i]);
+		       cc->cpu, i, fixed_names[i]);
 }
 
 static void yield_gp(struct core_state *st, struct core_cpu *cc, struct slot *sl)
@@ -866,10 +861,98 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 	return n;
 }
 
+static void core_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	const struct cpu_perfmon *pm = &info->perfmon;
+	const struct event_spec *ev;
+	size_t n;
+
+	strbuf_printf(out, "core (per logical CPU, %u programmable counters of %u bits, "
+		      "%u fixed of %u bits):\n", pm->n_gp, pm->gp_width_bits, pm->n_fixed,
+		      pm->fixed_width_bits);
+	strbuf_printf(out, "  %-36s %s\n", "instructions", "fixed counter 0");
+	strbuf_printf(out, "  %-36s %s\n", "cycles", "fixed counter 1");
+	strbuf_printf(out, "  %-36s %s\n", "ref_cycles", "fixed counter 2");
+	ev = event_builtins(EVENT_PMU_CORE, &n);
+	for (size_t i = 0; i < n; i++) {
+		bool ok = !ev[i].arch_event || !(pm->unavailable & (1u << (ev[i].arch_event - 1)));
+
+		strbuf_printf(out, "  %-36s event=0x%02x umask=0x%02x%s%s%s\n", ev[i].name, ev[i].code,
+			      ev[i].umask, ev[i].edge ? " edge" : "", ev[i].inv ? " inv" : "",
+			      ok ? "" : "  (marked unavailable by CPUID leaf 0xA)");
+	}
+}
+
+/* Programmable core events allowed in a config; the CPU may have fewer (CPUID, at start). */
+#define CONF_MAX_CORE_EVENTS 8
+
+static void core_check_conf(const struct conf *conf, struct conf_check *chk)
+{
+	char taken[96];
+	int i = conf_check_events(chk, conf->core_events, conf->n_core_events, EVENT_PMU_CORE,
+				  conf->core_default_events, CONF_MAX_CORE_EVENTS, taken,
+				  sizeof(taken));
+
+	if (i >= 0)
+		conf_check_error(chk, conf->core_events[i].line, "event",
+				 "event '%s' does not fit: at most %d core events, and %d are already "
+				 "taken by %s (the CPU's own counter count, from CPUID, is checked at "
+				 "start)", conf->core_events[i].spec.name, CONF_MAX_CORE_EVENTS,
+				 CONF_MAX_CORE_EVENTS, taken);
+}
+
+static const struct conf_key core_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(core_enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
+	  .names = conf_conflict_names, .def = "reclaim" },
+	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
+	  .count_offset = offsetof(struct conf, n_core_events) },
+};
+
+static const struct conf_section core_conf_section = {
+	.name = "core", .keys = core_keys, .n_keys = sizeof(core_keys) / sizeof(core_keys[0]),
+	.check = core_check_conf,
+};
+
+static bool core_is_enabled(const struct conf *conf)
+{
+	return conf->core_enabled;
+}
+
+static bool core_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return old->core_enabled != new->core_enabled ||
+	       old->core_default_events != new->core_default_events ||
+	       old->core_on_conflict != new->core_on_conflict ||
+	       !conf_events_equal(old->core_events, old->n_core_events,
+				  new->core_events, new->n_core_events);
+}
+
+static void core_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
+{
+	for (int i = 0; i < src->n_cpus; i++) {
+		const struct snapshot_cpu *b = &src->cpus[i];
+		struct snapshot_cpu *d = snapshot_cpu(dst, b->cpu);
+
+		if (!d)
+			continue;
+		d->instructions = snapshot_add_signed(d->instructions, b->instructions, sign);
+		d->cycles = snapshot_add_signed(d->cycles, b->cycles, sign);
+		d->ref_cycles = snapshot_add_signed(d->ref_cycles, b->ref_cycles, sign);
+		d->conflicts = snapshot_add_signed(d->conflicts, b->conflicts, sign);
+		snapshot_add_event_totals(d->events, d->n_events, b->events, b->n_events, sign);
+	}
+}
+
 const struct collector_ops core_collector_ops = {
 	.name = "core",
-	.id = SNAPSHOT_COLLECTOR_CORE,
 	.start = core_start,
 	.sample = core_sample,
 	.stop = core_stop,
+	.conf_section = &core_conf_section,
+	.list_events = core_list_events,
+	.is_enabled = core_is_enabled,
+	.conf_changed = core_conf_changed,
+	.add_totals = core_add_totals,
 };

@@ -67,14 +67,6 @@ struct thermal_state {
 	struct thermal_socket *sockets; /* parallel to c->topo->sockets */
 };
 
-static int first_online_cpu(struct hw *hw, const struct cpu_socket *sock)
-{
-	for (int i = 0; i < sock->n_cpus; i++)
-		if (hw_cpu_online(hw, sock->cpus[i]) == 1)
-			return sock->cpus[i];
-	return -1;
-}
-
 static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
 {
 	uint64_t raw;
@@ -82,21 +74,21 @@ static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
 
 	if (!c->info->fac.has_tjmax) {
 		collector_note(c, "socket %d: no MSR_TEMPERATURE_TARGET on this model, no temperatures",
-		     ts->topo->socket);
+			       ts->topo->socket);
 		return;
 	}
 	err = hw_read_msr(c->hw, cpu, MSR_TEMPERATURE_TARGET, &raw);
 	if (err) {
 		c->errors++;
 		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET unreadable (%s), no temperatures",
-		     ts->topo->socket, strerror(-err));
+			       ts->topo->socket, strerror(-err));
 		return;
 	}
 	/* hardware.md §3.4: no guessing of a default TjMax. */
 	ts->tjmax_c = decode_tjmax(raw);
 	if (ts->tjmax_c == 0) {
 		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures",
-		     ts->topo->socket);
+			       ts->topo->socket);
 		return;
 	}
 	ts->has_tjmax = true;
@@ -132,7 +124,7 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	if (err) {
 		c->errors++;
 		collector_note(c, "socket %d: MSR_RAPL_POWER_UNIT unreadable (%s), no RAPL throttled time",
-		     ts->topo->socket, strerror(-err));
+			       ts->topo->socket, strerror(-err));
 		return;
 	}
 	ts->time_unit_s = decode_rapl_time_unit_s(raw);
@@ -141,10 +133,10 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	ts->has_rapl = ts->pkg.is_present || ts->dram.is_present;
 	if (!ts->pkg.is_present)
 		collector_note(c, "socket %d: no MSR_PKG_PERF_STATUS, package throttled time reads 0",
-		     ts->topo->socket);
+			       ts->topo->socket);
 	if (!ts->dram.is_present)
 		collector_note(c, "socket %d: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0",
-		     ts->topo->socket);
+			       ts->topo->socket);
 }
 
 static int setup_socket(struct collector *c, struct thermal_socket *ts,
@@ -156,7 +148,7 @@ static int setup_socket(struct collector *c, struct thermal_socket *ts,
 	ts->cores = calloc((size_t)(sock->n_cores ? sock->n_cores : 1), sizeof(*ts->cores));
 	if (!ts->cores)
 		return -ENOMEM;
-	cpu = first_online_cpu(c->hw, sock);
+	cpu = cpu_socket_first_online(c->hw, sock);
 	if (cpu < 0) {
 		collector_note(c, "socket %d: no online CPU, no TjMax", sock->socket);
 		return 0;
@@ -182,7 +174,7 @@ static int thermal_start(struct collector *c)
 	int err;
 
 	if (!c->conf->thermal_enabled) {
-		snprintf(c->reason, sizeof(c->reason), "disabled in the configuration");
+		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	st = calloc(1, sizeof(*st));
@@ -405,10 +397,49 @@ static void thermal_stop(struct collector *c)
 	c->state = NULL;
 }
 
+static const struct conf_key thermal_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(thermal_enabled), .def = "yes" },
+	{ "rapl", CONF_KIND_BOOL, CONF_FIELD(thermal_rapl), .def = "yes" },
+	{ "kernel_counts", CONF_KIND_BOOL, CONF_FIELD(thermal_kernel_counts), .def = "yes" },
+};
+
+static const struct conf_section thermal_conf_section = {
+	.name = "thermal", .keys = thermal_keys,
+	.n_keys = sizeof(thermal_keys) / sizeof(thermal_keys[0]),
+};
+
+static bool thermal_is_enabled(const struct conf *conf)
+{
+	return conf->thermal_enabled;
+}
+
+static bool thermal_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return old->thermal_enabled != new->thermal_enabled ||
+	       old->thermal_rapl != new->thermal_rapl ||
+	       old->thermal_kernel_counts != new->thermal_kernel_counts;
+}
+
+static void thermal_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
+{
+	for (int i = 0; i < src->n_sockets; i++) {
+		const struct snapshot_socket *b = &src->sockets[i];
+		struct snapshot_socket *d = snapshot_socket(dst, b->socket);
+
+		if (!d)
+			continue;
+		d->rapl_package_throttled_s += sign * b->rapl_package_throttled_s;
+		d->rapl_dram_throttled_s += sign * b->rapl_dram_throttled_s;
+	}
+}
+
 const struct collector_ops thermal_collector_ops = {
 	.name = "thermal",
-	.id = SNAPSHOT_COLLECTOR_THERMAL,
 	.start = thermal_start,
 	.sample = thermal_sample,
 	.stop = thermal_stop,
+	.conf_section = &thermal_conf_section,
+	.is_enabled = thermal_is_enabled,
+	.conf_changed = thermal_conf_changed,
+	.add_totals = thermal_add_totals,
 };

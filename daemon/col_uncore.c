@@ -72,20 +72,20 @@ static uint32_t pmc_msr(int n)
 	return MSR_UNCORE_PMC0 + (uint32_t)n;
 }
 
-/* Append a sentence to the collector's reason, "; "-separated, truncating. */
+/* Whether the collector is on and this model has the Nehalem/Westmere uncore PMU. */
 static int check_facility(struct collector *c)
 {
 	const struct cpu_info *info = c->info;
 
 	if (!c->conf->uncore_enabled) {
-		snprintf(c->reason, sizeof(c->reason), "disabled in the configuration");
+		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	if (!info->fac.has_nhm_uncore) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "this CPU (%s, family %u model 0x%02x) has no Nehalem/Westmere uncore PMU at "
-			 "MSR 0x391/0x3c0; uncore thermal events are not available",
-			 info->microarch ? info->microarch : "unknown", info->family, info->model);
+		collector_refuse(c,
+				 "this CPU (%s, family %u model 0x%02x) has no Nehalem/Westmere uncore PMU at "
+				 "MSR 0x391/0x3c0; uncore thermal events are not available",
+				 info->microarch ? info->microarch : "unknown", info->family, info->model);
 		return -ENOTSUP;
 	}
 	return 0;
@@ -98,10 +98,10 @@ static int check_interval(struct collector *c)
 
 	if (c->conf->interval_s <= wrap_s / 4)
 		return 0;
-	snprintf(c->reason, sizeof(c->reason),
-		 "interval %.0f s is too long: the %d-bit uncore counters can wrap every %.0f s, "
-		 "so the interval must be at most %.0f s", c->conf->interval_s,
-		 UNCORE_COUNTER_WIDTH, wrap_s, wrap_s / 4);
+	collector_refuse(c,
+			 "interval %.0f s is too long: the %d-bit uncore counters can wrap every %.0f s, "
+			 "so the interval must be at most %.0f s", c->conf->interval_s,
+			 UNCORE_COUNTER_WIDTH, wrap_s, wrap_s / 4);
 	return -EINVAL;
 }
 
@@ -111,9 +111,9 @@ static int add_spec(struct collector *c, struct uncore_state *st, const struct e
 		if (strcmp(st->specs[i].name, spec->name) == 0)
 			return 0;
 	if (st->n_specs == UNCORE_MAX_EVENTS) {
-		snprintf(c->reason, sizeof(c->reason),
-			 "too many uncore events: at most %d can be reported, defaults included; "
-			 "remove some or turn the default events off", UNCORE_MAX_EVENTS);
+		collector_refuse(c,
+				 "too many uncore events: at most %d can be reported, defaults included; "
+				 "remove some or turn the default events off", UNCORE_MAX_EVENTS);
 		return -EINVAL;
 	}
 	st->specs[st->n_specs++] = *spec;
@@ -304,7 +304,7 @@ static int program_socket(struct collector *c, struct uncore_state *st,
 		us->has_fixed = true;
 	} else {
 		collector_note(c, "socket %d: the uncore fixed counter is in use by another agent, "
-		     "uncore clockticks are not reported", us->socket);
+			       "uncore clockticks are not reported", us->socket);
 	}
 	if (!own_bits)
 		return 0;
@@ -337,14 +337,6 @@ static int init_counters(struct collector *c, struct uncore_socket *us)
 	return 0;
 }
 
-static int first_online_cpu(struct collector *c, const struct cpu_socket *cs)
-{
-	for (int i = 0; i < cs->n_cpus; i++)
-		if (hw_cpu_online(c->hw, cs->cpus[i]) == 1)
-			return cs->cpus[i];
-	return -1;
-}
-
 /*
  * Claim counters on one socket.  A failure before anything was written
  * leaves the socket out (*ret_wrote false); one after is fatal for start.
@@ -358,7 +350,7 @@ static int claim_socket(struct collector *c, struct uncore_state *st, struct unc
 	*ret_wrote = false;
 	us->socket = cs->socket;
 	us->cs = cs;
-	us->cpu = first_online_cpu(c, cs);
+	us->cpu = cpu_socket_first_online(c->hw, cs);
 	if (us->cpu < 0) {
 		collector_note(c, "socket %d: no online CPU, no uncore counting there", us->socket);
 		return -ENXIO;
@@ -366,7 +358,7 @@ static int claim_socket(struct collector *c, struct uncore_state *st, struct unc
 	err = read_found(c, us->cpu, &found);
 	if (err) {
 		collector_note(c, "socket %d: cpu %d: reading the uncore PMU failed: %s", us->socket,
-		     us->cpu, hw_hint(err, HW_OP_READ));
+			       us->cpu, hw_hint(err, HW_OP_READ));
 		return err;
 	}
 	assign_counters(c, st, us, free_counters(&found));
@@ -407,12 +399,11 @@ static int fail_start(struct collector *c, struct uncore_state *st, int err)
 
 static void note_write_failure(struct collector *c, int err)
 {
-	/* The write error replaces whatever notes were made: it is the reason. */
-	c->reason[0] = '\0';
+	/* The write error is the reason; notes made so far go with the failed start. */
 	if (err == -EPERM || err == -EACCES)
-		collector_note(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
+		collector_refuse(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
 	else
-		collector_note(c, "programming the uncore PMU failed: %s", pmu_hint(err, HW_OP_WRITE));
+		collector_refuse(c, "programming the uncore PMU failed: %s", pmu_hint(err, HW_OP_WRITE));
 }
 
 static int claim_all(struct collector *c, struct uncore_state *st)
@@ -474,7 +465,7 @@ static void note_lost_once(struct collector *c, struct uncore_state *st,
 		return;
 	st->has_noted_lost = true;
 	collector_note(c, "socket %d: %s was reprogrammed by another agent and reclaimed; "
-	     "the counts of that interval are lost", us->socket, what);
+		       "the counts of that interval are lost", us->socket, what);
 }
 
 /* Policy reclaim: program the counter again and count from its new value. */
@@ -581,7 +572,7 @@ static void yield_fixed(struct collector *c, struct uncore_state *st, struct unc
 	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, UNC_GLOBAL_CTRL_EN_FC0);
 	us->has_fixed = false;
 	collector_note(c, "socket %d: the uncore fixed counter was taken by another agent, "
-	     "uncore clockticks are no longer reported", us->socket);
+		       "uncore clockticks are no longer reported", us->socket);
 }
 
 static void sample_fixed(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
@@ -610,15 +601,21 @@ static void sample_fixed(struct collector *c, struct uncore_state *st, struct un
 static void sample_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
 {
 	uint64_t global_ctrl;
+	char key[32];
 
+	/* A degradation while it holds: cleared by the first good read. */
+	snprintf(key, sizeof(key), "stale socket %d", us->socket);
 	if (relocate(c, st, us) ||
 	    read_socket(c, st, us, MSR_UNCORE_PERF_GLOBAL_CTRL, &global_ctrl)) {
 		/* Totals stay as they were; the counters keep counting meanwhile. */
 		us->is_stale = true;
 		c->errors++;
+		collector_degrade(c, key, "socket %d: no CPU of the socket can be read, "
+				  "uncore totals held", us->socket);
 		return;
 	}
 	us->is_stale = false;
+	collector_recover(c, key);
 	for (int i = 0; i < us->n_events; i++)
 		if (us->events[i].is_counting)
 			sample_event(c, st, us, &us->events[i], global_ctrl);
@@ -682,15 +679,105 @@ static void uncore_stop(struct collector *c)
 	err = pmu_restore(st->ledger, c->hw, &n_failed);
 	if (err)
 		collector_note(c, "restoring %u uncore registers failed: %s", n_failed,
-		     hw_hint(err, HW_OP_WRITE));
+			       hw_hint(err, HW_OP_WRITE));
 	free_state(st);
 	c->state = NULL;
 }
 
+static const char *event_flags(const struct event_spec *ev, char *buf, size_t len)
+{
+	snprintf(buf, len, "event=0x%02x umask=0x%02x%s%s", ev->code, ev->umask,
+		 ev->edge ? " edge" : "", ev->inv ? " inv" : "");
+	return buf;
+}
+
+static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	const struct event_spec *ev;
+	char buf[96];
+	size_t n;
+
+	if (!info->fac.has_nhm_uncore) {
+		strbuf_append(out, "uncore: not available (no Nehalem/Westmere uncore PMU on this model)\n");
+		return;
+	}
+	strbuf_printf(out, "uncore (per socket, %d counters of %d bits, and the uncore clock):\n",
+		      UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH);
+	strbuf_printf(out, "  %-36s %s\n", "clockticks", "fixed counter (MSR 0x394)");
+	ev = event_builtins(EVENT_PMU_UNCORE, &n);
+	for (size_t i = 0; i < n; i++) {
+		bool ok = !ev[i].needs_uncore_thermal || info->fac.has_uncore_thermal_events;
+
+		strbuf_printf(out, "  %-36s %s%s\n", ev[i].name, event_flags(&ev[i], buf, sizeof(buf)),
+			      ok ? "" : "  (not available on this model)");
+	}
+}
+
+static void uncore_check_conf(const struct conf *conf, struct conf_check *chk)
+{
+	char taken[96];
+	int i = conf_check_events(chk, conf->uncore_events, conf->n_uncore_events, EVENT_PMU_UNCORE,
+				  conf->uncore_default_events, UNCORE_N_COUNTERS, taken, sizeof(taken));
+
+	if (i >= 0)
+		conf_check_error(chk, conf->uncore_events[i].line, "event",
+				 "event '%s' does not fit: the uncore has %d counters and %d are "
+				 "already taken by %s", conf->uncore_events[i].spec.name,
+				 UNCORE_N_COUNTERS, UNCORE_N_COUNTERS, taken);
+}
+
+static const struct conf_key uncore_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(uncore_enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
+	  .names = conf_conflict_names, .def = "reclaim" },
+	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
+	  .count_offset = offsetof(struct conf, n_uncore_events) },
+};
+
+static const struct conf_section uncore_conf_section = {
+	.name = "uncore", .keys = uncore_keys, .n_keys = sizeof(uncore_keys) / sizeof(uncore_keys[0]),
+	.check = uncore_check_conf,
+};
+
+static bool uncore_is_enabled(const struct conf *conf)
+{
+	return conf->uncore_enabled;
+}
+
+static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return old->uncore_enabled != new->uncore_enabled ||
+	       old->uncore_default_events != new->uncore_default_events ||
+	       old->uncore_on_conflict != new->uncore_on_conflict ||
+	       !conf_events_equal(old->uncore_events, old->n_uncore_events,
+				  new->uncore_events, new->n_uncore_events);
+}
+
+static void uncore_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
+{
+	for (int i = 0; i < src->n_sockets; i++) {
+		const struct snapshot_socket *b = &src->sockets[i];
+		struct snapshot_socket *d = snapshot_socket(dst, b->socket);
+
+		if (!d)
+			continue;
+		d->uncore_clockticks = snapshot_add_signed(d->uncore_clockticks, b->uncore_clockticks,
+							   sign);
+		d->uncore_conflicts = snapshot_add_signed(d->uncore_conflicts, b->uncore_conflicts, sign);
+		snapshot_add_event_totals(d->uncore_events, d->n_uncore_events, b->uncore_events,
+					  b->n_uncore_events, sign);
+	}
+}
+
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
-	.id = SNAPSHOT_COLLECTOR_UNCORE,
 	.start = uncore_start,
 	.sample = uncore_sample,
 	.stop = uncore_stop,
+	.conf_section = &uncore_conf_section,
+	.list_events = uncore_list_events,
+	.is_enabled = uncore_is_enabled,
+	.conf_changed = uncore_conf_changed,
+	.add_totals = uncore_add_totals,
 };

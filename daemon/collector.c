@@ -6,26 +6,28 @@
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "collector.h"
 
-/* Where the configuration says whether each collector is on. */
-static const size_t enabled_offset[SNAPSHOT_COLLECTOR_COUNT] = {
-	[SNAPSHOT_COLLECTOR_UNCORE] = offsetof(struct conf, uncore_enabled),
-	[SNAPSHOT_COLLECTOR_THERMAL] = offsetof(struct conf, thermal_enabled),
-	[SNAPSHOT_COLLECTOR_CORE] = offsetof(struct conf, core_enabled),
-};
-
 static bool is_enabled(const struct collector *c)
 {
-	const char *base = (const char *)c->conf;
+	return c->conf && c->ops->is_enabled(c->conf);
+}
 
-	if (!c->conf || (unsigned)c->ops->id >= SNAPSHOT_COLLECTOR_COUNT)
-		return false;
-	return *(const bool *)(base + enabled_offset[c->ops->id]);
+/* Why start failed, when the collector did not say. */
+static void explain_failure(struct collector *c, int err)
+{
+	struct collector_status *st = &c->status;
+
+	if (st->why_not[0])
+		return;
+	if (st->n_degradations > 0)
+		collector_reason(c, st->why_not, sizeof(st->why_not));
+	else
+		snprintf(st->why_not, sizeof(st->why_not), "%s collector failed to start: %s",
+			 c->ops->name, strerror(-err));
 }
 
 int collector_start(struct collector *c, const struct collector_ops *ops, struct hw *hw,
@@ -43,25 +45,32 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 	err = ops->start(c);
 	c->up = err == 0;
 	c->started = err == 0;
-	if (err && !c->reason[0])
-		snprintf(c->reason, sizeof(c->reason), "%s collector failed to start: %s",
-			 ops->name, strerror(-err));
+	if (err) {
+		/* A collector that does not run has nothing degraded, only a reason. */
+		explain_failure(c, err);
+		c->status.n_degradations = 0;
+		c->status.n_unlisted = 0;
+	}
 	return err;
 }
 
 void collector_sample(struct collector *c, struct snapshot *s)
 {
 	struct snapshot_collector *sc;
+	char reason[COLLECTOR_TEXT_MAX * (COLLECTOR_MAX_DEGRADATIONS + 1)];
 
-	if (!c->ops || (unsigned)c->ops->id >= SNAPSHOT_COLLECTOR_COUNT)
+	if (!c->ops)
 		return;
 	if (c->started)
 		c->ops->sample(c, s);
-	sc = &s->collectors[c->ops->id];
-	sc->name = c->ops->name;
+	sc = snapshot_add_collector(s, c->ops->name);
+	if (!sc)
+		return;
 	sc->enabled = is_enabled(c);
 	sc->up = c->up;
-	snprintf(sc->reason, sizeof(sc->reason), "%s", c->reason);
+	sc->reason = snapshot_intern(s, collector_reason(c, reason, sizeof(reason)));
+	if (!sc->reason)
+		sc->reason = "";
 	sc->errors = c->errors;
 }
 
@@ -75,18 +84,98 @@ void collector_stop(struct collector *c)
 	c->ops = NULL;
 }
 
-void collector_note(struct collector *c, const char *fmt, ...)
+void collector_refuse(struct collector *c, const char *fmt, ...)
 {
-	size_t used = strlen(c->reason);
 	va_list ap;
 
-	if (used && used + 2 < sizeof(c->reason)) {
-		memcpy(c->reason + used, "; ", 3);
-		used += 2;
-	}
-	if (used + 1 >= sizeof(c->reason))
-		return;
 	va_start(ap, fmt);
-	vsnprintf(c->reason + used, sizeof(c->reason) - used, fmt, ap);
+	vsnprintf(c->status.why_not, sizeof(c->status.why_not), fmt, ap);
 	va_end(ap);
+}
+
+static struct collector_degradation *find_degradation(struct collector_status *st, const char *key)
+{
+	for (int i = 0; i < st->n_degradations; i++)
+		if (strcmp(st->degradations[i].key, key) == 0)
+			return &st->degradations[i];
+	return NULL;
+}
+
+static void degrade(struct collector *c, const char *key, const char *fmt, va_list ap)
+{
+	struct collector_status *st = &c->status;
+	struct collector_degradation *d = find_degradation(st, key);
+
+	if (!d) {
+		if (st->n_degradations == COLLECTOR_MAX_DEGRADATIONS) {
+			st->n_unlisted++;
+			return;
+		}
+		d = &st->degradations[st->n_degradations++];
+		snprintf(d->key, sizeof(d->key), "%s", key);
+	}
+	vsnprintf(d->text, sizeof(d->text), fmt, ap);
+}
+
+void collector_degrade(struct collector *c, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	degrade(c, key, fmt, ap);
+	va_end(ap);
+}
+
+void collector_recover(struct collector *c, const char *key)
+{
+	struct collector_status *st = &c->status;
+	struct collector_degradation *d = find_degradation(st, key);
+
+	if (!d)
+		return;
+	memmove(d, d + 1, (size_t)(st->degradations + st->n_degradations - (d + 1)) * sizeof(*d));
+	st->n_degradations--;
+}
+
+void collector_note(struct collector *c, const char *fmt, ...)
+{
+	char text[COLLECTOR_TEXT_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	collector_degrade(c, text, "%s", text);
+}
+
+/* Append part to buf (used bytes *used), "; "-separated; truncated at len. */
+static void append_part(char *buf, size_t len, size_t *used, const char *part)
+{
+	int n;
+
+	if (*used >= len)
+		return;
+	n = snprintf(buf + *used, len - *used, "%s%s", *used ? "; " : "", part);
+	if (n > 0)
+		*used = *used + (size_t)n < len ? *used + (size_t)n : len - 1;
+}
+
+const char *collector_reason(const struct collector *c, char *buf, size_t len)
+{
+	const struct collector_status *st = &c->status;
+	size_t used = 0;
+	char more[48];
+
+	if (len == 0)
+		return buf;
+	buf[0] = '\0';
+	if (st->why_not[0])
+		append_part(buf, len, &used, st->why_not);
+	for (int i = 0; i < st->n_degradations; i++)
+		append_part(buf, len, &used, st->degradations[i].text);
+	if (st->n_unlisted) {
+		snprintf(more, sizeof(more), "%u more", st->n_unlisted);
+		append_part(buf, len, &used, more);
+	}
+	return buf;
 }

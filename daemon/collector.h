@@ -2,8 +2,9 @@
  * The collector interface.  A collector owns the hardware state it
  * programs and the totals it accumulates; each sample it writes its values
  * into the snapshot being built.  Collectors know nothing of each other,
- * of HTTP or of systemd; they report an up/down status and a reason, and
- * the sampler decides what to log.
+ * of HTTP or of systemd; they report a status in parts (up or not, why
+ * not, and the degradations that hold now) and the sampler decides what
+ * to log.
  *
  * Only the sampler thread calls sample(); start() and stop() run before the
  * sampler starts and after it has finished.
@@ -18,20 +19,43 @@
 #include "conf.h"
 #include "cpu.h"
 #include "hw.h"
+#include "metric.h"
 #include "snapshot.h"
+#include "strbuf.h"
 
 struct collector;
 
+#define COLLECTOR_TEXT_MAX 192
+#define COLLECTOR_MAX_DEGRADATIONS 8
+
+/*
+ * A way a running collector works less than fully ("socket 1: no online
+ * CPU, no TjMax"), listed while it holds.  key names what it is about, so
+ * that the same condition noted again replaces its text instead of adding
+ * a copy, and so that it can be cleared when it no longer holds.
+ */
+struct collector_degradation {
+	char key[COLLECTOR_TEXT_MAX];
+	char text[COLLECTOR_TEXT_MAX];
+};
+
+struct collector_status {
+	char why_not[COLLECTOR_TEXT_MAX]; /* why the collector is not up; "" while it is */
+	int n_degradations;               /* in the order they were first noted */
+	struct collector_degradation degradations[COLLECTOR_MAX_DEGRADATIONS];
+	unsigned n_unlisted;              /* noted when the list was full; until restart */
+};
+
 struct collector_ops {
-	const char *name;                 /* "uncore", "thermal", "core" */
-	enum snapshot_collector_id id;
+	const char *name;                 /* its [section], its collector label, its status entry */
 
 	/*
 	 * Allocate state, check the facility, claim counters.  Returns 0 when
-	 * the collector runs (possibly degraded: reason set), -ENOTSUP when the
-	 * machine lacks the facility, or another negative errno; in both error
-	 * cases reason says why in one sentence and stop() is still safe.
-	 * A config error detected here (too many events, say) is -EINVAL.
+	 * the collector runs (possibly degraded: collector_degrade), -ENOTSUP
+	 * when the machine lacks the facility, or another negative errno; in
+	 * both error cases collector_refuse says why in one sentence and stop()
+	 * is still safe.  A config error detected here (too many events, say)
+	 * is -EINVAL.
 	 */
 	int (*start)(struct collector *c);
 
@@ -40,6 +64,41 @@ struct collector_ops {
 
 	/* Restore every register changed to the value found; free state. */
 	void (*stop)(struct collector *c);
+
+	/*
+	 * The families the collector adds values of (metric.h), for the
+	 * generic carry of their counters across reloads and --once intervals.
+	 */
+	const struct metric_family *const *families;
+	size_t n_families;
+
+	/* The collector's [section] of the configuration file, parsed by conf.c. */
+	const struct conf_section *conf_section;
+
+	/*
+	 * For --list-events: the collector's block of what it can count on the
+	 * CPU described by info, lines of "  NAME  how", under a heading line.
+	 * NULL for a collector without events.
+	 */
+	void (*list_events)(const struct cpu_info *info, struct strbuf *out);
+
+	/* Whether conf turns the collector on (a disabled one is still listed). */
+	bool (*is_enabled)(const struct conf *conf);
+
+	/*
+	 * Whether going from old to new changes a setting of the collector's
+	 * own, so that a reload must restart it.  The sampling interval is the
+	 * sampler's business and not asked about here.
+	 */
+	bool (*conf_changed)(const struct conf *old, const struct conf *new);
+
+	/*
+	 * Add (sign > 0) or subtract (sign < 0) the counter totals this
+	 * collector exports in src to those in dst, matching sockets and CPUs
+	 * by id and events by name: for the reload carry and for --once's one
+	 * interval.  Gauges, kernel counts and error counts are left alone.
+	 */
+	void (*add_totals)(struct snapshot *dst, const struct snapshot *src, int sign);
 };
 
 struct collector {
@@ -52,31 +111,80 @@ struct collector {
 
 	bool up;
 	bool started;                     /* start() returned 0, stop() not run yet; collector.c's */
-	char reason[192];
+	struct collector_status status;   /* through the calls below */
 	uint64_t errors;                  /* failed hardware reads since start */
 };
 
-extern const struct collector_ops uncore_collector_ops;
-extern const struct collector_ops thermal_collector_ops;
-extern const struct collector_ops core_collector_ops;
+/*
+ * The registered collectors, in output order: a collector is one file with
+ * its collector_ops and one line in the table of collectors.c, or, for one
+ * that is not built into the daemon (a test's), one COLLECTOR_REGISTER
+ * line in its file.  Each sample lists their status in
+ * snapshot->collectors in this order.
+ */
+extern const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS];
+extern size_t collector_registry_n;
+
+/*
+ * Register ops after the built-in collectors.  Only before anything runs
+ * (at program start).  -ENOSPC when SNAPSHOT_MAX_COLLECTORS are
+ * registered, -EEXIST when the name is taken, -E2BIG when its settings do
+ * not fit CONF_SETTINGS_BYTES.
+ */
+int collector_register(const struct collector_ops *ops);
+
+/*
+ * The settings block of ops in conf (conf_section.settings_size), or NULL
+ * when ops is not registered.
+ */
+const void *collector_settings(const struct conf *conf, const struct collector_ops *ops);
+
+/* Register ops at program start, from the collector's own file. */
+#define COLLECTOR_REGISTER(ops) \
+	__attribute__((constructor)) static void register_##ops(void) { collector_register(&ops); }
+
+/* The registered collector called name, or NULL. */
+const struct collector_ops *collector_find(const char *name);
 
 /*
  * Set up c for ops with the shared context (borrowed; must outlive c) and
- * call ops->start.  Returns what start returned; c->up and c->reason tell
- * the result.
+ * call ops->start.  Returns what start returned; c->up and c->status tell
+ * the result.  When start fails without saying why, the degradations it
+ * noted become the reason, or else a generic sentence with the errno.
  */
 int collector_start(struct collector *c, const struct collector_ops *ops, struct hw *hw,
 		    const struct cpu_info *info, const struct cpu_topology *topo,
 		    const struct conf *conf);
 
-/* Run one sample and copy the status into s->collectors[ops->id]. */
+/* Run one sample and list the status in s (snapshot_add_collector). */
 void collector_sample(struct collector *c, struct snapshot *s);
 
+/* Say why c is not up (replacing what was said before); truncated to COLLECTOR_TEXT_MAX. */
+void collector_refuse(struct collector *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /*
- * Append a note to c->reason, "; "-separated from what is there; silently
- * truncated when the reason is full.
+ * Note degradation key, or replace its text when it is already listed.
+ * When COLLECTOR_MAX_DEGRADATIONS are listed, a new one is only counted.
+ */
+void collector_degrade(struct collector *c, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Clear degradation key: it no longer holds.  Nothing when it is not listed. */
+void collector_recover(struct collector *c, const char *key);
+
+/*
+ * Note a degradation that holds until the collector restarts, keyed by its
+ * own text (noting it again changes nothing).
  */
 void collector_note(struct collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The status as one sentence list: why not up, then each degradation, then
+ * "N more" for the unlisted ones, "; "-separated; "" when there is nothing
+ * to say.  Writes at most len bytes (NUL included) to buf and returns buf.
+ */
+const char *collector_reason(const struct collector *c, char *buf, size_t len);
 
 /* Stop c (restore) if it was started; idempotent. */
 void collector_stop(struct collector *c);

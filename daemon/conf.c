@@ -1,13 +1,13 @@
 /*
  * The configuration file.  inih splits the file into sections and
- * "key = value" pairs; a key table gives each key its section, kind, place
- * in struct conf, bounds and default, and one parse function per kind turns
- * the text into a value or a message saying what was expected.  Every error
+ * "key = value" pairs; a key table per section gives each key its kind,
+ * place in struct conf, bounds and default, and one parse function per kind
+ * turns the text into a value or a message saying what was expected.  The
+ * [daemon] table is here; the collectors declare theirs (collector.h).  Every error
  * is collected with its file, line and key, and a file with any error is
  * refused whole.  It does no logging; whether the configured events fit the
  * CPU actually found is for the collectors to check.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdarg.h>
@@ -16,14 +16,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "collector.h"
 #include "conf.h"
 #include "conf_file.h"
-#include "msr.h"
+#include "listen_addr.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-/* Programmable core events allowed in a config; the CPU may have fewer (CPUID, at start). */
-#define CONF_MAX_CORE_EVENTS 8
 
 /* Read buffer of the line reader; longer lines are read in pieces and refused. */
 #define RAW_LINE_CHUNK 512
@@ -33,71 +31,69 @@
 /* Section name standing in for a malformed header; reader lines never hold a newline. */
 #define BROKEN_SECTION "[\n]"
 
-enum key_kind {
-	KIND_BOOL,
-	KIND_SECONDS,        /* double, decimals allowed */
-	KIND_UNSIGNED,
-	KIND_STRING,
-	KIND_PATH,           /* absolute */
-	KIND_ENUM,
-	KIND_LISTEN,
-	KIND_UNCORE_EVENT,   /* repeatable, appends */
-	KIND_CORE_EVENT,     /* repeatable, appends */
-	KIND_COUNT,
-};
-
-struct conf_key {
-	const char *section;
-	const char *name;
-	enum key_kind kind;
-	size_t offset;                    /* of the field in struct conf */
-	size_t size;                      /* of that field */
-	double min, max;                  /* numeric kinds */
-	const char *unit;                 /* "seconds", "bytes" or NULL, for messages */
-	const char *const *names;         /* KIND_ENUM: value names in enum order, NULL-terminated */
-	const char *def;                  /* default as written in the file; NULL = none */
-};
-
-#define FIELD(m) offsetof(struct conf, m), sizeof(((struct conf *)0)->m)
+/* At most this many sections ([daemon] included) and keys in one section. */
+#define MAX_SECTIONS 16
+#define MAX_SECTION_KEYS 32
 
 static const char *const log_level_names[] = { "error", "warning", "notice", "info", "debug", NULL };
-static const char *const conflict_names[] = { "reclaim", "yield", NULL };
 
-static const char *const section_names[] = { "daemon", "uncore", "thermal", "core", NULL };
+const char *const conf_conflict_names[] = { "reclaim", "yield", NULL };
 
 /*
  * The interval bound: a counter must not wrap twice between two samples.
  * 60 s is far below the wrap period of a 48-bit counter (2^48 cycles at
  * 5 GHz is about 15.6 h); the collectors check the real widths at start.
  */
-static const struct conf_key keys[] = {
-	{ "daemon", "listen", KIND_LISTEN, FIELD(listen), .def = "127.0.0.1:9796" },
-	{ "daemon", "interval", KIND_SECONDS, FIELD(interval_s), 0.05, 60, "seconds", .def = "1" },
-	{ "daemon", "root", KIND_PATH, FIELD(root), .def = "/" },
-	{ "daemon", "user", KIND_STRING, FIELD(user), .def = "uncored" },
-	{ "daemon", "log_level", KIND_ENUM, FIELD(log_level), .names = log_level_names, .def = "notice" },
-	{ "daemon", "max_connections", KIND_UNSIGNED, FIELD(max_connections), 1, 10000, NULL, .def = "64" },
-	{ "daemon", "max_connections_per_ip", KIND_UNSIGNED, FIELD(max_connections_per_ip), 1, 1000, NULL,
-	  .def = "8" },
-	{ "daemon", "request_timeout", KIND_UNSIGNED, FIELD(request_timeout_s), 1, 300, "seconds", .def = "10" },
-	{ "daemon", "max_header_size", KIND_UNSIGNED, FIELD(max_header_bytes), 1024, 65536, "bytes",
+static const struct conf_key daemon_keys[] = {
+	{ "listen", CONF_KIND_LISTEN, CONF_FIELD(listen), .def = "127.0.0.1:9796" },
+	{ "interval", CONF_KIND_SECONDS, CONF_FIELD(interval_s), 0.05, 60, "seconds", .def = "1" },
+	{ "root", CONF_KIND_PATH, CONF_FIELD(root), .def = "/" },
+	{ "user", CONF_KIND_STRING, CONF_FIELD(user), .def = "uncored" },
+	{ "log_level", CONF_KIND_ENUM, CONF_FIELD(log_level), .names = log_level_names,
+	  .def = "notice" },
+	{ "max_connections", CONF_KIND_UNSIGNED, CONF_FIELD(max_connections), 1, 10000, NULL,
+	  .def = "64" },
+	{ "max_connections_per_ip", CONF_KIND_UNSIGNED, CONF_FIELD(max_connections_per_ip), 1, 1000,
+	  NULL, .def = "8" },
+	{ "request_timeout", CONF_KIND_UNSIGNED, CONF_FIELD(request_timeout_s), 1, 300, "seconds",
+	  .def = "10" },
+	{ "max_header_size", CONF_KIND_UNSIGNED, CONF_FIELD(max_header_bytes), 1024, 65536, "bytes",
 	  .def = "8192" },
-	{ "daemon", "max_episodes", KIND_UNSIGNED, FIELD(max_episodes), 1, 10000, NULL, .def = "256" },
-	{ "daemon", "state_file", KIND_PATH, FIELD(state_file), .def = "/run/uncored/ledger" },
-	{ "uncore", "enabled", KIND_BOOL, FIELD(uncore_enabled), .def = "yes" },
-	{ "uncore", "default_events", KIND_BOOL, FIELD(uncore_default_events), .def = "yes" },
-	{ "uncore", "on_conflict", KIND_ENUM, FIELD(uncore_on_conflict), .names = conflict_names,
-	  .def = "reclaim" },
-	{ "uncore", "event", KIND_UNCORE_EVENT, FIELD(uncore_events), .def = NULL },
-	{ "thermal", "enabled", KIND_BOOL, FIELD(thermal_enabled), .def = "yes" },
-	{ "thermal", "rapl", KIND_BOOL, FIELD(thermal_rapl), .def = "yes" },
-	{ "thermal", "kernel_counts", KIND_BOOL, FIELD(thermal_kernel_counts), .def = "yes" },
-	{ "core", "enabled", KIND_BOOL, FIELD(core_enabled), .def = "yes" },
-	{ "core", "default_events", KIND_BOOL, FIELD(core_default_events), .def = "yes" },
-	{ "core", "on_conflict", KIND_ENUM, FIELD(core_on_conflict), .names = conflict_names,
-	  .def = "reclaim" },
-	{ "core", "event", KIND_CORE_EVENT, FIELD(core_events), .def = NULL },
+	{ "max_episodes", CONF_KIND_UNSIGNED, CONF_FIELD(max_episodes), 1, 10000, NULL,
+	  .def = "256" },
+	{ "state_file", CONF_KIND_PATH, CONF_FIELD(state_file), .def = "/run/uncored/ledger" },
 };
+
+static const struct conf_section daemon_section = {
+	.name = "daemon", .keys = daemon_keys, .n_keys = ARRAY_SIZE(daemon_keys),
+};
+
+/* Section i: [daemon], then each registered collector's, in registration order. */
+static const struct conf_section *section_at(size_t i)
+{
+	if (i == 0)
+		return &daemon_section;
+	if (i - 1 < collector_registry_n)
+		return collector_registry[i - 1]->conf_section;
+	return NULL;
+}
+
+/* Where the offsets of section i's keys count from in conf. */
+static void *section_base(struct conf *conf, size_t i)
+{
+	const struct conf_section *sec = section_at(i);
+
+	if (i == 0 || !sec->settings_size)
+		return conf;
+	return conf->settings[i - 1];
+}
+
+static size_t n_sections(void)
+{
+	size_t n = 1 + collector_registry_n;
+
+	return n < MAX_SECTIONS ? n : MAX_SECTIONS;
+}
 
 struct parse_ctx {
 	FILE *f;
@@ -106,7 +102,8 @@ struct parse_ctx {
 	int read_errno;
 	struct conf conf;
 	struct conf_errors *errs;
-	int set_line[ARRAY_SIZE(keys)];   /* where each key was first set, 0 = not yet */
+	/* Where each key was first set, 0 = not yet; by section and key index. */
+	int set_line[MAX_SECTIONS][MAX_SECTION_KEYS];
 };
 
 /* Copy with truncation, always terminated. */
@@ -160,15 +157,19 @@ static const char *join_names(const char *const *names, const char *last, char *
 
 /* ---- one parse function per kind ---------------------------------------- */
 
-typedef int parse_fn(const struct conf_key *k, const char *value, struct conf *conf, int line,
+/*
+ * base is what the key's offset counts from: struct conf itself, or the
+ * settings block of a section that has one (conf_section.settings_size).
+ */
+typedef int parse_fn(const struct conf_key *k, const char *value, void *base, int line,
 		     char *err, size_t errlen);
 
-static void *field_of(const struct conf_key *k, struct conf *conf)
+static void *field_of(const struct conf_key *k, void *base)
 {
-	return (char *)conf + k->offset;
+	return (char *)base + k->offset;
 }
 
-static int parse_bool(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_bool(const struct conf_key *k, const char *value, void *base, int line,
 		      char *err, size_t errlen)
 {
 	static const char *const words[] = { "yes", "no", "true", "false", "on", "off", "1", "0" };
@@ -176,7 +177,7 @@ static int parse_bool(const struct conf_key *k, const char *value, struct conf *
 	(void)line;
 	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
 		if (strcasecmp(value, words[i]) == 0) {
-			*(bool *)field_of(k, conf) = i % 2 == 0;
+			*(bool *)field_of(k, base) = i % 2 == 0;
 			return 0;
 		}
 	}
@@ -213,7 +214,7 @@ static int parse_decimal(const char *s, double *ret)
 	return 0;
 }
 
-static int parse_seconds(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_seconds(const struct conf_key *k, const char *value, void *base, int line,
 			 char *err, size_t errlen)
 {
 	double v;
@@ -224,7 +225,7 @@ static int parse_seconds(const struct conf_key *k, const char *value, struct con
 			 k->unit, k->min, k->max, value);
 		return -EINVAL;
 	}
-	*(double *)field_of(k, conf) = v;
+	*(double *)field_of(k, base) = v;
 	return 0;
 }
 
@@ -241,7 +242,7 @@ static int parse_uint(const char *s, unsigned long *ret)
 	return 0;
 }
 
-static int parse_unsigned(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_unsigned(const struct conf_key *k, const char *value, void *base, int line,
 			  char *err, size_t errlen)
 {
 	unsigned long v;
@@ -252,7 +253,7 @@ static int parse_unsigned(const struct conf_key *k, const char *value, struct co
 			 k->unit ? " of " : "", k->unit ? k->unit : "", k->min, k->max, value);
 		return -EINVAL;
 	}
-	*(unsigned *)field_of(k, conf) = (unsigned)v;
+	*(unsigned *)field_of(k, base) = (unsigned)v;
 	return 0;
 }
 
@@ -266,27 +267,27 @@ static int check_length(const struct conf_key *k, const char *value, char *err, 
 	return -EINVAL;
 }
 
-static int parse_string(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_string(const struct conf_key *k, const char *value, void *base, int line,
 			char *err, size_t errlen)
 {
 	(void)line;
 	if (check_length(k, value, err, errlen) < 0)
 		return -EINVAL;
-	copy_str(field_of(k, conf), k->size, value);
+	copy_str(field_of(k, base), k->size, value);
 	return 0;
 }
 
-static int parse_path(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_path(const struct conf_key *k, const char *value, void *base, int line,
 		      char *err, size_t errlen)
 {
 	if (value[0] != '/') {
 		snprintf(err, errlen, "expected an absolute path, got '%s'", value);
 		return -EINVAL;
 	}
-	return parse_string(k, value, conf, line, err, errlen);
+	return parse_string(k, value, base, line, err, errlen);
 }
 
-static int parse_enum(const struct conf_key *k, const char *value, struct conf *conf, int line,
+static int parse_enum(const struct conf_key *k, const char *value, void *base, int line,
 		      char *err, size_t errlen)
 {
 	char list[128];
@@ -295,7 +296,7 @@ static int parse_enum(const struct conf_key *k, const char *value, struct conf *
 	for (int i = 0; k->names[i]; i++) {
 		if (strcmp(value, k->names[i]) == 0) {
 			/* Both config enums are int-sized, non-negative (static asserts below). */
-			*(int *)field_of(k, conf) = i;
+			*(int *)field_of(k, base) = i;
 			return 0;
 		}
 	}
@@ -307,64 +308,15 @@ static int parse_enum(const struct conf_key *k, const char *value, struct conf *
 _Static_assert(sizeof(enum conf_log_level) == sizeof(int), "enum stored as int");
 _Static_assert(sizeof(enum conf_conflict_policy) == sizeof(int), "enum stored as int");
 
-/* Split "A.B.C.D:PORT" or "[V6]:PORT" into host and port; sets *family. */
-static int split_listen(const char *value, char *host, size_t hostlen, const char **ret_port,
-			int *family)
-{
-	const char *end, *port;
-
-	if (value[0] == '[') {
-		end = strchr(value, ']');
-		if (!end || end[1] != ':')
-			return -EINVAL;
-		value++;
-		port = end + 2;
-		*family = AF_INET6;
-	} else {
-		end = strrchr(value, ':');
-		if (!end)
-			return -EINVAL;
-		port = end + 1;
-		*family = AF_INET;
-	}
-	if ((size_t)(end - value) >= hostlen)
-		return -ERANGE;
-	memcpy(host, value, (size_t)(end - value));
-	host[end - value] = '\0';
-	*ret_port = port;
-	return 0;
-}
-
-static int parse_listen(const struct conf_key *k, const char *value, struct conf *conf, int line,
+/* The one listen address parser (listen_addr.h); a configured port is never 0. */
+static int parse_listen(const struct conf_key *k, const char *value, void *base, int line,
 			char *err, size_t errlen)
 {
-	char host[INET6_ADDRSTRLEN + 16] = "";
-	unsigned char addr[sizeof(struct in6_addr)];
-	const char *port;
-	unsigned long p;
-	int family, r;
-
 	if (check_length(k, value, err, errlen) < 0)
 		return -EINVAL;
-	r = split_listen(value, host, sizeof(host), &port, &family);
-	if (r == -EINVAL) {
-		snprintf(err, errlen, "expected A.B.C.D:PORT or [IPV6]:PORT, got '%s'", value);
-		return r;
-	}
-	if (family == AF_INET && strchr(host, ':')) {
-		snprintf(err, errlen, "an IPv6 address goes in brackets, as in '[::1]:9796', got '%s'", value);
+	if (listen_addr_parse(value, 1, NULL, NULL, err, errlen) < 0)
 		return -EINVAL;
-	}
-	if (r < 0 || inet_pton(family, host, addr) != 1) {
-		snprintf(err, errlen, "'%s' is not an %s address (expected A.B.C.D:PORT or [IPV6]:PORT)",
-			 r < 0 ? value : host, family == AF_INET ? "IPv4" : "IPv6");
-		return -EINVAL;
-	}
-	if (parse_uint(port, &p) < 0 || p < 1 || p > 65535) {
-		snprintf(err, errlen, "expected a port from 1 to 65535, got '%s'", port);
-		return -EINVAL;
-	}
-	return parse_string(k, value, conf, line, err, errlen);
+	return parse_string(k, value, base, line, err, errlen);
 }
 
 static int add_event(enum event_pmu pmu, const char *value, struct conf_event *list, int *n,
@@ -385,37 +337,27 @@ static int add_event(enum event_pmu pmu, const char *value, struct conf_event *l
 	return 0;
 }
 
-static int parse_uncore_event(const struct conf_key *k, const char *value, struct conf *conf,
-			      int line, char *err, size_t errlen)
+static int parse_event(const struct conf_key *k, const char *value, void *base, int line,
+		       char *err, size_t errlen)
 {
-	(void)k;
-	return add_event(EVENT_PMU_UNCORE, value, conf->uncore_events, &conf->n_uncore_events,
+	return add_event(k->pmu, value, field_of(k, base), (int *)((char *)base + k->count_offset),
 			 line, err, errlen);
 }
 
-static int parse_core_event(const struct conf_key *k, const char *value, struct conf *conf,
-			    int line, char *err, size_t errlen)
-{
-	(void)k;
-	return add_event(EVENT_PMU_CORE, value, conf->core_events, &conf->n_core_events,
-			 line, err, errlen);
-}
-
-static parse_fn *const parsers[KIND_COUNT] = {
-	[KIND_BOOL] = parse_bool,
-	[KIND_SECONDS] = parse_seconds,
-	[KIND_UNSIGNED] = parse_unsigned,
-	[KIND_STRING] = parse_string,
-	[KIND_PATH] = parse_path,
-	[KIND_ENUM] = parse_enum,
-	[KIND_LISTEN] = parse_listen,
-	[KIND_UNCORE_EVENT] = parse_uncore_event,
-	[KIND_CORE_EVENT] = parse_core_event,
+static parse_fn *const parsers[CONF_KIND_COUNT] = {
+	[CONF_KIND_BOOL] = parse_bool,
+	[CONF_KIND_SECONDS] = parse_seconds,
+	[CONF_KIND_UNSIGNED] = parse_unsigned,
+	[CONF_KIND_STRING] = parse_string,
+	[CONF_KIND_PATH] = parse_path,
+	[CONF_KIND_ENUM] = parse_enum,
+	[CONF_KIND_LISTEN] = parse_listen,
+	[CONF_KIND_EVENT] = parse_event,
 };
 
 static bool is_repeatable(const struct conf_key *k)
 {
-	return k->kind == KIND_UNCORE_EVENT || k->kind == KIND_CORE_EVENT;
+	return k->kind == CONF_KIND_EVENT;
 }
 
 void conf_defaults(struct conf *conf)
@@ -423,37 +365,56 @@ void conf_defaults(struct conf *conf)
 	char err[256];
 
 	memset(conf, 0, sizeof(*conf));
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (keys[i].def)
-			parsers[keys[i].kind](&keys[i], keys[i].def, conf, 0, err, sizeof(err));
+	for (size_t i = 0; i < n_sections(); i++) {
+		const struct conf_section *sec = section_at(i);
+
+		for (size_t j = 0; sec && j < sec->n_keys; j++)
+			if (sec->keys[j].def)
+				parsers[sec->keys[j].kind](&sec->keys[j], sec->keys[j].def,
+							   section_base(conf, i), 0, err, sizeof(err));
+	}
 }
 
 /* ---- the inih handler ---------------------------------------------------- */
 
-static bool section_known(const char *section)
+/* The index of section name, or -1. */
+static int find_section(const char *name)
 {
-	for (size_t i = 0; section_names[i]; i++)
-		if (strcmp(section, section_names[i]) == 0)
-			return true;
-	return false;
+	for (size_t i = 0; i < n_sections(); i++)
+		if (section_at(i) && strcmp(section_at(i)->name, name) == 0)
+			return (int)i;
+	return -1;
 }
 
-static const char *keys_of(const char *section, char *buf, size_t len)
+/* "[daemon], [a], [b] or [c]": every section, for messages. */
+static const char *sections_text(char *buf, size_t len)
+{
+	size_t used = 0, n = n_sections();
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		const char *sep = i == 0 ? "" : i + 1 < n ? ", " : " or ";
+
+		used += (size_t)snprintf(buf + used, len - used, "%s[%s]", sep, section_at(i)->name);
+	}
+	return buf;
+}
+
+static const char *keys_of(const struct conf_section *sec, char *buf, size_t len)
 {
 	size_t used = 0;
 
 	buf[0] = '\0';
-	for (size_t i = 0; i < ARRAY_SIZE(keys) && used < len; i++)
-		if (strcmp(keys[i].section, section) == 0)
-			used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-						 keys[i].name);
+	for (size_t i = 0; i < sec->n_keys && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+					 sec->keys[i].name);
 	return buf;
 }
 
-static int find_key(const char *section, const char *name)
+static int find_key(const struct conf_section *sec, const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (strcmp(keys[i].section, section) == 0 && strcmp(keys[i].name, name) == 0)
+	for (size_t i = 0; i < sec->n_keys && i < MAX_SECTION_KEYS; i++)
+		if (strcmp(sec->keys[i].name, name) == 0)
 			return (int)i;
 	return -1;
 }
@@ -463,29 +424,35 @@ static int handle_key(void *user, const char *section, const char *name, const c
 {
 	struct parse_ctx *ctx = user;
 	char err[sizeof(ctx->errs->list[0].message)], list[192];
-	int i;
+	const struct conf_section *sec;
+	const struct conf_key *k;
+	int si, i;
 
 	if (!*section) {
 		add_error(ctx->errs, ctx->file, ctx->line, name,
-			  "key outside any section (put it under [daemon], [uncore], [thermal] or [core])");
+			  "key outside any section (put it under %s)", sections_text(list, sizeof(list)));
 		return 1;
 	}
-	if (!section_known(section))
+	si = find_section(section);
+	if (si < 0)
 		return 1;   /* reported once, at the section line */
-	i = find_key(section, name);
+	sec = section_at((size_t)si);
+	i = find_key(sec, name);
 	if (i < 0) {
 		add_error(ctx->errs, ctx->file, ctx->line, name, "unknown key in [%s] (expected %s)",
-			  section, keys_of(section, list, sizeof(list)));
+			  section, keys_of(sec, list, sizeof(list)));
 		return 1;
 	}
-	if (ctx->set_line[i] && !is_repeatable(&keys[i])) {
+	k = &sec->keys[i];
+	if (ctx->set_line[si][i] && !is_repeatable(k)) {
 		add_error(ctx->errs, ctx->file, ctx->line, name, "duplicate key, first set on line %d",
-			  ctx->set_line[i]);
+			  ctx->set_line[si][i]);
 		return 1;
 	}
-	if (!ctx->set_line[i])
-		ctx->set_line[i] = ctx->line;
-	if (parsers[keys[i].kind](&keys[i], value, &ctx->conf, ctx->line, err, sizeof(err)) < 0)
+	if (!ctx->set_line[si][i])
+		ctx->set_line[si][i] = ctx->line;
+	if (parsers[k->kind](k, value, section_base(&ctx->conf, (size_t)si), ctx->line, err,
+			     sizeof(err)) < 0)
 		add_error(ctx->errs, ctx->file, ctx->line, name, "%s", err);
 	return 1;
 }
@@ -519,14 +486,13 @@ static const char *find_chars_or_comment(const char *s, const char *chars)
 /* Report a section header naming no section of ours; name runs from s to end. */
 static void check_section(struct parse_ctx *ctx, const char *s, const char *end)
 {
-	char section[64];
+	char section[64], list[192];
 	size_t len = (size_t)(end - s);
 
 	copy_str(section, len < sizeof(section) ? len + 1 : sizeof(section), s);
-	if (!section_known(section))
-		add_error(ctx->errs, ctx->file, ctx->line, "",
-			  "unknown section '[%s]' (expected [daemon], [uncore], [thermal] or [core])",
-			  section);
+	if (find_section(section) < 0)
+		add_error(ctx->errs, ctx->file, ctx->line, "", "unknown section '[%s]' (expected %s)",
+			  section, sections_text(list, sizeof(list)));
 }
 
 /*
@@ -612,6 +578,22 @@ static char *read_line(char *str, int num, void *stream)
 
 /* ---- cross-checks after parsing ----------------------------------------- */
 
+struct conf_check {
+	struct conf_errors *errs;
+	const char *file;
+};
+
+void conf_check_error(struct conf_check *chk, int line, const char *key, const char *fmt, ...)
+{
+	char message[sizeof(chk->errs->list[0].message)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	add_error(chk->errs, chk->file, line, key, "%s", message);
+}
+
 static const char *describe_taken(size_t n_defaults, int n_configured, char *buf, size_t len)
 {
 	if (n_defaults && n_configured)
@@ -633,62 +615,55 @@ static bool is_default(const struct event_spec *const *defaults, size_t n, const
 }
 
 /* A name may be counted once per PMU, whether it comes from the defaults or a line. */
-static void check_duplicates(struct parse_ctx *ctx, const struct conf_event *ev, int n,
+static void check_duplicates(struct conf_check *chk, const struct conf_event *ev, int n,
 			     const struct event_spec *const *defaults, size_t n_defaults)
 {
 	for (int i = 0; i < n; i++) {
 		const char *name = ev[i].spec.name;
 
 		if (is_default(defaults, n_defaults, name)) {
-			add_error(ctx->errs, ctx->file, ev[i].line, "event",
-				  "duplicate event name '%s': already counted as a default event "
-				  "(set default_events = no to list it yourself)", name);
+			conf_check_error(chk, ev[i].line, "event",
+					 "duplicate event name '%s': already counted as a default "
+					 "event (set default_events = no to list it yourself)", name);
 			continue;
 		}
 		for (int j = 0; j < i; j++) {
 			if (strcmp(ev[j].spec.name, name) == 0) {
-				add_error(ctx->errs, ctx->file, ev[i].line, "event",
-					  "duplicate event name '%s', first configured on line %d",
-					  name, ev[j].line);
+				conf_check_error(chk, ev[i].line, "event",
+						 "duplicate event name '%s', first configured on line %d",
+						 name, ev[j].line);
 				break;
 			}
 		}
 	}
 }
 
-static void check_events(struct parse_ctx *ctx, enum event_pmu pmu, bool use_defaults)
+int conf_check_events(struct conf_check *chk, const struct conf_event *ev, int n,
+		      enum event_pmu pmu, bool use_defaults, size_t capacity, char *taken,
+		      size_t takenlen)
 {
-	bool is_uncore = pmu == EVENT_PMU_UNCORE;
-	const struct conf_event *ev = is_uncore ? ctx->conf.uncore_events : ctx->conf.core_events;
-	int n = is_uncore ? ctx->conf.n_uncore_events : ctx->conf.n_core_events;
-	size_t n_defaults = 0, capacity = is_uncore ? UNCORE_N_COUNTERS : CONF_MAX_CORE_EVENTS;
+	size_t n_defaults = 0;
 	const struct event_spec *const *defaults = event_defaults(pmu, &n_defaults);
-	char taken[96];
 
 	if (!use_defaults)
 		n_defaults = 0;
-	check_duplicates(ctx, ev, n, defaults, n_defaults);
+	check_duplicates(chk, ev, n, defaults, n_defaults);
 	for (int i = 0; i < n; i++) {
 		if (n_defaults + (size_t)i < capacity)
 			continue;
-		describe_taken(n_defaults, i, taken, sizeof(taken));
-		if (is_uncore)
-			add_error(ctx->errs, ctx->file, ev[i].line, "event",
-				  "event '%s' does not fit: the uncore has %zu counters and %zu are "
-				  "already taken by %s", ev[i].spec.name, capacity, capacity, taken);
-		else
-			add_error(ctx->errs, ctx->file, ev[i].line, "event",
-				  "event '%s' does not fit: at most %zu core events, and %zu are already "
-				  "taken by %s (the CPU's own counter count, from CPUID, is checked at "
-				  "start)", ev[i].spec.name, capacity, capacity, taken);
-		break;
+		describe_taken(n_defaults, i, taken, takenlen);
+		return i;
 	}
+	return -1;
 }
 
 static void validate(struct parse_ctx *ctx)
 {
-	check_events(ctx, EVENT_PMU_UNCORE, ctx->conf.uncore_default_events);
-	check_events(ctx, EVENT_PMU_CORE, ctx->conf.core_default_events);
+	struct conf_check chk = { .errs = ctx->errs, .file = ctx->file };
+
+	for (size_t i = 0; i < n_sections(); i++)
+		if (section_at(i)->check)
+			section_at(i)->check(&ctx->conf, &chk);
 }
 
 /* ---- loading -------------------------------------------------------------- */
@@ -797,4 +772,18 @@ const char *conf_error_format(const struct conf_error *e, char *buf, size_t len)
 		snprintf(line, sizeof(line), ":%d", e->line);
 	snprintf(buf, len, "%s%s: %s%s%s", e->file, line, e->key, *e->key ? ": " : "", e->message);
 	return buf;
+}
+
+bool conf_events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b)
+{
+	if (n_a != n_b)
+		return false;
+	for (int i = 0; i < n_a; i++) {
+		const struct event_spec *x = &a[i].spec, *y = &b[i].spec;
+
+		if (strcmp(x->name, y->name) || x->code != y->code || x->umask != y->umask ||
+		    x->edge != y->edge || x->inv != y->inv || x->cmask != y->cmask)
+			return false;
+	}
+	return true;
 }

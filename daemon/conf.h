@@ -9,11 +9,16 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "event.h"
 
 #define CONF_MAX_EVENTS 16
 #define CONF_MAX_ERRORS 64
+
+/* Collectors with a settings block in struct conf, and the size of each block. */
+#define CONF_MAX_COLLECTORS 8
+#define CONF_SETTINGS_BYTES 256
 
 enum conf_conflict_policy {
 	CONF_CONFLICT_RECLAIM,  /* reprogram our counter and note the lost interval */
@@ -23,6 +28,9 @@ enum conf_conflict_policy {
 enum conf_log_level {
 	CONF_LOG_ERROR, CONF_LOG_WARNING, CONF_LOG_NOTICE, CONF_LOG_INFO, CONF_LOG_DEBUG,
 };
+
+/* "reclaim", "yield": the names of enum conf_conflict_policy, NULL-terminated. */
+extern const char *const conf_conflict_names[];
 
 struct conf_event {
 	struct event_spec spec;
@@ -48,6 +56,19 @@ struct conf {
 	unsigned max_header_bytes;
 	unsigned max_episodes;        /* bounded episode list length */
 	char state_file[PATH_MAX];    /* the pmu ledger's journal, for crash recovery */
+
+	/*
+	 * The settings of the collector registered at index i (collector.h)
+	 * when its section has settings_size: its keys' offsets count from
+	 * settings[i].  Read with collector_settings().
+	 */
+	_Alignas(16) unsigned char settings[CONF_MAX_COLLECTORS][CONF_SETTINGS_BYTES];
+
+	/*
+	 * The built-in collectors' sections, declared and checked by the
+	 * collectors themselves (their conf_section), with the values kept
+	 * here at offsets into struct conf.
+	 */
 
 	/* [uncore] */
 	bool uncore_enabled;
@@ -81,6 +102,75 @@ struct conf_errors {
 	struct conf_error list[CONF_MAX_ERRORS];
 };
 
+/*
+ * Sections and keys.  [daemon] is conf.c's own; every other section is
+ * declared by its collector (collector_ops.conf_section) as a table of
+ * keys, and conf.c parses them all the same way.  Values still live in
+ * struct conf, at the offset each key names.
+ */
+enum conf_kind {
+	CONF_KIND_BOOL,
+	CONF_KIND_SECONDS,    /* double, decimals allowed, min..max */
+	CONF_KIND_UNSIGNED,   /* min..max */
+	CONF_KIND_STRING,
+	CONF_KIND_PATH,       /* absolute */
+	CONF_KIND_ENUM,       /* names[] in enum order; the field is an int-sized enum */
+	CONF_KIND_LISTEN,     /* listen_addr.h */
+	CONF_KIND_EVENT,      /* repeatable: one event line in pmu's grammar (event.h), appended */
+	CONF_KIND_COUNT,
+};
+
+struct conf_key {
+	const char *name;
+	enum conf_kind kind;
+	size_t offset;                    /* of the field in struct conf */
+	size_t size;                      /* of that field */
+	double min, max;                  /* numeric kinds */
+	const char *unit;                 /* "seconds", "bytes" or NULL, for messages */
+	const char *const *names;         /* CONF_KIND_ENUM: value names, NULL-terminated */
+	const char *def;                  /* default as written in the file; NULL = none */
+	enum event_pmu pmu;               /* CONF_KIND_EVENT: whose grammar and built-ins */
+	size_t count_offset;              /* CONF_KIND_EVENT: of the int counting the events */
+};
+
+/* Offset and size of a member of struct conf, for a conf_key. */
+#define CONF_FIELD(m) offsetof(struct conf, m), sizeof(((struct conf *)0)->m)
+
+/* Offset and size of member m of a collector's settings struct type t. */
+#define CONF_SETTING(t, m) offsetof(t, m), sizeof(((t *)0)->m)
+
+/* Where the cross-checks of a section report (conf.c's). */
+struct conf_check;
+
+struct conf_section {
+	const char *name;                 /* "[name]" in the file */
+	const struct conf_key *keys;
+	size_t n_keys;
+	/* Checks across the section's keys once the file is read; NULL when none. */
+	void (*check)(const struct conf *conf, struct conf_check *chk);
+	/*
+	 * 0: the keys' offsets are into struct conf.  Otherwise the size of the
+	 * collector's own settings struct (at most CONF_SETTINGS_BYTES), kept in
+	 * its block of conf->settings, from which the offsets count.
+	 */
+	size_t settings_size;
+};
+
+/* Record an error of a cross-check at line (of the file being loaded) for key. */
+void conf_check_error(struct conf_check *chk, int line, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * The checks every event list gets: a name counted twice (defaults
+ * included when use_defaults) is an error at its line.  Returns the index
+ * of the first event beyond capacity counters, or -1 when all fit; then
+ * taken describes what took the counters ("the 5 default events and 3
+ * configured events"), for the collector's own message.
+ */
+int conf_check_events(struct conf_check *chk, const struct conf_event *ev, int n,
+		      enum event_pmu pmu, bool use_defaults, size_t capacity, char *taken,
+		      size_t takenlen);
+
 /* Fill conf with the built-in defaults (what an empty file means). */
 void conf_defaults(struct conf *conf);
 
@@ -88,17 +178,22 @@ void conf_defaults(struct conf *conf);
  * Parse path into ret_conf (defaults first, then the file).  Returns 0, or
  * -EINVAL with every error in errs (ret_conf then holds nothing usable), or
  * -errno when the file cannot be read (also recorded in errs, line 0).
- * errs is reset first; errors come sorted by line.  Besides each value, the
- * events of each PMU are checked together: no name twice (defaults
- * included), defaults plus configured events within the uncore's 8 counters
- * and within 8 core events (the CPU's real core counter count is only known
- * at start).  ret_conf is written only on success.
+ * errs is reset first; errors come sorted by line.  Besides each value,
+ * each section's check runs on the whole file (the collectors' event lists:
+ * no name twice, defaults included, and within their counters).  ret_conf
+ * is written only on success.
  */
 int conf_load(const char *path, struct conf *ret_conf, struct conf_errors *errs);
 
 /* Same, from a string; name is used as the file name in errors. */
 int conf_load_string(const char *name, const char *text, struct conf *ret_conf,
 		     struct conf_errors *errs);
+
+/*
+ * Whether two configured event lists count the same events in the same
+ * order (where they were configured does not matter).
+ */
+bool conf_events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b);
 
 /*
  * Format one error as "FILE:LINE: key: message" (line and key omitted when

@@ -19,6 +19,7 @@
 #include "conf_check.h"
 #include "conf_file.h"
 #include "ledger_file.h"
+#include "listen_addr.h"
 
 static const char *option_of(const char *key)
 {
@@ -95,32 +96,20 @@ static bool is_local(int family, const void *addr)
 	return found;
 }
 
+/* The address parses (listen_addr.h, port 0 allowed as for binding) and is this machine's. */
 static int check_listen(const char *listen, char *err, size_t errlen)
 {
-	char host[INET6_ADDRSTRLEN + 2];
-	unsigned char addr[sizeof(struct in6_addr)];
-	const char *colon = strrchr(listen, ':');
-	int family = listen[0] == '[' ? AF_INET6 : AF_INET;
-	size_t len;
+	char host[INET6_ADDRSTRLEN];
+	struct sockaddr_storage sa;
+	void *addr;
+	int family;
 
-	if (!colon) {
-		snprintf(err, errlen, "expected A.B.C.D:PORT or [IPV6]:PORT, got '%s'", listen);
+	if (listen_addr_parse(listen, 0, &sa, NULL, err, errlen) < 0)
 		return -EINVAL;
-	}
-	len = (size_t)(colon - listen);
-	if (family == AF_INET6) {
-		if (len < 2 || listen[len - 1] != ']') {
-			snprintf(err, errlen, "expected [IPV6]:PORT, got '%s'", listen);
-			return -EINVAL;
-		}
-		listen++;
-		len -= 2;
-	}
-	if (len >= sizeof(host) || (memcpy(host, listen, len), host[len] = '\0',
-				    inet_pton(family, host, addr) != 1)) {
-		snprintf(err, errlen, "'%.*s' is not an IP address", (int)len, listen);
-		return -EINVAL;
-	}
+	family = sa.ss_family;
+	addr = family == AF_INET ? (void *)&((struct sockaddr_in *)&sa)->sin_addr
+				 : (void *)&((struct sockaddr_in6 *)&sa)->sin6_addr;
+	inet_ntop(family, addr, host, sizeof(host));
 	if (family == AF_INET) {
 		uint32_t a = ntohl(*(uint32_t *)(void *)addr);
 

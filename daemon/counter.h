@@ -18,6 +18,12 @@ struct counter {
 	unsigned width_bits;   /* 1..64 */
 };
 
+/* The bits a width_bits-wide counter has (all 64 from width 64 up). */
+static inline uint64_t counter_width_mask(unsigned width_bits)
+{
+	return width_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << width_bits) - 1;
+}
+
 /* Start accumulating from raw reading raw of a width_bits-wide counter. */
 void counter_init(struct counter *c, unsigned width_bits, uint64_t raw);
 

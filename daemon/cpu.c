@@ -28,39 +28,65 @@ static const char supported_sentence[] =
 	"and Sandy Bridge-EP through Emerald Rapids for thermal and core counters)";
 
 /*
- * Family 6 models by exact display model.  ptm_gen: the generation has
- * IA32_PACKAGE_THERM_STATUS when CPUID.06H:EAX[6] says so (hardware.md §3.2,
- * §8; Nehalem/Westmere lack it).  refused: not supported, with the reason.
+ * What a generation has, named facility by facility.  A new CPU is one
+ * row in models[] pointing at the features of its generation; a new
+ * facility is one field here, set only where it exists.
  */
+struct model_features {
+	bool has_nhm_uncore;           /* hardware.md §1.1 */
+	bool has_uncore_thermal_events;/* hardware.md §2.1-2.2: Westmere only */
+	/*
+	 * IA32_PACKAGE_THERM_STATUS when CPUID.06H:EAX[6] says so (hardware.md
+	 * §3.2, §8; Nehalem/Westmere lack it).
+	 */
+	bool has_ptm_generation;
+	bool has_rapl_perf_status;     /* hardware.md §4.1 */
+	const char *refused;           /* not supported, with the reason */
+};
+
+static const struct model_features nehalem_features = {
+	.has_nhm_uncore = true,
+};
+
+static const struct model_features westmere_features = {
+	.has_nhm_uncore = true,
+	.has_uncore_thermal_events = true,
+};
+
+static const struct model_features ex_features = {
+	.refused = "its uncore is a different facility (W-box) that uncored does not implement",
+};
+
+/* Sandy Bridge-EP and later servers: package thermal and RAPL perf status. */
+static const struct model_features snb_server_features = {
+	.has_ptm_generation = true,
+	.has_rapl_perf_status = true,
+};
+
+/* Family 6 models by exact display model. */
 struct model_entry {
 	unsigned model;
 	const char *microarch;
-	bool nhm_uncore;        /* hardware.md §1.1 */
-	bool uncore_thermal;    /* hardware.md §2.1-2.2: Westmere only */
-	bool ptm_gen;
-	bool rapl_perf_status;  /* hardware.md §4.1 */
-	const char *refused;
+	const struct model_features *features;
 };
 
 static const struct model_entry models[] = {
-	{ 0x1a, "nehalem-ep", true, false, false, false, NULL },
-	{ 0x1e, "nehalem", true, false, false, false, NULL },
-	{ 0x1f, "nehalem-g", true, false, false, false, NULL },  /* UNCONFIRMED, hardware.md §9.3 */
-	{ 0x25, "westmere", true, true, false, false, NULL },
-	{ 0x2c, "westmere-ep", true, true, false, false, NULL },
-	{ 0x2e, "nehalem-ex", false, false, false, false,
-	  "its uncore is a different facility (W-box) that uncored does not implement" },
-	{ 0x2f, "westmere-ex", false, false, false, false,
-	  "its uncore is a different facility (W-box) that uncored does not implement" },
-	{ 0x2d, "sandybridge-ep", false, false, true, true, NULL },
-	{ 0x3e, "ivybridge-ep", false, false, true, true, NULL },
-	{ 0x3f, "haswell-x", false, false, true, true, NULL },
-	{ 0x4f, "broadwell-x", false, false, true, true, NULL },
-	{ 0x55, "skylake-sp", false, false, true, true, NULL },
-	{ 0x6a, "icelake-x", false, false, true, true, NULL },
-	{ 0x6c, "icelake-d", false, false, true, true, NULL },
-	{ 0x8f, "sapphirerapids-x", false, false, true, true, NULL },
-	{ 0xcf, "emeraldrapids-x", false, false, true, true, NULL },
+	{ 0x1a, "nehalem-ep", &nehalem_features },
+	{ 0x1e, "nehalem", &nehalem_features },
+	{ 0x1f, "nehalem-g", &nehalem_features },  /* UNCONFIRMED, hardware.md §9.3 */
+	{ 0x25, "westmere", &westmere_features },
+	{ 0x2c, "westmere-ep", &westmere_features },
+	{ 0x2e, "nehalem-ex", &ex_features },
+	{ 0x2f, "westmere-ex", &ex_features },
+	{ 0x2d, "sandybridge-ep", &snb_server_features },
+	{ 0x3e, "ivybridge-ep", &snb_server_features },
+	{ 0x3f, "haswell-x", &snb_server_features },
+	{ 0x4f, "broadwell-x", &snb_server_features },
+	{ 0x55, "skylake-sp", &snb_server_features },
+	{ 0x6a, "icelake-x", &snb_server_features },
+	{ 0x6c, "icelake-d", &snb_server_features },
+	{ 0x8f, "sapphirerapids-x", &snb_server_features },
+	{ 0xcf, "emeraldrapids-x", &snb_server_features },
 };
 
 /* Vendors refused with a pointer to where their temperatures are (hardware.md §7). */
@@ -130,7 +156,8 @@ static int load_cpu_list(struct hw *hw, struct hw_cpu **ret_cpus, int *ret_n)
 	return 0;
 }
 
-static int first_online_cpu(struct hw *hw, char *err, size_t errlen)
+/* The first online CPU in hw's list, before any topology exists. */
+static int first_listed_online_cpu(struct hw *hw, char *err, size_t errlen)
 {
 	struct hw_cpu *cpus;
 	int n, r, cpu = -ENODEV;
@@ -176,9 +203,9 @@ int cpu_perfmon_read(struct hw *hw, int cpu, struct cpu_perfmon *ret_perfmon)
 /* Refuse a vendor/model with the one-sentence explanation. */
 static int refuse(const struct cpu_info *info, const struct model_entry *m, char *err, size_t errlen)
 {
-	if (m && m->refused)
+	if (m && m->features->refused)
 		set_err(err, errlen, "unsupported CPU: %s family 0x%x model 0x%x (%s): %s; %s",
-			info->vendor, info->family, info->model, m->microarch, m->refused,
+			info->vendor, info->family, info->model, m->microarch, m->features->refused,
 			supported_sentence);
 	else
 		set_err(err, errlen, "unsupported CPU: %s family 0x%x model 0x%x; %s%s",
@@ -216,12 +243,12 @@ static int read_facilities(struct hw *hw, int cpu, const struct model_entry *m,
 	int r;
 
 	info->microarch = m->microarch;
-	info->fac.has_nhm_uncore = m->nhm_uncore;
-	info->fac.has_uncore_thermal_events = m->uncore_thermal;
+	info->fac.has_nhm_uncore = m->features->has_nhm_uncore;
+	info->fac.has_uncore_thermal_events = m->features->has_uncore_thermal_events;
 	info->fac.has_tjmax = true;  /* every model in the table, hardware.md §3.4 */
-	info->fac.has_rapl_perf_status = m->rapl_perf_status;
+	info->fac.has_rapl_perf_status = m->features->has_rapl_perf_status;
 	info->fac.has_package_thermal = false;
-	if (m->ptm_gen && max_leaf >= CPUID_LEAF_THERMAL) {
+	if (m->features->has_ptm_generation && max_leaf >= CPUID_LEAF_THERMAL) {
 		r = hw_cpuid(hw, cpu, CPUID_LEAF_THERMAL, 0, &regs);
 		if (r < 0)
 			return r;
@@ -240,7 +267,7 @@ int cpu_detect(struct hw *hw, struct cpu_info *ret_info, char *err, size_t errle
 	uint32_t max_leaf;
 	int cpu, r;
 
-	cpu = first_online_cpu(hw, err, errlen);
+	cpu = first_listed_online_cpu(hw, err, errlen);
 	if (cpu < 0)
 		return cpu;
 	r = read_identity(hw, cpu, &info, &max_leaf);
@@ -250,7 +277,7 @@ int cpu_detect(struct hw *hw, struct cpu_info *ret_info, char *err, size_t errle
 	}
 	if (strcmp(info.vendor, "GenuineIntel") == 0 && info.family == INTEL_FAMILY)
 		m = find_model(info.model);
-	if (!m || m->refused)
+	if (!m || m->features->refused)
 		return refuse(&info, m, err, errlen);
 	r = read_facilities(hw, cpu, m, max_leaf, &info);
 	if (r < 0) {
@@ -410,4 +437,12 @@ const struct cpu_socket *cpu_topology_socket(const struct cpu_topology *topo, in
 		if (topo->sockets[i].socket == socket)
 			return &topo->sockets[i];
 	return NULL;
+}
+
+int cpu_socket_first_online(struct hw *hw, const struct cpu_socket *sock)
+{
+	for (int i = 0; i < sock->n_cpus; i++)
+		if (hw_cpu_online(hw, sock->cpus[i]) == 1)
+			return sock->cpus[i];
+	return -1;
 }

@@ -94,4 +94,11 @@ const struct hw_cpu *cpu_topology_find(const struct cpu_topology *topo, int cpu)
 /* The socket entry with id socket, or NULL. */
 const struct cpu_socket *cpu_topology_socket(const struct cpu_topology *topo, int socket);
 
+/*
+ * The lowest-numbered CPU of sock that hw reports online now, or -1.  A
+ * collector reads a socket's MSRs through it; asked each time, because
+ * CPUs come and go.
+ */
+int cpu_socket_first_online(struct hw *hw, const struct cpu_socket *sock);
+
 #endif

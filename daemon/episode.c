@@ -17,9 +17,7 @@
 #include <time.h>
 
 #include "episode.h"
-
-#define DRAM_THROTTLED_EVENT "dram_thermal_throttled_cycles"
-#define PROCHOT_EVENT "prochot_assertions"
+#include "event.h"
 
 struct place {
 	enum episode_kind kind;
@@ -250,8 +248,8 @@ static int feed_place(const struct feed *f, enum episode_kind kind, int socket, 
 static int feed_socket(const struct feed *f, const struct snapshot_socket *prev,
 		       const struct snapshot_socket *sock)
 {
-	bool dram = uncore_event_grew(prev, sock, DRAM_THROTTLED_EVENT);
-	bool prochot = any_core_prochot(sock) || uncore_event_grew(prev, sock, PROCHOT_EVENT);
+	bool dram = uncore_event_grew(prev, sock, EVENT_DRAM_THERMAL_THROTTLED);
+	bool prochot = any_core_prochot(sock) || uncore_event_grew(prev, sock, EVENT_PROCHOT_ASSERTIONS);
 	int r;
 
 	r = feed_place(f, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);

@@ -26,9 +26,9 @@
 			  .needs_uncore_thermal = true }
 
 static const struct event_spec uncore_builtins[] = {
-	UNC("dram_thermal_throttled_cycles", 0x67, 0x01, false),
+	UNC(EVENT_DRAM_THERMAL_THROTTLED, 0x67, 0x01, false),
 	UNC("dram_thermal_throttle_episodes", 0x67, 0x01, true),
-	UNC("prochot_assertions", 0x82, 0x01, false),
+	UNC(EVENT_PROCHOT_ASSERTIONS, 0x82, 0x01, false),
 	UNC("thermal_throttling_prochot_core0", 0x83, 0x01, false),
 	UNC("thermal_throttling_prochot_core1", 0x83, 0x02, false),
 	UNC("thermal_throttling_prochot_core2", 0x83, 0x04, false),

@@ -15,6 +15,14 @@
 
 #define EVENT_NAME_MAX 48
 
+/*
+ * Built-in uncore events that other modules follow by name: throttle
+ * episodes, the --once table and the history chart.  The one place these
+ * names are spelled outside the built-in table.
+ */
+#define EVENT_DRAM_THERMAL_THROTTLED "dram_thermal_throttled_cycles"
+#define EVENT_PROCHOT_ASSERTIONS "prochot_assertions"
+
 enum event_pmu {
 	EVENT_PMU_UNCORE,   /* Nehalem/Westmere MSR_UNCORE_PERFEVTSELx */
 	EVENT_PMU_CORE,     /* IA32_PERFEVTSELx */

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 
 #include "fmt_json.h"
+#include "metric.h"
 
 /* "key": — comma handling is the caller's, via *first. */
 static void key(struct strbuf *out, bool *first, const char *name)
@@ -100,7 +101,7 @@ static void write_collectors(struct strbuf *out, bool *first, const struct snaps
 {
 	key(out, first, "collectors");
 	strbuf_append(out, "[");
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 		bool f = true;
 
@@ -186,7 +187,8 @@ static void write_core(struct strbuf *out, const struct snapshot_core *c)
 	strbuf_append(out, "}");
 }
 
-static void write_socket(struct strbuf *out, const struct snapshot_socket *sock)
+static void write_socket(struct strbuf *out, const struct snapshot *s,
+			 const struct snapshot_socket *sock)
 {
 	bool f = true;
 
@@ -210,10 +212,12 @@ static void write_socket(struct strbuf *out, const struct snapshot_socket *sock)
 			strbuf_append(out, ", ");
 		write_core(out, &sock->cores[i]);
 	}
-	strbuf_append(out, "]}");
+	strbuf_append(out, "]");
+	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, out);
+	strbuf_append(out, "}");
 }
 
-static void write_cpu(struct strbuf *out, const struct snapshot_cpu *c)
+static void write_cpu(struct strbuf *out, const struct snapshot *s, const struct snapshot_cpu *c)
 {
 	bool f = true;
 	bool pmu = c->has_core_pmu;
@@ -230,6 +234,7 @@ static void write_cpu(struct strbuf *out, const struct snapshot_cpu *c)
 		write_events(out, &f, c->events, c->n_events, true);
 		field_u64(out, &f, "conflicts", c->conflicts);
 	}
+	metric_write_json_fields(s, METRIC_SCOPE_CPU, c->cpu, out);
 	strbuf_append(out, "}");
 }
 
@@ -250,7 +255,7 @@ int fmt_json_snapshot(const struct snapshot *s, struct strbuf *out)
 	for (int i = 0; i < s->n_sockets; i++) {
 		if (i)
 			strbuf_append(out, ",\n ");
-		write_socket(out, &s->sockets[i]);
+		write_socket(out, s, &s->sockets[i]);
 	}
 	strbuf_append(out, "]");
 	key(out, &f, "cpus");
@@ -258,7 +263,7 @@ int fmt_json_snapshot(const struct snapshot *s, struct strbuf *out)
 	for (int i = 0; i < s->n_cpus; i++) {
 		if (i)
 			strbuf_append(out, ",\n ");
-		write_cpu(out, &s->cpus[i]);
+		write_cpu(out, s, &s->cpus[i]);
 	}
 	strbuf_append(out, "]}\n");
 	return out->failed ? -ENOMEM : 0;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fmt_prom.h"
+#include "metric.h"
 
 /* One sample value: unsigned, signed (temperatures) or a double. */
 struct value {
@@ -100,7 +101,7 @@ static void write_cpu_info(const struct family *f, const struct snapshot *s, str
 static void write_collector_up(const struct family *f, const struct snapshot *s,
 			       struct strbuf *out)
 {
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 
 		if (!c->enabled || !c->name)
@@ -119,7 +120,7 @@ static void write_samples(const struct family *f, const struct snapshot *s, stru
 static void write_sample_errors(const struct family *f, const struct snapshot *s,
 				struct strbuf *out)
 {
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 
 		if (!c->enabled || !c->name)
@@ -459,5 +460,6 @@ int fmt_prom_write(const struct snapshot *s, struct strbuf *out)
 {
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
 		write_family(&families[i], s, out);
+	metric_write_prom(s, out);
 	return out->failed ? -ENOMEM : 0;
 }

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "event.h"
 #include "fmt_table.h"
-
-#define DRAM_THROTTLED_EVENT "dram_thermal_throttled_cycles"
+#include "metric.h"
 
 static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
 {
@@ -125,7 +125,7 @@ static void write_uncore(const struct snapshot_socket *sa, const struct snapshot
 		}
 		d = eb->total - ea->total;
 		strbuf_printf(out, "  %-36s %20" PRIu64, eb->name, d);
-		if (strcmp(eb->name, DRAM_THROTTLED_EVENT) == 0 && dticks > 0)
+		if (strcmp(eb->name, EVENT_DRAM_THERMAL_THROTTLED) == 0 && dticks > 0)
 			strbuf_printf(out, "  %6.2f %% of clockticks", 100.0 * (double)d / (double)dticks);
 		strbuf_append(out, "\n");
 	}
@@ -228,6 +228,7 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		      yes_no(sb->has_package_status, sb->package_thermal_throttling),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
 	write_socket_lines(sa, sb, out);
+	metric_write_table_lines(a, b, sb->socket, out);
 	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus", "temp", "flags",
 		      "kernel throttles", "IPC", "IPC per cpu");
 	for (int i = 0; i < sb->n_cores; i++)
@@ -237,7 +238,7 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 static void write_collectors(const struct snapshot *s, struct strbuf *out)
 {
 	strbuf_append(out, "\ncollectors:\n");
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 		const char *state = !c->enabled ? "disabled" : c->up ? "up" : "down";
 

@@ -71,7 +71,6 @@
  * headers and the write buffer come out of the same pool. */
 #define HTTP_POOL_SLACK (8u * 1024u)
 #define HTTP_LOG_EVERY_S 60
-#define HTTP_STALE_INTERVALS 3.0
 
 /* One accepted connection, from accept() until libmicrohttpd closes it;
  * guarded by http_server.lock. */
@@ -541,11 +540,11 @@ static enum MHD_Result serve_healthz(const struct http_server *srv, struct MHD_C
 	interval_s = s->interval_s > 0 ? s->interval_s : srv->opt.interval_s;
 	age_s = wall_now() - s->time;
 	snapshot_release(s);
-	limit_s = HTTP_STALE_INTERVALS * interval_s;
+	limit_s = snapshot_stale_limit_s(interval_s);
 	if (age_s <= limit_s)
 		return reply_static(c, MHD_HTTP_OK, "ok\n");
-	snprintf(text, sizeof(text), "stale: last sample %.1f s ago, limit %.1f s (3 intervals)\n",
-		 age_s, limit_s);
+	snprintf(text, sizeof(text), "stale: last sample %.1f s ago, limit %.1f s (%d intervals)\n",
+		 age_s, limit_s, SNAPSHOT_STALE_INTERVALS);
 	return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
 }
 

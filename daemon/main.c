@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "collector.h"
 #include "conf_check.h"
 #include "conf_file.h"
 #include "config.h"
@@ -422,53 +423,34 @@ static void journal_close(struct ledger_file *lf)
 	ledger_file_close(lf);
 }
 
-static const char *event_flags(const struct event_spec *ev, char *buf, size_t len)
-{
-	snprintf(buf, len, "event=0x%02x umask=0x%02x%s%s", ev->code, ev->umask,
-		 ev->edge ? " edge" : "", ev->inv ? " inv" : "");
-	return buf;
-}
-
+/* What each registered collector can count here, one block each. */
 static int list_events(const struct options *o, const struct conf *conf)
 {
 	struct machine m;
-	size_t n;
-	const struct event_spec *ev;
-	char buf[96];
+	struct strbuf out;
+	bool first = true;
 
 	if (machine_open(o, conf, &m) < 0)
 		return 1;
-	printf("%s family %u model 0x%x (%s)\n\n", m.info.vendor, m.info.family, m.info.model,
-	       m.info.microarch);
-	if (m.info.fac.has_nhm_uncore) {
-		printf("uncore (per socket, %d counters of %d bits, and the uncore clock):\n",
-		       8, 48);
-		printf("  %-36s %s\n", "clockticks", "fixed counter (MSR 0x394)");
-		ev = event_builtins(EVENT_PMU_UNCORE, &n);
-		for (size_t i = 0; i < n; i++) {
-			bool ok = !ev[i].needs_uncore_thermal || m.info.fac.has_uncore_thermal_events;
-
-			printf("  %-36s %s%s\n", ev[i].name, event_flags(&ev[i], buf, sizeof(buf)),
-			       ok ? "" : "  (not available on this model)");
-		}
-	} else {
-		printf("uncore: not available (no Nehalem/Westmere uncore PMU on this model)\n");
-	}
-	printf("\ncore (per logical CPU, %u programmable counters of %u bits, %u fixed of %u bits):\n",
-	       m.info.perfmon.n_gp, m.info.perfmon.gp_width_bits, m.info.perfmon.n_fixed,
-	       m.info.perfmon.fixed_width_bits);
-	printf("  %-36s %s\n", "instructions", "fixed counter 0");
-	printf("  %-36s %s\n", "cycles", "fixed counter 1");
-	printf("  %-36s %s\n", "ref_cycles", "fixed counter 2");
-	ev = event_builtins(EVENT_PMU_CORE, &n);
-	for (size_t i = 0; i < n; i++) {
-		bool ok = !ev[i].arch_event ||
-			  !(m.info.perfmon.unavailable & (1u << (ev[i].arch_event - 1)));
-
-		printf("  %-36s %s%s\n", ev[i].name, event_flags(&ev[i], buf, sizeof(buf)),
-		       ok ? "" : "  (marked unavailable by CPUID leaf 0xA)");
+	strbuf_init(&out);
+	strbuf_printf(&out, "%s family %u model 0x%x (%s)\n\n", m.info.vendor, m.info.family,
+		      m.info.model, m.info.microarch);
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		if (!collector_registry[i]->list_events)
+			continue;
+		if (!first)
+			strbuf_append(&out, "\n");
+		first = false;
+		collector_registry[i]->list_events(&m.info, &out);
 	}
 	machine_close(&m);
+	if (out.failed) {
+		strbuf_free(&out);
+		log_error("--list-events: out of memory");
+		return 1;
+	}
+	fputs(out.buf, stdout);
+	strbuf_free(&out);
 	return 0;
 }
 
@@ -568,8 +550,12 @@ static int lock_instance(const struct options *o, const struct conf *conf)
  */
 static void subtract_totals(struct snapshot *s, const struct snapshot *first)
 {
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
-		snapshot_add_totals(s, first, id, -1);
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		ops->add_totals(s, first, -1);
+		snapshot_add_sample_totals(s, first, ops->families, ops->n_families, -1);
+	}
 }
 
 static int print_once(enum once_format format, struct snapshot *first, struct snapshot *second)
@@ -691,7 +677,7 @@ static void send_status(void)
 
 	if (!s)
 		return;
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++) {
+	for (int i = 0; i < s->n_collectors; i++) {
 		enabled += s->collectors[i].enabled;
 		up += s->collectors[i].enabled && s->collectors[i].up;
 	}
@@ -702,7 +688,11 @@ static void send_status(void)
 	snapshot_release(s);
 }
 
-/* WATCHDOG=1 only while the sampler makes progress (SPEC §8). */
+/*
+ * WATCHDOG=1 only while the sampler makes progress (SPEC §8): by the same
+ * staleness rule as /healthz, on the monotonic clock, from when a new
+ * sample was first seen here.
+ */
 static void kick_watchdog(struct daemon *d)
 {
 	uint64_t p = sampler_progress(d->sampler);
@@ -712,7 +702,7 @@ static void kick_watchdog(struct daemon *d)
 		d->last_progress = p;
 		d->last_progress_at = now;
 	}
-	if (now - d->last_progress_at <= 2 * d->conf.interval_s + 1.0)
+	if (now - d->last_progress_at <= snapshot_stale_limit_s(d->conf.interval_s))
 		service_watchdog_ping();
 	else
 		log_warning("sampler: no sample for %.1f s, not feeding the watchdog",

@@ -1,5 +1,5 @@
 /*
- * The sampler.  It owns the three collectors and everything they hold (the
+ * The sampler.  It owns the registered collectors and everything they hold (the
  * PMU ledgers, the accumulated totals) and is the only code that touches
  * hardware once the daemon serves.  Each sample builds a fresh snapshot,
  * lets every collector fill its part, derives throttle episodes and
@@ -21,24 +21,19 @@
 #include "collector.h"
 #include "config.h"
 #include "episode.h"
+#include "event.h"
 #include "history.h"
 #include "log.h"
 #include "sampler.h"
-
-static const struct collector_ops *const collector_table[SNAPSHOT_COLLECTOR_COUNT] = {
-	[SNAPSHOT_COLLECTOR_UNCORE] = &uncore_collector_ops,
-	[SNAPSHOT_COLLECTOR_THERMAL] = &thermal_collector_ops,
-	[SNAPSHOT_COLLECTOR_CORE] = &core_collector_ops,
-};
 
 struct sampler {
 	struct conf conf;
 	struct hw *hw;
 	const struct cpu_info *info;
 	const struct cpu_topology *topo;
-	struct collector collectors[SNAPSHOT_COLLECTOR_COUNT];
+	struct collector collectors[SNAPSHOT_MAX_COLLECTORS];   /* as collector_registry[] */
 	/* Totals a restarted collector adds to its own (the last snapshot before the restart). */
-	struct snapshot *carry[SNAPSHOT_COLLECTOR_COUNT];
+	struct snapshot *carry[SNAPSHOT_MAX_COLLECTORS];
 	struct episode_tracker *episodes;
 	struct history *history;       /* NULL when out of memory at start */
 	struct history_reading *readings; /* [topo->n_sockets], for history_add */
@@ -53,6 +48,13 @@ struct sampler {
 	bool stop;
 	struct conf *pending;
 };
+
+/* The registered collectors the sampler runs (all of them, up to SNAPSHOT_MAX_COLLECTORS). */
+static size_t n_collectors(void)
+{
+	return collector_registry_n < SNAPSHOT_MAX_COLLECTORS ? collector_registry_n
+							    : SNAPSHOT_MAX_COLLECTORS;
+}
 
 static double monotonic_s(void)
 {
@@ -71,17 +73,19 @@ static double realtime_s(void)
 }
 
 /* Start one collector and log what became of it.  -EINVAL means a refused configuration. */
-static int start_collector(struct sampler *s, enum snapshot_collector_id id)
+static int start_collector(struct sampler *s, size_t id)
 {
 	struct collector *c = &s->collectors[id];
-	int r = collector_start(c, collector_table[id], s->hw, s->info, s->topo, &s->conf);
+	int r = collector_start(c, collector_registry[id], s->hw, s->info, s->topo, &s->conf);
+	char reason[COLLECTOR_TEXT_MAX * 2];
 
 	if (r == -EINVAL)
 		return r;
+	collector_reason(c, reason, sizeof(reason));
 	if (c->up)
-		log_info("collector %s: up%s%s", c->ops->name, c->reason[0] ? ", " : "", c->reason);
-	else if (c->reason[0])
-		log_warning("collector %s: off: %s", c->ops->name, c->reason);
+		log_info("collector %s: up%s%s", c->ops->name, reason[0] ? ", " : "", reason);
+	else if (reason[0])
+		log_warning("collector %s: off: %s", c->ops->name, reason);
 	return 0;
 }
 
@@ -120,7 +124,7 @@ static void history_reading_of(const struct snapshot *snap, const struct snapsho
 	if (ss->has_uncore && ss->has_uncore_clockticks)
 		for (int k = 0; k < ss->n_uncore_events; k++)
 			if (ss->uncore_events[k].available &&
-			    strcmp(ss->uncore_events[k].name, "dram_thermal_throttled_cycles") == 0) {
+			    strcmp(ss->uncore_events[k].name, EVENT_DRAM_THERMAL_THROTTLED) == 0) {
 				r->has_dram = true;
 				r->dram_throttled_cycles = ss->uncore_events[k].total;
 				r->uncore_clockticks = ss->uncore_clockticks;
@@ -181,10 +185,10 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 		pthread_cond_init(&s->wake, &attr);
 		pthread_condattr_destroy(&attr);
 	}
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
 		if (start_collector(s, id) == -EINVAL) {
-			snprintf(err, errlen, "collector %s: %s", collector_table[id]->name,
-				 s->collectors[id].reason);
+			snprintf(err, errlen, "collector %s: %s", collector_registry[id]->name,
+				 s->collectors[id].status.why_not);
 			sampler_free(s);
 			return -EINVAL;
 		}
@@ -196,11 +200,20 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 /* Add the totals each restarted collector had exported before its restart. */
 static void carry_totals(struct sampler *s, struct snapshot *snap)
 {
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
+		const struct collector_ops *ops = collector_registry[id];
+		struct snapshot_collector *now;
+		const struct snapshot_collector *then;
+
 		if (!s->carry[id])
 			continue;
-		snapshot_add_totals(snap, s->carry[id], id, 1);
-		snap->collectors[id].errors += s->carry[id]->collectors[id].errors;
+		ops->add_totals(snap, s->carry[id], 1);
+		if (snapshot_add_sample_totals(snap, s->carry[id], ops->families, ops->n_families, 1) < 0)
+			log_warning("sample: out of memory, a carried total is left out");
+		now = snapshot_add_collector(snap, ops->name);
+		then = snapshot_find_collector(s->carry[id], ops->name);
+		if (now && then)
+			now->errors += then->errors;
 	}
 }
 
@@ -221,7 +234,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->time = realtime_s();
 	snap->interval_s = s->conf.interval_s;
 	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+	for (size_t id = 0; id < n_collectors(); id++)
 		collector_sample(&s->collectors[id], snap);
 	carry_totals(s, snap);
 	snap->samples = ++s->n_samples;
@@ -242,59 +255,25 @@ struct snapshot *sampler_sample(struct sampler *s)
 	return snap;
 }
 
-static bool events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b)
-{
-	if (n_a != n_b)
-		return false;
-	for (int i = 0; i < n_a; i++) {
-		const struct event_spec *x = &a[i].spec, *y = &b[i].spec;
-
-		if (strcmp(x->name, y->name) || x->code != y->code || x->umask != y->umask ||
-		    x->edge != y->edge || x->inv != y->inv || x->cmask != y->cmask)
-			return false;
-	}
-	return true;
-}
-
 /* Whether collector id must restart to apply new. */
-static bool collector_conf_changed(enum snapshot_collector_id id, const struct conf *old,
+static bool collector_conf_changed(size_t id, const struct conf *old,
 				   const struct conf *new)
 {
-	if (old->interval_s != new->interval_s)
-		return true;
-	switch (id) {
-	case SNAPSHOT_COLLECTOR_UNCORE:
-		return old->uncore_enabled != new->uncore_enabled ||
-		       old->uncore_default_events != new->uncore_default_events ||
-		       old->uncore_on_conflict != new->uncore_on_conflict ||
-		       !events_equal(old->uncore_events, old->n_uncore_events,
-				     new->uncore_events, new->n_uncore_events);
-	case SNAPSHOT_COLLECTOR_THERMAL:
-		return old->thermal_enabled != new->thermal_enabled ||
-		       old->thermal_rapl != new->thermal_rapl ||
-		       old->thermal_kernel_counts != new->thermal_kernel_counts;
-	case SNAPSHOT_COLLECTOR_CORE:
-		return old->core_enabled != new->core_enabled ||
-		       old->core_default_events != new->core_default_events ||
-		       old->core_on_conflict != new->core_on_conflict ||
-		       !events_equal(old->core_events, old->n_core_events,
-				     new->core_events, new->n_core_events);
-	default:
-		return false;
-	}
+	return old->interval_s != new->interval_s ||
+	       collector_registry[id]->conf_changed(old, new);
 }
 
 static void apply_conf(struct sampler *s, const struct conf *new)
 {
-	bool restart[SNAPSHOT_COLLECTOR_COUNT];
+	bool restart[SNAPSHOT_MAX_COLLECTORS];
 
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
 		restart[id] = collector_conf_changed(id, &s->conf, new);
 		if (restart[id])
 			collector_stop(&s->collectors[id]);
 	}
 	s->conf = *new;
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++) {
+	for (size_t id = 0; id < n_collectors(); id++) {
 		if (!restart[id])
 			continue;
 		if (s->previous) {
@@ -304,7 +283,7 @@ static void apply_conf(struct sampler *s, const struct conf *new)
 		}
 		if (start_collector(s, id) == -EINVAL)
 			log_error("collector %s: new configuration refused: %s, collector off",
-				  collector_table[id]->name, s->collectors[id].reason);
+				  collector_registry[id]->name, s->collectors[id].status.why_not);
 	}
 	log_notice("configuration applied");
 }
@@ -405,9 +384,9 @@ void sampler_free(struct sampler *s)
 		return;
 	sampler_stop(s);
 	/* Reverse order of start, so each collector restores what it changed. */
-	for (int id = SNAPSHOT_COLLECTOR_COUNT - 1; id >= 0; id--)
+	for (size_t id = n_collectors(); id-- > 0;)
 		collector_stop(&s->collectors[id]);
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
+	for (size_t id = 0; id < n_collectors(); id++)
 		snapshot_release(s->carry[id]);
 	snapshot_release(s->previous);
 	episode_tracker_free(s->episodes);

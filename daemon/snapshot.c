@@ -37,12 +37,6 @@ struct snapshot_string {
 static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct snapshot *current;
 
-static const char *const collector_names[SNAPSHOT_COLLECTOR_COUNT] = {
-	[SNAPSHOT_COLLECTOR_UNCORE] = "uncore",
-	[SNAPSHOT_COLLECTOR_THERMAL] = "thermal",
-	[SNAPSHOT_COLLECTOR_CORE] = "core",
-};
-
 static void snapshot_free(struct snapshot *s)
 {
 	for (struct snapshot_block *b = s->blocks, *next; b; b = next) {
@@ -55,6 +49,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->sockets);
 	free(s->cpus);
 	free(s->episodes);
+	free(s->values);
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		free(atomic_load(&s->rendered[i]));
 	history_release(s->history);
@@ -127,8 +122,6 @@ struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		atomic_init(&s->rendered[i], NULL);
 	snprintf(s->version, sizeof(s->version), "%s", UNCORED_VERSION);
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++)
-		s->collectors[i].name = collector_names[i];
 	if (info)
 		copy_cpu_id(&s->cpu_id, info);
 	if (topo && fill_shape(s, topo) < 0) {
@@ -191,8 +184,7 @@ static uint32_t hash_text(const char *text)
 	return h;
 }
 
-/* s's copy of text, made on first use; NULL on ENOMEM. */
-static const char *snapshot_string(struct snapshot *s, const char *text)
+const char *snapshot_intern(struct snapshot *s, const char *text)
 {
 	uint32_t h = hash_text(text);
 	size_t len = strlen(text);
@@ -214,8 +206,8 @@ static const char *snapshot_string(struct snapshot *s, const char *text)
 int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char *name,
 		       bool available, uint64_t total, const char *reason)
 {
-	const char *n = snapshot_string(s, name);
-	const char *r = reason && reason[0] ? snapshot_string(s, reason) : "";
+	const char *n = snapshot_intern(s, name);
+	const char *r = reason && reason[0] ? snapshot_intern(s, reason) : "";
 
 	if (!n || !r)
 		return -ENOMEM;
@@ -288,59 +280,34 @@ void snapshot_clear(void)
 	snapshot_publish(NULL);
 }
 
-/* v plus or minus d, modulo 2^64 like the counters themselves. */
-static uint64_t add_signed(uint64_t v, uint64_t d, int sign)
+struct snapshot_collector *snapshot_add_collector(struct snapshot *s, const char *name)
 {
-	return sign < 0 ? v - d : v + d;
+	struct snapshot_collector *c;
+
+	for (int i = 0; i < s->n_collectors; i++)
+		if (strcmp(s->collectors[i].name, name) == 0)
+			return &s->collectors[i];
+	if (s->n_collectors == SNAPSHOT_MAX_COLLECTORS)
+		return NULL;
+	c = &s->collectors[s->n_collectors++];
+	*c = (struct snapshot_collector){ .name = name, .reason = "" };
+	return c;
 }
 
-static void add_event_totals(struct snapshot_event *dst, int n_dst,
-			     const struct snapshot_event *src, int n_src, int sign)
+const struct snapshot_collector *snapshot_find_collector(const struct snapshot *s,
+							 const char *name)
+{
+	for (int i = 0; i < s->n_collectors; i++)
+		if (strcmp(s->collectors[i].name, name) == 0)
+			return &s->collectors[i];
+	return NULL;
+}
+
+void snapshot_add_event_totals(struct snapshot_event *dst, int n_dst,
+			       const struct snapshot_event *src, int n_src, int sign)
 {
 	for (int i = 0; i < n_dst; i++)
 		for (int j = 0; j < n_src; j++)
 			if (src[j].available && strcmp(dst[i].name, src[j].name) == 0)
-				dst[i].total = add_signed(dst[i].total, src[j].total, sign);
-}
-
-static void add_socket_totals(struct snapshot_socket *d, const struct snapshot_socket *b,
-			      enum snapshot_collector_id id, int sign)
-{
-	if (id == SNAPSHOT_COLLECTOR_UNCORE) {
-		d->uncore_clockticks = add_signed(d->uncore_clockticks, b->uncore_clockticks, sign);
-		d->uncore_conflicts = add_signed(d->uncore_conflicts, b->uncore_conflicts, sign);
-		add_event_totals(d->uncore_events, d->n_uncore_events, b->uncore_events,
-				 b->n_uncore_events, sign);
-	} else if (id == SNAPSHOT_COLLECTOR_THERMAL) {
-		d->rapl_package_throttled_s += sign * b->rapl_package_throttled_s;
-		d->rapl_dram_throttled_s += sign * b->rapl_dram_throttled_s;
-	}
-}
-
-static void add_cpu_totals(struct snapshot_cpu *d, const struct snapshot_cpu *b, int sign)
-{
-	d->instructions = add_signed(d->instructions, b->instructions, sign);
-	d->cycles = add_signed(d->cycles, b->cycles, sign);
-	d->ref_cycles = add_signed(d->ref_cycles, b->ref_cycles, sign);
-	d->conflicts = add_signed(d->conflicts, b->conflicts, sign);
-	add_event_totals(d->events, d->n_events, b->events, b->n_events, sign);
-}
-
-void snapshot_add_totals(struct snapshot *dst, const struct snapshot *src,
-			 enum snapshot_collector_id id, int sign)
-{
-	for (int i = 0; i < src->n_sockets; i++) {
-		struct snapshot_socket *d = snapshot_socket(dst, src->sockets[i].socket);
-
-		if (d)
-			add_socket_totals(d, &src->sockets[i], id, sign);
-	}
-	if (id != SNAPSHOT_COLLECTOR_CORE)
-		return;
-	for (int i = 0; i < src->n_cpus; i++) {
-		struct snapshot_cpu *d = snapshot_cpu(dst, src->cpus[i].cpu);
-
-		if (d)
-			add_cpu_totals(d, &src->cpus[i], sign);
-	}
+				dst[i].total = snapshot_add_signed(dst[i].total, src[j].total, sign);
 }

@@ -23,18 +23,14 @@
 #define SNAPSHOT_MAX_EVENTS 16
 #define SNAPSHOT_MAX_CORE_CPUS 8
 
-enum snapshot_collector_id {
-	SNAPSHOT_COLLECTOR_UNCORE,
-	SNAPSHOT_COLLECTOR_THERMAL,
-	SNAPSHOT_COLLECTOR_CORE,
-	SNAPSHOT_COLLECTOR_COUNT
-};
+#define SNAPSHOT_MAX_COLLECTORS 8
 
 struct snapshot_collector {
-	const char *name;          /* "uncore", "thermal", "core" (static strings) */
+	const char *name;          /* the collector's name (a static string) */
 	bool enabled;              /* configured on; a disabled collector is still listed */
 	bool up;
-	char reason[192];          /* why not up, or a degradation note; "" when none */
+	const char *reason;        /* why not up, then the degradations, "; "-separated (collector.h);
+				      "" when none; owned by the snapshot */
 	uint64_t errors;           /* failed hardware reads since start */
 };
 
@@ -137,7 +133,8 @@ struct snapshot {
 	char version[32];
 
 	struct snapshot_cpu_id cpu_id;
-	struct snapshot_collector collectors[SNAPSHOT_COLLECTOR_COUNT];
+	int n_collectors;          /* in registration order (collector.h) */
+	struct snapshot_collector collectors[SNAPSHOT_MAX_COLLECTORS];
 
 	int n_sockets;
 	struct snapshot_socket *sockets;
@@ -153,11 +150,28 @@ struct snapshot {
 	/* Documents as HTTP sends them, made once on first use by render.c. */
 	_Atomic(struct snapshot_bytes *) rendered[SNAPSHOT_N_RENDERED];
 
+	/* Values added through the sample API (metric.h), in the order added. */
+	int n_values, cap_values;
+	struct metric_sample *values;
+
 	/* Storage for events and their strings, freed with the snapshot. */
 	bool is_short_of_memory;   /* some events were left out: no memory for them */
 	struct snapshot_block *blocks;
 	struct snapshot_string *strings;
 };
+
+/*
+ * The one staleness rule (SPEC §6): the sampler is healthy while its last
+ * sample is at most SNAPSHOT_STALE_INTERVALS sampling intervals old.
+ * /healthz and the systemd watchdog both judge by it.
+ */
+#define SNAPSHOT_STALE_INTERVALS 3
+
+/* The oldest a last sample may be, in seconds, at sampling interval interval_s. */
+static inline double snapshot_stale_limit_s(double interval_s)
+{
+	return SNAPSHOT_STALE_INTERVALS * interval_s;
+}
 
 struct cpu_topology;
 struct cpu_info;
@@ -166,8 +180,8 @@ struct cpu_info;
  * Allocate a snapshot shaped after topo: one socket entry per socket with
  * its cores (cpus filled in), one cpu entry per logical CPU, everything
  * else zero and has_* false.  refs = 1 (the caller's).  NULL on ENOMEM.
- * The cpu identity is copied from info (left empty when info is NULL), the
- * collector names are set and version is the build's version string.
+ * The cpu identity is copied from info (left empty when info is NULL), and
+ * version is the build's version string.  No collector is listed yet.
  */
 struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_info *info);
 
@@ -197,16 +211,38 @@ int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char
 		       bool available, uint64_t total, const char *reason);
 
 /*
- * Add (sign > 0) or subtract (sign < 0) the counter totals that collector
- * id exports in src to those in dst, matching sockets and CPUs by id and
- * events by name (an event unavailable in src adds nothing).  Uncore: the
- * clockticks, conflicts and events; thermal: the RAPL throttled times;
- * core: the fixed counters, conflicts and events.  Gauges, kernel counts
- * and collector error counts are left alone.  Only for a snapshot nobody
- * else can see yet (or any more).
+ * s's copy of text (copied once per distinct text), or NULL on ENOMEM
+ * (which sets s->is_short_of_memory).  Only while s is being filled.
  */
-void snapshot_add_totals(struct snapshot *dst, const struct snapshot *src,
-			 enum snapshot_collector_id id, int sign);
+const char *snapshot_intern(struct snapshot *s, const char *text);
+
+/*
+ * The entry of collector name, listed after the others on first use (all
+ * zero but the name, reason ""); NULL when SNAPSHOT_MAX_COLLECTORS are
+ * listed.  name must outlive s.  Only while s is being filled.
+ */
+struct snapshot_collector *snapshot_add_collector(struct snapshot *s, const char *name);
+
+/* The entry of collector name, or NULL. */
+const struct snapshot_collector *snapshot_find_collector(const struct snapshot *s,
+							 const char *name);
+
+/*
+ * Helpers for a collector's add_totals (collector.h), which adds (sign > 0)
+ * or subtracts (sign < 0) the counter totals it exports in one snapshot to
+ * those in another.  Only for a snapshot nobody else can see yet (or any
+ * more).
+ */
+
+/* v plus or minus d, modulo 2^64 like the counters themselves. */
+static inline uint64_t snapshot_add_signed(uint64_t v, uint64_t d, int sign)
+{
+	return sign < 0 ? v - d : v + d;
+}
+
+/* Events matched by name; an event unavailable in src adds nothing. */
+void snapshot_add_event_totals(struct snapshot_event *dst, int n_dst,
+			       const struct snapshot_event *src, int n_src, int sign);
 
 /*
  * Make s the current snapshot, taking over the caller's reference.  The

@@ -105,10 +105,15 @@ void fill_core_pmu(struct snapshot *s)
 
 void enable_collectors(struct snapshot *s, bool uncore, bool thermal, bool core)
 {
-	const bool on[SNAPSHOT_COLLECTOR_COUNT] = { uncore, thermal, core };
+	static const char *const names[] = { "uncore", "thermal", "core" };
+	const bool on[] = { uncore, thermal, core };
 
-	for (int i = 0; i < SNAPSHOT_COLLECTOR_COUNT; i++)
-		s->collectors[i].enabled = s->collectors[i].up = on[i];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct snapshot_collector *c = snapshot_add_collector(s, names[i]);
+
+		assert_non_null(c);
+		c->enabled = c->up = on[i];
+	}
 }
 
 /* A 2-socket Westmere-EP: uncore with thermal events, thermal, core PMU, no RAPL. */
@@ -149,7 +154,7 @@ struct snapshot *skylake_snapshot(void)
 	snprintf(s->version, sizeof(s->version), "1.2.3");
 	s->samples = 5;
 	enable_collectors(s, false, true, true);
-	s->collectors[SNAPSHOT_COLLECTOR_CORE].up = false;
+	s->collectors[2].up = false;
 	fill_thermal(s);
 	s->sockets[0].has_rapl = true;
 	s->sockets[0].rapl_package_throttled_s = 0.25;
@@ -166,7 +171,7 @@ struct snapshot *tiny_snapshot(void)
 	s->samples = 3;
 	s->last_sample_duration_s = 0.25;
 	enable_collectors(s, false, true, false);
-	s->collectors[SNAPSHOT_COLLECTOR_THERMAL].errors = 2;
+	s->collectors[1].errors = 2;
 	s->sockets[0].has_tjmax = true;
 	s->sockets[0].tjmax_c = 100;
 	s->sockets[0].cores[0].has_temperature = true;

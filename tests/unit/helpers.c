@@ -4,13 +4,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmocka.h>
 
 #include "helpers.h"
+#include "snapshot.h"
 
 void helpers_mkdtemp(char *buf, size_t len)
 {
@@ -163,4 +169,13 @@ void helpers_fake_cpuid(const char *root, int cpu, uint32_t leaf, uint32_t suble
 	uint32_t regs[4] = { eax, ebx, ecx, edx };
 
 	fake_pio(root, cpu, "cpuid", regs, sizeof(regs), (leaf | (uint64_t)subleaf << 32) * 16, true);
+}
+
+struct snapshot_collector *helpers_collector(struct snapshot *s, const char *name)
+{
+	for (int i = 0; i < s->n_collectors; i++)
+		if (strcmp(s->collectors[i].name, name) == 0)
+			return &s->collectors[i];
+	fail_msg("collector %s is not listed in the snapshot", name);
+	return NULL;
 }

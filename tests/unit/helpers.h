@@ -8,6 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct snapshot;
+struct snapshot_collector;
+
+/* The status entry of collector name in s; fails the test when it is not listed. */
+struct snapshot_collector *helpers_collector(struct snapshot *s, const char *name);
+#define COLLECTOR(s, name) helpers_collector((s), (name))
+
 /* Make a fresh temporary directory; the path is written to buf. */
 void helpers_mkdtemp(char *buf, size_t len);
 

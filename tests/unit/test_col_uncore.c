@@ -16,7 +16,11 @@
 #include <cmocka.h>
 
 #include "collector.h"
+
+/* Registered in collectors.c; named here to test them one by one. */
+extern const struct collector_ops uncore_collector_ops;
 #include "counter.h"
+#include "helpers.h"
 #include "msr.h"
 #include "regfile.h"
 #include "snapshot.h"
@@ -24,6 +28,11 @@
 #define TOP48 ((UINT64_C(1) << 48) - 1)
 
 /* Westmere-EP, two sockets with two CPUs each. */
+
+/* The collector's status as one sentence list (collector_reason). */
+static char reason_buf[2048];
+#define REASON(c) collector_reason((c), reason_buf, sizeof(reason_buf))
+
 static struct hw_cpu cpus[] = {
 	{ .cpu = 0, .socket = 0, .core = 0, .online = true },
 	{ .cpu = 1, .socket = 0, .core = 1, .online = true },
@@ -218,7 +227,7 @@ static void programs_exact_values(void **state)
 	add_event(f, &ev_prochot_core0);
 	assert_int_equal(start(f, &westmere), 0);
 	assert_true(f->c.up);
-	assert_string_equal(f->c.reason, "");
+	assert_string_equal(REASON(&f->c), "");
 	for (int s = 0; s < 2; s++) {
 		/* EN | umask<<8 | code, with OCC_CTR_RST on the write (hardware.md §1.4). */
 		assert_int_equal(reg(f, s, 0x3c0), 0x420167);
@@ -258,10 +267,10 @@ static void snapshot_reports_events_and_clockticks(void **state)
 	assert_int_equal(ss->uncore_conflicts, 0);
 	ss = sample(f, 0);
 	assert_int_equal(ss->uncore_events[0].total, 0);
-	assert_string_equal(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].name, "uncore");
-	assert_true(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].enabled);
-	assert_true(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].up);
-	assert_int_equal(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].errors, 0);
+	assert_string_equal(COLLECTOR(f->snap, "uncore")->name, "uncore");
+	assert_true(COLLECTOR(f->snap, "uncore")->enabled);
+	assert_true(COLLECTOR(f->snap, "uncore")->up);
+	assert_int_equal(COLLECTOR(f->snap, "uncore")->errors, 0);
 }
 
 static void busy_counters_are_skipped(void **state)
@@ -282,7 +291,7 @@ static void busy_counters_are_skipped(void **state)
 	set_reg(f, 0, 0x3c0, 0x4000ff);
 	assert_int_equal(start(f, &westmere), 0);
 	assert_true(f->c.up);
-	assert_string_equal(f->c.reason,
+	assert_string_equal(REASON(&f->c),
 			    "socket 0: no free uncore counter for 'e7', 'e8' (counters 0,7 in use by "
 			    "another agent); socket 0: the uncore fixed counter is in use by another "
 			    "agent, uncore clockticks are not reported");
@@ -333,7 +342,7 @@ static void restore_leaves_every_register_as_found(void **state)
 	collector_stop(&f->c);
 	dump(f, after);
 	assert_dump_equal(before, after);
-	assert_string_equal(f->c.reason, "");
+	assert_string_equal(REASON(&f->c), "");
 }
 
 static void conflict_reclaim_reprograms_and_loses_interval(void **state)
@@ -356,7 +365,7 @@ static void conflict_reclaim_reprograms_and_loses_interval(void **state)
 	assert_int_equal(ss->uncore_events[1].total, 10);
 	assert_true(ss->uncore_events[1].available);
 	assert_int_equal(reg(f, 0, 0x3c1), 0x460167);
-	assert_non_null(strstr(f->c.reason, "socket 0: an uncore counter was reprogrammed by another "
+	assert_non_null(strstr(REASON(&f->c), "socket 0: an uncore counter was reprogrammed by another "
 				"agent and reclaimed; the counts of that interval are lost"));
 
 	/* Counting resumes from the value after the reclaim. */
@@ -459,7 +468,7 @@ static void read_errors_keep_totals(void **state)
 	assert_true(ss->uncore_events[0].available);
 	/* One failed read per socket. */
 	assert_int_equal(f->c.errors, 2);
-	assert_int_equal(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].errors, 2);
+	assert_int_equal(COLLECTOR(f->snap, "uncore")->errors, 2);
 
 	faulty.fail_read_msr = 0;
 	ss = sample(f, 0);
@@ -487,18 +496,24 @@ static void offline_access_cpu_moves_to_sibling(void **state)
 	assert_int_equal(ss->uncore_events[0].total, 250);
 	assert_int_equal(f->c.errors, 0);
 
-	/* The whole socket offline: totals kept, errors counted. */
+	/* The whole socket offline: totals kept, errors counted, a degradation while it lasts. */
+	assert_string_equal(REASON(&f->c), "");
 	regfile_set_online(f->rf, 3, false);
 	ss = sample(f, 1);
 	assert_true(ss->has_uncore);
 	assert_int_equal(ss->uncore_events[0].total, 250);
 	assert_int_equal(f->c.errors, 1);
+	ss = sample(f, 1);
+	assert_int_equal(f->c.errors, 2);
+	assert_string_equal(REASON(&f->c),
+			    "socket 1: no CPU of the socket can be read, uncore totals held");
 
-	/* CPU 2 back: counting goes on through it. */
+	/* CPU 2 back: counting goes on through it, and the degradation is gone. */
 	regfile_set_online(f->rf, 2, true);
 	regfile_set(f->rf, 2, 0x3b0, 300);
 	ss = sample(f, 1);
 	assert_int_equal(ss->uncore_events[0].total, 300);
+	assert_string_equal(REASON(&f->c), "");
 
 	collector_stop(&f->c);
 	regfile_set_online(f->rf, 3, true);
@@ -517,12 +532,12 @@ static void refused_writes_leave_nothing_changed(void **state)
 	regfile_refuse_writes(f->rf, true);
 	assert_int_equal(start(f, &westmere), -EPERM);
 	assert_false(f->c.up);
-	assert_non_null(strstr(f->c.reason, "uncore counting needs MSR writes: "));
+	assert_non_null(strstr(REASON(&f->c), "uncore counting needs MSR writes: "));
 	dump(f, after);
 	assert_dump_equal(before, after);
 	/* Sampling and stopping a collector that did not start are harmless. */
 	sample(f, 0);
-	assert_false(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].up);
+	assert_false(COLLECTOR(f->snap, "uncore")->up);
 	assert_false(snapshot_socket(f->snap, 0)->has_uncore);
 	collector_stop(&f->c);
 	collector_stop(&f->c);
@@ -535,7 +550,7 @@ static void skylake_has_no_facility(void **state)
 	add_event(f, &ev_dram_cycles);
 	assert_int_equal(start(f, &skylake), -ENOTSUP);
 	assert_false(f->c.up);
-	assert_string_equal(f->c.reason,
+	assert_string_equal(REASON(&f->c),
 			    "this CPU (skylake-sp, family 6 model 0x55) has no Nehalem/Westmere uncore "
 			    "PMU at MSR 0x391/0x3c0; uncore thermal events are not available");
 	assert_int_equal(regfile_writes(f->rf, -1, MSR_UNCORE_PERF_GLOBAL_CTRL), 0);
@@ -547,10 +562,10 @@ static void disabled_in_configuration(void **state)
 
 	f->conf.uncore_enabled = false;
 	assert_int_equal(start(f, &westmere), -ENOTSUP);
-	assert_string_equal(f->c.reason, "disabled in the configuration");
+	assert_string_equal(REASON(&f->c), "disabled in the configuration");
 	sample(f, 0);
-	assert_false(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].enabled);
-	assert_false(f->snap->collectors[SNAPSHOT_COLLECTOR_UNCORE].up);
+	assert_false(COLLECTOR(f->snap, "uncore")->enabled);
+	assert_false(COLLECTOR(f->snap, "uncore")->up);
 }
 
 static void nehalem_has_no_thermal_events(void **state)
@@ -582,7 +597,7 @@ static void interval_must_stay_below_wrap(void **state)
 	add_event(f, &ev_dram_cycles);
 	f->conf.interval_s = 20000;
 	assert_int_equal(start(f, &westmere), -EINVAL);
-	assert_string_equal(f->c.reason,
+	assert_string_equal(REASON(&f->c),
 			    "interval 20000 s is too long: the 48-bit uncore counters can wrap every "
 			    "70369 s, so the interval must be at most 17592 s");
 	assert_int_equal(regfile_writes(f->rf, -1, MSR_UNCORE_PERF_GLOBAL_CTRL), 0);
@@ -657,7 +672,7 @@ static void too_many_events_refused(void **state)
 		add_event(f, &e);
 	}
 	assert_int_equal(start(f, &westmere), -EINVAL);
-	assert_string_equal(f->c.reason,
+	assert_string_equal(REASON(&f->c),
 			    "too many uncore events: at most 16 can be reported, defaults included; "
 			    "remove some or turn the default events off");
 	assert_int_equal(regfile_writes(f->rf, -1, MSR_UNCORE_PERF_GLOBAL_CTRL), 0);

@@ -309,7 +309,7 @@ static void eio_mid_run_is_counted_and_caught_up(void **state)
 		if (i == 7)
 			sim_fail_reads(r.sim, 0, 0, 0);
 		s = step(&r);
-		errors = s->collectors[SNAPSHOT_COLLECTOR_UNCORE].errors;
+		errors = COLLECTOR(s, "uncore")->errors;
 		if (i >= 4 && i < 7) {
 			assert_true(errors > errors_before);
 			/* Counts since the last good read are pending, not lost. */
@@ -384,9 +384,9 @@ static void refused_writes_leave_a_read_only_daemon(void **state)
 	run_open(&r, NULL, &conf, true);
 	for (int i = 0; i < 3; i++) {
 		struct snapshot *s = step(&r);
-		const struct snapshot_collector *u = &s->collectors[SNAPSHOT_COLLECTOR_UNCORE];
-		const struct snapshot_collector *c = &s->collectors[SNAPSHOT_COLLECTOR_CORE];
-		const struct snapshot_collector *t = &s->collectors[SNAPSHOT_COLLECTOR_THERMAL];
+		const struct snapshot_collector *u = COLLECTOR(s, "uncore");
+		const struct snapshot_collector *c = COLLECTOR(s, "core");
+		const struct snapshot_collector *t = COLLECTOR(s, "thermal");
 
 		assert_false(u->up);
 		assert_false(c->up);

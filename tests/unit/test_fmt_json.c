@@ -200,7 +200,7 @@ static void extremes_and_escaping(void **state)
 	s->last_sample_duration_s = 0.0 / 0.0;
 	s->sockets[0].cores[0].temperature_c = -5;
 	snprintf(s->version, sizeof(s->version), "1.0 \"x\\y\"\n\tz");
-	snprintf(s->collectors[2].reason, sizeof(s->collectors[2].reason), "msr: \"denied\"");
+	s->collectors[2].reason = "msr: \"denied\"";
 	text = format(s);
 	assert_non_null(strstr(text, "\"samples\": 18446744073709551615,"));
 	assert_non_null(strstr(text, "\"version\": \"1.0 \\\"x\\\\y\\\"\\n\\tz\""));

@@ -14,6 +14,7 @@
 
 #include "cpu.h"
 #include "fake_machines.h"
+#include "helpers.h"
 #include "fmt_table.h"
 
 /* The second sample of a Westmere interval: one second and some counts later. */
@@ -37,9 +38,8 @@ static struct snapshot *westmere_later(void)
 	/* CPU 3 (socket 1 core 1, with CPU 7) is not counted in the second sample. */
 	s->cpus[3].has_core_pmu = false;
 	s->cpus[7].has_core_pmu = false;
-	s->collectors[SNAPSHOT_COLLECTOR_CORE].up = false;
-	snprintf(s->collectors[SNAPSHOT_COLLECTOR_CORE].reason,
-		 sizeof(s->collectors[0].reason), "cpu 3: offline, skipping");
+	COLLECTOR(s, "core")->up = false;
+	COLLECTOR(s, "core")->reason = "cpu 3: offline, skipping";
 	return s;
 }
 

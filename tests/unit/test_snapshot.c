@@ -12,8 +12,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "collector.h"
 #include "cpu.h"
 #include "fake_machines.h"
+#include "helpers.h"
 #include "snapshot.h"
 
 /*
@@ -69,9 +71,15 @@ static void shape_follows_topology(void **state)
 	assert_true(s->cpus[6].online);
 	assert_false(s->cpus[8].online);
 	assert_false(s->cpus[6].has_core_pmu);
-	assert_string_equal(s->collectors[SNAPSHOT_COLLECTOR_UNCORE].name, "uncore");
-	assert_string_equal(s->collectors[SNAPSHOT_COLLECTOR_THERMAL].name, "thermal");
-	assert_string_equal(s->collectors[SNAPSHOT_COLLECTOR_CORE].name, "core");
+	/* Collectors are listed as they report, in that order, each once. */
+	assert_int_equal(s->n_collectors, 0);
+	assert_ptr_equal(snapshot_add_collector(s, "b"), &s->collectors[0]);
+	assert_ptr_equal(snapshot_add_collector(s, "a"), &s->collectors[1]);
+	assert_ptr_equal(snapshot_add_collector(s, "b"), &s->collectors[0]);
+	assert_string_equal(s->collectors[1].name, "a");
+	assert_string_equal(s->collectors[1].reason, "");
+	assert_ptr_equal(snapshot_find_collector(s, "a"), &s->collectors[1]);
+	assert_null(snapshot_find_collector(s, "c"));
 	assert_string_equal(s->cpu_id.vendor, "GenuineIntel");
 	assert_int_equal(s->cpu_id.model, 44);
 	assert_int_equal(s->cpu_id.stepping, 2);
@@ -198,7 +206,19 @@ static void readers_race_publisher(void **state)
 	snapshot_clear();
 }
 
-/* Adding a snapshot's totals and taking them away again, collector by collector. */
+/*
+ * Adding a snapshot's totals and taking them away again, collector by
+ * collector (each registered collector's add_totals).
+ */
+static void add_totals(struct snapshot *dst, const struct snapshot *src, const char *collector,
+		       int sign)
+{
+	const struct collector_ops *ops = collector_find(collector);
+
+	assert_non_null(ops);
+	ops->add_totals(dst, src, sign);
+}
+
 static void add_and_subtract_totals(void **state)
 {
 	struct snapshot *a = westmere_snapshot(), *b = westmere_snapshot();
@@ -209,18 +229,18 @@ static void add_and_subtract_totals(void **state)
 	double rapl = sa->rapl_dram_throttled_s;
 
 	(void)state;
-	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_UNCORE, 1);
+	add_totals(a, b, "uncore", 1);
 	assert_int_equal(sa->uncore_clockticks, 2 * ticks);
 	assert_int_equal(sa->uncore_events[0].total, 2 * dram);
 	assert_int_equal(ca->instructions, instr);          /* core totals untouched */
-	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_CORE, 1);
+	add_totals(a, b, "core", 1);
 	assert_int_equal(ca->instructions, 2 * instr);
 	assert_int_equal(ca->events[0].total, 2 * llc);
 	assert_int_equal(ca->events[1].total, 0);           /* unavailable in b: nothing added */
-	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_THERMAL, 1);
+	add_totals(a, b, "thermal", 1);
 	assert_true(sa->rapl_dram_throttled_s == 2 * rapl);
-	for (int id = 0; id < SNAPSHOT_COLLECTOR_COUNT; id++)
-		snapshot_add_totals(a, b, id, -1);
+	for (size_t i = 0; i < collector_registry_n; i++)
+		collector_registry[i]->add_totals(a, b, -1);
 	assert_int_equal(sa->uncore_clockticks, ticks);
 	assert_int_equal(sa->uncore_events[0].total, dram);
 	assert_int_equal(ca->instructions, instr);
@@ -228,7 +248,7 @@ static void add_and_subtract_totals(void **state)
 	assert_true(sa->rapl_dram_throttled_s == rapl);
 	/* Subtraction wraps like the counters: 0 - 1 is 2^64 - 1. */
 	b->sockets[0].uncore_clockticks = a->sockets[0].uncore_clockticks + 1;
-	snapshot_add_totals(a, b, SNAPSHOT_COLLECTOR_UNCORE, -1);
+	add_totals(a, b, "uncore", -1);
 	assert_int_equal(a->sockets[0].uncore_clockticks, UINT64_MAX);
 	snapshot_release(a);
 	snapshot_release(b);

@@ -1,0 +1,64 @@
+/*
+ * The collector registration table: one line per built-in collector, in
+ * the order their status and families appear in every output.  Nothing
+ * else in the daemon names a collector.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "collector.h"
+
+extern const struct collector_ops uncore_collector_ops;
+extern const struct collector_ops thermal_collector_ops;
+extern const struct collector_ops core_collector_ops;
+
+const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS] = {
+	&uncore_collector_ops,
+	&thermal_collector_ops,
+	&core_collector_ops,
+};
+
+size_t collector_registry_n;
+
+/*
+ * Count the table above once, before any COLLECTOR_REGISTER constructor
+ * (those run at the default priority, after this one) and before main.
+ */
+__attribute__((constructor(101))) static void count_built_in(void)
+{
+	while (collector_registry_n < SNAPSHOT_MAX_COLLECTORS &&
+	       collector_registry[collector_registry_n])
+		collector_registry_n++;
+}
+
+int collector_register(const struct collector_ops *ops)
+{
+	count_built_in();
+	if (collector_find(ops->name))
+		return -EEXIST;
+	if (ops->conf_section && ops->conf_section->settings_size > CONF_SETTINGS_BYTES)
+		return -E2BIG;
+	if (collector_registry_n == SNAPSHOT_MAX_COLLECTORS)
+		return -ENOSPC;
+	collector_registry[collector_registry_n++] = ops;
+	return 0;
+}
+
+_Static_assert(CONF_MAX_COLLECTORS >= SNAPSHOT_MAX_COLLECTORS,
+	       "every registered collector has a settings block");
+
+const void *collector_settings(const struct conf *conf, const struct collector_ops *ops)
+{
+	for (size_t i = 0; i < collector_registry_n; i++)
+		if (collector_registry[i] == ops)
+			return conf->settings[i];
+	return NULL;
+}
+
+const struct collector_ops *collector_find(const char *name)
+{
+	for (size_t i = 0; i < collector_registry_n; i++)
+		if (strcmp(collector_registry[i]->name, name) == 0)
+			return collector_registry[i];
+	return NULL;
+}

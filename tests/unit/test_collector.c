@@ -1,0 +1,202 @@
+/*
+ * Unit tests of the generic collector side: the status in parts (why not
+ * up, degradations that come and go, a bounded list) and how start
+ * failures are explained.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "collector.h"
+
+static char buf[4096];
+#define REASON(c) collector_reason((c), buf, sizeof(buf))
+
+static void degradations_are_listed_while_they_hold(void **state)
+{
+	struct collector c;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	assert_string_equal(REASON(&c), "");
+	collector_degrade(&c, "stale 0", "socket %d: unreadable", 0);
+	collector_degrade(&c, "stale 1", "socket %d: unreadable", 1);
+	assert_string_equal(REASON(&c), "socket 0: unreadable; socket 1: unreadable");
+	/* Noted again: replaced in place, not added. */
+	collector_degrade(&c, "stale 0", "socket 0: still unreadable");
+	assert_string_equal(REASON(&c), "socket 0: still unreadable; socket 1: unreadable");
+	collector_recover(&c, "stale 0");
+	assert_string_equal(REASON(&c), "socket 1: unreadable");
+	collector_recover(&c, "stale 0");      /* not listed: nothing */
+	collector_recover(&c, "stale 1");
+	assert_string_equal(REASON(&c), "");
+	assert_int_equal(c.status.n_degradations, 0);
+}
+
+static void notes_are_kept_once(void **state)
+{
+	struct collector c;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	collector_note(&c, "event '%s' listed twice", "x");
+	collector_note(&c, "event '%s' listed twice", "x");
+	collector_note(&c, "event '%s' listed twice", "y");
+	assert_string_equal(REASON(&c), "event 'x' listed twice; event 'y' listed twice");
+}
+
+static void the_list_is_bounded(void **state)
+{
+	struct collector c;
+	char key[16], expected[512] = "";
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	for (int i = 0; i < COLLECTOR_MAX_DEGRADATIONS + 3; i++) {
+		snprintf(key, sizeof(key), "k%d", i);
+		collector_degrade(&c, key, "d%d", i);
+	}
+	assert_int_equal(c.status.n_degradations, COLLECTOR_MAX_DEGRADATIONS);
+	for (int i = 0; i < COLLECTOR_MAX_DEGRADATIONS; i++)
+		snprintf(expected + strlen(expected), sizeof(expected) - strlen(expected), "d%d; ", i);
+	strcat(expected, "3 more");
+	assert_string_equal(REASON(&c), expected);
+	/* A listed one still clears; an unlisted one stays counted until restart. */
+	collector_recover(&c, "k0");
+	assert_int_equal(c.status.n_degradations, COLLECTOR_MAX_DEGRADATIONS - 1);
+	assert_int_equal(c.status.n_unlisted, 3);
+}
+
+static void reason_truncates_safely(void **state)
+{
+	struct collector c;
+	char small[12];
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	collector_refuse(&c, "why not: %s", "no facility");
+	collector_degrade(&c, "a", "degraded");
+	assert_string_equal(REASON(&c), "why not: no facility; degraded");
+	assert_string_equal(collector_reason(&c, small, sizeof(small)), "why not: no");
+	assert_string_equal(collector_reason(&c, small, 1), "");
+}
+
+/* A fake collector whose start does what the test says. */
+static int start_result;
+static const char *start_refusal;
+static const char *start_note;
+
+static int fake_start(struct collector *c)
+{
+	if (start_note)
+		collector_note(c, "%s", start_note);
+	if (start_refusal)
+		collector_refuse(c, "%s", start_refusal);
+	return start_result;
+}
+
+static void fake_sample(struct collector *c, struct snapshot *s)
+{
+	(void)c;
+	(void)s;
+}
+
+static void fake_stop(struct collector *c)
+{
+	(void)c;
+}
+
+static bool fake_is_enabled(const struct conf *conf)
+{
+	(void)conf;
+	return true;
+}
+
+static bool fake_conf_changed(const struct conf *old, const struct conf *new)
+{
+	(void)old;
+	(void)new;
+	return false;
+}
+
+static const struct collector_ops fake_ops = {
+	.name = "fake",
+	.start = fake_start, .sample = fake_sample, .stop = fake_stop,
+	.is_enabled = fake_is_enabled, .conf_changed = fake_conf_changed,
+};
+
+static void start_failures_are_explained(void **state)
+{
+	struct conf conf;
+	struct collector c;
+
+	(void)state;
+	conf_defaults(&conf);
+	/* Refused with a reason: the notes made before do not hold for a collector that is off. */
+	start_result = -ENOTSUP;
+	start_refusal = "no such facility";
+	start_note = "socket 0: something";
+	assert_int_equal(collector_start(&c, &fake_ops, NULL, NULL, NULL, &conf), -ENOTSUP);
+	assert_false(c.up);
+	assert_string_equal(REASON(&c), "no such facility");
+	collector_stop(&c);
+	/* Failed without a reason: what it noted is why. */
+	start_refusal = NULL;
+	start_result = -ENODEV;
+	assert_int_equal(collector_start(&c, &fake_ops, NULL, NULL, NULL, &conf), -ENODEV);
+	assert_string_equal(REASON(&c), "socket 0: something");
+	assert_int_equal(c.status.n_degradations, 0);
+	collector_stop(&c);
+	/* Nothing said at all: a generic sentence. */
+	start_note = NULL;
+	assert_int_equal(collector_start(&c, &fake_ops, NULL, NULL, NULL, &conf), -ENODEV);
+	assert_string_equal(REASON(&c), "fake collector failed to start: No such device");
+	collector_stop(&c);
+	/* Up, degraded. */
+	start_result = 0;
+	start_note = "socket 1: no TjMax";
+	assert_int_equal(collector_start(&c, &fake_ops, NULL, NULL, NULL, &conf), 0);
+	assert_true(c.up);
+	assert_string_equal(REASON(&c), "socket 1: no TjMax");
+	collector_stop(&c);
+}
+
+static void the_registry_is_complete_and_consistent(void **state)
+{
+	(void)state;
+	assert_true(collector_registry_n > 0);
+	assert_true(collector_registry_n <= SNAPSHOT_MAX_COLLECTORS);
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		assert_non_null(ops->conf_section);
+		assert_string_equal(ops->conf_section->name, ops->name);
+		assert_non_null(ops->add_totals);
+		assert_non_null(ops->start);
+		assert_non_null(ops->sample);
+		assert_non_null(ops->stop);
+		assert_non_null(ops->is_enabled);
+		assert_non_null(ops->conf_changed);
+		assert_ptr_equal(collector_find(ops->name), ops);
+	}
+	assert_null(collector_find("no such collector"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(degradations_are_listed_while_they_hold),
+		cmocka_unit_test(notes_are_kept_once),
+		cmocka_unit_test(the_list_is_bounded),
+		cmocka_unit_test(reason_truncates_safely),
+		cmocka_unit_test(start_failures_are_explained),
+		cmocka_unit_test(the_registry_is_complete_and_consistent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
