@@ -40,9 +40,12 @@ struct sim_kernel {
 	void *ctx;
 	int n_cpus;
 	uint64_t *perf_sel;            /* [cpu * MAX_GP + n]: perf's select (EN set), 0: not perf's */
+	uint32_t *scn_held;            /* [cpu]: GP counters the scenario's perf users hold */
 	struct agent *agents;
 	int n_agents;
 };
+
+static struct agent *next_agent(const struct sim_kernel *k);
 
 static bool is_perf_rule(const struct sim_rule *r)
 {
@@ -169,6 +172,10 @@ static void perf_core_change(struct sim_kernel *k, int cpu, const struct sim_rul
 	uint64_t *perf_sel = &k->perf_sel[cpu * MAX_GP];
 	uint32_t n = (uint32_t)r->counter;
 
+	if (on)
+		k->scn_held[cpu] |= 1u << n;
+	else
+		k->scn_held[cpu] &= ~(1u << n);
 	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
 	if (!on) {
 		k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, r->value & ~PERFEVTSEL_EN, t);
@@ -183,6 +190,48 @@ static void perf_core_change(struct sim_kernel *k, int cpu, const struct sim_rul
 		}
 	}
 	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
+}
+
+void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
+			    uint64_t fixed_ctrl, uint32_t fixed_added, int64_t t)
+{
+	uint64_t *perf_sel = &k->perf_sel[cpu * MAX_GP];
+	bool added = fixed_added != 0;
+
+	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
+	for (uint32_t n = 0; n < (uint32_t)k->m->n_gp && n < MAX_GP; n++) {
+		if (!(gp_mask & (1u << n)))
+			continue;
+		if (gp_sel[n]) {
+			perf_sel[n] = gp_sel[n];
+			added = true;
+			k->write(k->ctx, cpu, IA32_PMC0 + n, 0, t);
+			k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, perf_sel[n], t);
+		} else if (perf_sel[n]) {
+			k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, perf_sel[n] & ~PERFEVTSEL_EN, t);
+			perf_sel[n] = 0;
+		}
+	}
+	if (fixed_ctrl != SIM_KERNEL_KEEP)
+		k->write(k->ctx, cpu, IA32_FIXED_CTR_CTRL, fixed_ctrl, t);
+	for (uint32_t i = 0; i < (uint32_t)k->m->n_fixed; i++)
+		if (fixed_added & (1u << i))
+			k->write(k->ctx, cpu, IA32_FIXED_CTR0 + i, 0, t);
+	if (added && has_nhm_workaround(k->m))
+		nhm_workaround(k, cpu, t);
+	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
+}
+
+uint32_t sim_kernel_gp_held(const struct sim_kernel *k, int cpu)
+{
+	return k->scn_held[cpu];
+}
+
+bool sim_kernel_next_is_core_event(const struct sim_kernel *k)
+{
+	const struct agent *a = next_agent(k);
+
+	return a && a->next != SIM_FOREVER && a->rule->kind == SIM_RULE_PERF_CORE;
 }
 
 /*
@@ -299,8 +348,9 @@ int sim_kernel_new(const struct sim_model *m, const struct sim_scenario *scn,
 		return -ENOMEM;
 	*k = (struct sim_kernel){ .m = m, .write = write, .ctx = ctx, .n_cpus = sim_model_n_cpus(m) };
 	k->perf_sel = calloc((size_t)k->n_cpus * MAX_GP, sizeof(*k->perf_sel));
+	k->scn_held = calloc((size_t)k->n_cpus, sizeof(*k->scn_held));
 	k->agents = calloc((size_t)scn->n_rules + 1, sizeof(*k->agents));
-	if (!k->perf_sel || !k->agents) {
+	if (!k->perf_sel || !k->scn_held || !k->agents) {
 		sim_kernel_free(k);
 		return -ENOMEM;
 	}
@@ -334,5 +384,6 @@ void sim_kernel_free(struct sim_kernel *k)
 		sim_timeline_free(&k->agents[i].on);
 	free(k->agents);
 	free(k->perf_sel);
+	free(k->scn_held);
 	free(k);
 }

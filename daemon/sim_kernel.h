@@ -47,6 +47,26 @@ int64_t sim_kernel_next(const struct sim_kernel *k);
 /* Make the change due at sim_kernel_next(). */
 void sim_kernel_step(struct sim_kernel *k);
 
+/*
+ * Perf's own counting events on cpu (sim_perf.c) change at t, as
+ * x86_pmu_disable, x86_pmu_del/x86_pmu_add and x86_pmu_enable do
+ * (hardware-linux.md §1.1, §1.2): 0x38F = 0; for every GP counter n in
+ * gp_mask, gp_sel[n] != 0 adds an event (PMC restarted from 0, select =
+ * gp_sel[n], EN included) and 0 removes one (the select is left stale, EN
+ * clear); 0x38D = fixed_ctrl unless it is SIM_KERNEL_KEEP, the fixed
+ * counters in fixed_added restarted from 0; 0x38F = intel_ctrl, through
+ * the NHM/WSM workaround when something was added.
+ */
+#define SIM_KERNEL_KEEP UINT64_MAX
+void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
+			    uint64_t fixed_ctrl, uint32_t fixed_added, int64_t t);
+
+/* The GP counters of cpu that the scenario's perf users hold now, as a bit mask. */
+uint32_t sim_kernel_gp_held(const struct sim_kernel *k, int cpu);
+
+/* Whether the change due at sim_kernel_next() is a perf-core rule's (one of perf's events). */
+bool sim_kernel_next_is_core_event(const struct sim_kernel *k);
+
 void sim_kernel_free(struct sim_kernel *k);
 
 #endif
