@@ -40,6 +40,7 @@ struct pev {
 	uint64_t read_format;
 	uint64_t id;
 	bool enabled;
+	bool dead;                   /* detached by its CPU going offline: counts no more */
 	int slot;                    /* NO_SLOT when not on a counter */
 	uint64_t count;              /* counted while on earlier counters */
 	uint64_t start;              /* the counter's value when placed */
@@ -51,7 +52,6 @@ struct pev {
 struct ctx {
 	bool uncore;
 	int cpu;                     /* the CPU its registers are reached through */
-	bool detached;               /* core: the CPU went offline */
 	int *groups;                 /* leader indices, in scheduling order */
 	int n_groups, cap;
 	int64_t next_rotate;         /* SIM_FOREVER when every group fits */
@@ -167,7 +167,7 @@ static void update_times(struct sim_perf *p, int leader, int64_t t)
 	struct pev *l = &p->ev[leader];
 	uint64_t dt = t > l->stamp ? (uint64_t)(t - l->stamp) : 0;
 
-	if (l->enabled && !p->ctxs[l->ctx].detached) {
+	if (l->enabled && !l->dead) {
 		l->time_enabled += dt;
 		if (group_on(p, leader))
 			l->time_running += dt;
@@ -262,8 +262,6 @@ static void ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 	bool left_out = false;
 
 	c->next_rotate = SIM_FOREVER;
-	if (c->detached)
-		return;
 	if (!c->uncore) {
 		free_slots &= ~sim_kernel_gp_held(p->k, c->cpu);
 		if (p->watchdog && p->m->n_fixed > 1)
@@ -352,13 +350,18 @@ void sim_perf_core_sched_in(struct sim_perf *p, int64_t t)
 			ctx_sched_in(p, &p->ctxs[i], t);
 }
 
-/* __perf_event_exit_context: the CPU's events are detached and stop counting. */
+/*
+ * __perf_event_exit_context: the CPU's events are detached and stop
+ * counting; they stay open, out of the context, until closed.  Events
+ * opened once the CPU is back start a fresh context.
+ */
 static void detach(struct sim_perf *p, struct ctx *c, int64_t t)
 {
-	if (c->detached)
-		return;
 	ctx_sched_out(p, c, t);
-	c->detached = true;
+	for (int g = 0; g < c->n_groups; g++)
+		for (int i = c->groups[g]; i >= 0; i = p->ev[i].next)
+			p->ev[i].dead = true;
+	c->n_groups = 0;
 	c->next_rotate = SIM_FOREVER;
 }
 
@@ -372,7 +375,7 @@ void sim_perf_hotplug(struct sim_perf *p, int cpu, bool online, int64_t t)
 /* A CPU found offline by an access (a scenario's offline window) detaches its events. */
 static void check_online(struct sim_perf *p, struct ctx *c, int64_t t)
 {
-	if (!c->uncore && !c->detached && !p->io.online(p->io_ctx, c->cpu, t))
+	if (!c->uncore && c->n_groups && !p->io.online(p->io_ctx, c->cpu, t))
 		detach(p, c, t);
 }
 
@@ -512,7 +515,8 @@ int sim_perf_open(struct sim_perf *p, const struct perf_event_attr *attr, pid_t 
 		leader = lookup(p, group_fd);
 		if (!leader)
 			return -EBADF;
-		if (leader->leader != group_fd - FD_BASE || &p->ctxs[leader->ctx] != c)
+		if (leader->leader != group_fd - FD_BASE || &p->ctxs[leader->ctx] != c ||
+		    leader->dead)
 			return -EINVAL;
 	}
 	i = new_event(p);   /* may move p->ev: leader is not used after this */
@@ -643,7 +647,8 @@ int sim_perf_close(struct sim_perf *p, int fd, int64_t t)
 			p->ev[i].next = -1;
 			p->ev[i].stamp = t;
 			p->ev[i].time_enabled = p->ev[i].time_running = 0;
-			add_group(c, i);
+			if (!p->ev[i].dead)
+				add_group(c, i);
 		}
 	} else {
 		for (int i = e->leader; i >= 0; i = p->ev[i].next)
