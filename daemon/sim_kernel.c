@@ -40,7 +40,10 @@ struct sim_kernel {
 	void *ctx;
 	int n_cpus;
 	uint64_t *perf_sel;            /* [cpu * MAX_GP + n]: perf's select (EN set), 0: not perf's */
-	uint32_t *scn_held;            /* [cpu]: GP counters the scenario's perf users hold */
+	uint64_t *scn_want;            /* [cpu * MAX_GP + n]: a scenario user's select for GP n
+					  (EN clear) while its window is on, else 0 */
+	sim_kernel_managed_fn managed;
+	void *managed_ctx;
 	struct agent *agents;
 	int n_agents;
 };
@@ -172,10 +175,9 @@ static void perf_core_change(struct sim_kernel *k, int cpu, const struct sim_rul
 	uint64_t *perf_sel = &k->perf_sel[cpu * MAX_GP];
 	uint32_t n = (uint32_t)r->counter;
 
-	if (on)
-		k->scn_held[cpu] |= 1u << n;
-	else
-		k->scn_held[cpu] &= ~(1u << n);
+	k->scn_want[cpu * MAX_GP + n] = on ? r->value : 0;
+	if (k->managed && k->managed(k->managed_ctx, cpu))
+		return;   /* sim_perf schedules it, after its own CPU-wide groups */
 	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
 	if (!on) {
 		k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, r->value & ~PERFEVTSEL_EN, t);
@@ -222,9 +224,25 @@ void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, con
 	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
 }
 
-uint32_t sim_kernel_gp_held(const struct sim_kernel *k, int cpu)
+void sim_kernel_set_manager(struct sim_kernel *k, sim_kernel_managed_fn fn, void *ctx)
 {
-	return k->scn_held[cpu];
+	k->managed = fn;
+	k->managed_ctx = ctx;
+}
+
+uint64_t sim_kernel_scn_select(const struct sim_kernel *k, int cpu, int n)
+{
+	return n < MAX_GP ? k->scn_want[cpu * MAX_GP + n] : 0;
+}
+
+uint32_t sim_kernel_gp_perf(const struct sim_kernel *k, int cpu)
+{
+	uint32_t mask = 0;
+
+	for (int n = 0; n < k->m->n_gp && n < MAX_GP; n++)
+		if (k->perf_sel[cpu * MAX_GP + n])
+			mask |= 1u << n;
+	return mask;
 }
 
 bool sim_kernel_next_is_core_event(const struct sim_kernel *k)
@@ -348,9 +366,9 @@ int sim_kernel_new(const struct sim_model *m, const struct sim_scenario *scn,
 		return -ENOMEM;
 	*k = (struct sim_kernel){ .m = m, .write = write, .ctx = ctx, .n_cpus = sim_model_n_cpus(m) };
 	k->perf_sel = calloc((size_t)k->n_cpus * MAX_GP, sizeof(*k->perf_sel));
-	k->scn_held = calloc((size_t)k->n_cpus, sizeof(*k->scn_held));
+	k->scn_want = calloc((size_t)k->n_cpus * MAX_GP, sizeof(*k->scn_want));
 	k->agents = calloc((size_t)scn->n_rules + 1, sizeof(*k->agents));
-	if (!k->perf_sel || !k->scn_held || !k->agents) {
+	if (!k->perf_sel || !k->scn_want || !k->agents) {
 		sim_kernel_free(k);
 		return -ENOMEM;
 	}
@@ -384,6 +402,6 @@ void sim_kernel_free(struct sim_kernel *k)
 		sim_timeline_free(&k->agents[i].on);
 	free(k->agents);
 	free(k->perf_sel);
-	free(k->scn_held);
+	free(k->scn_want);
 	free(k);
 }

@@ -232,6 +232,31 @@ static void program(struct sim_perf *p, struct ctx *c, uint32_t off, uint32_t on
 		program_core(p, c, gp_mask, sel, off >> FIXED_SLOT(0), on >> FIXED_SLOT(0), t);
 }
 
+/*
+ * The scenario's task events come after the CPU-wide groups
+ * (perf_event_sched_in: CPU flexible, then task flexible): each takes its
+ * own counter when free, else the lowest free GP counter, else it waits.
+ */
+static uint32_t place_task_events(struct sim_perf *p, struct ctx *c, uint32_t *free_slots,
+				  uint64_t *sel)
+{
+	uint32_t on = 0;
+
+	for (int n = 0; n < p->m->n_gp; n++) {
+		uint64_t want = sim_kernel_scn_select(p->k, c->cpu, n);
+		uint32_t gp = *free_slots & ((1u << p->m->n_gp) - 1);
+		int slot;
+
+		if (!want || !gp)
+			continue;
+		slot = (gp & (1u << n)) ? n : __builtin_ctz(gp);
+		*free_slots &= ~(1u << slot);
+		sel[slot] = want | PERFEVTSEL_EN;
+		on |= 1u << slot;
+	}
+	return on;
+}
+
 static void ctx_sched_out(struct sim_perf *p, struct ctx *c, int64_t t)
 {
 	uint64_t sel[MAX_SLOTS] = { 0 };
@@ -252,6 +277,8 @@ static void ctx_sched_out(struct sim_perf *p, struct ctx *c, int64_t t)
 			e->slot = NO_SLOT;
 		}
 	}
+	if (!c->uncore)
+		off |= sim_kernel_gp_perf(p->k, c->cpu);   /* the scenario's task events too */
 	program(p, c, off, 0, sel, t);
 }
 
@@ -262,11 +289,8 @@ static void ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 	bool left_out = false;
 
 	c->next_rotate = SIM_FOREVER;
-	if (!c->uncore) {
-		free_slots &= ~sim_kernel_gp_held(p->k, c->cpu);
-		if (p->watchdog && p->m->n_fixed > 1)
-			free_slots &= ~(1u << FIXED_SLOT(1));
-	}
+	if (!c->uncore && p->watchdog && p->m->n_fixed > 1)
+		free_slots &= ~(1u << FIXED_SLOT(1));
 	for (int g = 0; g < c->n_groups; g++) {
 		int leader = c->groups[g], slots[MAX_SLOTS], k = 0;
 
@@ -287,6 +311,8 @@ static void ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 				       e->config | e->usr_os | SEL_KERNEL_BITS;
 		}
 	}
+	if (!c->uncore)
+		on |= place_task_events(p, c, &free_slots, sel);
 	program(p, c, 0, on, sel, t);
 	/* Counters start where the kernel left them (0, or what the workaround wrote). */
 	for (int g = 0; g < c->n_groups; g++)
@@ -362,7 +388,7 @@ static void detach(struct sim_perf *p, struct ctx *c, int64_t t)
 		for (int i = c->groups[g]; i >= 0; i = p->ev[i].next)
 			p->ev[i].dead = true;
 	c->n_groups = 0;
-	c->next_rotate = SIM_FOREVER;
+	ctx_sched_in(p, c, t);   /* the scenario's task events, now alone */
 }
 
 void sim_perf_hotplug(struct sim_perf *p, int cpu, bool online, int64_t t)
@@ -671,6 +697,13 @@ size_t sim_perf_n_open(const struct sim_perf *p)
 	return n;
 }
 
+static bool manages(void *ctx, int cpu)
+{
+	const struct sim_perf *p = ctx;
+
+	return p->ctxs[cpu].n_groups > 0;
+}
+
 int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 		 const struct sim_perf_io *io, void *ctx, struct sim_perf **ret_perf)
 {
@@ -697,6 +730,7 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 		c->uncore = i >= p->n_cpus;
 		c->cpu = c->uncore ? sim_model_cpu_of(m, i - p->n_cpus, 0, 0) : i;
 	}
+	sim_kernel_set_manager(k, manages, p);
 	*ret_perf = p;
 	return 0;
 }

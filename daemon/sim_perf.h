@@ -6,9 +6,12 @@
  *   - two PMUs: the core PMU "cpu" (type 4, PERF_TYPE_RAW, and the
  *     generic PERF_TYPE_HARDWARE events) per CPU, and on NHM/WSM models the
  *     "uncore" PMU per package;
- *   - groups scheduled all or nothing onto the counters the others leave
- *     free: the NMI watchdog's fixed counter 1 (Linux boot state) and the
- *     GP counters the scenario's perf users hold;
+ *   - groups scheduled all or nothing onto the counters the NMI watchdog
+ *     leaves free (it holds fixed counter 1 in the Linux boot state);
+ *   - the scenario's perf-core users as task events, placed after the
+ *     CPU-wide groups (perf_event_sched_in: CPU flexible before task
+ *     flexible): on their own counter when free, else the lowest free GP
+ *     counter, else not at all;
  *   - flexible groups in list order, scheduling stopping at the first
  *     group that does not fit; while one does not fit the list rotates
  *     every SIM_PERF_MUX_NS and time_running lags time_enabled;
@@ -23,9 +26,9 @@
  * writing a counter perf uses corrupts perf's count as on a real host.
  *
  * Simulator's choices where the kernel is more elaborate: events are only
- * CPU-wide (pid -1), no sampling, the scenario's perf users keep their
- * counter (they are not part of the rotation), and counters are assigned
- * first-fit (fixed counter first) after a full re-schedule of the PMU.
+ * CPU-wide (pid -1), no sampling, counters are assigned first-fit (fixed
+ * counter first) after a full re-schedule of the PMU, and a detached
+ * event reads its last counts and times.
  */
 #ifndef UNCORED_SIM_PERF_H
 #define UNCORED_SIM_PERF_H

@@ -411,6 +411,56 @@ static void msr_engine_and_perf_share_a_machine(void **state)
 	shut(m);
 }
 
+/*
+ * A profiler's task event (the perf-profiler scenario: branch instructions
+ * wanted on GP counter 2 for 5 s of every 10 s) competes as the kernel
+ * schedules it: after the CPU-wide groups.  With our group on all four GP
+ * counters it never gets one; with ours on three it gets the one left.
+ * Our counts are exact either way.
+ */
+static void scenario_task_event_comes_after_cpu_wide_groups(void **state)
+{
+	static const struct engine_event four[] = {
+		{ .name = "cycles", .code = 0x3c },
+		{ .name = "llc_references", .code = 0x2e, .umask = 0x4f },
+		{ .name = "llc_misses", .code = 0x2e, .umask = 0x41 },
+		{ .name = "branch_misses", .code = 0xc5 },
+	};
+	const uint64_t profiler = 0x1300c4 | PERFEVTSEL_EN;
+
+	(void)state;
+	for (size_t n = 4; n >= 3; n--) {
+		struct machine *m = boot("westmere-ep-2s:perf-profiler");
+		struct engine_group *g;
+		struct engine_reading r[4];
+		uint64_t before[4];
+		char err[512];
+		int cpu = 2;
+
+		if (engine_open(&m->e, ENGINE_PMU_CORE, cpu, four, n, &g, err, sizeof(err)) < 0)
+			fail_msg("%s", err);
+		for (size_t i = 0; i < n; i++)
+			before[i] = truth(m, false, cpu, &four[i]);
+		for (int step = 0; step < 10; step++) {
+			int profiler_on = 0;
+
+			sim_advance(m->sim, 1);
+			assert_int_equal(engine_read(&m->e, g, r), 0);
+			for (size_t i = 0; i < n; i++) {
+				assert_int_equal(r[i].state, ENGINE_COUNTING);
+				assert_true(engine_reading_ratio(&r[i]) == 1.0);
+				assert_int_equal(r[i].total, truth(m, false, cpu, &four[i]) - before[i]);
+			}
+			for (uint32_t k = 0; k < 4; k++)
+				profiler_on += rd(m, cpu, IA32_PERFEVTSEL0 + k) == profiler;
+			/* the window is on from 2 s to 7 s: sampled at 2..6 s */
+			assert_int_equal(profiler_on, n == 3 && step + 1 >= 2 && step + 1 < 7);
+		}
+		assert_int_equal(engine_close(&m->e, g, NULL), 0);
+		shut(m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +471,7 @@ int main(void)
 		cmocka_unit_test(open_on_offline_cpu_says_why),
 		cmocka_unit_test(absent_pmu_is_reported),
 		cmocka_unit_test(msr_engine_and_perf_share_a_machine),
+		cmocka_unit_test(scenario_task_event_comes_after_cpu_wide_groups),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
