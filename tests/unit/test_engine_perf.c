@@ -216,8 +216,12 @@ static void more_events_than_counters_are_scaled(void **state)
 	for (size_t i = 0; i < N_MANY; i++)
 		before[i] = truth(m, false, cpu, &many[i]);
 	for (int step = 0; step < 3; step++) {
+		uint64_t reads = m->ps.counts.n_read;
+
 		sim_advance(m->sim, 1);
 		assert_int_equal(engine_read(&m->e, g, r), 0);
+		/* two halves, one read each: 4 GP + 3 fixed counters cannot take 8 in one group */
+		assert_int_equal(m->ps.counts.n_read - reads, 2);
 		for (size_t i = 0; i < N_MANY; i++) {
 			uint64_t want = truth(m, false, cpu, &many[i]) - before[i];
 
@@ -461,6 +465,103 @@ static void scenario_task_event_comes_after_cpu_wide_groups(void **state)
 	}
 }
 
+/* A kernel that answers one group read with end of file, as for a group in error state. */
+struct eof_kernel {
+	struct perf_sys *inner;
+	int eof_reads;
+};
+
+static int eof_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
+		    unsigned long flags)
+{
+	struct perf_sys *in = ((struct eof_kernel *)ctx)->inner;
+
+	return in->ops->open(in->ctx, attr, pid, cpu, group_fd, flags);
+}
+
+static ssize_t eof_read(void *ctx, int fd, void *buf, size_t len)
+{
+	struct eof_kernel *k = ctx;
+
+	if (k->eof_reads > 0) {
+		k->eof_reads--;
+		return 0;
+	}
+	return k->inner->ops->read(k->inner->ctx, fd, buf, len);
+}
+
+static int eof_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg)
+{
+	struct perf_sys *in = ((struct eof_kernel *)ctx)->inner;
+
+	return in->ops->ioctl(in->ctx, fd, request, arg);
+}
+
+static int eof_close(void *ctx, int fd)
+{
+	struct perf_sys *in = ((struct eof_kernel *)ctx)->inner;
+
+	return in->ops->close(in->ctx, fd);
+}
+
+static void eof_free(void *ctx)
+{
+	(void)ctx;
+}
+
+static const struct perf_sys_ops eof_ops = {
+	.name = "eof", .open = eof_open, .read = eof_read, .ioctl = eof_ioctl,
+	.close = eof_close, .free = eof_free,
+};
+
+/*
+ * A group read that returns end of file (-ENODATA: a group in error
+ * state) reads as failed for that sample, the group is enabled again with
+ * one ioctl, and the next read counts on with nothing lost.
+ */
+static void error_state_is_enabled_again(void **state)
+{
+	struct machine *m = boot("skylake-sp-2s");
+	struct eof_kernel k = { .inner = &m->ps };
+	struct engine_perf_config cfg = { .cpu_online = cpu_online, .arg = m };
+	struct perf_sys ps;
+	struct engine e;
+	struct engine_group *g;
+	struct engine_reading r[N_FIXED3];
+	uint64_t before[N_FIXED3], ioctls;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(perf_sys_init(&ps, &eof_ops, &k, m->root), 0);
+	cfg.ps = &ps;
+	assert_int_equal(engine_perf_new(&cfg, &e, err, sizeof(err)), 0);
+	assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, 0, fixed3, N_FIXED3, &g, err, sizeof(err)),
+			 0);
+	for (size_t i = 0; i < N_FIXED3; i++)
+		before[i] = truth(m, false, 0, &fixed3[i]);
+	sim_advance(m->sim, 1);
+	k.eof_reads = 1;
+	ioctls = ps.counts.n_ioctl;
+	assert_int_equal(engine_read(&e, g, r), 0);
+	assert_int_equal(ps.counts.n_ioctl - ioctls, 1);
+	for (size_t i = 0; i < N_FIXED3; i++) {
+		assert_int_equal(r[i].state, ENGINE_FAILED);
+		assert_int_equal(r[i].err, -ENODATA);
+		assert_non_null(strstr(r[i].reason, "error state"));
+		assert_int_equal(r[i].total, 0);
+	}
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&e, g, r), 0);
+	for (size_t i = 0; i < N_FIXED3; i++) {
+		assert_int_equal(r[i].state, ENGINE_COUNTING);
+		assert_int_equal(r[i].total, truth(m, false, 0, &fixed3[i]) - before[i]);
+	}
+	assert_int_equal(engine_close(&e, g, NULL), 0);
+	engine_destroy(&e);
+	perf_sys_free(&ps);
+	shut(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +573,7 @@ int main(void)
 		cmocka_unit_test(absent_pmu_is_reported),
 		cmocka_unit_test(msr_engine_and_perf_share_a_machine),
 		cmocka_unit_test(scenario_task_event_comes_after_cpu_wide_groups),
+		cmocka_unit_test(error_state_is_enabled_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
