@@ -241,6 +241,67 @@ static void more_events_than_counters_are_scaled(void **state)
 	shut(m);
 }
 
+/*
+ * Another CPU-wide perf user (as `perf stat -a` would be) whose group
+ * needs the same GP counters joins the rotation: nobody's counter is
+ * overwritten, both see running < enabled, and our scaled counts stay
+ * within 2 % of the ground truth.  When it leaves, ours runs all the time.
+ */
+static void another_perf_user_joins_the_rotation(void **state)
+{
+	static const struct engine_event four[] = {
+		{ .name = "llc_references", .code = 0x2e, .umask = 0x4f },
+		{ .name = "llc_misses", .code = 0x2e, .umask = 0x41 },
+		{ .name = "branches", .code = 0xc4 },
+		{ .name = "branch_misses", .code = 0xc5 },
+	};
+	struct machine *m = boot("nehalem-ep-2s");
+	struct perf_group_event other[2] = {
+		{ .name = "cycles", .type = PERF_TYPE_HARDWARE, .cfg = { { PERF_COUNT_HW_CPU_CYCLES } } },
+		{ .name = "branches", .type = PERF_TYPE_HARDWARE,
+		  .cfg = { { PERF_COUNT_HW_BRANCH_INSTRUCTIONS } } },
+	};
+	struct perf_group_delta od[2];
+	struct perf_group *pg;
+	struct engine_group *g;
+	struct engine_reading r[4];
+	uint64_t before[4];
+	char err[512];
+	int cpu = 4;
+
+	(void)state;
+	if (engine_open(&m->e, ENGINE_PMU_CORE, cpu, four, 4, &g, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	if (perf_group_open(&m->ps, cpu, other, 2, &pg, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(perf_group_enable(pg), 0);
+	assert_int_equal(perf_group_read(pg, od), 0);
+	for (size_t i = 0; i < 4; i++)
+		before[i] = truth(m, false, cpu, &four[i]);
+	for (int step = 0; step < 3; step++) {
+		sim_advance(m->sim, 1);
+		assert_int_equal(engine_read(&m->e, g, r), 0);
+		assert_int_equal(perf_group_read(pg, od), 0);
+		assert_true(od[0].ran && od[0].ratio < 0.9);
+		for (size_t i = 0; i < 4; i++) {
+			uint64_t want = truth(m, false, cpu, &four[i]) - before[i];
+
+			assert_true(engine_reading_ratio(&r[i]) < 0.9);
+			assert_true(engine_reading_ratio(&r[i]) > 0.1);
+			if (!within_2_percent(r[i].total, want))
+				fail_msg("%s: scaled %llu, truth %llu", four[i].name,
+					 (unsigned long long)r[i].total, (unsigned long long)want);
+		}
+	}
+	perf_group_close(pg);
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&m->e, g, r), 0);
+	for (size_t i = 0; i < 4; i++)
+		assert_true(engine_reading_ratio(&r[i]) == 1.0);
+	assert_int_equal(engine_close(&m->e, g, NULL), 0);
+	shut(m);
+}
+
 /* The Westmere uncore through the kernel's uncore PMU: clockticks and DRAM throttling. */
 static void uncore_counts_through_the_uncore_pmu(void **state)
 {
@@ -567,6 +628,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(boot_state_counts_through_perf_on_every_model),
 		cmocka_unit_test(more_events_than_counters_are_scaled),
+		cmocka_unit_test(another_perf_user_joins_the_rotation),
 		cmocka_unit_test(uncore_counts_through_the_uncore_pmu),
 		cmocka_unit_test(hotplug_reopens_and_totals_carry_on),
 		cmocka_unit_test(open_on_offline_cpu_says_why),
