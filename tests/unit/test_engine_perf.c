@@ -20,6 +20,7 @@
 #include "helpers.h"
 #include "msr.h"
 #include "perf_group.h"
+#include "perf_sys_linux.h"
 #include "sim.h"
 
 #define MAX_CPUS 256
@@ -623,6 +624,39 @@ static void error_state_is_enabled_again(void **state)
 	shut(m);
 }
 
+/*
+ * The real kernel's sysfs: the engine builds whatever PMUs exist; a PMU
+ * that is absent (no core PMU on a virtual machine, no NHM uncore
+ * elsewhere) makes open fail with -ENODEV and the sentence the fallback
+ * to the msr engine is logged with.
+ */
+static void real_kernel_absent_pmu_gives_the_fallback_reason(void **state)
+{
+	struct engine_perf_config cfg = { 0 };
+	struct perf_sys ps;
+	struct engine e;
+	struct engine_group *g;
+	char err[512], reason[512];
+
+	(void)state;
+	assert_int_equal(perf_sys_linux_init(&ps, "/"), 0);
+	cfg.ps = &ps;
+	assert_int_equal(engine_perf_new(&cfg, &e, err, sizeof(err)), 0);
+	for (int pmu = ENGINE_PMU_CORE; pmu <= ENGINE_PMU_NHM_UNCORE; pmu++) {
+		int r = engine_perf_probe(&ps, (enum engine_pmu)pmu, reason, sizeof(reason));
+
+		if (r == 0)
+			continue;   /* present: opening it is test_perf_real's business */
+		assert_int_equal(r, -ENODEV);
+		assert_int_equal(engine_open(&e, (enum engine_pmu)pmu, 0, fixed3, 1, &g, err,
+					     sizeof(err)), -ENODEV);
+		assert_string_equal(err, reason);
+		assert_non_null(strstr(err, pmu == ENGINE_PMU_CORE ? "no core PMU" : "uncore PMU"));
+	}
+	engine_destroy(&e);
+	perf_sys_free(&ps);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -636,6 +670,7 @@ int main(void)
 		cmocka_unit_test(msr_engine_and_perf_share_a_machine),
 		cmocka_unit_test(scenario_task_event_comes_after_cpu_wide_groups),
 		cmocka_unit_test(error_state_is_enabled_again),
+		cmocka_unit_test(real_kernel_absent_pmu_gives_the_fallback_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
