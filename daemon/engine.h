@@ -7,9 +7,9 @@
  *
  * Two engines fit behind this header: the msr engine (engine_msr.h: direct
  * programming through struct hw, with the ownership rule of
- * hardware-linux.md §1.5, the pmu ledger and its restore) and a perf
- * engine (perf_event_open groups, perf_group.h: one group per CPU or box,
- * one read(2) per group, time_enabled/time_running).  The engine is chosen
+ * hardware-linux.md §1.5, the pmu ledger and its restore) and the perf
+ * engine (engine_perf.h: perf_event_open groups, perf_group.h, one group
+ * per CPU or box, one read(2) per group, time_enabled/time_running).  The engine is chosen
  * at start-up, where the hw backend is; this header imports neither.
  *
  * Calls come from one thread at a time (the sampler's).  Errors are
@@ -59,7 +59,10 @@ enum engine_state {
 /* One event's result of engine_read(). */
 struct engine_reading {
 	uint64_t total;          /* running 64-bit total since open; never decreases */
-	uint64_t delta;          /* what this read added to total */
+	uint64_t delta;          /* what this read added to total (perf: the scaled estimate) */
+	uint64_t raw_delta;      /* what the counter itself counted this interval: = delta,
+				    except under perf multiplexing, where delta =
+				    raw_delta × enabled_ns / running_ns */
 	uint64_t enabled_ns;     /* this interval: time the event was wanted (as perf's) */
 	uint64_t running_ns;     /* this interval: time it was really counted; <= enabled_ns */
 	enum engine_state state;
@@ -117,6 +120,18 @@ struct engine {
 	const struct engine_ops *ops;
 	void *ctx;
 };
+
+/*
+ * The multiplexing ratio of a reading: running_ns / enabled_ns in [0, 1];
+ * 1 when the event had its counter all the interval, 0 when it never did
+ * (or nothing was wanted).
+ */
+static inline double engine_reading_ratio(const struct engine_reading *r)
+{
+	if (r->enabled_ns == 0)
+		return 0.0;
+	return r->running_ns >= r->enabled_ns ? 1.0 : (double)r->running_ns / (double)r->enabled_ns;
+}
 
 static inline int engine_open(struct engine *e, enum engine_pmu pmu, int target,
 			      const struct engine_event *events, size_t n,

@@ -283,6 +283,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 	int err, own;
 
 	s->r.delta = 0;
+	s->r.raw_delta = 0;
 	s->r.enabled_ns = interval_ns;
 	s->r.running_ns = 0;
 	if (s->kind == SLOT_NONE) {
@@ -300,6 +301,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 	}
 	if (own == 1) {
 		s->r.delta = counter_add(&s->ctr, raw);
+		s->r.raw_delta = s->r.delta;
 		s->r.total += s->r.delta;
 		s->r.running_ns = s->counted_since ? interval_ns : 0;
 		s->r.state = ENGINE_COUNTING;

@@ -4,8 +4,9 @@
  * Every perf_event_open(2), read(2), ioctl(2) and close(2) on a perf event
  * fd goes through a struct perf_sys, and so does the location of the PMU
  * sysfs tree (<root>/sys/bus/event_source/devices).  Two implementations
- * sit behind it: perf_sys_linux.c (the real system calls) and, later, the
- * simulator's kernel side.  Only start-up code and tests choose one; no
+ * sit behind it: perf_sys_linux.c (the real system calls) and the
+ * simulator's kernel side (sim_perf_sys() in sim.h, sim_perf.c), whose
+ * PMU tree sim_write_sysfs() writes under a root of the caller's.  Only start-up code and tests choose one; no
  * module above this header knows which one it talks to.
  *
  * The ops mirror the system calls' ABI (struct perf_event_attr, the

@@ -38,6 +38,7 @@
 #include "msr.h"
 #include "sim.h"
 #include "sim_kernel.h"
+#include "sim_perf.h"
 #include "sim_model.h"
 #include "sim_scenario.h"
 
@@ -144,6 +145,7 @@ struct sim {
 	struct sim_cpu *cpus;
 	enum sim_boot boot;
 	struct sim_kernel *kernel;
+	struct sim_perf *perf;
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
 	int64_t rw_period;
@@ -792,15 +794,23 @@ static int64_t sync_time(struct sim *s)
 
 	for (;;) {
 		int64_t t_kernel = sim_kernel_next(s->kernel);
+		int64_t t_perf = sim_perf_next(s->perf);
 		int64_t t_rw = s->rw_idx < s->n_rewrites ?
 			       s->rw_period + s->rewrites[s->rw_idx]->at_ns : SIM_FOREVER;
 
-		if (t_rw <= t_kernel && t_rw <= now) {
+		if (t_perf < t_kernel && t_perf < t_rw && t_perf <= now) {
+			sim_perf_step(s->perf);
+		} else if (t_rw <= t_kernel && t_rw <= now) {
 			apply_rule_write(s, s->rewrites[s->rw_idx], t_rw);
 			if (++s->rw_idx == s->n_rewrites && s->scn->period_ns) {
 				s->rw_idx = 0;
 				s->rw_period += s->scn->period_ns;
 			}
+		} else if (t_kernel <= now && sim_kernel_next_is_core_event(s->kernel)) {
+			/* Adding or removing an event re-schedules the CPU's PMU. */
+			sim_perf_core_sched_out(s->perf, t_kernel);
+			sim_kernel_step(s->kernel);
+			sim_perf_core_sched_in(s->perf, t_kernel);
 		} else if (t_kernel <= now) {
 			sim_kernel_step(s->kernel);
 		} else {
@@ -1211,6 +1221,23 @@ static int cmp_rewrite(const void *a, const void *b)
 	return ra < rb ? -1 : ra > rb;
 }
 
+static int perf_read(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value, int64_t t)
+{
+	return raw_read(ctx, cpu, msr, ret_value, t);
+}
+
+static bool perf_online(void *ctx, int cpu, int64_t t)
+{
+	return cpu_is_online(ctx, cpu, t);
+}
+
+/* The kernel's perf reaches the registers as the kernel does: without the msr driver's checks. */
+static const struct sim_perf_io perf_io = {
+	.read = perf_read,
+	.write = kernel_write,
+	.online = perf_online,
+};
+
 static int setup_agents(struct sim *s)
 {
 	struct sim_scenario *scn = s->scn;
@@ -1220,6 +1247,8 @@ static int setup_agents(struct sim *s)
 		return -ENOMEM;
 	if (s->boot == SIM_BOOT_LINUX)
 		sim_kernel_boot(s->kernel);
+	if (sim_perf_new(s->model, s->kernel, s->boot == SIM_BOOT_LINUX, &perf_io, s, &s->perf) < 0)
+		return -ENOMEM;
 	for (int i = 0; i < scn->n_rules; i++) {
 		if (scn->rules[i].kind == SIM_RULE_PRESET)
 			apply_rule_write(s, &scn->rules[i], 0);
@@ -1280,6 +1309,7 @@ static void sim_free(struct sim *s)
 	free(s->sockets);
 	free(s->cores);
 	free(s->cpus);
+	sim_perf_free(s->perf);
 	sim_kernel_free(s->kernel);
 	free(s->rewrites);
 	sim_scenario_free(s->scn);
@@ -1443,6 +1473,7 @@ int sim_set_online(struct sim *sim, int cpu, bool online)
 		return -ENXIO;
 	pthread_mutex_lock(&sim->lock);
 	sim->cpus[cpu].manual_offline = !online;
+	sim_perf_hotplug(sim->perf, cpu, online, sync_time(sim));
 	pthread_mutex_unlock(&sim->lock);
 	return 0;
 }
@@ -1461,4 +1492,85 @@ void sim_fail_reads(struct sim *sim, int cpu, uint32_t msr, int err)
 	sim->fail_read.msr = msr;
 	sim->fail_read.err = err;
 	pthread_mutex_unlock(&sim->lock);
+}
+
+/* ---- the kernel's perf_event interface (sim_perf.h) ---- */
+
+static int perf_op_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags)
+{
+	struct sim *s = ctx;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = sim_perf_open(s->perf, attr, pid, cpu, group_fd, flags, sync_time(s));
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static ssize_t perf_op_read(void *ctx, int fd, void *buf, size_t len)
+{
+	struct sim *s = ctx;
+	ssize_t r;
+
+	pthread_mutex_lock(&s->lock);
+	r = sim_perf_read(s->perf, fd, buf, len, sync_time(s));
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static int perf_op_ioctl(void *ctx, int fd, unsigned long request, unsigned long arg)
+{
+	struct sim *s = ctx;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = sim_perf_ioctl(s->perf, fd, request, arg, sync_time(s));
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static int perf_op_close(void *ctx, int fd)
+{
+	struct sim *s = ctx;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = sim_perf_close(s->perf, fd, sync_time(s));
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static void perf_op_free(void *ctx)
+{
+	(void)ctx;   /* the sim is the caller's */
+}
+
+static const struct perf_sys_ops sim_perf_ops = {
+	.name = "sim",
+	.open = perf_op_open,
+	.read = perf_op_read,
+	.ioctl = perf_op_ioctl,
+	.close = perf_op_close,
+	.free = perf_op_free,
+};
+
+int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps)
+{
+	return perf_sys_init(ret_ps, &sim_perf_ops, sim, root);
+}
+
+int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen)
+{
+	return sim_perf_write_sysfs(sim->model, root, err, errlen);
+}
+
+size_t sim_perf_open_events(struct sim *sim)
+{
+	size_t n;
+
+	pthread_mutex_lock(&sim->lock);
+	n = sim_perf_n_open(sim->perf);
+	pthread_mutex_unlock(&sim->lock);
+	return n;
 }

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "hw.h"
+#include "perf_sys.h"
 
 struct sim;
 
@@ -101,6 +102,27 @@ int sim_set_online(struct sim *sim, int cpu, bool online);
  * again with err 0.  One register at a time; the register keeps counting.
  */
 void sim_fail_reads(struct sim *sim, int cpu, uint32_t msr, int err);
+
+/*
+ * The simulated kernel's perf_event_open(2) (sim_perf.h) behind struct
+ * perf_sys, with sysfs paths under root (where sim_write_sysfs() put the
+ * PMU tree).  Counts come from the simulated counters, which perf shares
+ * with the msr driver, the NMI watchdog and the scenario's perf users as
+ * on a real host.  ret_ps borrows sim: free it (perf_sys_free) before
+ * closing the machine.  0 or -ENOMEM.
+ */
+int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps);
+
+/*
+ * Write the PMU tree the kernel would show for sim's model under
+ * root/sys/bus/event_source/devices ("cpu" on Intel models; "uncore" with
+ * its cpumask on Nehalem/Westmere).  The caller owns and removes root.
+ * 0, or -errno with err naming the file.
+ */
+int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen);
+
+/* Perf events still open on sim (tests: every fd closed). */
+size_t sim_perf_open_events(struct sim *sim);
 
 /* Make every MSR write fail with -EPERM, as kernel lockdown does. */
 void sim_refuse_writes(struct sim *sim, bool refuse);

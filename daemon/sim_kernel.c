@@ -40,9 +40,15 @@ struct sim_kernel {
 	void *ctx;
 	int n_cpus;
 	uint64_t *perf_sel;            /* [cpu * MAX_GP + n]: perf's select (EN set), 0: not perf's */
+	uint64_t *scn_want;            /* [cpu * MAX_GP + n]: a scenario user's select for GP n
+					  (EN clear) while its window is on, else 0 */
+	sim_kernel_managed_fn managed;
+	void *managed_ctx;
 	struct agent *agents;
 	int n_agents;
 };
+
+static struct agent *next_agent(const struct sim_kernel *k);
 
 static bool is_perf_rule(const struct sim_rule *r)
 {
@@ -169,6 +175,9 @@ static void perf_core_change(struct sim_kernel *k, int cpu, const struct sim_rul
 	uint64_t *perf_sel = &k->perf_sel[cpu * MAX_GP];
 	uint32_t n = (uint32_t)r->counter;
 
+	k->scn_want[cpu * MAX_GP + n] = on ? r->value : 0;
+	if (k->managed && k->managed(k->managed_ctx, cpu))
+		return;   /* sim_perf schedules it, after its own CPU-wide groups */
 	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
 	if (!on) {
 		k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, r->value & ~PERFEVTSEL_EN, t);
@@ -183,6 +192,64 @@ static void perf_core_change(struct sim_kernel *k, int cpu, const struct sim_rul
 		}
 	}
 	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
+}
+
+void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
+			    uint64_t fixed_ctrl, uint32_t fixed_added, int64_t t)
+{
+	uint64_t *perf_sel = &k->perf_sel[cpu * MAX_GP];
+	bool added = fixed_added != 0;
+
+	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
+	for (uint32_t n = 0; n < (uint32_t)k->m->n_gp && n < MAX_GP; n++) {
+		if (!(gp_mask & (1u << n)))
+			continue;
+		if (gp_sel[n]) {
+			perf_sel[n] = gp_sel[n];
+			added = true;
+			k->write(k->ctx, cpu, IA32_PMC0 + n, 0, t);
+			k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, perf_sel[n], t);
+		} else if (perf_sel[n]) {
+			k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, perf_sel[n] & ~PERFEVTSEL_EN, t);
+			perf_sel[n] = 0;
+		}
+	}
+	if (fixed_ctrl != SIM_KERNEL_KEEP)
+		k->write(k->ctx, cpu, IA32_FIXED_CTR_CTRL, fixed_ctrl, t);
+	for (uint32_t i = 0; i < (uint32_t)k->m->n_fixed; i++)
+		if (fixed_added & (1u << i))
+			k->write(k->ctx, cpu, IA32_FIXED_CTR0 + i, 0, t);
+	if (added && has_nhm_workaround(k->m))
+		nhm_workaround(k, cpu, t);
+	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
+}
+
+void sim_kernel_set_manager(struct sim_kernel *k, sim_kernel_managed_fn fn, void *ctx)
+{
+	k->managed = fn;
+	k->managed_ctx = ctx;
+}
+
+uint64_t sim_kernel_scn_select(const struct sim_kernel *k, int cpu, int n)
+{
+	return n < MAX_GP ? k->scn_want[cpu * MAX_GP + n] : 0;
+}
+
+uint32_t sim_kernel_gp_perf(const struct sim_kernel *k, int cpu)
+{
+	uint32_t mask = 0;
+
+	for (int n = 0; n < k->m->n_gp && n < MAX_GP; n++)
+		if (k->perf_sel[cpu * MAX_GP + n])
+			mask |= 1u << n;
+	return mask;
+}
+
+bool sim_kernel_next_is_core_event(const struct sim_kernel *k)
+{
+	const struct agent *a = next_agent(k);
+
+	return a && a->next != SIM_FOREVER && a->rule->kind == SIM_RULE_PERF_CORE;
 }
 
 /*
@@ -299,8 +366,9 @@ int sim_kernel_new(const struct sim_model *m, const struct sim_scenario *scn,
 		return -ENOMEM;
 	*k = (struct sim_kernel){ .m = m, .write = write, .ctx = ctx, .n_cpus = sim_model_n_cpus(m) };
 	k->perf_sel = calloc((size_t)k->n_cpus * MAX_GP, sizeof(*k->perf_sel));
+	k->scn_want = calloc((size_t)k->n_cpus * MAX_GP, sizeof(*k->scn_want));
 	k->agents = calloc((size_t)scn->n_rules + 1, sizeof(*k->agents));
-	if (!k->perf_sel || !k->agents) {
+	if (!k->perf_sel || !k->scn_want || !k->agents) {
 		sim_kernel_free(k);
 		return -ENOMEM;
 	}
@@ -334,5 +402,6 @@ void sim_kernel_free(struct sim_kernel *k)
 		sim_timeline_free(&k->agents[i].on);
 	free(k->agents);
 	free(k->perf_sel);
+	free(k->scn_want);
 	free(k);
 }

@@ -47,6 +47,39 @@ int64_t sim_kernel_next(const struct sim_kernel *k);
 /* Make the change due at sim_kernel_next(). */
 void sim_kernel_step(struct sim_kernel *k);
 
+/*
+ * Perf's own counting events on cpu (sim_perf.c) change at t, as
+ * x86_pmu_disable, x86_pmu_del/x86_pmu_add and x86_pmu_enable do
+ * (hardware-linux.md §1.1, §1.2): 0x38F = 0; for every GP counter n in
+ * gp_mask, gp_sel[n] != 0 adds an event (PMC restarted from 0, select =
+ * gp_sel[n], EN included) and 0 removes one (the select is left stale, EN
+ * clear); 0x38D = fixed_ctrl unless it is SIM_KERNEL_KEEP, the fixed
+ * counters in fixed_added restarted from 0; 0x38F = intel_ctrl, through
+ * the NHM/WSM workaround when something was added.
+ */
+#define SIM_KERNEL_KEEP UINT64_MAX
+void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
+			    uint64_t fixed_ctrl, uint32_t fixed_added, int64_t t);
+
+/*
+ * Whether sim_perf schedules cpu's core PMU (it has CPU-wide groups
+ * there).  Then a scenario perf-core rule only records what its task event
+ * wants (sim_kernel_scn_select) and sim_perf places it after its own
+ * groups, as the kernel schedules task flexible groups after CPU flexible
+ * ones; otherwise the rule programs its own counter directly.
+ */
+typedef bool (*sim_kernel_managed_fn)(void *ctx, int cpu);
+void sim_kernel_set_manager(struct sim_kernel *k, sim_kernel_managed_fn fn, void *ctx);
+
+/* The select (EN clear) a scenario's perf user wants on GP counter n of cpu now; 0: none. */
+uint64_t sim_kernel_scn_select(const struct sim_kernel *k, int cpu, int n);
+
+/* The GP counters of cpu perf programs now (its own events and the scenario's), as a mask. */
+uint32_t sim_kernel_gp_perf(const struct sim_kernel *k, int cpu);
+
+/* Whether the change due at sim_kernel_next() is a perf-core rule's (one of perf's events). */
+bool sim_kernel_next_is_core_event(const struct sim_kernel *k);
+
 void sim_kernel_free(struct sim_kernel *k);
 
 #endif

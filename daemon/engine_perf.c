@@ -1,0 +1,393 @@
+/*
+ * The perf engine: see engine_perf.h.  It turns engine events into
+ * perf_group events through the PMUs' sysfs formats, keeps one or more
+ * perf_groups per engine group (more only when the kernel refused the
+ * whole as too large), and keeps the running totals across reopens.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_perf.h"
+#include "perf_group.h"
+#include "perf_pmu.h"
+
+#define CORE_PMU   "cpu"
+#define UNCORE_PMU "uncore"
+#define REF_CYCLES_CODE  0x3c
+#define REF_CYCLES_UMASK 0x01
+
+struct engine_perf {
+	struct engine_perf_config cfg;
+	struct perf_pmu *core;          /* NULL when absent */
+	struct perf_pmu *uncore;        /* NULL when absent */
+	char core_reason[256];
+	char uncore_reason[256];
+};
+
+/* One perf group holding events[first .. first + n - 1]. */
+struct part {
+	struct perf_group *pg;
+	size_t first, n;
+};
+
+struct engine_group {
+	enum engine_pmu pmu;
+	int target;
+	int cpu;                        /* the CPU the groups are opened on */
+	size_t n;
+	struct perf_group_event *pev;
+	struct perf_group_delta *deltas;
+	struct engine_reading *r;
+	struct part *parts;
+	size_t n_parts;
+	bool offline;                   /* closed because its CPU went offline */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- PMUs ---- */
+
+static int load_uncore(const char *root, struct perf_pmu **ret_pmu, char *reason, size_t len)
+{
+	int r = perf_pmu_load(root, UNCORE_PMU, ret_pmu, reason, len);
+
+	if (r == -ENOENT)
+		set_err(reason, len, "this kernel has no Nehalem/Westmere uncore PMU (%s%s/%s "
+			"absent: another CPU model, a virtual machine, or intel_uncore not loaded)",
+			root, PERF_SYS_PMU_DIR, UNCORE_PMU);
+	return r == -ENOENT ? -ENODEV : r;
+}
+
+int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, size_t reasonlen)
+{
+	struct perf_pmu *p = NULL;
+	int r;
+
+	if (pmu == ENGINE_PMU_NHM_UNCORE) {
+		r = load_uncore(perf_sys_root(ps), &p, reason, reasonlen);
+	} else {
+		r = perf_pmu_probe_core(perf_sys_root(ps), &p, reason, reasonlen);
+		if (r == PERF_PMU_CORE_ABSENT)
+			r = -ENODEV;
+	}
+	perf_pmu_free(p);
+	return r;
+}
+
+/* ---- events ---- */
+
+/* The perf event of e on pmu, built through the PMU's formats and aliases. */
+static int build_event(const struct perf_pmu *pmu, bool uncore, const struct engine_event *e,
+		       struct perf_group_event *ret, char *err, size_t errlen)
+{
+	char terms[128];
+	const char *alias = NULL;
+	int len;
+
+	ret->name = e->name;
+	ret->type = pmu->type;
+	if (uncore && e->occ_reset) {
+		set_err(err, errlen, "event '%s': needs OCC_CTR_RST, for which the %s PMU has no "
+			"format; count it with the msr engine", e->name, pmu->name);
+		return -EOPNOTSUPP;
+	}
+	if (uncore && e->code == ENGINE_UNCORE_CLOCK && e->umask == 0 && !e->edge && !e->inv &&
+	    !e->cmask)
+		alias = "clockticks";
+	else if (!uncore && e->code == REF_CYCLES_CODE && e->umask == REF_CYCLES_UMASK &&
+		 !e->edge && !e->inv && !e->cmask && !e->gp_only)
+		alias = "ref-cycles";   /* the pseudo encoding only fixed counter 2 counts */
+	if (alias && perf_pmu_find_alias(pmu, alias))
+		return perf_pmu_alias_config(pmu, alias, &ret->cfg, err, errlen);
+	len = snprintf(terms, sizeof(terms), "event=0x%02x,umask=0x%02x%s%s", e->code, e->umask,
+		       e->edge ? ",edge" : "", e->inv ? ",inv" : "");
+	if (e->cmask)
+		snprintf(terms + len, sizeof(terms) - (size_t)len, ",cmask=0x%02x", e->cmask);
+	return perf_pmu_encode(pmu, terms, &ret->cfg, err, errlen);
+}
+
+/* ---- groups ---- */
+
+static void close_parts(struct engine_group *g)
+{
+	for (size_t i = 0; i < g->n_parts; i++)
+		perf_group_close(g->parts[i].pg);
+	g->n_parts = 0;
+}
+
+/*
+ * Open events [first, first + n) as one group, or, when the kernel says
+ * the group cannot fit (EINVAL for more than one event), as two halves.
+ */
+static int open_parts(struct engine_perf *ep, struct engine_group *g, size_t first, size_t n,
+		      char *err, size_t errlen)
+{
+	struct perf_group *pg;
+	int r;
+
+	r = perf_group_open(ep->cfg.ps, g->cpu, g->pev + first, n, &pg, err, errlen);
+	if (r == -EINVAL && n > 1) {
+		size_t half = n / 2;
+
+		r = open_parts(ep, g, first, half, err, errlen);
+		return r < 0 ? r : open_parts(ep, g, first + half, n - half, err, errlen);
+	}
+	if (r < 0)
+		return r;
+	r = perf_group_enable(pg);
+	if (r < 0) {
+		set_err(err, errlen, "cpu %d: enable group of '%s': %s", g->cpu, pg->members[0].name,
+			strerror(-r));
+		perf_group_close(pg);
+		return r;
+	}
+	g->parts[g->n_parts++] = (struct part){ .pg = pg, .first = first, .n = n };
+	return 0;
+}
+
+static int open_all(struct engine_perf *ep, struct engine_group *g, char *err, size_t errlen)
+{
+	int r = open_parts(ep, g, 0, g->n, err, errlen);
+
+	if (r < 0)
+		close_parts(g);
+	return r;
+}
+
+/* The CPU of the uncore PMU's cpumask in target's package; target when unknown. */
+static int uncore_cpu(const struct engine_perf *ep, int target)
+{
+	int socket;
+
+	if (!ep->cfg.cpu_socket || !ep->uncore->has_cpumask)
+		return target;
+	socket = ep->cfg.cpu_socket(ep->cfg.arg, target);
+	for (size_t i = 0; socket >= 0 && i < ep->uncore->n_cpus; i++)
+		if (ep->cfg.cpu_socket(ep->cfg.arg, ep->uncore->cpus[i]) == socket)
+			return ep->uncore->cpus[i];
+	return target;
+}
+
+static void free_group(struct engine_group *g)
+{
+	close_parts(g);
+	free(g->pev);
+	free(g->deltas);
+	free(g->r);
+	free(g->parts);
+	free(g);
+}
+
+static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct engine_event *events,
+		     size_t n, struct engine_group **ret_group, char *err, size_t errlen)
+{
+	struct engine_perf *ep = ctx;
+	bool uncore = pmu == ENGINE_PMU_NHM_UNCORE;
+	const struct perf_pmu *p = uncore ? ep->uncore : ep->core;
+	struct engine_group *g;
+	int r;
+
+	if (!p) {
+		set_err(err, errlen, "%s", uncore ? ep->uncore_reason : ep->core_reason);
+		return -ENODEV;
+	}
+	if (n == 0) {
+		set_err(err, errlen, "cpu %d: a group needs at least one event", target);
+		return -EINVAL;
+	}
+	g = calloc(1, sizeof(*g));
+	if (!g || !(g->pev = calloc(n, sizeof(*g->pev))) ||
+	    !(g->deltas = calloc(n, sizeof(*g->deltas))) || !(g->r = calloc(n, sizeof(*g->r))) ||
+	    !(g->parts = calloc(n, sizeof(*g->parts)))) {
+		if (g)
+			free_group(g);
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	g->pmu = pmu;
+	g->target = target;
+	g->n = n;
+	g->cpu = uncore ? uncore_cpu(ep, target) : target;
+	for (size_t i = 0; i < n; i++) {
+		r = build_event(p, uncore, &events[i], &g->pev[i], err, errlen);
+		if (r < 0) {
+			free_group(g);
+			return r;
+		}
+	}
+	r = open_all(ep, g, err, errlen);
+	if (r < 0) {
+		free_group(g);
+		return r;
+	}
+	*ret_group = g;
+	return 0;
+}
+
+/* Whether cpu is offline: 1 yes, 0 no or unknown. */
+static int is_offline(const struct engine_perf *ep, int cpu)
+{
+	return ep->cfg.cpu_online && ep->cfg.cpu_online(ep->cfg.arg, cpu) == 0;
+}
+
+static void mark(struct engine_group *g, size_t first, size_t n, enum engine_state state,
+		 const char *reason, int err)
+{
+	for (size_t i = first; i < first + n; i++) {
+		struct engine_reading *r = &g->r[i];
+
+		r->delta = r->raw_delta = r->enabled_ns = r->running_ns = 0;
+		r->state = state;
+		r->reason = reason;
+		r->err = err;
+	}
+}
+
+/* The group's CPU went offline: its events are gone; reopen once it is back. */
+static int go_offline(struct engine_group *g)
+{
+	close_parts(g);
+	g->offline = true;
+	mark(g, 0, g->n, ENGINE_FAILED, "the CPU is offline", -ENXIO);
+	return -ENXIO;
+}
+
+static void account(struct engine_group *g, const struct part *pt)
+{
+	for (size_t i = pt->first; i < pt->first + pt->n; i++) {
+		const struct perf_group_delta *d = &g->deltas[i];
+		struct engine_reading *r = &g->r[i];
+
+		r->raw_delta = d->value;
+		r->delta = d->ran ? d->scaled : 0;
+		r->total += r->delta;
+		r->enabled_ns = d->enabled_ns;
+		r->running_ns = d->running_ns;
+		r->err = 0;
+		if (d->ran) {
+			r->state = ENGINE_COUNTING;
+			r->reason = NULL;
+		} else {
+			r->state = ENGINE_WAITING;
+			r->reason = d->enabled_ns ? "multiplexed out for the whole interval: the PMU "
+				    "has more events than counters" : "the group was not enabled";
+		}
+	}
+}
+
+static int perf_read(void *ctx, struct engine_group *g, struct engine_reading *readings)
+{
+	struct engine_perf *ep = ctx;
+	int r = 0;
+
+	if (g->offline) {
+		char err[256];
+
+		if (is_offline(ep, g->cpu) || open_all(ep, g, err, sizeof(err)) < 0) {
+			mark(g, 0, g->n, ENGINE_FAILED, "the CPU is offline", -ENXIO);
+			r = -ENXIO;
+			goto out;
+		}
+		g->offline = false;
+	}
+	for (size_t k = 0; k < g->n_parts; k++) {
+		struct part *pt = &g->parts[k];
+		int e = perf_group_read(pt->pg, g->deltas + pt->first);
+
+		if (e == -ENODATA) {
+			perf_group_enable(pt->pg);
+			mark(g, pt->first, pt->n, ENGINE_FAILED, "the kernel put the group in error "
+			     "state (read returned end of file); it was enabled again", e);
+			continue;
+		}
+		if (e < 0) {
+			if (g->pmu == ENGINE_PMU_CORE && (e == -ENODEV || is_offline(ep, g->cpu))) {
+				r = go_offline(g);
+				goto out;
+			}
+			mark(g, pt->first, pt->n, ENGINE_FAILED, "the group could not be read", e);
+			continue;
+		}
+		/* A detached event's times stop: enabled time that did not grow means offline. */
+		if (g->pmu == ENGINE_PMU_CORE && pt->pg->n_reads > 1 &&
+		    g->deltas[pt->first].enabled_ns == 0 && is_offline(ep, g->cpu)) {
+			r = go_offline(g);
+			goto out;
+		}
+		account(g, pt);
+	}
+out:
+	memcpy(readings, g->r, g->n * sizeof(*readings));
+	return r;
+}
+
+static int perf_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
+{
+	(void)ctx;
+	free_group(g);
+	if (ret_failed)
+		*ret_failed = 0;
+	return 0;
+}
+
+static void perf_destroy(void *ctx)
+{
+	struct engine_perf *ep = ctx;
+
+	perf_pmu_free(ep->core);
+	perf_pmu_free(ep->uncore);
+	free(ep);
+}
+
+static const struct engine_ops engine_perf_ops = {
+	.name = "perf",
+	.open = perf_open,
+	.read = perf_read,
+	.close = perf_close,
+	.destroy = perf_destroy,
+};
+
+int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_engine, char *err,
+		    size_t errlen)
+{
+	struct engine_perf *ep = calloc(1, sizeof(*ep));
+	const char *root;
+	int r;
+
+	if (!ep) {
+		set_err(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ep->cfg = *config;
+	root = perf_sys_root(config->ps);
+	r = perf_pmu_probe_core(root, &ep->core, ep->core_reason, sizeof(ep->core_reason));
+	if (r < 0) {
+		set_err(err, errlen, "%s", ep->core_reason);
+		perf_destroy(ep);
+		return r;
+	}
+	r = load_uncore(root, &ep->uncore, ep->uncore_reason, sizeof(ep->uncore_reason));
+	if (r < 0 && r != -ENODEV) {
+		set_err(err, errlen, "%s", ep->uncore_reason);
+		perf_destroy(ep);
+		return r;
+	}
+	ret_engine->ops = &engine_perf_ops;
+	ret_engine->ctx = ep;
+	return 0;
+}

@@ -1,0 +1,81 @@
+/*
+ * The perf engine behind engine.h: the kernel arbitrates the counters
+ * (hardware-linux.md §3).  Each engine group is one perf_group (one
+ * perf_event_open group, one read(2) per sample) on:
+ *   - ENGINE_PMU_CORE: the "cpu" PMU of CPU target.  Every event is built
+ *     through the PMU's sysfs formats as a raw config (event, umask, edge,
+ *     inv, cmask); 0x3C umask 0x01 (reference cycles), unless gp_only, is
+ *     the PMU's "ref-cycles" alias, which only fixed counter 2 counts.  The
+ *     kernel places 0xC0 and 0x3C on their fixed counters when free (the
+ *     NMI watchdog usually holds fixed counter 1, so cycles lands on a GP
+ *     counter) and gp_only cannot be honoured for them;
+ *   - ENGINE_PMU_NHM_UNCORE: the "uncore" PMU (Nehalem/Westmere), opened
+ *     on the CPU of its cpumask in target's package; ENGINE_UNCORE_CLOCK
+ *     is the PMU's "clockticks" alias (the fixed counter).  occ_reset has
+ *     no perf format and is refused.
+ * A group the kernel refuses as too large (EINVAL at open, §3.1) is split
+ * in halves until each part opens; each part is then read separately (one
+ * read per part), and open's err does not change.
+ *
+ * Readings: delta is the scaled estimate Δvalue × Δenabled / Δrunning,
+ * raw_delta the counted Δvalue, enabled_ns/running_ns the interval's
+ * times (engine_reading_ratio() is the multiplexing ratio).  An event
+ * multiplexed out for a whole interval reads ENGINE_WAITING with delta 0;
+ * a group in error state (read returns end of file, -ENODATA) is enabled
+ * again and reads ENGINE_FAILED for that interval.  state is never
+ * ENGINE_YIELDED and conflicts and resets stay 0: the kernel shares
+ * counters by rotation, nobody's counter is taken.
+ *
+ * Hotplug: a core group whose CPU went offline (its read fails, or its
+ * enabled time stops while the CPU reports offline) is closed and read
+ * returns -ENXIO; once the CPU is online again it is reopened at the next
+ * read, and totals carry on from where they stopped.  The kernel migrates
+ * uncore events itself.
+ *
+ * close() gives nothing back to restore (the kernel owns the registers);
+ * ret_failed is 0.
+ */
+#ifndef UNCORED_ENGINE_PERF_H
+#define UNCORED_ENGINE_PERF_H
+
+#include <stddef.h>
+
+#include "engine.h"
+#include "perf_sys.h"
+
+struct engine_perf_config {
+	struct perf_sys *ps;                 /* borrowed; outlives the engine */
+	/*
+	 * 1 when cpu is online, 0 when it is offline, a negative errno when
+	 * unknown (hw_cpu_online() fits).  NULL: an offline CPU is found by a
+	 * reopen failing with ENODEV.
+	 */
+	int (*cpu_online)(void *arg, int cpu);
+	/*
+	 * The package of cpu, or a negative errno.  NULL: uncore events are
+	 * opened on target itself (the kernel moves them to the box's CPU).
+	 */
+	int (*cpu_socket)(void *arg, int cpu);
+	void *arg;
+};
+
+/*
+ * Build a perf engine into *ret_engine.  The PMUs are loaded from
+ * perf_sys_root(ps) now (before any privilege drop); a PMU that is absent
+ * is not an error here: opening a group on it fails with -ENODEV and the
+ * reason of engine_perf_probe().  Returns 0, -ENOMEM, or the negative
+ * errno of a PMU directory that exists but does not parse (err names
+ * the file).
+ */
+int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_engine, char *err,
+		    size_t errlen);
+
+/*
+ * Whether the kernel under perf_sys_root(ps) has the PMU for pmu: 0, or
+ * -ENODEV with the operator's sentence in reason (e.g. "this kernel has
+ * no core PMU (...)": the caller falls back to the msr engine), or
+ * another negative errno when the PMU's files cannot be read.
+ */
+int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, size_t reasonlen);
+
+#endif

@@ -1,0 +1,105 @@
+/*
+ * The kernel's perf_event subsystem over the simulated machine (internal
+ * to sim.c, which exposes it as a struct perf_sys: sim_perf_sys() in
+ * sim.h).  It implements perf_event_open(2) semantics for counting
+ * CPU-wide events (hardware-linux.md §3.1, §3.2):
+ *   - two PMUs: the core PMU "cpu" (type 4, PERF_TYPE_RAW, and the
+ *     generic PERF_TYPE_HARDWARE events) per CPU, and on NHM/WSM models the
+ *     "uncore" PMU per package;
+ *   - groups scheduled all or nothing onto the counters the NMI watchdog
+ *     leaves free (it holds fixed counter 1 in the Linux boot state);
+ *   - the scenario's perf-core users as task events, placed after the
+ *     CPU-wide groups (perf_event_sched_in: CPU flexible before task
+ *     flexible): on their own counter when free, else the lowest free GP
+ *     counter, else not at all;
+ *   - flexible groups in list order, scheduling stopping at the first
+ *     group that does not fit; while one does not fit the list rotates
+ *     every SIM_PERF_MUX_NS and time_running lags time_enabled;
+ *   - hotplug: open on an offline CPU fails with ENODEV; a CPU going
+ *     offline detaches its events, which stop counting and are never
+ *     re-attached (their reads keep the last counts and times);
+ *   - registers left as the kernel leaves them: 0x38F = intel_ctrl after
+ *     each change, a released GP counter's select stale with EN clear, a
+ *     released fixed counter's nibble cleared, the NHM/WSM workaround on
+ *     adds (through sim_kernel), the uncore's 0x391 re-enabled.
+ * Counts come from the simulated counters themselves, so another agent
+ * writing a counter perf uses corrupts perf's count as on a real host.
+ *
+ * Simulator's choices where the kernel is more elaborate: events are only
+ * CPU-wide (pid -1), no sampling, counters are assigned first-fit (fixed
+ * counter first) after a full re-schedule of the PMU, and a detached
+ * event reads its last counts and times.
+ */
+#ifndef UNCORED_SIM_PERF_H
+#define UNCORED_SIM_PERF_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sim_kernel.h"
+#include "sim_model.h"
+
+#define SIM_PERF_CPU_TYPE     4                        /* the core PMU registers as PERF_TYPE_RAW */
+#define SIM_PERF_UNCORE_TYPE  10                       /* a dynamic type: the simulator's choice */
+#define SIM_PERF_MUX_MS       4                        /* perf_event_mux_interval_ms, HZ=250 */
+#define SIM_PERF_MUX_NS       (SIM_PERF_MUX_MS * INT64_C(1000000))
+
+struct sim_perf;
+
+/* The machine as the kernel's perf reaches it, at simulated time t. */
+struct sim_perf_io {
+	int (*read)(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value, int64_t t);
+	int (*write)(void *ctx, int cpu, uint32_t msr, uint64_t value, int64_t t);
+	bool (*online)(void *ctx, int cpu, int64_t t);
+};
+
+/*
+ * The perf subsystem of model m; k programs the core PMU, watchdog says
+ * whether the NMI watchdog holds fixed counter 1.  0 or -ENOMEM.
+ */
+int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
+		 const struct sim_perf_io *io, void *ctx, struct sim_perf **ret_perf);
+
+void sim_perf_free(struct sim_perf *p);
+
+/* Time of the next rotation; SIM_FOREVER when no PMU multiplexes. */
+int64_t sim_perf_next(const struct sim_perf *p);
+
+/* Rotate the PMUs due at sim_perf_next(). */
+void sim_perf_step(struct sim_perf *p);
+
+/*
+ * Take every core event off its counter at t (before a scenario perf user
+ * changes one), and put them back (after); the kernel re-schedules the
+ * same way when an event is added.
+ */
+void sim_perf_core_sched_out(struct sim_perf *p, int64_t t);
+void sim_perf_core_sched_in(struct sim_perf *p, int64_t t);
+
+/* A CPU went offline or came online at t. */
+void sim_perf_hotplug(struct sim_perf *p, int cpu, bool online, int64_t t);
+
+/* The system calls, at simulated time t, with the kernel's errno meanings. */
+int sim_perf_open(struct sim_perf *p, const struct perf_event_attr *attr, pid_t pid, int cpu,
+		  int group_fd, unsigned long flags, int64_t t);
+ssize_t sim_perf_read(struct sim_perf *p, int fd, void *buf, size_t len, int64_t t);
+int sim_perf_ioctl(struct sim_perf *p, int fd, unsigned long request, unsigned long arg,
+		   int64_t t);
+int sim_perf_close(struct sim_perf *p, int fd, int64_t t);
+
+/* Events still open (tests: every fd closed). */
+size_t sim_perf_n_open(const struct sim_perf *p);
+
+/*
+ * Write the PMU tree the kernel would show for m under
+ * root/sys/bus/event_source/devices: cpu (type, format, events) and on
+ * NHM/WSM models uncore (type, format, events/clockticks, cpumask with the
+ * first CPU of each package, perf_event_mux_interval_ms).  0, or -errno
+ * with err naming the file.
+ */
+int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err, size_t errlen);
+
+#endif
