@@ -861,26 +861,29 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 	return n;
 }
 
+static const char *core_unavailable(const struct event_spec *ev, const void *arg)
+{
+	const struct cpu_perfmon *pm = arg;
+
+	return pm->version && ev->arch_event && (pm->unavailable & (1u << (ev->arch_event - 1))) ?
+	       "marked unavailable by CPUID leaf 0xA" : NULL;
+}
+
 static void core_list_events(const struct cpu_info *info, struct strbuf *out)
 {
 	const struct cpu_perfmon *pm = &info->perfmon;
-	const struct event_spec *ev;
-	size_t n;
 
-	strbuf_printf(out, "core (per logical CPU, %u programmable counters of %u bits, "
-		      "%u fixed of %u bits):\n", pm->n_gp, pm->gp_width_bits, pm->n_fixed,
-		      pm->fixed_width_bits);
-	strbuf_printf(out, "  %-36s %s\n", "instructions", "fixed counter 0");
-	strbuf_printf(out, "  %-36s %s\n", "cycles", "fixed counter 1");
-	strbuf_printf(out, "  %-36s %s\n", "ref_cycles", "fixed counter 2");
-	ev = event_builtins(EVENT_PMU_CORE, &n);
-	for (size_t i = 0; i < n; i++) {
-		bool ok = !ev[i].arch_event || !(pm->unavailable & (1u << (ev[i].arch_event - 1)));
-
-		strbuf_printf(out, "  %-36s event=0x%02x umask=0x%02x%s%s%s\n", ev[i].name, ev[i].code,
-			      ev[i].umask, ev[i].edge ? " edge" : "", ev[i].inv ? " inv" : "",
-			      ok ? "" : "  (marked unavailable by CPUID leaf 0xA)");
-	}
+	if (pm->version)
+		strbuf_printf(out, "core (per logical CPU, %u programmable counters of %u bits, "
+			      "%u fixed of %u bits):\n", pm->n_gp, pm->gp_width_bits, pm->n_fixed,
+			      pm->fixed_width_bits);
+	else
+		strbuf_append(out, "core (per logical CPU; the number of counters is read from CPUID at start):\n");
+	strbuf_append(out, "  always counted:\n");
+	strbuf_printf(out, "    %-34s %s\n", "instructions", "fixed counter 0");
+	strbuf_printf(out, "    %-34s %s\n", "cycles", "fixed counter 1");
+	strbuf_printf(out, "    %-34s %s\n", "ref_cycles", "fixed counter 2");
+	event_list_builtins(EVENT_PMU_CORE, out, core_unavailable, pm);
 }
 
 /* Programmable core events allowed in a config; the CPU may have fewer (CPUID, at start). */

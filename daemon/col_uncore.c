@@ -684,33 +684,29 @@ static void uncore_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static const char *event_flags(const struct event_spec *ev, char *buf, size_t len)
+static const char *uncore_unavailable(const struct event_spec *ev, const void *arg)
 {
-	snprintf(buf, len, "event=0x%02x umask=0x%02x%s%s", ev->code, ev->umask,
-		 ev->edge ? " edge" : "", ev->inv ? " inv" : "");
-	return buf;
+	const struct cpu_info *info = arg;
+
+	return ev->needs_uncore_thermal && !info->fac.has_uncore_thermal_events ?
+	       "not on this model" : NULL;
 }
 
 static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
 {
-	const struct event_spec *ev;
-	char buf[96];
-	size_t n;
-
 	if (!info->fac.has_nhm_uncore) {
 		strbuf_append(out, "uncore: not available (no Nehalem/Westmere uncore PMU on this model)\n");
 		return;
 	}
 	strbuf_printf(out, "uncore (per socket, %d counters of %d bits, and the uncore clock):\n",
 		      UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH);
-	strbuf_printf(out, "  %-36s %s\n", "clockticks", "fixed counter (MSR 0x394)");
-	ev = event_builtins(EVENT_PMU_UNCORE, &n);
-	for (size_t i = 0; i < n; i++) {
-		bool ok = !ev[i].needs_uncore_thermal || info->fac.has_uncore_thermal_events;
-
-		strbuf_printf(out, "  %-36s %s%s\n", ev[i].name, event_flags(&ev[i], buf, sizeof(buf)),
-			      ok ? "" : "  (not available on this model)");
-	}
+	strbuf_append(out, "  always counted:\n");
+	strbuf_printf(out, "    %-34s %s\n", "clockticks", "the uncore clock, fixed counter (MSR 0x394)");
+	event_list_builtins(EVENT_PMU_UNCORE, out, uncore_unavailable, info);
+	/* hardware-linux.md §2: the PCU's core numbering is documented nowhere. */
+	strbuf_append(out, "  coreN in an event name is the uncore's own core number (0-3), not a Linux core\n"
+		      "  id: which Linux core each one watches is documented nowhere, and a socket with\n"
+		      "  more than four cores has cores no such event watches.\n");
 }
 
 static void uncore_check_conf(const struct conf *conf, struct conf_check *chk)

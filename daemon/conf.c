@@ -657,6 +657,25 @@ int conf_check_events(struct conf_check *chk, const struct conf_event *ev, int n
 	return -1;
 }
 
+/* A configuration that turns every collector off would run a daemon that collects nothing. */
+static void check_some_collector_enabled(const struct conf *conf, struct conf_check *chk)
+{
+	char names[256] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		if (!collector_registry[i]->is_enabled || collector_registry[i]->is_enabled(conf))
+			return;
+		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0,
+					"%s[%s]", i == 0 ? "" : i + 1 == collector_registry_n ? " or " : ", ",
+					collector_registry[i]->name);
+		if (len >= sizeof(names))
+			len = sizeof(names) - 1;
+	}
+	conf_check_error(chk, 0, "", "every collector is disabled, so uncored would collect nothing; "
+			 "set enabled = yes in %s", names);
+}
+
 static void validate(struct parse_ctx *ctx)
 {
 	struct conf_check chk = { .errs = ctx->errs, .file = ctx->file };
@@ -664,6 +683,7 @@ static void validate(struct parse_ctx *ctx)
 	for (size_t i = 0; i < n_sections(); i++)
 		if (section_at(i)->check)
 			section_at(i)->check(&ctx->conf, &chk);
+	check_some_collector_enabled(&ctx->conf, &chk);
 }
 
 /* ---- loading -------------------------------------------------------------- */

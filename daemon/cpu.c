@@ -14,6 +14,7 @@
 
 #include "cpu.h"
 #include "decode.h"
+#include "strbuf.h"
 
 #define CPUID_LEAF_VENDOR   0x0
 #define CPUID_LEAF_SIG      0x1
@@ -82,6 +83,8 @@ static const struct model_entry models[] = {
 	{ 0x3e, "ivybridge-ep", &snb_server_features },
 	{ 0x3f, "haswell-x", &snb_server_features },
 	{ 0x4f, "broadwell-x", &snb_server_features },
+	/* Xeon D-1500: PTM, RAPL and 0x613/0x61B as 0x4F (turbostat bdx_features, hardware-linux.md §2) */
+	{ 0x56, "broadwell-de", &snb_server_features },
 	{ 0x55, "skylake-sp", &snb_server_features },
 	{ 0x6a, "icelake-x", &snb_server_features },
 	{ 0x6c, "icelake-d", &snb_server_features },
@@ -235,6 +238,92 @@ static int read_identity(struct hw *hw, int cpu, struct cpu_info *info, uint32_t
 	return 0;
 }
 
+/* What the table alone says of a model (no CPUID: package thermal as its generation has it). */
+static void table_facilities(const struct model_entry *m, struct cpu_info *info)
+{
+	info->microarch = m->microarch;
+	info->fac.has_nhm_uncore = m->features->has_nhm_uncore;
+	info->fac.has_uncore_thermal_events = m->features->has_uncore_thermal_events;
+	info->fac.has_tjmax = true;  /* every model in the table, hardware.md §3.4 */
+	info->fac.has_rapl_perf_status = m->features->has_rapl_perf_status;
+	info->fac.has_package_thermal = m->features->has_ptm_generation;
+}
+
+int cpu_info_for_signature(const char *vendor, unsigned family, unsigned model,
+			   struct cpu_info *ret_info, char *err, size_t errlen)
+{
+	const struct model_entry *m = NULL;
+	struct cpu_info info = { 0 };
+
+	snprintf(info.vendor, sizeof(info.vendor), "%s", vendor);
+	info.family = family;
+	info.model = model;
+	if (strcmp(vendor, "GenuineIntel") == 0 && family == INTEL_FAMILY)
+		m = find_model(model);
+	if (!m || m->features->refused)
+		return refuse(&info, m, err, errlen);
+	table_facilities(m, &info);
+	*ret_info = info;
+	return 0;
+}
+
+int cpu_info_for_name(const char *name, struct cpu_info *ret_info, char *err, size_t errlen)
+{
+	struct strbuf known;
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		if (strcmp(models[i].microarch, name) == 0)
+			return cpu_info_for_signature("GenuineIntel", INTEL_FAMILY, models[i].model,
+						      ret_info, err, errlen);
+	strbuf_init(&known);
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		if (!models[i].features->refused)
+			strbuf_printf(&known, "%s%s", known.len ? ", " : "", models[i].microarch);
+	set_err(err, errlen, "unknown CPU model '%s'; known: %s", name, known.buf ? known.buf : "");
+	strbuf_free(&known);
+	return -ENOENT;
+}
+
+int cpu_info_from_cpuinfo(const char *path, struct cpu_info *ret_info, char *err, size_t errlen)
+{
+	char line[512], vendor[13] = "";
+	int family = -1, model = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		int r = -errno;
+
+		set_err(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+	/* The first processor's block is enough: uncored refuses mixed machines anyway. */
+	while (fgets(line, sizeof(line), f) && line[0] != '\n') {
+		char *colon = strchr(line, ':');
+		const char *value;
+		size_t key_len;
+
+		if (!colon)
+			continue;
+		key_len = (size_t)(colon - line);
+		while (key_len > 0 && (line[key_len - 1] == ' ' || line[key_len - 1] == '\t'))
+			key_len--;
+		value = colon + 1 + strspn(colon + 1, " \t");
+		if (key_len == 9 && strncmp(line, "vendor_id", 9) == 0)
+			snprintf(vendor, sizeof(vendor), "%.*s", (int)strcspn(value, "\n"), value);
+		else if (key_len == 10 && strncmp(line, "cpu family", 10) == 0)
+			family = atoi(value);
+		else if (key_len == 5 && strncmp(line, "model", 5) == 0)
+			model = atoi(value);
+	}
+	fclose(f);
+	if (!vendor[0] || family < 0 || model < 0) {
+		set_err(err, errlen, "%s: no vendor_id, cpu family and model for the first processor",
+			path);
+		return -EINVAL;
+	}
+	return cpu_info_for_signature(vendor, (unsigned)family, (unsigned)model, ret_info, err, errlen);
+}
+
 /* Facilities from the table entry, and package thermal from CPUID.06H:EAX[6]. */
 static int read_facilities(struct hw *hw, int cpu, const struct model_entry *m,
 			   uint32_t max_leaf, struct cpu_info *info)
@@ -242,11 +331,7 @@ static int read_facilities(struct hw *hw, int cpu, const struct model_entry *m,
 	struct hw_cpuid regs;
 	int r;
 
-	info->microarch = m->microarch;
-	info->fac.has_nhm_uncore = m->features->has_nhm_uncore;
-	info->fac.has_uncore_thermal_events = m->features->has_uncore_thermal_events;
-	info->fac.has_tjmax = true;  /* every model in the table, hardware.md §3.4 */
-	info->fac.has_rapl_perf_status = m->features->has_rapl_perf_status;
+	table_facilities(m, info);
 	info->fac.has_package_thermal = false;
 	if (m->features->has_ptm_generation && max_leaf >= CPUID_LEAF_THERMAL) {
 		r = hw_cpuid(hw, cpu, CPUID_LEAF_THERMAL, 0, &regs);

@@ -53,6 +53,29 @@ struct cpu_info {
  */
 int cpu_detect(struct hw *hw, struct cpu_info *ret_info, char *err, size_t errlen);
 
+/*
+ * What the model table says of a CPU known only by its signature (from
+ * /proc/cpuinfo, say), without CPUID: the facilities of its generation,
+ * package thermal as the generation has it, perfmon left zero (unknown).
+ * Returns 0, or -ENOTSUP with the same sentence cpu_detect() gives.
+ */
+int cpu_info_for_signature(const char *vendor, unsigned family, unsigned model,
+			   struct cpu_info *ret_info, char *err, size_t errlen);
+
+/*
+ * The same for a model named as cpu_info.microarch names it
+ * ("westmere-ep", "skylake-sp", ...).  -ENOENT for an unknown name, with
+ * the known names in err.
+ */
+int cpu_info_for_name(const char *name, struct cpu_info *ret_info, char *err, size_t errlen);
+
+/*
+ * The same for the machine as path (/proc/cpuinfo) describes its first
+ * processor; needs no privilege.  -errno when the file cannot be read,
+ * -EINVAL when it lacks the fields, or what cpu_info_for_signature() says.
+ */
+int cpu_info_from_cpuinfo(const char *path, struct cpu_info *ret_info, char *err, size_t errlen);
+
 /* Read CPUID leaf 0xA of one CPU (hybrid parts differ per CPU). */
 int cpu_perfmon_read(struct hw *hw, int cpu, struct cpu_perfmon *ret_perfmon);
 

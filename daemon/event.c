@@ -27,7 +27,12 @@
 
 static const struct event_spec uncore_builtins[] = {
 	UNC(EVENT_DRAM_THERMAL_THROTTLED, 0x67, 0x01, false),
-	UNC("dram_thermal_throttle_episodes", 0x67, 0x01, true),
+	/*
+	 * Edge detect with cmask 1, as every Intel edge-detected event is
+	 * encoded (hardware-linux.md §2, correcting hardware.md §2.1).
+	 */
+	{ .name = "dram_thermal_throttle_episodes", .code = 0x67, .umask = 0x01, .edge = true,
+	  .cmask = 1, .needs_uncore_thermal = true },
 	UNC(EVENT_PROCHOT_ASSERTIONS, 0x82, 0x01, false),
 	UNC("thermal_throttling_prochot_core0", 0x83, 0x01, false),
 	UNC("thermal_throttling_prochot_core1", 0x83, 0x02, false),
@@ -354,4 +359,45 @@ uint64_t event_core_evtsel(const struct event_spec *ev)
 	return PERFEVTSEL_EN | PERFEVTSEL_USR | PERFEVTSEL_OS |
 	       common_bits(ev, PERFEVTSEL_INV, PERFEVTSEL_EDGE,
 			   PERFEVTSEL_CMASK_SHIFT, PERFEVTSEL_UMASK_SHIFT);
+}
+
+bool event_is_default(enum event_pmu pmu, const struct event_spec *ev)
+{
+	size_t n;
+	const struct event_spec *const *d = event_defaults(pmu, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (d[i] == ev)
+			return true;
+	return false;
+}
+
+const char *event_encoding(const struct event_spec *ev, char *buf, size_t len)
+{
+	char cmask[16] = "";
+
+	if (ev->cmask)
+		snprintf(cmask, sizeof(cmask), " cmask=%u", ev->cmask);
+	snprintf(buf, len, "event=0x%02x umask=0x%02x%s%s%s", ev->code, ev->umask,
+		 ev->edge ? " edge" : "", cmask, ev->inv ? " inv" : "");
+	return buf;
+}
+
+void event_list_builtins(enum event_pmu pmu, struct strbuf *out,
+			 const char *(*why_unavailable)(const struct event_spec *ev, const void *arg),
+			 const void *arg)
+{
+	size_t n;
+	const struct event_spec *ev = event_builtins(pmu, &n);
+	char enc[96];
+
+	strbuf_append(out, "  events for 'event =' lines, by name (* counted by default):\n");
+	for (size_t i = 0; i < n; i++) {
+		const char *why = why_unavailable ? why_unavailable(&ev[i], arg) : NULL;
+
+		strbuf_printf(out, "  %c %-34s %s%s%s%s\n", event_is_default(pmu, &ev[i]) ? '*' : ' ',
+			      ev[i].name, event_encoding(&ev[i], enc, sizeof(enc)), why ? "  (" : "",
+			      why ? why : "", why ? ")" : "");
+	}
+	strbuf_append(out, "  or 'event = NAME, event=0xNN, umask=0xNN[, edge][, cmask=N][, inv]'\n");
 }

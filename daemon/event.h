@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strbuf.h"
+
 #define EVENT_NAME_MAX 48
 
 /*
@@ -59,6 +61,21 @@ const struct event_spec *event_builtins(enum event_pmu pmu, size_t *ret_n);
  * built-in table.
  */
 const struct event_spec *const *event_defaults(enum event_pmu pmu, size_t *ret_n);
+
+/* Whether ev (a built-in of pmu) is one of its defaults. */
+bool event_is_default(enum event_pmu pmu, const struct event_spec *ev);
+
+/* "event=0x67 umask=0x01 edge cmask=1" as a config line would give ev; returns buf. */
+const char *event_encoding(const struct event_spec *ev, char *buf, size_t len);
+
+/*
+ * Write --list-events' list of pmu's built-ins to out, one per line with
+ * its encoding, defaults marked, and why_unavailable(ev, arg)'s sentence
+ * (NULL: available) after an event this CPU lacks.
+ */
+void event_list_builtins(enum event_pmu pmu, struct strbuf *out,
+			 const char *(*why_unavailable)(const struct event_spec *ev, const void *arg),
+			 const void *arg);
 
 /*
  * MSR_UNCORE_PERFEVTSELx value: EN | [INV] | [EDGE] | cmask<<24 | umask<<8 |

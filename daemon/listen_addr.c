@@ -98,3 +98,28 @@ int listen_addr_parse(const char *text, unsigned min_port, struct sockaddr_stora
 		*ret_len = family == AF_INET ? sizeof(*sin) : sizeof(*sin6);
 	return 0;
 }
+
+const char *listen_addr_format(const struct sockaddr_storage *sa, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (sa->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
+	} else if (sa->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], host, sizeof(host));
+			snprintf(buf, len, "%s:%u", host, ntohs(in6->sin6_port));
+		} else {
+			inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+			snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
+		}
+	} else {
+		snprintf(buf, len, "?");
+	}
+	return buf;
+}

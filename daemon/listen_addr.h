@@ -1,7 +1,8 @@
 /*
  * Listen addresses: the one parser of "A.B.C.D:PORT" and "[IPV6]:PORT"
  * (numeric addresses only, no name lookup), for the configuration and for
- * binding.  Pure: no sockets are opened here.
+ * binding, and the one formatter of what was bound.  Pure: no sockets are
+ * opened here.
  */
 #ifndef UNCORED_LISTEN_ADDR_H
 #define UNCORED_LISTEN_ADDR_H
@@ -18,5 +19,12 @@
  */
 int listen_addr_parse(const char *text, unsigned min_port, struct sockaddr_storage *ret_sa,
 		      socklen_t *ret_len, char *err, size_t errlen);
+
+/*
+ * Format sa the way listen_addr_parse() reads it ("127.0.0.1:9796",
+ * "[::]:9796"; an IPv4-mapped IPv6 address as IPv4).  Returns buf, or
+ * "?" for a family other than IPv4 and IPv6.
+ */
+const char *listen_addr_format(const struct sockaddr_storage *sa, char *buf, size_t len);
 
 #endif

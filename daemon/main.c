@@ -9,6 +9,7 @@
  * first snapshot is published.  Stopping runs the same steps backwards, and
  * the collectors put every register they changed back as they found it.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -16,6 +17,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,7 @@
 #include "ledger_file.h"
 #include "hw.h"
 #include "hw_dev.h"
+#include "listen_addr.h"
 #include "instance.h"
 #include "log.h"
 #include "pmu.h"
@@ -65,6 +68,7 @@ struct options {
 	const char *root;         /* overrides [daemon] root */
 	const char *listen;       /* overrides [daemon] listen */
 	const char *scenario_dir;
+	const char *model;        /* --list-events --model NAME */
 };
 
 struct machine {
@@ -79,7 +83,7 @@ static void usage(FILE *f)
 		"usage: uncored [--config FILE] [--simulate MODEL[:SCENARIO]] [--root DIR] [--listen ADDR:PORT]\n"
 		"       uncored --once [--json | --format text|json|prometheus] [same options]\n"
 		"       uncored --check-config FILE\n"
-		"       uncored --list-events [--simulate MODEL] [--root DIR]\n"
+		"       uncored --list-events [--model NAME | --simulate MODEL]\n"
 		"       uncored --version | --help\n"
 		"\n"
 		"Watches Intel servers for heat through the msr driver and serves the\n"
@@ -99,7 +103,10 @@ static void usage(FILE *f)
 		"      --json               with --once: print the JSON snapshot\n"
 		"      --format FMT         with --once: text (default), json or prometheus\n"
 		"      --check-config FILE  validate a configuration file and exit 0 or 1\n"
-		"      --list-events        print the events this CPU supports and exit\n"
+		"      --list-events        print the events the configuration accepts for this\n"
+		"                           CPU, or for --model, and exit (no privilege needed)\n"
+		"      --model NAME         with --list-events: a CPU model (westmere-ep,\n"
+		"                           skylake-sp, ...) or a simulated model\n"
 		"  -V, --version            print the version and exit\n"
 		"  -h, --help               print this help and exit\n",
 		UNCORED_SCENARIO_INSTALL_DIR);
@@ -120,11 +127,46 @@ static int parse_format(const char *s, enum once_format *ret)
 	return -EINVAL;
 }
 
+/* A usage error: one line, and where to read more.  Returns EXIT_USAGE. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("uncored: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; see 'uncored --help'\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* The option word of mode, for messages. */
+static const char *mode_option(enum mode m)
+{
+	static const char *const names[] = {
+		[MODE_DAEMON] = "", [MODE_ONCE] = "--once", [MODE_CHECK_CONFIG] = "--check-config",
+		[MODE_LIST_EVENTS] = "--list-events", [MODE_VERSION] = "--version", [MODE_HELP] = "--help",
+	};
+	return names[m];
+}
+
+/* Switch to mode m; a second, different mode is a usage error. */
+static int set_mode(struct options *o, enum mode m)
+{
+	if (o->mode != MODE_DAEMON && o->mode != m)
+		return usage_error("%s and %s cannot be used together", mode_option(o->mode),
+				   mode_option(m));
+	o->mode = m;
+	return 0;
+}
+
 /* Returns 0, or EXIT_USAGE after printing why. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_ROOT = 256, OPT_LISTEN, OPT_ONCE, OPT_JSON, OPT_FORMAT, OPT_CHECK, OPT_LIST,
-	       OPT_SCENARIO_DIR };
+	       OPT_SCENARIO_DIR, OPT_MODEL };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "simulate", required_argument, NULL, 's' },
@@ -136,43 +178,69 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "check-config", required_argument, NULL, OPT_CHECK },
 		{ "list-events", no_argument, NULL, OPT_LIST },
+		{ "model", required_argument, NULL, OPT_MODEL },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	char format_option[80] = "";    /* the first --json / --format given, for conflicts */
+	enum once_format format;
+	int c, r = 0;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "c:s:Vh", longopts, NULL)) != -1) {
+	opterr = 0;   /* our own one-line messages, without argv[0]'s path */
+	while (r == 0 && (c = getopt_long(argc, argv, ":c:s:Vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 's': o->simulate = optarg; break;
 		case OPT_ROOT: o->root = optarg; break;
 		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_SCENARIO_DIR: o->scenario_dir = optarg; break;
-		case OPT_ONCE: o->mode = MODE_ONCE; break;
-		case OPT_JSON: o->format = ONCE_JSON; break;
-		case OPT_FORMAT:
-			if (parse_format(optarg, &o->format) < 0) {
-				fprintf(stderr, "uncored: --format: expected text, json or prometheus, got '%s'\n",
-					optarg);
-				return EXIT_USAGE;
-			}
+		case OPT_MODEL: o->model = optarg; break;
+		case OPT_ONCE: r = set_mode(o, MODE_ONCE); break;
+		case OPT_JSON:
+		case OPT_FORMAT: {
+			char given[80];
+
+			if (c == OPT_JSON)
+				format = ONCE_JSON;
+			else if (parse_format(optarg, &format) < 0)
+				return usage_error("--format: expected text, json or prometheus, got '%s'",
+						   optarg);
+			snprintf(given, sizeof(given), "%s%s%s", c == OPT_JSON ? "--json" : "--format",
+				 c == OPT_JSON ? "" : " ", c == OPT_JSON ? "" : optarg);
+			if (format_option[0] && format != o->format)
+				return usage_error("%s and %s ask for different outputs", format_option,
+						   given);
+			snprintf(format_option, sizeof(format_option), "%s", given);
+			o->format = format;
 			break;
-		case OPT_CHECK: o->mode = MODE_CHECK_CONFIG; o->config = optarg; break;
-		case OPT_LIST: o->mode = MODE_LIST_EVENTS; break;
-		case 'V': o->mode = MODE_VERSION; break;
-		case 'h': o->mode = MODE_HELP; break;
+		}
+		case OPT_CHECK:
+			r = set_mode(o, MODE_CHECK_CONFIG);
+			o->config = optarg;
+			break;
+		case OPT_LIST: r = set_mode(o, MODE_LIST_EVENTS); break;
+		case 'V': r = set_mode(o, MODE_VERSION); break;
+		case 'h': r = set_mode(o, MODE_HELP); break;
+		case ':':
+			return usage_error("%s needs an argument", argv[optind - 1]);
 		default:
-			usage(stderr);
-			return EXIT_USAGE;
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "uncored: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (r)
+		return r;
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (format_option[0] && o->mode != MODE_ONCE)
+		return usage_error("%s goes with --once", format_option);
+	if (o->model && o->mode != MODE_LIST_EVENTS)
+		return usage_error("--model goes with --list-events");
+	if (o->model && o->simulate)
+		return usage_error("--model and --simulate both name the machine; give one");
 	return 0;
 }
 
@@ -424,29 +492,87 @@ static void journal_close(struct ledger_file *lf)
 }
 
 /* What each registered collector can count here, one block each. */
+/* Whether name is one of the simulator's models. */
+static bool is_sim_model(const char *name)
+{
+	for (const char *const *m = sim_model_names(); *m; m++)
+		if (strcmp(*m, name) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The CPU --list-events describes, and where that came from: --model (a
+ * model of the table, or a simulated one), --simulate, else the machine:
+ * CPUID through the cpuid device when it can be read, or /proc/cpuinfo,
+ * which needs no privilege and no msr driver.
+ */
+static int list_events_cpu(const struct options *o, const struct conf *conf,
+			   struct cpu_info *ret_info, const char **ret_source)
+{
+	struct options sim = *o;
+	struct machine m;
+	char err[512];
+
+	if (o->model && !is_sim_model(o->model)) {
+		*ret_source = "the model table";
+		if (cpu_info_for_name(o->model, ret_info, err, sizeof(err)) == 0)
+			return 0;
+		fprintf(stderr, "uncored: --model: %s (or a simulated model:", err);
+		for (const char *const *n = sim_model_names(); *n; n++)
+			fprintf(stderr, " %s", *n);
+		fputs(")\n", stderr);
+		return -1;
+	}
+	if (o->model)
+		sim.simulate = o->model;
+	if (sim.simulate || o->root) {
+		if (machine_open(&sim, conf, &m) < 0)
+			return -1;
+		*ret_info = m.info;
+		*ret_source = sim.simulate ? "simulated" : "CPUID";
+		machine_close(&m);
+		return 0;
+	}
+	if (hwdev_open(conf->root, &m.hw, err, sizeof(err)) == 0) {
+		int r = cpu_detect(&m.hw, ret_info, err, sizeof(err));
+
+		hw_close(&m.hw);
+		if (r == 0) {
+			*ret_source = "CPUID";
+			return 0;
+		}
+	}
+	*ret_source = "/proc/cpuinfo";
+	if (cpu_info_from_cpuinfo("/proc/cpuinfo", ret_info, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "uncored: %s\n", err);
+	return -1;
+}
+
 static int list_events(const struct options *o, const struct conf *conf)
 {
-	struct machine m;
+	struct cpu_info info;
+	const char *source;
 	struct strbuf out;
 	bool first = true;
 
-	if (machine_open(o, conf, &m) < 0)
+	if (list_events_cpu(o, conf, &info, &source) < 0)
 		return 1;
 	strbuf_init(&out);
-	strbuf_printf(&out, "%s family %u model 0x%x (%s)\n\n", m.info.vendor, m.info.family,
-		      m.info.model, m.info.microarch);
+	strbuf_printf(&out, "%s family %u model 0x%x (%s), from %s\n\n", info.vendor, info.family,
+		      info.model, info.microarch, source);
 	for (size_t i = 0; i < collector_registry_n; i++) {
 		if (!collector_registry[i]->list_events)
 			continue;
 		if (!first)
 			strbuf_append(&out, "\n");
 		first = false;
-		collector_registry[i]->list_events(&m.info, &out);
+		collector_registry[i]->list_events(&info, &out);
 	}
-	machine_close(&m);
 	if (out.failed) {
 		strbuf_free(&out);
-		log_error("--list-events: out of memory");
+		fputs("uncored: --list-events: out of memory\n", stderr);
 		return 1;
 	}
 	fputs(out.buf, stdout);
@@ -611,7 +737,7 @@ static int run_once(const struct options *o, const struct conf *conf)
 	sampler_free(sampler);   /* restores every register before anything is printed */
 	journal_close(journal);
 	if (sig)
-		log_notice("received %s, stopping", strsignal(sig));
+		log_notice("received SIG%s, stopping", sigabbrev_np(sig));
 	rc = first && second ? print_once(o->format, first, second) : 1;
 	snapshot_release(first);
 	snapshot_release(second);
@@ -645,14 +771,25 @@ static double monotonic_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Take the socket systemd passed, or bind our own.  Returns the fd or -1. */
-static int open_listener(struct daemon *d)
+/*
+ * Take the socket systemd passed, or bind our own; say in where what it
+ * really listens on (the address bound, with the port chosen for port 0).
+ * Returns the fd or -1.
+ */
+static int open_listener(struct daemon *d, char *where_listening, size_t len)
 {
-	char err[256], where[4400];
+	char err[256], where[4400], addr[INET6_ADDRSTRLEN + 16];
+	struct sockaddr_storage sa;
+	socklen_t sa_len = sizeof(sa);
 	int fd, r = service_listen_fd(&fd, err, sizeof(err));
 
 	if (r == 0) {
-		log_info("http: using the socket passed by systemd, 'listen' is not used");
+		if (getsockname(fd, (struct sockaddr *)&sa, &sa_len) == 0)
+			listen_addr_format(&sa, addr, sizeof(addr));
+		else
+			snprintf(addr, sizeof(addr), "?");
+		snprintf(where_listening, len, "%s (the socket systemd passed; 'listen' is not used)",
+			 addr);
 		return fd;
 	}
 	if (r != -ENOENT) {
@@ -665,6 +802,10 @@ static int open_listener(struct daemon *d)
 						     where, sizeof(where)), err);
 		return -1;
 	}
+	if (getsockname(fd, (struct sockaddr *)&sa, &sa_len) == 0)
+		snprintf(where_listening, len, "%s", listen_addr_format(&sa, addr, sizeof(addr)));
+	else
+		snprintf(where_listening, len, "%s", d->conf.listen);
 	return fd;
 }
 
@@ -786,7 +927,7 @@ static void main_loop(struct daemon *d)
 				reload(d);
 				continue;
 			}
-			log_notice("received %s, stopping", strsignal((int)si.ssi_signo));
+			log_notice("received SIG%s, stopping", sigabbrev_np((int)si.ssi_signo));
 			return;
 		}
 		if (wd_usec)
@@ -819,7 +960,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 {
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
 	struct snapshot *first;
-	char err[512], where[4400];
+	char err[512], where[4400], listening[INET6_ADDRSTRLEN + 96];
 	int listen_fd = -1, rc = 1, lock_fd;
 
 	d.conf_path = o->config;
@@ -838,7 +979,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	}
 	if (journal_open(o, &d.conf, &d.machine.hw, &d.journal) < 0)
 		goto out_machine;
-	listen_fd = open_listener(&d);
+	listen_fd = open_listener(&d, listening, sizeof(listening));
 	if (listen_fd < 0)
 		goto out_machine;
 	/* Every msr fd is open and the socket bound: root is no longer needed. */
@@ -863,7 +1004,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 		goto out_sampler;
 	listen_fd = -1;   /* the server owns it now */
 	d.last_progress_at = monotonic_s();
-	log_notice("serving on %s, sampling every %g s", d.conf.listen, d.conf.interval_s);
+	log_notice("serving on %s, sampling every %g s", listening, d.conf.interval_s);
 	service_ready();
 	send_status();
 

@@ -82,8 +82,13 @@ static int start_collector(struct sampler *s, size_t id)
 	if (r == -EINVAL)
 		return r;
 	collector_reason(c, reason, sizeof(reason));
+	/* Disabled by the configuration, or absent from this CPU: expected, so info. */
 	if (c->up)
 		log_info("collector %s: up%s%s", c->ops->name, reason[0] ? ", " : "", reason);
+	else if (c->ops->is_enabled && !c->ops->is_enabled(&s->conf))
+		log_info("collector %s: disabled in the configuration", c->ops->name);
+	else if (r == -ENOTSUP)
+		log_info("collector %s: not applicable: %s", c->ops->name, reason);
 	else if (reason[0])
 		log_warning("collector %s: off: %s", c->ops->name, reason);
 	return 0;

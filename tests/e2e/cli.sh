@@ -49,10 +49,30 @@ rc=0
 "$UNCORED_BIN" --check-config "$TEST_TMP/missing.conf" 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "missing.conf" "$TEST_TMP/err" || fail "missing config: $(cat "$TEST_TMP/err")"
 
-# Usage errors exit 2.
-rc=0
-"$UNCORED_BIN" --format yaml --once 2>/dev/null || rc=$?
-[ "$rc" = 2 ] || fail "bad --format: exit $rc"
+# Usage errors: one line naming the problem and pointing at --help, exit 2.
+usage_error() {
+	want=$1
+	shift
+	rc=0
+	"$UNCORED_BIN" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" || rc=$?
+	[ "$rc" = 2 ] || fail "uncored $*: exit $rc, expected 2"
+	[ "$(cat "$TEST_TMP/err")" = "uncored: $want; see 'uncored --help'" ] ||
+		fail "uncored $*: said '$(cat "$TEST_TMP/err")', expected 'uncored: $want; ...'"
+	[ ! -s "$TEST_TMP/out" ] || fail "uncored $*: printed on stdout"
+}
+usage_error "--format: expected text, json or prometheus, got 'yaml'" --format yaml --once
+usage_error "unknown option '--bogus'" --bogus
+usage_error "unknown option '-x'" -x
+usage_error "--config needs an argument" --config
+usage_error "unexpected argument 'extra'" --once extra
+usage_error "--json and --format text ask for different outputs" --once --json --format text
+usage_error "--format prometheus and --json ask for different outputs" --once --format prometheus --json
+usage_error "--json goes with --once" --json
+usage_error "--once and --check-config cannot be used together" --once --check-config x.conf
+usage_error "--model goes with --list-events" --once --model westmere-ep
+usage_error "--model and --simulate both name the machine; give one" --list-events --model westmere-ep --simulate westmere-ep-2s
+# The same format twice is no conflict.
+"$UNCORED_BIN" --once --json --format json --simulate westmere-ep-2s >/dev/null 2>&1 || fail "--json --format json"
 
 # An unknown model names the known ones.
 rc=0
@@ -88,9 +108,47 @@ rc=0
 
 # --list-events: Westmere has the thermal events, Nehalem marks them unavailable.
 "$UNCORED_BIN" --list-events --simulate westmere-ep-2s >"$TEST_TMP/wsm"
-grep -q "dram_thermal_throttled_cycles *event=0x67 umask=0x01$" "$TEST_TMP/wsm" || fail "list-events westmere: $(cat "$TEST_TMP/wsm")"
-grep -q "llc_misses" "$TEST_TMP/wsm" || fail "list-events core events"
+grep -q "^  \* dram_thermal_throttled_cycles *event=0x67 umask=0x01$" "$TEST_TMP/wsm" || fail "list-events westmere: $(cat "$TEST_TMP/wsm")"
+grep -q "^  \* dram_thermal_throttle_episodes *event=0x67 umask=0x01 edge cmask=1$" "$TEST_TMP/wsm" || fail "list-events episodes encoding"
+grep -q "^    thermal_throttling_temp_core0 *event=0x80 umask=0x01$" "$TEST_TMP/wsm" || fail "list-events: a non-default event"
+grep -q "^  \* llc_misses" "$TEST_TMP/wsm" || fail "list-events core events"
+grep -q "which Linux core each one watches is documented nowhere" "$TEST_TMP/wsm" || fail "list-events: coreN mapping"
+# What is always counted is not offered for event lines, which refuse it.
+for name in clockticks instructions cycles ref_cycles; do
+	grep -q "^    $name " "$TEST_TMP/wsm" || fail "list-events: $name not under always counted"
+	grep -q "^  [* ] $name  *event=0x" "$TEST_TMP/wsm" && fail "list-events offers $name for event lines"
+done
 "$UNCORED_BIN" --list-events --simulate nehalem-ep-2s >"$TEST_TMP/nhm"
-grep -q "dram_thermal_throttled_cycles.*not available" "$TEST_TMP/nhm" || fail "list-events nehalem"
+grep -q "dram_thermal_throttled_cycles.*(not on this model)$" "$TEST_TMP/nhm" || fail "list-events nehalem"
 "$UNCORED_BIN" --list-events --simulate skylake-sp-2s | grep -q "uncore: not available" || fail "list-events skylake"
+
+# --list-events --model needs no privilege and no hardware: run it as nobody.
+as_nobody() {
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+	else
+		"$@"
+	fi
+}
+as_nobody "$UNCORED_BIN" --list-events --model westmere-ep >"$TEST_TMP/model" 2>"$TEST_TMP/err" ||
+	fail "--list-events --model as nobody: $(cat "$TEST_TMP/err")"
+head -1 "$TEST_TMP/model" | grep -qx "GenuineIntel family 6 model 0x2c (westmere-ep), from the model table" ||
+	fail "--list-events --model header: $(head -1 "$TEST_TMP/model")"
+grep -q "number of counters is read from CPUID at start" "$TEST_TMP/model" || fail "--model core block"
+as_nobody "$UNCORED_BIN" --list-events --model broadwell-de | grep -q "uncore: not available" || fail "--model broadwell-de"
+as_nobody "$UNCORED_BIN" --list-events --model nehalem-ep-2s | head -1 | grep -q "(nehalem-ep), from simulated" ||
+	fail "--model with a simulated model"
+rc=0
+"$UNCORED_BIN" --list-events --model pentium-4 2>"$TEST_TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -q "^uncored: --model: unknown CPU model 'pentium-4'; known: .*westmere-ep, .*skylake-sp" "$TEST_TMP/err" &&
+	grep -q "(or a simulated model: westmere-ep-2s" "$TEST_TMP/err" || fail "--model pentium-4: $(cat "$TEST_TMP/err")"
+# Without --model, as nobody, the machine is read from /proc/cpuinfo.
+rc=0
+as_nobody "$UNCORED_BIN" --list-events >"$TEST_TMP/self" 2>"$TEST_TMP/err" || rc=$?
+if grep -q GenuineIntel /proc/cpuinfo; then
+	[ "$rc" = 0 ] || grep -q "unsupported CPU: GenuineIntel" "$TEST_TMP/err" || fail "--list-events here: $(cat "$TEST_TMP/err")"
+else
+	[ "$rc" = 1 ] && grep -q "^uncored: unsupported CPU: $(awk -F': ' '/^vendor_id/ { print $2; exit }' /proc/cpuinfo)" "$TEST_TMP/err" ||
+		fail "--list-events on this machine: $(cat "$TEST_TMP/err")"
+fi
 echo "cli: ok"

@@ -131,13 +131,29 @@ static void every_key_parses(void **state)
 	assert_false(conf.thermal_enabled);
 	assert_false(conf.thermal_rapl);
 	assert_false(conf.thermal_kernel_counts);
-	assert_false(conf.core_enabled);
+	assert_true(conf.core_enabled);   /* left on: all off is refused */
 	assert_false(conf.core_default_events);
 	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_YIELD);
 	assert_int_equal(conf.n_core_events, 2);
 	assert_int_equal(conf.core_events[0].spec.arch_event, 6);
 	assert_string_equal(conf.core_events[1].spec.name, "l2_misses");
 	assert_int_equal(conf.core_events[1].spec.umask, 0xaa);
+}
+
+/* A file that turns every collector off is refused as a whole, with what to do. */
+static void every_collector_disabled_is_refused(void **state)
+{
+	char line[1024];
+
+	(void)state;
+	assert_int_equal(conf_load_string("off.conf", "[uncore]\nenabled = no\n[thermal]\nenabled = no\n"
+					  "[core]\nenabled = no\n", &conf, &errs), -EINVAL);
+	assert_int_equal(errs.n, 1);
+	assert_string_equal(conf_error_format(&errs.list[0], line, sizeof(line)),
+			    "off.conf: every collector is disabled, so uncored would collect nothing; "
+			    "set enabled = yes in [uncore], [thermal] or [core]");
+	assert_int_equal(conf_load_string("one.conf", "[uncore]\nenabled = no\n[core]\nenabled = no\n",
+					  &conf, &errs), 0);
 }
 
 /* Small good inputs pinning the dialect: bounds, spacing, comments, line ends. */
@@ -393,6 +409,7 @@ int main(void)
 		cmocka_unit_test(empty_file_means_defaults),
 		cmocka_unit_test(shipped_config_parses),
 		cmocka_unit_test(every_key_parses),
+		cmocka_unit_test(every_collector_disabled_is_refused),
 		cmocka_unit_test(good_inputs),
 		cmocka_unit_test(bad_inputs),
 		cmocka_unit_test(every_error_is_reported_in_line_order),

@@ -27,7 +27,7 @@ struct good_case {
 static const struct good_case good_cases[] = {
 	{ EVENT_PMU_UNCORE, "prochot_assertions", "prochot_assertions", 0x82, 0x01, 0, false, false, true, 0 },
 	{ EVENT_PMU_UNCORE, "  dram_thermal_throttle_episodes  ", "dram_thermal_throttle_episodes",
-	  0x67, 0x01, 0, true, false, true, 0 },
+	  0x67, 0x01, 1, true, false, true, 0 },
 	{ EVENT_PMU_UNCORE, "thermal_throttling_temp_core2", "thermal_throttling_temp_core2",
 	  0x80, 0x04, 0, false, false, true, 0 },
 	{ EVENT_PMU_UNCORE, "dram_pre_all, event=0x66, umask=0x07", "dram_pre_all", 0x66, 0x07, 0,
@@ -146,7 +146,7 @@ static void encodes_uncore_selects(void **state)
 	assert_int_equal(event_uncore_evtsel(event_builtin(EVENT_PMU_UNCORE,
 		"thermal_throttled_temp_core3")), 0x400881);
 	assert_int_equal(event_uncore_evtsel(event_builtin(EVENT_PMU_UNCORE,
-		"dram_thermal_throttle_episodes")), 0x440167);
+		"dram_thermal_throttle_episodes")), 0x1440167);   /* edge, cmask 1 */
 	assert_int_equal(event_parse(EVENT_PMU_UNCORE, "x, event=0x67, umask=1, inv, cmask=2",
 				     &ev, err, sizeof(err)), 0);
 	assert_int_equal(event_uncore_evtsel(&ev), 0x02c00167);
