@@ -77,7 +77,7 @@ struct machine {
 	struct cpu_topology topo;
 };
 
-static void usage(FILE *f)
+static void usage(FILE *f, const char *scenarios)
 {
 	fprintf(f,
 		"usage: uncored [--config FILE] [--simulate MODEL[:SCENARIO]] [--root DIR] [--listen ADDR:PORT]\n"
@@ -109,7 +109,7 @@ static void usage(FILE *f)
 		"                           skylake-sp, ...) or a simulated model\n"
 		"  -V, --version            print the version and exit\n"
 		"  -h, --help               print this help and exit\n",
-		UNCORED_SCENARIO_INSTALL_DIR);
+		scenarios);
 }
 
 static int parse_format(const char *s, enum once_format *ret)
@@ -1046,7 +1046,7 @@ int main(int argc, char **argv)
 		printf("uncored %s\n", UNCORED_VERSION);
 		return 0;
 	case MODE_HELP:
-		usage(stdout);
+		usage(stdout, scenario_dir(&o));
 		return 0;
 	default:
 		break;

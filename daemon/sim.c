@@ -26,6 +26,7 @@
  * A CPU taken offline with sim_set_online() keeps generating events;
  * scenario offline windows make its load idle.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -1327,6 +1328,42 @@ static void unknown_model(const char *name, char *err, size_t errlen)
 		used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "", names[i]);
 }
 
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "unknown scenario 'NAME' in DIR; known: a, b, c" (the .ini files there, sorted). */
+static void unknown_scenario(const char *name, const char *dir, char *err, size_t errlen)
+{
+	char *names[64];
+	int n = 0;
+	size_t used;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	used = (size_t)snprintf(err, errlen, "unknown scenario '%s' in %s", name, dir);
+	if (!d)
+		return;
+	while ((de = readdir(d)) && n < 64) {
+		size_t len = strlen(de->d_name);
+
+		if (len <= 4 || strcmp(de->d_name + len - 4, ".ini") != 0)
+			continue;
+		names[n] = strndup(de->d_name, len - 4);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(names[0]), compare_names);
+	for (int i = 0; i < n; i++) {
+		if (used < errlen)
+			used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "; known: ",
+						 names[i]);
+		free(names[i]);
+	}
+}
+
 /* Parse "MODEL[:SCENARIO]" into the model and the scenario (loaded, or an idle one). */
 static int open_spec(struct sim *s, const char *spec, const char *scenario_dir, char *err,
 		     size_t errlen)
@@ -1334,6 +1371,7 @@ static int open_spec(struct sim *s, const char *spec, const char *scenario_dir, 
 	char model[64], path[1024];
 	const char *colon = strchr(spec, ':');
 	size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+	int r;
 
 	snprintf(model, sizeof(model), "%.*s", (int)len, spec);
 	s->model = len < sizeof(model) ? sim_model_find(model) : NULL;
@@ -1349,11 +1387,14 @@ static int open_spec(struct sim *s, const char *spec, const char *scenario_dir, 
 		return 0;
 	}
 	if (strchr(colon + 1, '/'))
-		snprintf(path, sizeof(path), "%s", colon + 1);
-	else
-		snprintf(path, sizeof(path), "%s/%s.ini",
-			 scenario_dir ? scenario_dir : UNCORED_SCENARIO_DIR, colon + 1);
-	return sim_scenario_load(path, &s->scn, err, errlen);
+		return sim_scenario_load(colon + 1, &s->scn, err, errlen);
+	if (!scenario_dir)
+		scenario_dir = UNCORED_SCENARIO_DIR;
+	snprintf(path, sizeof(path), "%s/%s.ini", scenario_dir, colon + 1);
+	r = sim_scenario_load(path, &s->scn, err, errlen);
+	if (r == -ENOENT)
+		unknown_scenario(colon + 1, scenario_dir, err, errlen);
+	return r;
 }
 
 struct sim *sim_open(const char *spec, const char *scenario_dir, enum sim_clock clock,

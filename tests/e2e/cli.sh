@@ -79,6 +79,16 @@ rc=0
 "$UNCORED_BIN" --once --simulate pentium-4 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "westmere-ep-2s" "$TEST_TMP/err" || fail "unknown model: $(cat "$TEST_TMP/err")"
 
+# An unknown scenario names the directory and the known ones.
+rc=0
+"$UNCORED_BIN" --once --simulate westmere-ep-2s:nope --scenario-dir "$SCENARIOS" 2>"$TEST_TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -qx "uncored: --simulate 'westmere-ep-2s:nope': unknown scenario 'nope' in $SCENARIOS; known: conflict, counter-wrap, .*dram-heatwave, .*idle, .*prochot-storm" "$TEST_TMP/err" ||
+	fail "unknown scenario: $(cat "$TEST_TMP/err")"
+
+# --help names a scenario directory that exists.
+dir=$("$UNCORED_BIN" --help | sed -n 's/^ *scenarios: files in //p')
+[ -d "$dir" ] && [ -f "$dir/idle.ini" ] || fail "--help names scenario directory '$dir'"
+
 # AMD is refused with one sentence naming what was found and what is supported.
 rc=0
 "$UNCORED_BIN" --once --simulate amd-epyc 2>"$TEST_TMP/err" || rc=$?
