@@ -85,10 +85,15 @@ unsigned decode_tjmax(uint64_t raw)
 	return field(raw, TEMPERATURE_TARGET_TJMAX_SHIFT, TEMPERATURE_TARGET_TJMAX_MASK);
 }
 
+#define RAPL_TIME_UNIT_DEFAULT 0xa
+
 double decode_rapl_time_unit_s(uint64_t raw)
 {
 	unsigned tu = field(raw, RAPL_POWER_UNIT_TIME_SHIFT, RAPL_POWER_UNIT_TIME_MASK);
 
+	/* A TU of 0 is taken as 0xA (1/1024 s), as turbostat does (hardware-linux.md §2). */
+	if (tu == 0)
+		tu = RAPL_TIME_UNIT_DEFAULT;
 	return 1.0 / (double)(UINT64_C(1) << tu);
 }
 

@@ -36,7 +36,7 @@ struct decode_therm_status decode_package_therm_status(uint64_t raw);
 /* TjMax in °C from MSR_TEMPERATURE_TARGET bits 23:16; 0 when the field is 0. */
 unsigned decode_tjmax(uint64_t raw);
 
-/* Time unit of MSR_RAPL_POWER_UNIT in seconds: 1 / 2^TU (bits 19:16). */
+/* Time unit of MSR_RAPL_POWER_UNIT in seconds: 1 / 2^TU (bits 19:16); a TU of 0 means 0xA. */
 double decode_rapl_time_unit_s(uint64_t raw);
 
 /* The 4-bit IA32_FIXED_CTR_CTRL nibble of fixed counter i. */

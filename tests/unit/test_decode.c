@@ -100,9 +100,10 @@ static void rapl_time_unit(void **state)
 	(void)state;
 	/* A typical server value: PU 3, ESU 14, TU 10 -> 1/1024 s. */
 	assert_true(decode_rapl_time_unit_s(0xa0e03) == 1.0 / 1024);
-	assert_true(decode_rapl_time_unit_s(0) == 1.0);
+	assert_true(decode_rapl_time_unit_s(0) == 1.0 / 1024);   /* TU 0 read as 0xA, as turbostat */
 	assert_true(decode_rapl_time_unit_s(0xf0000) == 1.0 / 32768);
-	assert_true(decode_rapl_time_unit_s(UINT64_C(0xfffffffffff0ffff)) == 1.0);
+	assert_true(decode_rapl_time_unit_s(UINT64_C(0xfffffffffff0ffff)) == 1.0 / 1024);
+	assert_true(decode_rapl_time_unit_s(0x10000) == 0.5);
 }
 
 static void fixed_ctrl_nibbles(void **state)
