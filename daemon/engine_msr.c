@@ -47,6 +47,8 @@ struct engine_group {
 	struct layout lay;
 	struct pmu_ledger *ledger;
 	int64_t last_ns;
+	bool was_offline;          /* the previous read found the CPU offline */
+	uint64_t gate_seen;        /* others' gate bits found set when we claimed */
 	size_t n;
 	struct slot *slots;
 };
@@ -87,6 +89,12 @@ static uint64_t gate_bit(const struct layout *lay, const struct slot *s)
 	return MSR_BIT(s->kind == SLOT_FIXED ? 32 + s->index : s->index);
 }
 
+/* Every gate bit of the PMU: what the kernel's enable writes. */
+static uint64_t all_gates(const struct layout *lay)
+{
+	return (MSR_BIT(lay->n_gp) - 1) | (MSR_BIT(lay->n_fixed) - 1) << 32;
+}
+
 static unsigned fixed_shift(const struct layout *lay, unsigned i)
 {
 	return lay->uncore ? 0 : FIXED_CTR_CTRL_STRIDE * i;
@@ -122,6 +130,8 @@ static int open_gate(struct msr_engine *e, struct engine_group *g, struct slot *
 	uint64_t v;
 	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &v);
 
+	if (err == 0)
+		g->gate_seen |= v & ~pmu_bits(g->ledger, g->cpu, g->lay.global);
 	if (err == 0 && !(v & gate_bit(&g->lay, s)))
 		err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
 	return err;
@@ -262,11 +272,15 @@ static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot
 {
 	uint64_t bit = gate_bit(&g->lay, s), ours = pmu_bits(g->ledger, g->cpu, g->lay.global);
 
-	if (global & ~ours & ~bit) {
+	if ((global & all_gates(&g->lay)) == all_gates(&g->lay) &&
+	    (global & ~ours & ~bit & ~g->gate_seen)) {
 		/*
-		 * Someone else sets gate bits too (a claim inside a kernel
-		 * disable window set ours): the kernel manages the gate, so
-		 * ours is its to keep, and restore leaves it.
+		 * Every gate bit is set, some by someone else since our claims:
+		 * that is the kernel's wholesale enable (intel_ctrl,
+		 * 0x1000000FF; hardware-linux.md §1.1, §1.3), so a bit we set
+		 * inside one of its disable windows is its to keep, and
+		 * restore leaves it.  Bits another agent had set before our
+		 * claims (which ours may complete) are no such sign.
 		 */
 		if (ours & bit)
 			pmu_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
@@ -276,8 +290,27 @@ static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot
 		pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
 }
 
+/*
+ * Policy reclaim of a fixed counter: our nibble gets exactly its value
+ * again.  Setting our enable bits would not do, since the taker's other
+ * bits (PMI) in the nibble must go too, or the next read sees a taker
+ * again.  The register is written directly: the ledger (and the journal)
+ * still hold our enable bits of it from the claim, so restore clears the
+ * nibble to what it was then.
+ */
+static int rewrite_nibble(struct msr_engine *e, struct engine_group *g, const struct slot *s)
+{
+	uint64_t v;
+	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.fixed_ctrl, &v);
+	uint64_t want = (v & ~fixed_nibble_mask(&g->lay, s->index)) | s->sel;
+
+	if (err == 0 && want != v)
+		err = hw_write_msr(e->cfg.hw, g->cpu, g->lay.fixed_ctrl, want);
+	return err;
+}
+
 static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot *s,
-		      uint64_t global, bool have_global, uint64_t interval_ns)
+		      uint64_t global, bool have_global, uint64_t interval_ns, bool returning)
 {
 	uint64_t raw;
 	int err, own;
@@ -296,6 +329,19 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.err = err;
 		s->r.state = ENGINE_FAILED;
 		s->r.reason = "the counter could not be read";
+		return;
+	}
+	if (own == 1 && returning &&
+	    (raw & counter_width_mask(s->ctr.width_bits)) < s->ctr.last_raw) {
+		/* Back from offline with a lower count: it was reset; its counts are lost. */
+		counter_rebase(&s->ctr, raw);
+		s->r.delta = 0;
+		s->r.state = ENGINE_COUNTING;
+		s->r.reason = NULL;
+		s->r.err = 0;
+		s->counted_since = false;
+		if (have_global)
+			check_gate(e, g, s, global);
 		return;
 	}
 	if (own == 1) {
@@ -318,8 +364,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		if (s->kind == SLOT_GP)
 			err = pmu_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
 		else
-			err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.fixed_ctrl,
-					   fixed_enable_mask(&g->lay, s->index));
+			err = rewrite_nibble(e, g, s);
 		if (err == 0)
 			err = hw_read_msr(e->cfg.hw, g->cpu, ctr_addr(&g->lay, s), &raw);
 		if (err == 0) {
@@ -375,17 +420,22 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 
 	/* -ENXIO: the CPU is offline (checked only then, to spare a sysfs read per sample) */
 	if (err == -ENXIO && hw_cpu_online(e->cfg.hw, g->cpu) == 0) {
-		if (move_box(e, g) < 0)
+		if (move_box(e, g) < 0) {
+			g->was_offline = true;
 			return -ENXIO;
+		}
 		err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
 	}
-	if (err == -ENXIO)
+	if (err == -ENXIO) {
+		g->was_offline = true;
 		return -ENXIO;
+	}
 	g->last_ns = now;
 	for (size_t i = 0; i < g->n; i++) {
-		read_slot(e, g, &g->slots[i], global, err == 0, interval);
+		read_slot(e, g, &g->slots[i], global, err == 0, interval, g->was_offline);
 		readings[i] = g->slots[i].r;
 	}
+	g->was_offline = false;
 	return 0;
 }
 

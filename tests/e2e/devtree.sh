@@ -20,9 +20,9 @@ start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
 
 # Socket 0 is programmed through cpu 0, socket 1 through cpu 6 (their first CPUs).
 for cpu in 0 6; do
-	[ "$(reg $cpu 0x3c0)" = 0x420167 ] || fail "cpu $cpu 0x3c0 = $(reg $cpu 0x3c0), expected 0x420167 (DRAM throttled cycles, OCC_CTR_RST)"
-	[ "$(reg $cpu 0x3c1)" = 0x460167 ] || fail "cpu $cpu 0x3c1 = $(reg $cpu 0x3c1), expected 0x460167 (edge)"
-	[ "$(reg $cpu 0x3c2)" = 0x420182 ] || fail "cpu $cpu 0x3c2 = $(reg $cpu 0x3c2), expected 0x420182 (PROCHOT assertions)"
+	[ "$(reg $cpu 0x3c0)" = 0x400167 ] || fail "cpu $cpu 0x3c0 = $(reg $cpu 0x3c0), expected 0x400167 (DRAM throttled cycles, no OCC_CTR_RST)"
+	[ "$(reg $cpu 0x3c1)" = 0x440167 ] || fail "cpu $cpu 0x3c1 = $(reg $cpu 0x3c1), expected 0x440167 (edge)"
+	[ "$(reg $cpu 0x3c2)" = 0x400182 ] || fail "cpu $cpu 0x3c2 = $(reg $cpu 0x3c2), expected 0x400182 (PROCHOT assertions)"
 	[ "$(reg $cpu 0x3c7)" = 0x400166 ] || fail "cpu $cpu: another agent's counter 7 was touched: $(reg $cpu 0x3c7)"
 	[ "$(reg $cpu 0x391)" = 0x1000000ff ] || fail "cpu $cpu 0x391 = $(reg $cpu 0x391), expected 0x1000000ff (ours 0-6 and fixed, theirs 7)"
 	[ "$(reg $cpu 0x395)" = 0x1 ] || fail "cpu $cpu 0x395 = $(reg $cpu 0x395)"
