@@ -8,8 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 
 tree="$TEST_TMP/tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
 
 reg() { # reg CPU MSR -> value as 0x%x
 	python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2],0)*8); print(hex(struct.unpack("<Q",f.read(8))[0]))' \
@@ -59,7 +59,7 @@ uncore_up_everywhere "after restart"
 check_programmed "after restart"
 
 stop_daemon "$DAEMON_PID" || fail "exit status $? after SIGTERM"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers differ from the original tree after the restart's stop"
 [ ! -s "$TEST_TMP/ledger" ] || fail "state file not emptied on a clean stop: $(cat "$TEST_TMP/ledger")"
 echo "crash_restart: leftovers recognised, cleaned, counted again, restored: ok"

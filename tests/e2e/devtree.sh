@@ -6,8 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 
 tree="$TEST_TMP/tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
 
 reg() { # reg CPU MSR -> value as 0x%x
 	python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2],0)*8); print(hex(struct.unpack("<Q",f.read(8))[0]))' \
@@ -32,7 +32,7 @@ printf '%s\n' "$metrics" | grep -q 'uncored_uncore_events_total{socket="1",event
 	fail "no dram counter for socket 1 in /metrics"
 
 stop_daemon "$DAEMON_PID" || fail "daemon exit status $? after SIGTERM"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers differ after exit"
 grep -q "every register restored" "$TEST_TMP/log" || fail "no stop message: $(cat "$TEST_TMP/log")"
 echo "devtree: ok"

@@ -15,14 +15,14 @@ UNCORED_TEST_STATE_FILE=$ledger write_conf "$TEST_TMP/u.conf" "$port"
 
 new_tree() { # new_tree [make_tree options]: a fresh tree, its dump in $TEST_TMP/before
 	rm -rf "$tree" "$TEST_TMP/state"/*
-	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@"
-	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@" --dump >"$TEST_TMP/before"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" "$@"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" "$@" --dump >"$TEST_TMP/before"
 }
 
 dump() { # dump FILE [make_tree options]
 	out=$1
 	shift
-	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@" --dump >"$out"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" "$@" --dump >"$out"
 }
 
 killed() { # start, then SIGKILL: leaves programming and records behind
