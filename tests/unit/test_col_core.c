@@ -826,6 +826,92 @@ static void both_collectors_on_every_simulated_model(void **state)
 		run_model(sim_models[i]);
 }
 
+/*
+ * skylake-sp-2s:perf-profiler: a perf event takes GP counter 2 of every
+ * CPU for 5 s of every 10 s, from 2 s.  On the boot state our events sit
+ * on cycles GP 0 (the watchdog holds fixed counter 1), llc_references GP 1,
+ * llc_misses GP 2, branch_misses GP 3: no GP counter is left to move to.
+ * The events that keep their counter lose nothing (exact against the
+ * simulator's ground truth); llc_misses is yielded with the reason while
+ * perf holds its counter and taken back when perf leaves; the conflicts
+ * counter grows by one per real takeover; stop restores every register.
+ */
+static void perf_user_takes_a_gp_counter_again_and_again(void **state)
+{
+	struct sim_machine m, twin;
+	struct reg_dump ours = { 0 }, theirs = { 0 };
+	struct collector c;
+	struct conf conf;
+	char reason[1024];
+
+	(void)state;
+	machine_open(&m, "skylake-sp-2s:perf-profiler");
+	machine_open(&twin, "skylake-sp-2s:perf-profiler");
+	conf_defaults(&conf);
+	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo, &conf), 0);
+	sim_advance(m.sim, 0.5);
+	sim_advance(twin.sim, 0.5);
+	for (int step = 0; step < 30; step++) {
+		double t = 0.5 + step;
+		bool perf_holds = t - 10.0 * (int)(t / 10.0) > 2.0 && t - 10.0 * (int)(t / 10.0) < 7.0;
+		uint64_t takeovers = (uint64_t)(t > 2.0) + (t > 12.0) + (t > 22.0);
+		struct snapshot *s = snapshot_new(&m.topo, &m.info);
+
+		assert_non_null(s);
+		collector_sample(&c, s);
+		for (int i = 0; i < s->n_cpus; i++) {
+			const struct snapshot_cpu *sp = &s->cpus[i];
+
+			assert_true(sp->has_instructions && sp->has_cycles && sp->has_ref_cycles);
+			assert_exact(&m, sp->cpu, 0xc0, 0x00, sp->instructions);
+			assert_exact(&m, sp->cpu, 0x3c, 0x00, sp->cycles);
+			assert_exact(&m, sp->cpu, 0x3c, 0x01, sp->ref_cycles);
+			assert_int_equal(sp->n_events, 3);
+			assert_string_equal(sp->events[0].name, "llc_references");
+			assert_true(sp->events[0].available);
+			assert_exact(&m, sp->cpu, 0x2e, 0x4f, sp->events[0].total);
+			assert_string_equal(sp->events[2].name, "branch_misses");
+			assert_true(sp->events[2].available);
+			assert_exact(&m, sp->cpu, 0xc5, 0x00, sp->events[2].total);
+			assert_string_equal(sp->events[1].name, "llc_misses");
+			if (perf_holds) {
+				assert_false(sp->events[1].available);
+				assert_string_equal(sp->events[1].reason,
+						    "yielded: another agent took its counter");
+			} else {
+				assert_true(sp->events[1].available);
+			}
+			assert_int_equal(sp->conflicts, takeovers);
+		}
+		collector_reason(&c, reason, sizeof(reason));
+		if (perf_holds)
+			assert_non_null(strstr(reason, "llc_misses yielded on 112 of 112 CPUs: another "
+						       "agent took its counter"));
+		else
+			assert_string_equal(reason, "");
+		assert_true(c.up);
+		snapshot_release(s);
+		sim_advance(m.sim, 1.0);
+		sim_advance(twin.sim, 1.0);
+	}
+	assert_int_equal(c.errors, 0);
+	collector_stop(&c);
+	sim_dump(m.sim, dump_one, &ours);
+	sim_dump(twin.sim, dump_one, &theirs);
+	assert_int_equal(ours.n, theirs.n);
+	for (size_t i = 0; i < ours.n; i++)
+		if (!is_core_counter(ours.regs[i].msr) && ours.regs[i].value != theirs.regs[i].value)
+			fail_msg("cpu %d msr 0x%x is 0x%llx, untouched twin has 0x%llx",
+				 ours.regs[i].cpu, (unsigned)ours.regs[i].msr,
+				 (unsigned long long)ours.regs[i].value,
+				 (unsigned long long)theirs.regs[i].value);
+	free(ours.regs);
+	free(theirs.regs);
+	machine_close(&twin);
+	machine_close(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -844,6 +930,7 @@ int main(void)
 		cmocka_unit_test(reads_per_sample_match_what_a_sample_reads),
 		cmocka_unit_test(disabled_in_config_does_not_start),
 		cmocka_unit_test(both_collectors_on_every_simulated_model),
+		cmocka_unit_test(perf_user_takes_a_gp_counter_again_and_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
