@@ -22,6 +22,7 @@
 struct layout {
 	bool uncore;
 	uint32_t sel0, ctr0, fixed_ctrl, fixed_ctr0, global;
+	uint32_t restore0;         /* where GP counters' values are written back (IA32_A_PMC0) */
 	unsigned n_gp, gp_width, n_fixed, fixed_width;
 };
 
@@ -170,6 +171,30 @@ static int claim_fixed(struct msr_engine *e, struct engine_group *g, struct slot
 	return err;
 }
 
+/*
+ * Remember GP counter n's value so that close writes it back.  A plain
+ * IA32_PMCx write sign-extends bit 31 (hardware-linux.md §2, SDM §18.2.5):
+ * with full-width writes the value goes back through IA32_A_PMCx;
+ * without, only a value that sign extension reproduces goes back through
+ * IA32_PMCx, and any other is left as counted rather than corrupted.
+ */
+static int remember_gp(struct msr_engine *e, struct engine_group *g, unsigned n)
+{
+	uint64_t v, mask = g->lay.gp_width >= 64 ? UINT64_MAX : MSR_BIT(g->lay.gp_width) - 1;
+	int err;
+
+	if (g->lay.restore0 != g->lay.ctr0)
+		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.restore0 + n);
+	if (g->lay.uncore)
+		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+	err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.ctr0 + n, &v);
+	if (err < 0)
+		return err;
+	if ((v & mask) != ((uint64_t)(int64_t)(int32_t)(uint32_t)v & mask))
+		return 0;
+	return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+}
+
 static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s, unsigned n)
 {
 	struct hw *hw = e->cfg.hw;
@@ -183,7 +208,7 @@ static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s
 	s->kind = SLOT_GP;
 	s->index = n;
 	s->sel = want;
-	err = pmu_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
+	err = remember_gp(e, g, n);
 	if (err == 0 && g->lay.uncore && s->ev.occ_reset)
 		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want | UNC_EVTSEL_OCC_CTR_RST);
 	else if (err == 0)
@@ -199,8 +224,10 @@ static void forget(struct engine_group *g, struct slot *s)
 	else if (s->kind == SLOT_FIXED)
 		pmu_forget_bits(g->ledger, g->cpu, g->lay.fixed_ctrl,
 				fixed_enable_mask(&g->lay, s->index));
-	if (s->kind != SLOT_NONE)
+	if (s->kind == SLOT_FIXED)
 		pmu_forget(g->ledger, g->cpu, ctr_addr(&g->lay, s));
+	else if (s->kind == SLOT_GP)
+		pmu_forget(g->ledger, g->cpu, g->lay.restore0 + s->index);   /* if remembered */
 	s->kind = SLOT_NONE;
 	s->counted_since = false;
 }
@@ -443,13 +470,15 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 		     char *err, size_t errlen)
 {
 	struct cpu_perfmon pm;
+	uint64_t caps;
 	int r;
 
 	if (pmu == ENGINE_PMU_NHM_UNCORE) {
 		*lay = (struct layout){ true, MSR_UNCORE_PERFEVTSEL0, MSR_UNCORE_PMC0,
 					MSR_UNCORE_FIXED_CTR_CTRL, MSR_UNCORE_FIXED_CTR0,
-					MSR_UNCORE_PERF_GLOBAL_CTRL, UNCORE_N_COUNTERS,
-					UNCORE_COUNTER_WIDTH, 1, UNCORE_COUNTER_WIDTH };
+					MSR_UNCORE_PERF_GLOBAL_CTRL, MSR_UNCORE_PMC0,
+					UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH, 1,
+					UNCORE_COUNTER_WIDTH };
 		return 0;
 	}
 	r = cpu_perfmon_read(e->cfg.hw, cpu, &pm);
@@ -461,8 +490,17 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 		snprintf(err, errlen, "cpu %d: no architectural performance monitoring v2", cpu);
 		return -ENOTSUP;
 	}
+	/*
+	 * A plain write to IA32_PMCx sign-extends bit 31 (hardware-linux.md
+	 * §2, SDM §18.2.5): a GP counter's value can be put back only through
+	 * IA32_A_PMCx, where IA32_PERF_CAPABILITIES says full-width writes
+	 * exist.  Elsewhere the counter keeps what it counted.
+	 */
+	if (hw_read_msr(e->cfg.hw, cpu, IA32_PERF_CAPABILITIES, &caps) < 0)
+		caps = 0;
 	*lay = (struct layout){ false, IA32_PERFEVTSEL0, IA32_PMC0, IA32_FIXED_CTR_CTRL,
 				IA32_FIXED_CTR0, IA32_PERF_GLOBAL_CTRL,
+				(caps & PERF_CAP_FW_WRITE) ? IA32_A_PMC0 : IA32_PMC0,
 				pm.n_gp < MAX_GP ? pm.n_gp : MAX_GP, pm.gp_width_bits,
 				pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED, pm.fixed_width_bits };
 	return 0;

@@ -144,6 +144,7 @@ static const struct {
 	{ MSR_UNCORE_PMC0, UNCORE_N_COUNTERS, false, 0, false },
 	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, false, 0, false },
 	{ IA32_PMC0, 8, false, 0, false },
+	{ IA32_A_PMC0, 8, false, 0, false },                  /* GP counters' full-width alias */
 	{ IA32_PERFEVTSEL0, 8, false, 0, false },
 	{ IA32_FIXED_CTR0, 3, false, 0, false },                     /* the counters of FIXED_CTR_CTRL */
 	{ IA32_FIXED_CTR_CTRL, 1, true, 0xfff, false },              /* three 4-bit nibbles */
