@@ -1,95 +1,71 @@
 /*
- * The core-PMC collector: per logical CPU, the three fixed counters
+ * The core-PMC collector: per logical CPU, the three fixed-counter events
  * (instructions, core cycles, reference cycles) and the configured
- * programmable events.  Counter numbers and widths come from each CPU's
- * CPUID leaf 0xA.  It takes only counters nobody else has enabled
- * (hardware.md §5.5), changes registers only through the pmu ledger so
- * stop() puts everything back, never writes a counter (totals are deltas
- * at the CPUID width), and each sample reads back its own control bits to
- * notice another agent taking a counter.  It does not know which events
- * are interesting; the configuration and event.c do.
+ * programmable events.  It says what to count on each CPU; the counter
+ * engine (engine.h, the msr engine) chooses the counters, applies the
+ * ownership rule (a counter is free when its own enable bits are clear)
+ * and the conflict policy, and puts every register back on stop.  An
+ * event whose fixed counter another agent holds (the NMI watchdog on fixed
+ * counter 1) moves to a free GP counter.  Counter widths for the wrap
+ * check come from each CPU's CPUID leaf 0xA.  It does not know which
+ * events are interesting; the configuration and event.c do.
  *
- * Offline CPUs: a CPU that was offline at start is claimed when it comes
- * online; a claimed CPU whose read says it is offline (-ENXIO) is skipped
- * without counting an error, its totals kept, and re-based on its return
- * (a control register found changed on return is handled as a conflict).
+ * Offline CPUs: a CPU that was offline at start is opened when it comes
+ * online; an open CPU whose read says it is offline is skipped without
+ * counting an error, its totals kept.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "col_core.h"
 #include "counter.h"
-#include "decode.h"
+#include "engine_msr.h"
 #include "event.h"
-#include "msr.h"
 #include "pmu.h"
 
 #define N_FIXED 3                 /* instructions, cycles, ref cycles */
-#define MAX_GP 32                 /* IA32_PERF_GLOBAL_CTRL bits 31:0 */
-#define OUR_NIBBLE (FIXED_CTR_CTRL_EN_OS | FIXED_CTR_CTRL_EN_USR) /* no PMI, no AnyThread */
-#define EVTSEL_EVENT_MASK 0xffu   /* hardware.md §5.4 bits 7:0 */
 
 enum cpu_state {
-	CPU_PENDING,       /* not claimed yet (offline at start) */
-	CPU_CLAIMED,
+	CPU_PENDING,       /* not opened yet (offline at start) */
+	CPU_OPEN,
 	CPU_UNUSABLE,      /* cannot be used; noted in the collector's status */
-};
-
-/* Why an event does not count on a CPU; the text is made for the snapshot. */
-enum slot_why {
-	SLOT_ARCH_EVENT_MISSING,   /* CPUID.0AH:EBX marks it unavailable */
-	SLOT_NO_FREE_COUNTER,
-	SLOT_YIELDED,              /* another agent took its counter (policy yield) */
-};
-
-/* One event on one CPU. */
-struct slot {
-	int counter;               /* GP counter index, -1 when not counting */
-	uint64_t evtsel;
-	struct counter ctr;
-	bool is_fresh;             /* read this sample */
-	enum slot_why why;         /* when counter < 0 */
-	int yielded_counter;       /* SLOT_YIELDED: the counter it had */
 };
 
 struct core_cpu {
 	int cpu;
 	enum cpu_state state;
-	bool is_offline;           /* claimed, did not answer this sample */
-	bool was_offline;          /* ... the sample before */
-	bool is_fresh;             /* controls read this sample */
+	bool is_fresh;             /* read this sample */
+	bool has_read;             /* readings hold a read */
 	struct cpu_perfmon pm;
-	bool fixed_owned[N_FIXED];
-	bool fixed_fresh[N_FIXED];
-	struct counter fixed[N_FIXED];
-	unsigned n_gp_busy;        /* GP counters another agent held at the claim */
-	struct slot *slots;        /* core_state.n_events of them */
-	uint64_t conflicts;
+	struct engine_group *group;
+	size_t n_group;            /* the fixed events, then the events that exist here */
+	int slot[SNAPSHOT_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
+	struct engine_event group_events[N_FIXED + SNAPSHOT_MAX_EVENTS];
+	struct engine_reading readings[N_FIXED + SNAPSHOT_MAX_EVENTS];
 };
 
 struct core_state {
-	struct pmu_ledger *ledger;
+	struct engine engine;
 	int n_events;
 	const struct event_spec *events[SNAPSHOT_MAX_EVENTS];
 	int n_cpus;
 	struct core_cpu *cpus;
-	struct slot *slots;               /* every CPU's, in one block */
-	unsigned fixed_busy[N_FIXED];     /* CPUs where fixed counter i was taken */
 };
 
-static const char *const fixed_names[N_FIXED] = { "instructions", "cycles", "ref cycles" };
+/* The fixed-counter events in the core PMU's encoding (hardware.md §5.3). */
+static const struct engine_event fixed_events[N_FIXED] = {
+	{ .name = "instructions", .code = 0xc0, .umask = 0x00 },
+	{ .name = "cycles", .code = 0x3c, .umask = 0x00 },
+	{ .name = "ref cycles", .code = 0x3c, .umask = 0x01 },
+};
 
 static unsigned n_fixed_of(const struct cpu_perfmon *pm)
 {
 	return pm->n_fixed < N_FIXED ? pm->n_fixed : N_FIXED;
-}
-
-static unsigned n_gp_of(const struct cpu_perfmon *pm)
-{
-	return pm->n_gp < MAX_GP ? pm->n_gp : MAX_GP;
 }
 
 static bool find_event(const struct core_state *st, const char *name)
@@ -161,52 +137,6 @@ static int check_wrap(struct collector *c, const struct core_state *st,
 	return 0;
 }
 
-/* The control registers as found, for the ownership check. */
-struct found {
-	uint64_t fixed_ctrl, global, inuse;
-};
-
-static int read_found(struct collector *c, const struct core_cpu *cc, struct found *f)
-{
-	int err;
-
-	memset(f, 0, sizeof(*f));
-	err = hw_read_msr(c->hw, cc->cpu, IA32_PERF_GLOBAL_CTRL, &f->global);
-	if (!err && n_fixed_of(&cc->pm) > 0)
-		err = hw_read_msr(c->hw, cc->cpu, IA32_FIXED_CTR_CTRL, &f->fixed_ctrl);
-	if (err)
-		return err;
-	/* hardware.md §5.5 step 1: INUSE exists from version 4; unreadable = no information. */
-	if (cc->pm.version >= 4 && hw_read_msr(c->hw, cc->cpu, IA32_PERF_GLOBAL_INUSE, &f->inuse))
-		f->inuse = 0;
-	return 0;
-}
-
-/* hardware.md §5.5 step 3: fixed counter i is free. */
-static bool fixed_is_free(const struct found *f, unsigned i)
-{
-	return decode_fixed_ctrl_nibble(f->fixed_ctrl, i) == 0 &&
-	       !(f->global & PERF_GLOBAL_CTRL_EN_FIXED(i)) &&
-	       !(f->inuse & PERF_GLOBAL_CTRL_EN_FIXED(i));
-}
-
-/* hardware.md §5.5 step 2: GP counter n is free (a non-zero event select counts as busy). */
-static int gp_is_free(struct collector *c, const struct core_cpu *cc, const struct found *f,
-		      unsigned n, bool *ret_free)
-{
-	uint64_t evtsel;
-	int err;
-
-	err = hw_read_msr(c->hw, cc->cpu, IA32_PERFEVTSEL0 + n, &evtsel);
-	if (err)
-		return err;
-	*ret_free = !(evtsel & (PERFEVTSEL_EN | PERFEVTSEL_INT)) &&
-		    !(evtsel & EVTSEL_EVENT_MASK) &&
-		    !(f->global & PERF_GLOBAL_CTRL_EN_PMC(n)) &&
-		    !(f->inuse & PERF_GLOBAL_CTRL_EN_PMC(n));
-	return 0;
-}
-
 static bool arch_event_missing(const struct cpu_perfmon *pm, const struct event_spec *ev)
 {
 	unsigned bit;
@@ -217,151 +147,85 @@ static bool arch_event_missing(const struct cpu_perfmon *pm, const struct event_
 	return bit >= pm->ebx_length || bit >= 32 || (pm->unavailable & (UINT32_C(1) << bit));
 }
 
-/* Give each event the next free GP counter; say why the others get none. */
-static int assign_events(struct collector *c, const struct core_state *st, struct core_cpu *cc,
-			 const struct found *f)
+
+/*
+ * Why a reading does not count, as the operator reads it: the engine's
+ * reason, and for a hardware or state-file error what it was.
+ */
+static const char *reading_reason(const struct engine_reading *r, char *buf, size_t len)
 {
-	unsigned n_gp = n_gp_of(&cc->pm), n_busy = 0, next = 0;
-	bool is_free[MAX_GP];
-	int err;
+	const char *why = r->reason ? r->reason : "not counted";
 
-	for (unsigned n = 0; n < n_gp; n++) {
-		err = gp_is_free(c, cc, f, n, &is_free[n]);
-		if (err)
-			return err;
-		n_busy += !is_free[n];
-	}
-	cc->n_gp_busy = n_busy;
-	for (int k = 0; k < st->n_events; k++) {
-		struct slot *sl = &cc->slots[k];
-
-		sl->counter = -1;
-		if (arch_event_missing(&cc->pm, st->events[k])) {
-			sl->why = SLOT_ARCH_EVENT_MISSING;
-			continue;
-		}
-		while (next < n_gp && !is_free[next])
-			next++;
-		if (next == n_gp) {
-			sl->why = SLOT_NO_FREE_COUNTER;
-			continue;
-		}
-		sl->counter = (int)next++;
-		sl->evtsel = event_core_evtsel(st->events[k]);
-	}
-	return 0;
+	if (r->state != ENGINE_FAILED || !r->err)
+		return why;
+	snprintf(buf, len, "%s: %s", why,
+		 pmu_hint(r->err, strstr(why, "could not be read") ? HW_OP_READ : HW_OP_WRITE));
+	return buf;
 }
 
-/* Undo what this CPU's claim changed (a late claim that failed half way). */
-static void release_cpu(struct core_state *st, struct collector *c, struct core_cpu *cc)
+/* Monotonic nanoseconds for the engine's enabled/running times. */
+static int64_t mono_ns(void *arg)
 {
-	uint64_t global = 0, fixed_ctrl = 0;
+	struct timespec ts;
 
-	for (unsigned i = 0; i < N_FIXED; i++) {
-		if (!cc->fixed_owned[i])
-			continue;
-		global |= PERF_GLOBAL_CTRL_EN_FIXED(i);
-		fixed_ctrl = encode_fixed_ctrl_nibble(fixed_ctrl, i, OUR_NIBBLE);
-		cc->fixed_owned[i] = false;
-	}
-	for (int k = 0; k < st->n_events; k++) {
-		if (cc->slots[k].counter < 0)
-			continue;
-		global |= PERF_GLOBAL_CTRL_EN_PMC(cc->slots[k].counter);
-		pmu_release(st->ledger, c->hw, cc->cpu, IA32_PERFEVTSEL0 + (uint32_t)cc->slots[k].counter);
-		cc->slots[k].counter = -1;
-	}
-	pmu_clear_bits(st->ledger, c->hw, cc->cpu, IA32_PERF_GLOBAL_CTRL, global);
-	pmu_clear_bits(st->ledger, c->hw, cc->cpu, IA32_FIXED_CTR_CTRL, fixed_ctrl);
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Read every owned counter's starting value (before the global enable). */
-static int read_bases(struct collector *c, struct core_state *st, struct core_cpu *cc)
+/* The CPU's list for the engine: the three fixed events, then each configured event it has. */
+static void build_group(const struct core_state *st, struct core_cpu *cc)
 {
-	uint64_t raw;
-	int err;
-
-	for (unsigned i = 0; i < N_FIXED; i++) {
-		if (!cc->fixed_owned[i])
-			continue;
-		err = hw_read_msr(c->hw, cc->cpu, IA32_FIXED_CTR0 + i, &raw);
-		if (err)
-			return err;
-		counter_init(&cc->fixed[i], cc->pm.fixed_width_bits, raw);
-	}
+	cc->n_group = 0;
+	for (unsigned i = 0; i < N_FIXED; i++)
+		cc->group_events[cc->n_group++] = fixed_events[i];
 	for (int k = 0; k < st->n_events; k++) {
-		struct slot *sl = &cc->slots[k];
+		const struct event_spec *ev = st->events[k];
 
-		if (sl->counter < 0)
+		cc->slot[k] = -1;
+		if (arch_event_missing(&cc->pm, ev))
 			continue;
-		err = hw_read_msr(c->hw, cc->cpu, IA32_PMC0 + (uint32_t)sl->counter, &raw);
-		if (err)
-			return err;
-		counter_init(&sl->ctr, cc->pm.gp_width_bits, raw);
+		cc->slot[k] = (int)cc->n_group;
+		/* A configured event is its own series: always a GP counter. */
+		cc->group_events[cc->n_group++] = (struct engine_event){
+			.name = ev->name, .code = ev->code, .umask = ev->umask, .edge = ev->edge,
+			.inv = ev->inv, .cmask = ev->cmask, .gp_only = true };
 	}
-	return 0;
 }
 
-/* Event selects and fixed nibbles first, the global enable bits last. */
-static int program_cpu(struct collector *c, struct core_state *st, struct core_cpu *cc)
+/* Every event failed because writes are refused (lockdown, allow_writes=off). */
+static bool all_refused(const struct core_cpu *cc)
 {
-	uint64_t global = 0, fixed_ctrl = 0;
-	int err;
-
-	for (int k = 0; k < st->n_events; k++) {
-		struct slot *sl = &cc->slots[k];
-
-		if (sl->counter < 0)
-			continue;
-		err = pmu_write(st->ledger, c->hw, cc->cpu, IA32_PERFEVTSEL0 + (uint32_t)sl->counter,
-				sl->evtsel);
-		if (err)
-			return err;
-		global |= PERF_GLOBAL_CTRL_EN_PMC(sl->counter);
-	}
-	for (unsigned i = 0; i < N_FIXED; i++) {
-		if (!cc->fixed_owned[i])
-			continue;
-		fixed_ctrl = encode_fixed_ctrl_nibble(fixed_ctrl, i, OUR_NIBBLE);
-		global |= PERF_GLOBAL_CTRL_EN_FIXED(i);
-	}
-	if (fixed_ctrl) {
-		err = pmu_set_bits(st->ledger, c->hw, cc->cpu, IA32_FIXED_CTR_CTRL, fixed_ctrl);
-		if (err)
-			return err;
-	}
-	err = read_bases(c, st, cc);
-	if (err || !global)
-		return err;
-	return pmu_set_bits(st->ledger, c->hw, cc->cpu, IA32_PERF_GLOBAL_CTRL, global);
+	for (size_t i = 0; i < cc->n_group; i++)
+		if (cc->readings[i].state != ENGINE_FAILED ||
+		    (cc->readings[i].err != -EPERM && cc->readings[i].err != -EACCES))
+			return false;
+	return cc->n_group > 0;
 }
 
 /*
- * Decide what this CPU can count and program it.  On error *ret_op says
- * whether reading the state found or programming failed.
+ * Open the CPU's group and read it once, so that its first sample already
+ * knows what counts.  -ENXIO: the CPU is offline (stays pending).
  */
-static int claim_cpu(struct collector *c, struct core_state *st, struct core_cpu *cc,
-		     enum hw_op *ret_op)
+static int open_cpu(struct collector *c, struct core_state *st, struct core_cpu *cc,
+		    char *why, size_t whylen)
 {
-	struct found f;
 	int err;
 
-	*ret_op = HW_OP_READ;
-	err = read_found(c, cc, &f);
-	if (err)
+	build_group(st, cc);
+	err = engine_open(&st->engine, ENGINE_PMU_CORE, cc->cpu, cc->group_events, cc->n_group,
+			  &cc->group, why, whylen);
+	if (err < 0)
 		return err;
-	for (unsigned i = 0; i < n_fixed_of(&cc->pm); i++) {
-		cc->fixed_owned[i] = fixed_is_free(&f, i);
-		st->fixed_busy[i] += !cc->fixed_owned[i];
+	cc->state = CPU_OPEN;
+	err = engine_read(&st->engine, cc->group, cc->readings);
+	if (err == 0 && all_refused(cc)) {
+		snprintf(why, whylen, "cpu %d: cannot program the core PMU: %s", cc->cpu,
+			 hw_hint(cc->readings[0].err, HW_OP_WRITE));
+		return cc->readings[0].err;
 	}
-	err = assign_events(c, st, cc, &f);
-	if (err)
-		return err;
-	*ret_op = HW_OP_WRITE;
-	err = program_cpu(c, st, cc);
-	if (err)
-		return err;
-	cc->state = CPU_CLAIMED;
+	cc->has_read = err == 0;
+	(void)c;
 	return 0;
 }
 
@@ -386,21 +250,31 @@ static int prepare_cpu(struct collector *c, struct core_state *st, struct core_c
 	return check_wrap(c, st, &cc->pm, why, whylen);
 }
 
-static void summarize_fixed(struct collector *c, const struct core_state *st, unsigned n_claimed)
+static void close_all(struct core_state *st, unsigned *ret_failed, int *ret_err)
 {
-	for (unsigned i = 0; i < N_FIXED; i++) {
-		if (!st->fixed_busy[i])
+	*ret_failed = 0;
+	*ret_err = 0;
+	for (int i = 0; i < st->n_cpus; i++) {
+		struct core_cpu *cc = &st->cpus[i];
+		unsigned failed = 0;
+		int err;
+
+		if (!cc->group)
 			continue;
-		collector_note(c, "fixed counter %u (%s) in use by another agent on %u of %u CPUs%s", i,
-			       fixed_names[i], st->fixed_busy[i], n_claimed,
-			       i == 1 ? " (the NMI watchdog usually holds it)" : "");
+		err = engine_close(&st->engine, cc->group, &failed);
+		cc->group = NULL;
+		cc->state = CPU_PENDING;
+		*ret_failed += failed;
+		if (err && !*ret_err)
+			*ret_err = err;
 	}
 }
 
+static bool note_states(struct collector *c, const struct core_state *st);
+
 static int start_cpus(struct collector *c, struct core_state *st)
 {
-	unsigned n_claimed = 0;
-	enum hw_op op;
+	char why[COLLECTOR_TEXT_MAX];
 	int err;
 
 	/* All checks first: a refused interval must leave every register alone. */
@@ -423,19 +297,16 @@ static int start_cpus(struct collector *c, struct core_state *st)
 
 		if (cc->state != CPU_PENDING || cc->pm.version < 2)
 			continue;
-		err = claim_cpu(c, st, cc, &op);
-		if (err == -ENXIO) {
-			release_cpu(st, c, cc);
+		why[0] = '\0';
+		err = open_cpu(c, st, cc, why, sizeof(why));
+		if (err == -ENXIO && hw_cpu_online(c->hw, cc->cpu) != 1)
 			continue;
-		}
 		if (err) {
-			collector_refuse(c, "cpu %d: cannot %s the core PMU: %s",
-					 cc->cpu, op == HW_OP_WRITE ? "program" : "read", pmu_hint(err, op));
+			collector_refuse(c, "%s", why[0] ? why : hw_hint(err, HW_OP_READ));
 			return err;
 		}
-		n_claimed++;
 	}
-	summarize_fixed(c, st, n_claimed);
+	note_states(c, st);
 	return 0;
 }
 
@@ -443,16 +314,16 @@ static void core_free(struct core_state *st)
 {
 	if (!st)
 		return;
-	pmu_ledger_free(st->ledger);
-	free(st->slots);
 	free(st->cpus);
 	free(st);
 }
 
 static int core_start(struct collector *c)
 {
+	struct engine_msr_config ecfg = { .hw = c->hw, .now_ns = mono_ns };
 	struct core_state *st;
-	int err;
+	unsigned failed;
+	int err, ignored;
 
 	if (!c->conf->core_enabled) {
 		collector_refuse(c, "disabled in the configuration");
@@ -461,9 +332,10 @@ static int core_start(struct collector *c)
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->ledger = pmu_ledger_new();
+	ecfg.policy = c->conf->core_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
+									    ENGINE_YIELD;
 	st->cpus = calloc((size_t)(c->topo->n_cpus ? c->topo->n_cpus : 1), sizeof(*st->cpus));
-	if (!st->ledger || !st->cpus) {
+	if (!st->cpus || engine_msr_new(&ecfg, &st->engine) < 0) {
 		core_free(st);
 		return -ENOMEM;
 	}
@@ -472,341 +344,194 @@ static int core_start(struct collector *c)
 		st->cpus[i].cpu = c->topo->cpus[i].cpu;
 	c->state = st;
 	err = collect_events(c, st);
-	if (!err && st->n_events > 0) {
-		st->slots = calloc((size_t)st->n_cpus * (size_t)st->n_events, sizeof(*st->slots));
-		if (!st->slots)
-			err = -ENOMEM;
-		for (int i = 0; i < st->n_cpus && st->slots; i++)
-			st->cpus[i].slots = &st->slots[(size_t)i * (size_t)st->n_events];
-	}
 	if (!err)
 		err = start_cpus(c, st);
 	if (err) {
 		/* Whatever was programmed goes back before start reports failure. */
-		pmu_restore(st->ledger, c->hw, NULL);
+		close_all(st, &failed, &ignored);
+		engine_destroy(&st->engine);
 		core_free(st);
 		c->state = NULL;
 	}
 	return err;
 }
 
-/*
- * Accumulate a reading.  Back from offline, a counter that went down lost
- * its counts (or was reset): re-base without adding.
- */
-static void advance(struct counter *ctr, uint64_t raw, bool is_returning)
+/* A CPU offline at start came online: open it now. */
+static void late_open(struct collector *c, struct core_state *st, struct core_cpu *cc)
 {
-	if (is_returning && (raw & counter_width_mask(ctr->width_bits)) < ctr->last_raw)
-		counter_rebase(ctr, raw);
-	else
-		counter_add(ctr, raw);
-}
-
-/* What one sample found changed and wants back (policy reclaim). */
-struct reclaim {
-	uint64_t global;           /* IA32_PERF_GLOBAL_CTRL bits to set again */
-	bool gp[SNAPSHOT_MAX_EVENTS];  /* slots whose event select to rewrite */
-	bool fixed[N_FIXED];
-};
-
-/* Forget a counter another agent took, writing nothing (policy yield). */
-static void yield_fixed(struct collector *c, struct core_state *st, struct core_cpu *cc,
-			unsigned i)
-{
-	pmu_forget_bits(st->ledger, cc->cpu, IA32_FIXED_CTR_CTRL,
-			encode_fixed_ctrl_nibble(0, i, OUR_NIBBLE));
-	pmu_forget_bits(st->ledger, cc->cpu, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(i));
-	cc->fixed_owned[i] = false;
-	collector_note(c, "cpu %d: fixed counter %u (%s) taken over by another agent, yielded",
-		       cc->cpu, i, fixed_names[i]);
-}
-
-static void yield_gp(struct core_state *st, struct core_cpu *cc, struct slot *sl)
-{
-	pmu_forget(st->ledger, cc->cpu, IA32_PERFEVTSEL0 + (uint32_t)sl->counter);
-	pmu_forget_bits(st->ledger, cc->cpu, IA32_PERF_GLOBAL_CTRL,
-			PERF_GLOBAL_CTRL_EN_PMC(sl->counter));
-	sl->why = SLOT_YIELDED;
-	sl->yielded_counter = sl->counter;
-	sl->counter = -1;
-}
-
-/* A read failed: offline (-ENXIO, not an error) or a counted error. */
-static int read_or_note(struct collector *c, struct core_cpu *cc, uint32_t msr, uint64_t *ret_raw)
-{
-	int err = hw_read_msr(c->hw, cc->cpu, msr, ret_raw);
-
-	if (err == -ENXIO)
-		cc->is_offline = true;
-	else if (err)
-		c->errors++;
-	return err;
-}
-
-static void sample_fixed(struct collector *c, struct core_state *st, struct core_cpu *cc,
-			 uint64_t global, uint64_t fixed_ctrl, struct reclaim *rc)
-{
-	uint64_t raw;
-
-	for (unsigned i = 0; i < N_FIXED && !cc->is_offline; i++) {
-		if (!cc->fixed_owned[i])
-			continue;
-		if (decode_fixed_ctrl_nibble(fixed_ctrl, i) != OUR_NIBBLE ||
-		    !(global & PERF_GLOBAL_CTRL_EN_FIXED(i))) {
-			cc->conflicts++;
-			if (c->conf->core_on_conflict == CONF_CONFLICT_YIELD) {
-				yield_fixed(c, st, cc, i);
-			} else {
-				rc->fixed[i] = true;
-				rc->global |= PERF_GLOBAL_CTRL_EN_FIXED(i);
-			}
-			continue;
-		}
-		if (read_or_note(c, cc, IA32_FIXED_CTR0 + i, &raw))
-			continue;
-		advance(&cc->fixed[i], raw, cc->was_offline);
-		cc->fixed_fresh[i] = true;
-	}
-}
-
-static void sample_gp(struct collector *c, struct core_state *st, struct core_cpu *cc,
-		      uint64_t global, struct reclaim *rc)
-{
-	uint64_t evtsel, raw;
-
-	for (int k = 0; k < st->n_events && !cc->is_offline; k++) {
-		struct slot *sl = &cc->slots[k];
-
-		if (sl->counter < 0)
-			continue;
-		if (read_or_note(c, cc, IA32_PERFEVTSEL0 + (uint32_t)sl->counter, &evtsel))
-			continue;
-		if (evtsel != sl->evtsel || !(global & PERF_GLOBAL_CTRL_EN_PMC(sl->counter))) {
-			cc->conflicts++;
-			if (c->conf->core_on_conflict == CONF_CONFLICT_YIELD) {
-				yield_gp(st, cc, sl);
-			} else {
-				rc->gp[k] = true;
-				rc->global |= PERF_GLOBAL_CTRL_EN_PMC(sl->counter);
-			}
-			continue;
-		}
-		if (read_or_note(c, cc, IA32_PMC0 + (uint32_t)sl->counter, &raw))
-			continue;
-		advance(&sl->ctr, raw, cc->was_offline);
-		sl->is_fresh = true;
-	}
-}
-
-/*
- * Our nibbles get exactly their value again.  This writes the shared
- * register directly rather than through pmu_set_bits() because another
- * agent's bits inside our nibble (a PMI bit, say) must go; the ledger
- * still holds our bits from the claim, so restore clears the nibble to the
- * 0 it had when claimed.
- */
-static int rewrite_fixed_ctrl(struct collector *c, const struct core_cpu *cc,
-			      const struct reclaim *rc)
-{
-	uint64_t value, wanted;
-	int err;
-
-	err = hw_read_msr(c->hw, cc->cpu, IA32_FIXED_CTR_CTRL, &value);
-	if (err)
-		return err;
-	wanted = value;
-	for (unsigned i = 0; i < N_FIXED; i++)
-		if (rc->fixed[i])
-			wanted = encode_fixed_ctrl_nibble(wanted, i, OUR_NIBBLE);
-	return wanted == value ? 0 : hw_write_msr(c->hw, cc->cpu, IA32_FIXED_CTR_CTRL, wanted);
-}
-
-/* Re-base every reclaimed counter: the interval since the last sample is lost. */
-static int rebase_reclaimed(struct collector *c, struct core_state *st, struct core_cpu *cc,
-			    const struct reclaim *rc)
-{
-	uint64_t raw;
-	int err;
-
-	for (unsigned i = 0; i < N_FIXED; i++) {
-		if (!rc->fixed[i])
-			continue;
-		err = hw_read_msr(c->hw, cc->cpu, IA32_FIXED_CTR0 + i, &raw);
-		if (err)
-			return err;
-		counter_rebase(&cc->fixed[i], raw);
-		cc->fixed_fresh[i] = true;
-	}
-	for (int k = 0; k < st->n_events; k++) {
-		struct slot *sl = &cc->slots[k];
-
-		if (!rc->gp[k])
-			continue;
-		err = hw_read_msr(c->hw, cc->cpu, IA32_PMC0 + (uint32_t)sl->counter, &raw);
-		if (err)
-			return err;
-		counter_rebase(&sl->ctr, raw);
-		sl->is_fresh = true;
-	}
-	return 0;
-}
-
-/* Policy reclaim: program the taken counters again and re-base them. */
-static void apply_reclaim(struct collector *c, struct core_state *st, struct core_cpu *cc,
-			  const struct reclaim *rc)
-{
-	bool any_fixed = rc->fixed[0] || rc->fixed[1] || rc->fixed[2];
-	int err = 0;
-
-	for (int k = 0; k < st->n_events && !err; k++)
-		if (rc->gp[k])
-			err = pmu_write(st->ledger, c->hw, cc->cpu,
-					IA32_PERFEVTSEL0 + (uint32_t)cc->slots[k].counter,
-					cc->slots[k].evtsel);
-	if (!err && any_fixed)
-		err = rewrite_fixed_ctrl(c, cc, rc);
-	if (!err && rc->global)
-		err = pmu_set_bits(st->ledger, c->hw, cc->cpu, IA32_PERF_GLOBAL_CTRL, rc->global);
-	if (!err)
-		err = rebase_reclaimed(c, st, cc, rc);
-	if (err == -ENXIO)
-		cc->is_offline = true;
-	else if (err)
-		c->errors++;
-}
-
-static bool owns_any(const struct core_state *st, const struct core_cpu *cc)
-{
-	for (unsigned i = 0; i < N_FIXED; i++)
-		if (cc->fixed_owned[i])
-			return true;
-	for (int k = 0; k < st->n_events; k++)
-		if (cc->slots[k].counter >= 0)
-			return true;
-	return false;
-}
-
-/* A CPU offline at start came online: claim it now. */
-static void late_claim(struct collector *c, struct core_state *st, struct core_cpu *cc)
-{
-	enum hw_op op = HW_OP_READ;
-	char why[160] = "";
+	char why[COLLECTOR_TEXT_MAX] = "";
 	int err;
 
 	if (hw_cpu_online(c->hw, cc->cpu) != 1)
 		return;
 	err = prepare_cpu(c, st, cc, why, sizeof(why));
 	if (!err && cc->state == CPU_PENDING)
-		err = claim_cpu(c, st, cc, &op);
-	if (!err)
+		err = open_cpu(c, st, cc, why, sizeof(why));
+	if (!err || (err == -ENXIO && hw_cpu_online(c->hw, cc->cpu) != 1)) {
+		if (err && cc->group) {
+			unsigned failed;
+
+			engine_close(&st->engine, cc->group, &failed);
+			cc->group = NULL;
+			cc->state = CPU_PENDING;
+		}
 		return;
-	release_cpu(st, c, cc);
-	if (err == -ENXIO)
-		return;
+	}
+	if (cc->group) {
+		unsigned failed;
+
+		engine_close(&st->engine, cc->group, &failed);
+		cc->group = NULL;
+	}
 	cc->state = CPU_UNUSABLE;
 	c->errors++;
-	collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : pmu_hint(err, op));
-}
-
-static void begin_sample(const struct core_state *st, struct core_cpu *cc)
-{
-	cc->was_offline = cc->is_offline;
-	cc->is_offline = false;
-	cc->is_fresh = false;
-	memset(cc->fixed_fresh, 0, sizeof(cc->fixed_fresh));
-	for (int k = 0; k < st->n_events; k++)
-		cc->slots[k].is_fresh = false;
+	collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : hw_hint(err, HW_OP_READ));
 }
 
 static void sample_cpu(struct collector *c, struct core_state *st, struct core_cpu *cc)
 {
-	bool any_fixed = cc->fixed_owned[0] || cc->fixed_owned[1] || cc->fixed_owned[2];
-	uint64_t global, fixed_ctrl = 0;
-	struct reclaim rc;
+	int err;
 
-	begin_sample(st, cc);
-	if (cc->state == CPU_PENDING)
-		late_claim(c, st, cc);
-	if (cc->state != CPU_CLAIMED)
+	cc->is_fresh = false;
+	if (cc->state == CPU_PENDING) {
+		late_open(c, st, cc);
+		if (cc->state == CPU_OPEN && cc->has_read) {
+			cc->is_fresh = true;
+			return;
+		}
+	}
+	if (cc->state != CPU_OPEN)
 		return;
-	if (!owns_any(st, cc)) {
-		cc->is_fresh = true;
+	err = engine_read(&st->engine, cc->group, cc->readings);
+	if (err == -ENXIO)
+		return;   /* offline: totals kept, not an error */
+	if (err) {
+		c->errors++;
 		return;
 	}
-	if (read_or_note(c, cc, IA32_PERF_GLOBAL_CTRL, &global))
-		return;
-	if (any_fixed && read_or_note(c, cc, IA32_FIXED_CTR_CTRL, &fixed_ctrl))
-		return;
-	memset(&rc, 0, sizeof(rc));
-	sample_fixed(c, st, cc, global, fixed_ctrl, &rc);
-	sample_gp(c, st, cc, global, &rc);
-	/* Every counter to reclaim has its global enable bit in rc.global. */
-	if (!cc->is_offline && rc.global)
-		apply_reclaim(c, st, cc, &rc);
-	cc->is_fresh = !cc->is_offline;
+	cc->has_read = true;
+	cc->is_fresh = true;
+	for (size_t i = 0; i < cc->n_group; i++)
+		if (cc->readings[i].state == ENGINE_FAILED && cc->readings[i].err)
+			c->errors++;
 }
 
-/* Why slot k of cc does not count, as the snapshot says it. */
-static void slot_reason(const struct core_state *st, const struct core_cpu *cc, int k,
-			char *buf, size_t len)
+static const struct engine_reading *reading_of(const struct core_cpu *cc, int slot)
 {
-	const struct slot *sl = &cc->slots[k];
+	return slot >= 0 && cc->has_read ? &cc->readings[slot] : NULL;
+}
 
-	if (sl->counter >= 0) {
-		snprintf(buf, len, "counter not read this sample");
-		return;
-	}
-	switch (sl->why) {
-	case SLOT_ARCH_EVENT_MISSING:
+/* Why event k does not count on cc, as the snapshot says it. */
+static const char *event_reason(const struct core_state *st, const struct core_cpu *cc, int k,
+				char *buf, size_t len)
+{
+	const struct engine_reading *r = reading_of(cc, cc->slot[k]);
+
+	if (cc->slot[k] < 0) {
 		snprintf(buf, len, "architectural event not available on this CPU (CPUID.0AH:EBX bit %u)",
 			 st->events[k]->arch_event - 1);
-		break;
-	case SLOT_NO_FREE_COUNTER:
-		snprintf(buf, len,
-			 "no free general-purpose counter (%u on this CPU, %u in use by another agent)",
-			 n_gp_of(&cc->pm), cc->n_gp_busy);
-		break;
-	case SLOT_YIELDED:
-		snprintf(buf, len, "counter %d taken over by another agent (on_conflict = yield)",
-			 sl->yielded_counter);
-		break;
+		return buf;
 	}
+	if (!r)
+		return "counter not read this sample";
+	if (r->state == ENGINE_YIELDED)
+		snprintf(buf, len, "yielded: %s", r->reason ? r->reason : "another agent");
+	else
+		return reading_reason(r, buf, len);
+	return buf;
+}
+
+static uint64_t cpu_conflicts(const struct core_cpu *cc)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; cc->has_read && i < cc->n_group; i++)
+		n += cc->readings[i].conflicts;
+	return n;
 }
 
 /* events: st->n_events entries of s for this CPU (NULL when s had no memory). */
 static void fill_cpu(struct snapshot *s, const struct core_state *st, const struct core_cpu *cc,
 		     struct snapshot_cpu *sp, struct snapshot_event *events)
 {
-	sp->conflicts = cc->conflicts;
+	const struct engine_reading *f[N_FIXED];
+
+	sp->conflicts = cpu_conflicts(cc);
 	if (!cc->is_fresh)
 		return;
+	for (unsigned i = 0; i < N_FIXED; i++)
+		f[i] = reading_of(cc, (int)i);
 	sp->has_core_pmu = true;
-	sp->has_instructions = cc->fixed_owned[0] && cc->fixed_fresh[0];
-	sp->instructions = cc->fixed[0].total;
-	sp->has_cycles = cc->fixed_owned[1] && cc->fixed_fresh[1];
-	sp->cycles = cc->fixed[1].total;
-	sp->has_ref_cycles = cc->fixed_owned[2] && cc->fixed_fresh[2];
-	sp->ref_cycles = cc->fixed[2].total;
+	sp->has_instructions = f[0] && f[0]->state == ENGINE_COUNTING;
+	sp->instructions = f[0] ? f[0]->total : 0;
+	sp->has_cycles = f[1] && f[1]->state == ENGINE_COUNTING;
+	sp->cycles = f[1] ? f[1]->total : 0;
+	sp->has_ref_cycles = f[2] && f[2]->state == ENGINE_COUNTING;
+	sp->ref_cycles = f[2] ? f[2]->total : 0;
 	sp->events = events;
 	/* On ENOMEM the events filled so far are kept. */
 	for (int k = 0; k < st->n_events && events; k++) {
-		const struct slot *sl = &cc->slots[k];
-		bool available = sl->counter >= 0 && sl->is_fresh;
-		char reason[128] = "";
+		const struct engine_reading *r = reading_of(cc, cc->slot[k]);
+		bool available = r && r->state == ENGINE_COUNTING;
+		char buf[128];
+		const char *reason = available ? "" : event_reason(st, cc, k, buf, sizeof(buf));
 
-		if (!available)
-			slot_reason(st, cc, k, reason, sizeof(reason));
 		if (snapshot_set_event(s, &events[k], st->events[k]->name, available,
-				       available ? sl->ctr.total : 0, reason) < 0)
+				       r ? r->total : 0, reason) < 0)
 			break;
 		sp->n_events = k + 1;
 	}
+}
+
+/*
+ * One degradation per event that does not count somewhere: on how many
+ * CPUs, and the reason of the first.  Cleared when it counts everywhere.
+ * Returns whether anything counts.
+ */
+static bool note_states(struct collector *c, const struct core_state *st)
+{
+	bool counts = false;
+
+	for (size_t i = 0; i < N_FIXED + (size_t)st->n_events; i++) {
+		const char *name = i < N_FIXED ? fixed_events[i].name : st->events[i - N_FIXED]->name;
+		const struct engine_reading *first = NULL;
+		unsigned n_not = 0, n_open = 0, n_yielded = 0;
+		char key[64], buf[COLLECTOR_TEXT_MAX];
+
+		for (int j = 0; j < st->n_cpus; j++) {
+			const struct core_cpu *cc = &st->cpus[j];
+			int slot = i < N_FIXED ? (int)i : cc->slot[i - N_FIXED];
+			const struct engine_reading *r = reading_of(cc, slot);
+
+			if (cc->state != CPU_OPEN || !r)
+				continue;
+			n_open++;
+			if (r->state == ENGINE_COUNTING) {
+				counts = true;
+				continue;
+			}
+			n_not++;
+			n_yielded += r->state == ENGINE_YIELDED;
+			if (!first)
+				first = r;
+		}
+		snprintf(key, sizeof(key), "core %s", name);
+		if (!n_not) {
+			collector_recover(c, key);
+			continue;
+		}
+		collector_degrade(c, key, "%s %s on %u of %u CPUs: %s", name,
+				  n_yielded ? "yielded" : "not counted", n_not, n_open,
+				  reading_reason(first, buf, sizeof(buf)));
+	}
+	return counts;
 }
 
 static void core_sample(struct collector *c, struct snapshot *s)
 {
 	struct core_state *st = c->state;
 	struct snapshot_event *events;
+	bool counts;
 
 	if (!st)
 		return;
@@ -820,6 +545,13 @@ static void core_sample(struct collector *c, struct snapshot *s)
 		if (sp)
 			fill_cpu(s, st, cc, sp, events ? &events[(size_t)i * (size_t)st->n_events] : NULL);
 	}
+	/* Up only while something is counted. */
+	counts = note_states(c, st);
+	c->up = counts;
+	if (counts)
+		c->status.why_not[0] = '\0';
+	else
+		collector_refuse(c, "no core event is counted on any CPU");
 }
 
 static void core_stop(struct collector *c)
@@ -830,9 +562,10 @@ static void core_stop(struct collector *c)
 
 	if (!st)
 		return;
-	err = pmu_restore(st->ledger, c->hw, &n_failed);
+	close_all(st, &n_failed, &err);
 	if (err)
 		collector_note(c, "%u core PMU registers not restored: %s", n_failed, hw_hint(err, HW_OP_WRITE));
+	engine_destroy(&st->engine);
 	core_free(st);
 	c->state = NULL;
 }
@@ -846,17 +579,13 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 		return 0;
 	for (int i = 0; i < st->n_cpus; i++) {
 		const struct core_cpu *cc = &st->cpus[i];
-		unsigned n_fixed = 0, n_gp = 0;
+		unsigned n_counting = 0;
 
-		if (cc->state != CPU_CLAIMED)
+		if (cc->state != CPU_OPEN)
 			continue;
-		for (unsigned f = 0; f < N_FIXED; f++)
-			n_fixed += cc->fixed_owned[f];
-		for (int k = 0; k < st->n_events; k++)
-			n_gp += cc->slots[k].counter >= 0;
-		if (n_fixed + n_gp == 0)
-			continue;
-		n += 1 + (n_fixed ? 1 + n_fixed : 0) + 2 * n_gp;
+		for (size_t k = 0; cc->has_read && k < cc->n_group; k++)
+			n_counting += cc->readings[k].state == ENGINE_COUNTING;
+		n += 1 + 2 * n_counting;
 	}
 	return n;
 }
@@ -908,7 +637,7 @@ static const struct conf_key core_keys[] = {
 	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(core_enabled), .def = "yes" },
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
-	  .names = conf_conflict_names, .def = "reclaim" },
+	  .names = conf_conflict_names, .def = "yield" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
 	  .count_offset = offsetof(struct conf, n_core_events) },
 };
@@ -959,3 +688,4 @@ const struct collector_ops core_collector_ops = {
 	.conf_changed = core_conf_changed,
 	.add_totals = core_add_totals,
 };
+

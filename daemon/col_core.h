@@ -14,13 +14,11 @@
 
 /*
  * MSR reads one sample of the core collector c costs in the steady state
- * (every CPU online, no conflict), summed over CPUs.  Per CPU that owns at
- * least one counter: 1 read of IA32_PERF_GLOBAL_CTRL, 1 of
- * IA32_FIXED_CTR_CTRL when it owns a fixed counter, 1 per owned fixed
- * counter, and 2 per owned general-purpose counter (its PERFEVTSEL read
- * back and the counter).  A CPU owning nothing costs 0.  A conflict adds
- * the reads of the reclaim; an offline CPU costs its one failing read.
- * Returns 0 when c is not started.
+ * (every CPU online, no conflict), summed over CPUs: per open CPU, 1 read
+ * of IA32_PERF_GLOBAL_CTRL and 2 per counted event (its counter and its
+ * own event select or IA32_FIXED_CTR_CTRL, the msr engine's ownership
+ * check).  A conflict adds the reads of a new claim; an offline CPU costs
+ * its one failing read.  Returns 0 when c is not started.
  */
 uint64_t core_collector_reads_per_sample(const struct collector *c);
 

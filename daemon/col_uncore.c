@@ -2,22 +2,26 @@
  * The uncore collector: counts Nehalem/Westmere uncore events (DRAM thermal
  * throttling, PROCHOT, core thermal throttling) and the uncore clock on
  * every socket, through one online CPU of the socket since the registers
- * are package scope (hardware.md §1.1).  It claims only counters nobody
- * else has enabled, changes registers only through the pmu ledger, checks
- * its event selects every sample and puts everything back on stop.  It
- * does not log; it reports through the collector status and the snapshot.
+ * are package scope (hardware.md §1.1).  It says what to count; the
+ * counter engine (engine.h, the msr engine) claims the counters, applies
+ * the ownership rule and the conflict policy, and puts every register back
+ * on stop.  It does not log; it reports through the collector status
+ * (an event not counted is a degradation with the engine's reason) and the
+ * snapshot.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collector.h"
 #include "counter.h"
+#include "engine_msr.h"
 #include "event.h"
-#include "msr.h"
 #include "pmu.h"
+#include "msr.h"
 
 /*
  * A generous upper bound of the uncore clock.  Real parts run UCLK at
@@ -28,49 +32,35 @@
 
 #define UNCORE_MAX_EVENTS SNAPSHOT_MAX_EVENTS
 
-/* All 8 generic enable bits of MSR_UNCORE_PERF_GLOBAL_CTRL, hardware.md §1.5. */
-#define UNC_GLOBAL_CTRL_EN_PC_ALL ((UINT64_C(1) << UNCORE_N_COUNTERS) - 1)
-
 struct uncore_event {
 	const struct event_spec *spec;   /* into uncore_state.specs */
-	bool is_counting;
-	int pmc;                         /* counter index, -1 when none */
-	uint64_t evtsel;                 /* what PERFEVTSELn must read back */
-	struct counter ctr;
-	char reason[96];                 /* why not counting */
+	int slot;                        /* its place in the engine group, -1 when not asked for */
+	char reason[96];                 /* why it is not asked for */
 };
 
 struct uncore_socket {
 	int socket;
-	const struct cpu_socket *cs;     /* its CPUs, in the borrowed topology */
-	int cpu;                         /* the CPU all access goes through */
-	bool is_up;                      /* programmed at start */
+	int cpu;                         /* the CPU the group was opened through */
+	bool is_up;                      /* its group is open */
 	bool is_stale;                   /* no CPU of the socket could be read */
+	bool has_read;                   /* readings hold a first read */
 	int n_events;
 	struct uncore_event events[UNCORE_MAX_EVENTS];
-	bool has_fixed;
-	struct counter fixed;
-	uint64_t conflicts;
+	size_t n_group;                  /* the events asked of the engine, clock last */
+	int clock_slot;
+	struct engine_event group_events[UNCORE_MAX_EVENTS + 1];
+	struct engine_reading readings[UNCORE_MAX_EVENTS + 1];
+	uint64_t seen_conflicts[UNCORE_MAX_EVENTS + 1];   /* as of the previous read */
+	struct engine_group *group;
 };
 
 struct uncore_state {
-	struct pmu_ledger *ledger;
+	struct engine engine;
 	int n_specs;
 	struct event_spec specs[UNCORE_MAX_EVENTS];
 	int n_sockets;
 	struct uncore_socket *sockets;
-	bool has_noted_lost;
 };
-
-static uint32_t evtsel_msr(int n)
-{
-	return MSR_UNCORE_PERFEVTSEL0 + (uint32_t)n;
-}
-
-static uint32_t pmc_msr(int n)
-{
-	return MSR_UNCORE_PMC0 + (uint32_t)n;
-}
 
 /* Whether the collector is on and this model has the Nehalem/Westmere uncore PMU. */
 static int check_facility(struct collector *c)
@@ -144,279 +134,181 @@ static int build_event_list(struct collector *c, struct uncore_state *st)
 	return 0;
 }
 
-/* Make sure us->cpu is online, moving to another CPU of the socket if not. */
-static int relocate(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
+/*
+ * Why a reading does not count, as the operator reads it: the engine's
+ * reason, and for a hardware or state-file error what it was.
+ */
+static const char *reading_reason(const struct engine_reading *r, char *buf, size_t len)
 {
-	const struct cpu_socket *cs = us->cs;
+	const char *why = r->reason ? r->reason : "not counted";
 
-	if (us->cpu >= 0 && hw_cpu_online(c->hw, us->cpu) == 1)
-		return 0;
-	if (!cs)
-		return -ENXIO;
-	for (int i = 0; i < cs->n_cpus; i++) {
-		if (cs->cpus[i] == us->cpu || hw_cpu_online(c->hw, cs->cpus[i]) != 1)
-			continue;
-		/* Package-scope registers: the same ones, through another CPU. */
-		pmu_move_cpu(st->ledger, us->cpu, cs->cpus[i]);
-		us->cpu = cs->cpus[i];
-		return 0;
-	}
-	return -ENXIO;
+	if (r->state != ENGINE_FAILED || !r->err)
+		return why;
+	snprintf(buf, len, "%s: %s", why,
+		 pmu_hint(r->err, strstr(why, "could not be read") ? HW_OP_READ : HW_OP_WRITE));
+	return buf;
 }
 
-/* Read a package register, moving to a sibling CPU once if ours went offline. */
-static int read_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
-		       uint32_t msr, uint64_t *ret_value)
+/* Monotonic nanoseconds for the engine's enabled/running times. */
+static int64_t mono_ns(void *arg)
 {
-	int err = hw_read_msr(c->hw, us->cpu, msr, ret_value);
+	struct timespec ts;
 
-	if (err != -ENXIO)
-		return err;
-	err = relocate(c, st, us);
-	if (err)
-		return err;
-	return hw_read_msr(c->hw, us->cpu, msr, ret_value);
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* What uncored found in the socket's control registers (hardware.md §1.8 step 2). */
-struct uncore_found {
-	uint64_t global_ctrl;
-	uint64_t fixed_ctrl;
-	uint64_t evtsel[UNCORE_N_COUNTERS];
-};
-
-static int read_found(struct collector *c, int cpu, struct uncore_found *f)
+/* What the engine counts for one event: no occupancy event is built in, so no OCC_CTR_RST. */
+static struct engine_event engine_event_of(const struct event_spec *spec)
 {
-	int err;
-
-	err = hw_read_msr(c->hw, cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, &f->global_ctrl);
-	if (!err)
-		err = hw_read_msr(c->hw, cpu, MSR_UNCORE_FIXED_CTR_CTRL, &f->fixed_ctrl);
-	for (int n = 0; n < UNCORE_N_COUNTERS && !err; n++)
-		err = hw_read_msr(c->hw, cpu, evtsel_msr(n), &f->evtsel[n]);
-	return err;
+	return (struct engine_event){ .name = spec->name, .code = spec->code, .umask = spec->umask,
+				      .edge = spec->edge, .inv = spec->inv, .cmask = spec->cmask,
+				      .gp_only = true };
 }
 
-/* Free counters as a bit mask: EN clear in PERFEVTSELn and in 0x391 (hardware.md §1.8 step 3). */
-static unsigned free_counters(const struct uncore_found *f)
+/* The socket's list for the engine: the events the model has, then the uncore clock. */
+static void build_group(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
 {
-	unsigned mask = 0;
-
-	for (int n = 0; n < UNCORE_N_COUNTERS; n++)
-		if (!(f->evtsel[n] & UNC_EVTSEL_EN) &&
-		    !(f->global_ctrl & UNC_GLOBAL_CTRL_EN_PC(n)))
-			mask |= 1u << n;
-	return mask;
-}
-
-static bool fixed_is_free(const struct uncore_found *f)
-{
-	return !(f->fixed_ctrl & UNC_FIXED_CTR_CTRL_EN) &&
-	       !(f->global_ctrl & UNC_GLOBAL_CTRL_EN_FC0);
-}
-
-/* "counter 7" or "counters 0,7": the ones another agent holds. */
-static void format_busy(unsigned free_mask, char *buf, size_t len)
-{
-	size_t off = 0;
-	int n_busy = 0;
-
-	for (int n = 0; n < UNCORE_N_COUNTERS; n++)
-		n_busy += !(free_mask & (1u << n));
-	if (!n_busy) {
-		snprintf(buf, len, "all %d in use by other uncored events", UNCORE_N_COUNTERS);
-		return;
-	}
-	off = (size_t)snprintf(buf, len, "%s ", n_busy == 1 ? "counter" : "counters");
-	for (int n = 0; n < UNCORE_N_COUNTERS && off < len; n++)
-		if (!(free_mask & (1u << n)))
-			off += (size_t)snprintf(buf + off, len - off, "%s%d",
-						buf[off - 1] == ' ' ? "" : ",", n);
-	if (off < len)
-		snprintf(buf + off, len - off, " in use by another agent");
-}
-
-/* Give each event a counter, in list order; returns the names left out. */
-static void assign_counters(struct collector *c, struct uncore_state *st,
-			    struct uncore_socket *us, unsigned free_mask)
-{
-	unsigned avail = free_mask;
-	char busy[64], left_out[128] = "";
-	size_t off = 0;
-
-	format_busy(free_mask, busy, sizeof(busy));
 	us->n_events = st->n_specs;
+	us->n_group = 0;
 	for (int i = 0; i < st->n_specs; i++) {
 		struct uncore_event *ev = &us->events[i];
 
 		ev->spec = &st->specs[i];
-		ev->pmc = -1;
+		ev->slot = -1;
 		if (ev->spec->needs_uncore_thermal && !c->info->fac.has_uncore_thermal_events) {
 			snprintf(ev->reason, sizeof(ev->reason), "not available on %s",
 				 c->info->microarch ? c->info->microarch : "this model");
 			continue;
 		}
-		if (!avail) {
-			snprintf(ev->reason, sizeof(ev->reason), "no free uncore counter (%s)", busy);
-			if (off < sizeof(left_out))
-				off += (size_t)snprintf(left_out + off, sizeof(left_out) - off,
-							"%s'%s'", off ? ", " : "", ev->spec->name);
-			continue;
-		}
-		ev->pmc = __builtin_ctz(avail);
-		avail &= avail - 1;
-		ev->evtsel = event_uncore_evtsel(ev->spec);
+		ev->slot = (int)us->n_group;
+		us->group_events[us->n_group++] = engine_event_of(ev->spec);
 	}
-	if (left_out[0])
-		collector_note(c, "socket %d: no free uncore counter for %s (%s)", us->socket, left_out, busy);
+	us->clock_slot = (int)us->n_group;
+	us->group_events[us->n_group++] = (struct engine_event){ .name = "clockticks",
+								 .code = ENGINE_UNCORE_CLOCK };
 }
 
-/* Program the assigned counters and the fixed counter, then enable them in 0x391. */
-static int program_socket(struct collector *c, struct uncore_state *st,
-			  struct uncore_socket *us, const struct uncore_found *f)
+/* Every event of the socket failed because writes are refused (lockdown, allow_writes=off). */
+static bool all_refused(const struct uncore_socket *us)
 {
-	uint64_t own_bits = 0;
-	int err;
-
-	for (int i = 0; i < us->n_events; i++) {
-		struct uncore_event *ev = &us->events[i];
-
-		if (ev->pmc < 0)
-			continue;
-		/* OCC_CTR_RST zeroes the counter (hardware.md §1.4): remember its value first. */
-		err = pmu_remember(st->ledger, c->hw, us->cpu, pmc_msr(ev->pmc));
-		if (!err)
-			err = pmu_write(st->ledger, c->hw, us->cpu, evtsel_msr(ev->pmc),
-					ev->evtsel | UNC_EVTSEL_OCC_CTR_RST);
-		if (err)
-			return err;
-		own_bits |= UNC_GLOBAL_CTRL_EN_PC(ev->pmc);
-	}
-	if (fixed_is_free(f)) {
-		/* hardware.md §1.7: EN in 0x395, then EN_FC0 in 0x391. */
-		err = pmu_remember(st->ledger, c->hw, us->cpu, MSR_UNCORE_FIXED_CTR0);
-		if (!err)
-			err = pmu_write(st->ledger, c->hw, us->cpu, MSR_UNCORE_FIXED_CTR_CTRL,
-					UNC_FIXED_CTR_CTRL_EN);
-		if (err)
-			return err;
-		own_bits |= UNC_GLOBAL_CTRL_EN_FC0;
-		us->has_fixed = true;
-	} else {
-		collector_note(c, "socket %d: the uncore fixed counter is in use by another agent, "
-			       "uncore clockticks are not reported", us->socket);
-	}
-	if (!own_bits)
-		return 0;
-	return pmu_set_bits(st->ledger, c->hw, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, own_bits);
+	for (size_t i = 0; i < us->n_group; i++)
+		if (us->readings[i].state != ENGINE_FAILED ||
+		    (us->readings[i].err != -EPERM && us->readings[i].err != -EACCES))
+			return false;
+	return us->n_group > 0;
 }
 
-/* First readings of the counters uncored now owns. */
-static int init_counters(struct collector *c, struct uncore_socket *us)
+/* Each event that does not count is a degradation, with the engine's reason. */
+static void note_states(struct collector *c, const struct uncore_socket *us)
 {
-	uint64_t raw;
-	int err;
+	for (size_t i = 0; i < us->n_group; i++) {
+		const struct engine_reading *r = &us->readings[i];
+		char key[64];
 
-	for (int i = 0; i < us->n_events; i++) {
-		struct uncore_event *ev = &us->events[i];
+		char buf[COLLECTOR_TEXT_MAX];
 
-		if (ev->pmc < 0)
-			continue;
-		err = hw_read_msr(c->hw, us->cpu, pmc_msr(ev->pmc), &raw);
-		if (err)
-			return err;
-		counter_init(&ev->ctr, UNCORE_COUNTER_WIDTH, raw);
-		ev->is_counting = true;
+		snprintf(key, sizeof(key), "socket %d %s", us->socket, us->group_events[i].name);
+		if (r->state == ENGINE_COUNTING)
+			collector_recover(c, key);
+		else
+			collector_degrade(c, key, "socket %d: uncore %s %s: %s", us->socket,
+					  us->group_events[i].name,
+					  r->state == ENGINE_YIELDED ? "yielded" : "not counted",
+					  reading_reason(r, buf, sizeof(buf)));
 	}
-	if (!us->has_fixed)
-		return 0;
-	err = hw_read_msr(c->hw, us->cpu, MSR_UNCORE_FIXED_CTR0, &raw);
-	if (err)
-		return err;
-	counter_init(&us->fixed, UNCORE_COUNTER_WIDTH, raw);
-	return 0;
 }
 
-/*
- * Claim counters on one socket.  A failure before anything was written
- * leaves the socket out (*ret_wrote false); one after is fatal for start.
- */
-static int claim_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
-			const struct cpu_socket *cs, bool *ret_wrote)
+static int open_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
+		       const struct cpu_socket *cs)
 {
-	struct uncore_found found;
-	int err;
+	char err[160];
+	int r;
 
-	*ret_wrote = false;
 	us->socket = cs->socket;
-	us->cs = cs;
 	us->cpu = cpu_socket_first_online(c->hw, cs);
 	if (us->cpu < 0) {
 		collector_note(c, "socket %d: no online CPU, no uncore counting there", us->socket);
 		return -ENXIO;
 	}
-	err = read_found(c, us->cpu, &found);
-	if (err) {
-		collector_note(c, "socket %d: cpu %d: reading the uncore PMU failed: %s", us->socket,
-			       us->cpu, hw_hint(err, HW_OP_READ));
-		return err;
+	build_group(c, st, us);
+	r = engine_open(&st->engine, ENGINE_PMU_NHM_UNCORE, us->cpu, us->group_events, us->n_group,
+			&us->group, err, sizeof(err));
+	if (r < 0) {
+		collector_note(c, "socket %d: %s", us->socket, err);
+		return r;
 	}
-	assign_counters(c, st, us, free_counters(&found));
-	*ret_wrote = true;
-	err = program_socket(c, st, us, &found);
-	if (!err)
-		err = init_counters(c, us);
-	if (!err)
-		us->is_up = true;
-	return err;
+	us->is_up = true;
+	/* A first read says at once which events found a counter. */
+	if (engine_read(&st->engine, us->group, us->readings) == 0) {
+		us->has_read = true;
+		if (all_refused(us))
+			return us->readings[0].err;
+		note_states(c, us);
+	}
+	return 0;
 }
 
 static void mark_events_down(struct uncore_socket *us, const char *why)
 {
-	for (int i = 0; i < us->n_events; i++) {
-		us->events[i].is_counting = false;
+	for (int i = 0; i < us->n_events; i++)
 		snprintf(us->events[i].reason, sizeof(us->events[i].reason), "%s", why);
-	}
 }
 
 static void free_state(struct uncore_state *st)
 {
 	if (!st)
 		return;
-	pmu_ledger_free(st->ledger);
 	free(st->sockets);
 	free(st);
 }
 
+static unsigned close_all(struct collector *c, struct uncore_state *st, int *ret_err)
+{
+	unsigned n_failed = 0;
+
+	*ret_err = 0;
+	for (int i = 0; i < st->n_sockets; i++) {
+		struct uncore_socket *us = &st->sockets[i];
+		unsigned failed = 0;
+		int err;
+
+		if (!us->group)
+			continue;
+		err = engine_close(&st->engine, us->group, &failed);
+		us->group = NULL;
+		us->is_up = false;
+		n_failed += failed;
+		if (err && !*ret_err)
+			*ret_err = err;
+	}
+	(void)c;
+	return n_failed;
+}
+
 static int fail_start(struct collector *c, struct uncore_state *st, int err)
 {
-	if (st->ledger)
-		pmu_restore(st->ledger, c->hw, NULL);
+	int ignored;
+
+	close_all(c, st, &ignored);
+	engine_destroy(&st->engine);
 	free_state(st);
 	c->state = NULL;
 	return err;
 }
 
-static void note_write_failure(struct collector *c, int err)
-{
-	/* The write error is the reason; notes made so far go with the failed start. */
-	if (err == -EPERM || err == -EACCES)
-		collector_refuse(c, "uncore counting needs MSR writes: %s", hw_hint(err, HW_OP_WRITE));
-	else
-		collector_refuse(c, "programming the uncore PMU failed: %s", pmu_hint(err, HW_OP_WRITE));
-}
-
-static int claim_all(struct collector *c, struct uncore_state *st)
+static int open_all(struct collector *c, struct uncore_state *st)
 {
 	int first_err = 0, n_up = 0;
 
 	for (int i = 0; i < st->n_sockets; i++) {
 		struct uncore_socket *us = &st->sockets[i];
-		bool wrote;
-		int err = claim_socket(c, st, us, &c->topo->sockets[i], &wrote);
+		int err = open_socket(c, st, us, &c->topo->sockets[i]);
 
-		if (err && wrote) {
-			note_write_failure(c, err);
+		if (err == -EPERM || err == -EACCES) {
+			collector_refuse(c, "uncore counting needs MSR writes: %s",
+					 hw_hint(err, HW_OP_WRITE));
 			return err;
 		}
 		if (err) {
@@ -433,6 +325,7 @@ static int claim_all(struct collector *c, struct uncore_state *st)
 
 static int uncore_start(struct collector *c)
 {
+	struct engine_msr_config ecfg = { .hw = c->hw, .now_ns = mono_ns };
 	struct uncore_state *st;
 	int err;
 
@@ -445,204 +338,93 @@ static int uncore_start(struct collector *c)
 	if (!st)
 		return -ENOMEM;
 	c->state = st;
-	st->ledger = pmu_ledger_new();
+	ecfg.policy = c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
+									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
-	if (!st->ledger || !st->sockets)
+	if (!st->sockets || engine_msr_new(&ecfg, &st->engine) < 0)
 		return fail_start(c, st, -ENOMEM);
 	err = build_event_list(c, st);
 	if (!err)
-		err = claim_all(c, st);
+		err = open_all(c, st);
 	if (err)
 		return fail_start(c, st, err);
 	return 0;
 }
 
-static void note_lost_once(struct collector *c, struct uncore_state *st,
-			   const struct uncore_socket *us, const char *what)
+static bool sample_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
 {
-	if (st->has_noted_lost)
-		return;
-	st->has_noted_lost = true;
-	collector_note(c, "socket %d: %s was reprogrammed by another agent and reclaimed; "
-		       "the counts of that interval are lost", us->socket, what);
-}
-
-/* Policy reclaim: program the counter again and count from its new value. */
-static void reclaim_event(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
-			  struct uncore_event *ev)
-{
-	uint64_t raw;
-	int err;
-
-	err = pmu_write(st->ledger, c->hw, us->cpu, evtsel_msr(ev->pmc),
-			ev->evtsel | UNC_EVTSEL_OCC_CTR_RST);
-	if (!err)
-		err = pmu_set_bits(st->ledger, c->hw, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL,
-				   UNC_GLOBAL_CTRL_EN_PC(ev->pmc));
-	if (!err)
-		err = hw_read_msr(c->hw, us->cpu, pmc_msr(ev->pmc), &raw);
-	if (err) {
-		c->errors++;
-		return;
-	}
-	counter_rebase(&ev->ctr, raw);
-	note_lost_once(c, st, us, "an uncore counter");
-}
-
-/*
- * Policy yield: the counter is the other agent's now.  If our event select
- * is still in place (only our enable bit was cleared), put back what we
- * found; otherwise forget both registers without writing.
- */
-static void yield_event(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
-			struct uncore_event *ev, bool is_select_ours)
-{
-	if (is_select_ours) {
-		if (pmu_release(st->ledger, c->hw, us->cpu, evtsel_msr(ev->pmc)) ||
-		    pmu_release(st->ledger, c->hw, us->cpu, pmc_msr(ev->pmc)))
-			c->errors++;
-	} else {
-		pmu_forget(st->ledger, us->cpu, evtsel_msr(ev->pmc));
-		pmu_forget(st->ledger, us->cpu, pmc_msr(ev->pmc));
-	}
-	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL,
-			UNC_GLOBAL_CTRL_EN_PC(ev->pmc));
-	ev->is_counting = false;
-	ev->pmc = -1;
-	snprintf(ev->reason, sizeof(ev->reason), "counter taken by another agent");
-}
-
-static void sample_event(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
-			 struct uncore_event *ev, uint64_t global_ctrl)
-{
-	uint64_t raw, sel;
-	bool is_select_ours, is_enabled;
-
-	if (read_socket(c, st, us, pmc_msr(ev->pmc), &raw) ||
-	    read_socket(c, st, us, evtsel_msr(ev->pmc), &sel)) {
-		c->errors++;
-		return;
-	}
-	/* OCC_CTR_RST always reads 0 (hardware.md §1.4); compare the rest. */
-	is_select_ours = (sel & ~UNC_EVTSEL_OCC_CTR_RST) == ev->evtsel;
-	is_enabled = global_ctrl & UNC_GLOBAL_CTRL_EN_PC(ev->pmc);
-	if (is_select_ours && is_enabled) {
-		counter_add(&ev->ctr, raw);
-		return;
-	}
-	us->conflicts++;
-	if (c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM)
-		reclaim_event(c, st, us, ev);
-	else
-		yield_event(c, st, us, ev, is_select_ours);
-}
-
-static void reclaim_fixed(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
-{
-	uint64_t raw;
-	int err;
-
-	err = pmu_write(st->ledger, c->hw, us->cpu, MSR_UNCORE_FIXED_CTR_CTRL,
-			UNC_FIXED_CTR_CTRL_EN);
-	if (!err)
-		err = pmu_set_bits(st->ledger, c->hw, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL,
-				   UNC_GLOBAL_CTRL_EN_FC0);
-	if (!err)
-		err = hw_read_msr(c->hw, us->cpu, MSR_UNCORE_FIXED_CTR0, &raw);
-	if (err) {
-		c->errors++;
-		return;
-	}
-	counter_rebase(&us->fixed, raw);
-	note_lost_once(c, st, us, "the uncore fixed counter");
-}
-
-static void yield_fixed(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
-			bool is_ctrl_ours)
-{
-	if (is_ctrl_ours) {
-		if (pmu_release(st->ledger, c->hw, us->cpu, MSR_UNCORE_FIXED_CTR_CTRL) ||
-		    pmu_release(st->ledger, c->hw, us->cpu, MSR_UNCORE_FIXED_CTR0))
-			c->errors++;
-	} else {
-		pmu_forget(st->ledger, us->cpu, MSR_UNCORE_FIXED_CTR_CTRL);
-		pmu_forget(st->ledger, us->cpu, MSR_UNCORE_FIXED_CTR0);
-	}
-	pmu_forget_bits(st->ledger, us->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, UNC_GLOBAL_CTRL_EN_FC0);
-	us->has_fixed = false;
-	collector_note(c, "socket %d: the uncore fixed counter was taken by another agent, "
-		       "uncore clockticks are no longer reported", us->socket);
-}
-
-static void sample_fixed(struct collector *c, struct uncore_state *st, struct uncore_socket *us,
-			 uint64_t global_ctrl)
-{
-	uint64_t raw, ctrl;
-	bool is_ctrl_ours;
-
-	if (read_socket(c, st, us, MSR_UNCORE_FIXED_CTR0, &raw) ||
-	    read_socket(c, st, us, MSR_UNCORE_FIXED_CTR_CTRL, &ctrl)) {
-		c->errors++;
-		return;
-	}
-	is_ctrl_ours = ctrl == UNC_FIXED_CTR_CTRL_EN;
-	if (is_ctrl_ours && (global_ctrl & UNC_GLOBAL_CTRL_EN_FC0)) {
-		counter_add(&us->fixed, raw);
-		return;
-	}
-	us->conflicts++;
-	if (c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM)
-		reclaim_fixed(c, st, us);
-	else
-		yield_fixed(c, st, us, is_ctrl_ours);
-}
-
-static void sample_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
-{
-	uint64_t global_ctrl;
+	bool counts = false;
 	char key[32];
+	int err;
 
 	/* A degradation while it holds: cleared by the first good read. */
 	snprintf(key, sizeof(key), "stale socket %d", us->socket);
-	if (relocate(c, st, us) ||
-	    read_socket(c, st, us, MSR_UNCORE_PERF_GLOBAL_CTRL, &global_ctrl)) {
+	err = engine_read(&st->engine, us->group, us->readings);
+	if (err < 0) {
 		/* Totals stay as they were; the counters keep counting meanwhile. */
 		us->is_stale = true;
 		c->errors++;
 		collector_degrade(c, key, "socket %d: no CPU of the socket can be read, "
 				  "uncore totals held", us->socket);
-		return;
+		return false;
 	}
 	us->is_stale = false;
+	us->has_read = true;
 	collector_recover(c, key);
-	for (int i = 0; i < us->n_events; i++)
-		if (us->events[i].is_counting)
-			sample_event(c, st, us, &us->events[i], global_ctrl);
-	if (us->has_fixed)
-		sample_fixed(c, st, us, global_ctrl);
+	for (size_t i = 0; i < us->n_group; i++) {
+		const struct engine_reading *r = &us->readings[i];
+
+		if (r->state == ENGINE_FAILED && r->err)
+			c->errors++;
+		counts |= r->state == ENGINE_COUNTING;
+		if (r->conflicts > us->seen_conflicts[i] && r->state == ENGINE_COUNTING &&
+		    c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM)
+			collector_note(c, "socket %d: uncore %s was reprogrammed by another agent "
+				       "and reclaimed; the counts of that interval are lost",
+				       us->socket, us->group_events[i].name);
+		us->seen_conflicts[i] = r->conflicts;
+	}
+	note_states(c, us);
+	return counts;
+}
+
+static uint64_t socket_conflicts(const struct uncore_socket *us)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < us->n_group; i++)
+		n += us->readings[i].conflicts;
+	return n;
 }
 
 static void fill_snapshot(const struct uncore_socket *us, struct snapshot *s)
 {
 	struct snapshot_socket *ss = snapshot_socket(s, us->socket);
+	const struct engine_reading *clock = us->has_read ? &us->readings[us->clock_slot] : NULL;
 
 	if (!ss)
 		return;
 	ss->has_uncore = us->is_up;
-	ss->has_uncore_clockticks = us->is_up && us->has_fixed;
-	ss->uncore_clockticks = us->fixed.total;
-	ss->uncore_conflicts = us->conflicts;
+	ss->has_uncore_clockticks = us->is_up && clock && clock->state == ENGINE_COUNTING;
+	ss->uncore_clockticks = clock ? clock->total : 0;
+	ss->uncore_conflicts = socket_conflicts(us);
 	ss->uncore_events = snapshot_alloc_events(s, (size_t)us->n_events);
 	if (!ss->uncore_events)
 		return;
 	/* On ENOMEM the events filled so far are kept. */
 	for (int i = 0; i < us->n_events; i++) {
 		const struct uncore_event *ev = &us->events[i];
-		bool available = us->is_up && ev->is_counting;
+		const struct engine_reading *r = ev->slot >= 0 && us->has_read ?
+						 &us->readings[ev->slot] : NULL;
+		bool available = us->is_up && r && r->state == ENGINE_COUNTING;
+		const char *reason = ev->reason;
+		char buf[COLLECTOR_TEXT_MAX];
 
+		if (!available && ev->slot >= 0 && us->is_up)
+			reason = r ? reading_reason(r, buf, sizeof(buf)) : "not counted";
 		if (snapshot_set_event(s, &ss->uncore_events[i], ev->spec->name, available,
-				       ev->ctr.total, available ? NULL : ev->reason) < 0)
+				       r ? r->total : 0, available ? NULL : reason) < 0)
 			break;
 		ss->n_uncore_events = i + 1;
 	}
@@ -651,6 +433,7 @@ static void fill_snapshot(const struct uncore_socket *us, struct snapshot *s)
 static void uncore_sample(struct collector *c, struct snapshot *s)
 {
 	struct uncore_state *st = c->state;
+	bool counts = false;
 
 	if (!st)
 		return;
@@ -658,28 +441,31 @@ static void uncore_sample(struct collector *c, struct snapshot *s)
 		struct uncore_socket *us = &st->sockets[i];
 
 		if (us->is_up)
-			sample_socket(c, st, us);
+			counts |= sample_socket(c, st, us);
 		if (s)
 			fill_snapshot(us, s);
 	}
+	/* Up only while something is counted. */
+	c->up = counts;
+	if (counts)
+		c->status.why_not[0] = '\0';
+	else
+		collector_refuse(c, "no uncore event is counted on any socket");
 }
 
 static void uncore_stop(struct collector *c)
 {
 	struct uncore_state *st = c->state;
-	unsigned n_failed = 0;
+	unsigned n_failed;
 	int err;
 
 	if (!st)
 		return;
-	/* Restore through a CPU that is online now. */
-	for (int i = 0; i < st->n_sockets; i++)
-		if (st->sockets[i].is_up)
-			relocate(c, st, &st->sockets[i]);
-	err = pmu_restore(st->ledger, c->hw, &n_failed);
+	n_failed = close_all(c, st, &err);
 	if (err)
 		collector_note(c, "restoring %u uncore registers failed: %s", n_failed,
 			       hw_hint(err, HW_OP_WRITE));
+	engine_destroy(&st->engine);
 	free_state(st);
 	c->state = NULL;
 }
@@ -726,7 +512,7 @@ static const struct conf_key uncore_keys[] = {
 	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(uncore_enabled), .def = "yes" },
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
-	  .names = conf_conflict_names, .def = "reclaim" },
+	  .names = conf_conflict_names, .def = "yield" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
 	  .count_offset = offsetof(struct conf, n_uncore_events) },
 };

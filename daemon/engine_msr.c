@@ -22,6 +22,7 @@
 struct layout {
 	bool uncore;
 	uint32_t sel0, ctr0, fixed_ctrl, fixed_ctr0, global;
+	uint32_t restore0;         /* where GP counters' values are written back (IA32_A_PMC0) */
 	unsigned n_gp, gp_width, n_fixed, fixed_width;
 };
 
@@ -47,6 +48,8 @@ struct engine_group {
 	struct layout lay;
 	struct pmu_ledger *ledger;
 	int64_t last_ns;
+	bool was_offline;          /* the previous read found the CPU offline */
+	uint64_t gate_seen;        /* others' gate bits found set when we claimed */
 	size_t n;
 	struct slot *slots;
 };
@@ -87,6 +90,12 @@ static uint64_t gate_bit(const struct layout *lay, const struct slot *s)
 	return MSR_BIT(s->kind == SLOT_FIXED ? 32 + s->index : s->index);
 }
 
+/* Every gate bit of the PMU: what the kernel's enable writes. */
+static uint64_t all_gates(const struct layout *lay)
+{
+	return (MSR_BIT(lay->n_gp) - 1) | (MSR_BIT(lay->n_fixed) - 1) << 32;
+}
+
 static unsigned fixed_shift(const struct layout *lay, unsigned i)
 {
 	return lay->uncore ? 0 : FIXED_CTR_CTRL_STRIDE * i;
@@ -122,6 +131,8 @@ static int open_gate(struct msr_engine *e, struct engine_group *g, struct slot *
 	uint64_t v;
 	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &v);
 
+	if (err == 0)
+		g->gate_seen |= v & ~pmu_bits(g->ledger, g->cpu, g->lay.global);
 	if (err == 0 && !(v & gate_bit(&g->lay, s)))
 		err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
 	return err;
@@ -160,6 +171,30 @@ static int claim_fixed(struct msr_engine *e, struct engine_group *g, struct slot
 	return err;
 }
 
+/*
+ * Remember GP counter n's value so that close writes it back.  A plain
+ * IA32_PMCx write sign-extends bit 31 (hardware-linux.md §2, SDM §18.2.5):
+ * with full-width writes the value goes back through IA32_A_PMCx;
+ * without, only a value that sign extension reproduces goes back through
+ * IA32_PMCx, and any other is left as counted rather than corrupted.
+ */
+static int remember_gp(struct msr_engine *e, struct engine_group *g, unsigned n)
+{
+	uint64_t v, mask = g->lay.gp_width >= 64 ? UINT64_MAX : MSR_BIT(g->lay.gp_width) - 1;
+	int err;
+
+	if (g->lay.restore0 != g->lay.ctr0)
+		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.restore0 + n);
+	if (g->lay.uncore)
+		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+	err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.ctr0 + n, &v);
+	if (err < 0)
+		return err;
+	if ((v & mask) != ((uint64_t)(int64_t)(int32_t)(uint32_t)v & mask))
+		return 0;
+	return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+}
+
 static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s, unsigned n)
 {
 	struct hw *hw = e->cfg.hw;
@@ -173,7 +208,7 @@ static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s
 	s->kind = SLOT_GP;
 	s->index = n;
 	s->sel = want;
-	err = pmu_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
+	err = remember_gp(e, g, n);
 	if (err == 0 && g->lay.uncore && s->ev.occ_reset)
 		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want | UNC_EVTSEL_OCC_CTR_RST);
 	else if (err == 0)
@@ -189,8 +224,10 @@ static void forget(struct engine_group *g, struct slot *s)
 	else if (s->kind == SLOT_FIXED)
 		pmu_forget_bits(g->ledger, g->cpu, g->lay.fixed_ctrl,
 				fixed_enable_mask(&g->lay, s->index));
-	if (s->kind != SLOT_NONE)
+	if (s->kind == SLOT_FIXED)
 		pmu_forget(g->ledger, g->cpu, ctr_addr(&g->lay, s));
+	else if (s->kind == SLOT_GP)
+		pmu_forget(g->ledger, g->cpu, g->lay.restore0 + s->index);   /* if remembered */
 	s->kind = SLOT_NONE;
 	s->counted_since = false;
 }
@@ -262,11 +299,15 @@ static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot
 {
 	uint64_t bit = gate_bit(&g->lay, s), ours = pmu_bits(g->ledger, g->cpu, g->lay.global);
 
-	if (global & ~ours & ~bit) {
+	if ((global & all_gates(&g->lay)) == all_gates(&g->lay) &&
+	    (global & ~ours & ~bit & ~g->gate_seen)) {
 		/*
-		 * Someone else sets gate bits too (a claim inside a kernel
-		 * disable window set ours): the kernel manages the gate, so
-		 * ours is its to keep, and restore leaves it.
+		 * Every gate bit is set, some by someone else since our claims:
+		 * that is the kernel's wholesale enable (intel_ctrl,
+		 * 0x1000000FF; hardware-linux.md §1.1, §1.3), so a bit we set
+		 * inside one of its disable windows is its to keep, and
+		 * restore leaves it.  Bits another agent had set before our
+		 * claims (which ours may complete) are no such sign.
 		 */
 		if (ours & bit)
 			pmu_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
@@ -276,8 +317,27 @@ static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot
 		pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
 }
 
+/*
+ * Policy reclaim of a fixed counter: our nibble gets exactly its value
+ * again.  Setting our enable bits would not do, since the taker's other
+ * bits (PMI) in the nibble must go too, or the next read sees a taker
+ * again.  The register is written directly: the ledger (and the journal)
+ * still hold our enable bits of it from the claim, so restore clears the
+ * nibble to what it was then.
+ */
+static int rewrite_nibble(struct msr_engine *e, struct engine_group *g, const struct slot *s)
+{
+	uint64_t v;
+	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.fixed_ctrl, &v);
+	uint64_t want = (v & ~fixed_nibble_mask(&g->lay, s->index)) | s->sel;
+
+	if (err == 0 && want != v)
+		err = hw_write_msr(e->cfg.hw, g->cpu, g->lay.fixed_ctrl, want);
+	return err;
+}
+
 static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot *s,
-		      uint64_t global, bool have_global, uint64_t interval_ns)
+		      uint64_t global, bool have_global, uint64_t interval_ns, bool returning)
 {
 	uint64_t raw;
 	int err, own;
@@ -297,6 +357,19 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.err = err;
 		s->r.state = ENGINE_FAILED;
 		s->r.reason = "the counter could not be read";
+		return;
+	}
+	if (own == 1 && returning &&
+	    (raw & counter_width_mask(s->ctr.width_bits)) < s->ctr.last_raw) {
+		/* Back from offline with a lower count: it was reset; its counts are lost. */
+		counter_rebase(&s->ctr, raw);
+		s->r.delta = 0;
+		s->r.state = ENGINE_COUNTING;
+		s->r.reason = NULL;
+		s->r.err = 0;
+		s->counted_since = false;
+		if (have_global)
+			check_gate(e, g, s, global);
 		return;
 	}
 	if (own == 1) {
@@ -320,8 +393,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		if (s->kind == SLOT_GP)
 			err = pmu_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
 		else
-			err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.fixed_ctrl,
-					   fixed_enable_mask(&g->lay, s->index));
+			err = rewrite_nibble(e, g, s);
 		if (err == 0)
 			err = hw_read_msr(e->cfg.hw, g->cpu, ctr_addr(&g->lay, s), &raw);
 		if (err == 0) {
@@ -377,17 +449,22 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 
 	/* -ENXIO: the CPU is offline (checked only then, to spare a sysfs read per sample) */
 	if (err == -ENXIO && hw_cpu_online(e->cfg.hw, g->cpu) == 0) {
-		if (move_box(e, g) < 0)
+		if (move_box(e, g) < 0) {
+			g->was_offline = true;
 			return -ENXIO;
+		}
 		err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
 	}
-	if (err == -ENXIO)
+	if (err == -ENXIO) {
+		g->was_offline = true;
 		return -ENXIO;
+	}
 	g->last_ns = now;
 	for (size_t i = 0; i < g->n; i++) {
-		read_slot(e, g, &g->slots[i], global, err == 0, interval);
+		read_slot(e, g, &g->slots[i], global, err == 0, interval, g->was_offline);
 		readings[i] = g->slots[i].r;
 	}
+	g->was_offline = false;
 	return 0;
 }
 
@@ -395,13 +472,15 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 		     char *err, size_t errlen)
 {
 	struct cpu_perfmon pm;
+	uint64_t caps;
 	int r;
 
 	if (pmu == ENGINE_PMU_NHM_UNCORE) {
 		*lay = (struct layout){ true, MSR_UNCORE_PERFEVTSEL0, MSR_UNCORE_PMC0,
 					MSR_UNCORE_FIXED_CTR_CTRL, MSR_UNCORE_FIXED_CTR0,
-					MSR_UNCORE_PERF_GLOBAL_CTRL, UNCORE_N_COUNTERS,
-					UNCORE_COUNTER_WIDTH, 1, UNCORE_COUNTER_WIDTH };
+					MSR_UNCORE_PERF_GLOBAL_CTRL, MSR_UNCORE_PMC0,
+					UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH, 1,
+					UNCORE_COUNTER_WIDTH };
 		return 0;
 	}
 	r = cpu_perfmon_read(e->cfg.hw, cpu, &pm);
@@ -413,8 +492,17 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 		snprintf(err, errlen, "cpu %d: no architectural performance monitoring v2", cpu);
 		return -ENOTSUP;
 	}
+	/*
+	 * A plain write to IA32_PMCx sign-extends bit 31 (hardware-linux.md
+	 * §2, SDM §18.2.5): a GP counter's value can be put back only through
+	 * IA32_A_PMCx, where IA32_PERF_CAPABILITIES says full-width writes
+	 * exist.  Elsewhere the counter keeps what it counted.
+	 */
+	if (hw_read_msr(e->cfg.hw, cpu, IA32_PERF_CAPABILITIES, &caps) < 0)
+		caps = 0;
 	*lay = (struct layout){ false, IA32_PERFEVTSEL0, IA32_PMC0, IA32_FIXED_CTR_CTRL,
 				IA32_FIXED_CTR0, IA32_PERF_GLOBAL_CTRL,
+				(caps & PERF_CAP_FW_WRITE) ? IA32_A_PMC0 : IA32_PMC0,
 				pm.n_gp < MAX_GP ? pm.n_gp : MAX_GP, pm.gp_width_bits,
 				pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED, pm.fixed_width_bits };
 	return 0;

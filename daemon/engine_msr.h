@@ -25,9 +25,13 @@
  *     the kernel manages the gate (we claimed inside one of its disable
  *     windows) and the bit is left to it, also at restore.
  * Every register change goes through the pmu ledger (pmu.h), so close and
- * the crash journal restore them byte for byte.  Counters are never
- * written: each is counted from the value found when claimed (wrap-safe,
- * counter.h), so a counter keeps the value it would have had.
+ * the crash journal restore them byte for byte.  Counters are not written
+ * while counting: each is counted from the value found when claimed
+ * (wrap-safe, counter.h); close writes back the value found.  A plain
+ * IA32_PMCx write sign-extends bit 31, so a core GP counter goes back
+ * through IA32_A_PMCx where full-width writes exist (IA32_PERF_CAPABILITIES
+ * bit 13); without them a value sign extension cannot reproduce is left as
+ * counted rather than corrupted.
  */
 #ifndef UNCORED_ENGINE_MSR_H
 #define UNCORED_ENGINE_MSR_H

@@ -30,6 +30,8 @@ int hw_cpuid(struct hw *hw, int cpu, uint32_t leaf, uint32_t subleaf, struct hw_
 {
 	if (!hw->ops)
 		return -EBADF;
+	if (!hw->ops->cpuid)
+		return -ENOSYS;
 	return hw->ops->cpuid(hw->ctx, cpu, leaf, subleaf, ret_regs);
 }
 
@@ -37,6 +39,8 @@ int hw_enumerate(struct hw *hw, struct hw_cpu *cpus, int max, int *ret_n)
 {
 	if (!hw->ops)
 		return -EBADF;
+	if (!hw->ops->enumerate)
+		return -ENOSYS;
 	return hw->ops->enumerate(hw->ctx, cpus, max, ret_n);
 }
 

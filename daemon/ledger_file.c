@@ -134,17 +134,21 @@ static const struct {
 	uint32_t first, n;
 	bool shared;
 	uint64_t bits;
+	bool owned_too;      /* shared now, owned as a whole by earlier versions */
 } allowed[] = {
 	{ MSR_UNCORE_PERF_GLOBAL_CTRL, 1, true,
-	  UNC_GLOBAL_CTRL_EN_FC0 | (MSR_BIT(UNCORE_N_COUNTERS) - 1) },
-	{ MSR_UNCORE_FIXED_CTR0, 2, false, 0 },               /* and FIXED_CTR_CTRL */
-	{ MSR_UNCORE_PMC0, UNCORE_N_COUNTERS, false, 0 },
-	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, false, 0 },
-	{ IA32_PMC0, 8, false, 0 },
-	{ IA32_PERFEVTSEL0, 8, false, 0 },
-	{ IA32_FIXED_CTR0, 3, false, 0 },                     /* the counters of FIXED_CTR_CTRL */
-	{ IA32_FIXED_CTR_CTRL, 1, true, 0xfff },              /* three 4-bit nibbles */
-	{ IA32_PERF_GLOBAL_CTRL, 1, true, 0xff | (UINT64_C(7) << 32) },
+	  UNC_GLOBAL_CTRL_EN_FC0 | (MSR_BIT(UNCORE_N_COUNTERS) - 1), false },
+	{ MSR_UNCORE_FIXED_CTR0, 1, false, 0, false },
+	/* The msr engine sets its enable bit; earlier versions owned the register. */
+	{ MSR_UNCORE_FIXED_CTR_CTRL, 1, true, UNC_FIXED_CTR_CTRL_EN, true },
+	{ MSR_UNCORE_PMC0, UNCORE_N_COUNTERS, false, 0, false },
+	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, false, 0, false },
+	{ IA32_PMC0, 8, false, 0, false },
+	{ IA32_A_PMC0, 8, false, 0, false },                  /* GP counters' full-width alias */
+	{ IA32_PERFEVTSEL0, 8, false, 0, false },
+	{ IA32_FIXED_CTR0, 3, false, 0, false },                     /* the counters of FIXED_CTR_CTRL */
+	{ IA32_FIXED_CTR_CTRL, 1, true, 0xfff, false },              /* three 4-bit nibbles */
+	{ IA32_PERF_GLOBAL_CTRL, 1, true, 0xff | (UINT64_C(7) << 32), false },
 };
 
 bool ledger_record_allowed(const struct ledger_record *r)
@@ -155,6 +159,8 @@ bool ledger_record_allowed(const struct ledger_record *r)
 		if (r->msr - allowed[i].first >= allowed[i].n)
 			continue;
 		if (r->kind == LEDGER_DROP)
+			return true;
+		if (allowed[i].owned_too && r->kind != LEDGER_BITS)
 			return true;
 		if (allowed[i].shared != (r->kind == LEDGER_BITS))
 			return false;

@@ -1,11 +1,12 @@
 /*
- * Ownership of PMU registers.  Before a collector takes a counter it asks
- * whether somebody else has enabled it; every register uncored changes goes
- * through a ledger that remembers the value found, and pmu_restore() puts
- * everything back: registers uncored owns get their original value, shared
- * control registers get exactly uncored's bits cleared so bits other agents
- * set meanwhile survive.  It does not decide which events to count;
- * collectors do.  Non-logging: errors are returned.
+ * The ledger of PMU registers uncored changed.  Which counter is free is
+ * the msr engine's decision (engine_msr.h, the only place the ownership
+ * rule lives); every register it changes goes through a ledger that
+ * remembers the value found, and pmu_restore() puts everything back:
+ * registers uncored owns get their original value, shared control
+ * registers get exactly uncored's bits cleared so bits other agents set
+ * meanwhile survive.  It decides neither what to count nor who owns a
+ * counter.  Non-logging: errors are returned.
  */
 #ifndef UNCORED_PMU_H
 #define UNCORED_PMU_H

@@ -1400,7 +1400,7 @@ static int open_spec(struct sim *s, const char *spec, const char *scenario_dir, 
 struct sim *sim_open(const char *spec, const char *scenario_dir, enum sim_clock clock,
 		     char *err, size_t errlen)
 {
-	return sim_open_boot(spec, scenario_dir, clock, SIM_BOOT_RESET, err, errlen);
+	return sim_open_boot(spec, scenario_dir, clock, SIM_BOOT_LINUX, err, errlen);
 }
 
 struct sim *sim_open_boot(const char *spec, const char *scenario_dir, enum sim_clock clock,

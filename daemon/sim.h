@@ -30,7 +30,8 @@ enum sim_clock {
 };
 
 /*
- * Build the machine named by spec, "MODEL" or "MODEL:SCENARIO".  SCENARIO
+ * Build the machine named by spec, "MODEL" or "MODEL:SCENARIO", in the
+ * Linux boot state (see sim_open_boot).  SCENARIO
  * is a name looked up as scenario_dir/NAME.ini, or a path when it
  * contains a '/'.  Without a scenario the machine idles.  Returns NULL
  * with a sentence in err (unknown model: lists the known ones; scenario
@@ -52,7 +53,8 @@ enum sim_boot {
  * counter 1 (0x38D = 0xB0), a stale select perf left on GP counter 0
  * (0x13003C: EN clear, INT set), and on the NHM/WSM uncore 0x391 =
  * 0x1000000FF with every select zero (after perf uncore use, kernel 5.4+).
- * sim_open() boots SIM_BOOT_RESET.
+ * sim_open() boots SIM_BOOT_LINUX, the state every real host is in; only
+ * tests of the hardware model itself ask for SIM_BOOT_RESET.
  */
 struct sim *sim_open_boot(const char *spec, const char *scenario_dir, enum sim_clock clock,
 			  enum sim_boot boot, char *err, size_t errlen);

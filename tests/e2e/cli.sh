@@ -102,7 +102,7 @@ rc=0
 [ "$rc" = 1 ] && grep -q "broken.ini:2" "$TEST_TMP/err" || fail "broken scenario: $(cat "$TEST_TMP/err")"
 
 # Garbage in a topology file of a device tree.
-python3 "$(dirname "$0")/make_tree.py" "$TEST_TMP/tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/tree"
 echo "banana" >"$TEST_TMP/tree/sys/devices/system/cpu/cpu3/topology/core_id"
 rc=0
 "$UNCORED_BIN" --once --root "$TEST_TMP/tree" 2>"$TEST_TMP/err" || rc=$?

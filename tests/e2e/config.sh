@@ -11,15 +11,15 @@
 . "$(dirname "$0")/lib.sh"
 
 tree="$TEST_TMP/tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
 port=$(free_port)
 mkdir -m 0755 "$TEST_TMP/state"
 chmod 0755 "$TEST_TMP"
 UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$TEST_TMP/u.conf" "$port"
 
 same_tree() {
-	python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 	diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "$1: registers differ from before"
 }
 

@@ -8,8 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 
 tree="$TEST_TMP/tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
 
 reg() { # reg CPU MSR -> value as 0x%x
 	python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(int(sys.argv[2],0)*8); print(hex(struct.unpack("<Q",f.read(8))[0]))' \
@@ -18,8 +18,8 @@ reg() { # reg CPU MSR -> value as 0x%x
 
 check_programmed() { # what the daemon writes at start, hardware.md §1.3-1.7
 	for cpu in 0 6; do
-		[ "$(reg $cpu 0x3c0)" = 0x420167 ] || fail "$1: cpu $cpu 0x3c0 = $(reg $cpu 0x3c0), expected 0x420167"
-		[ "$(reg $cpu 0x3c2)" = 0x420182 ] || fail "$1: cpu $cpu 0x3c2 = $(reg $cpu 0x3c2), expected 0x420182"
+		[ "$(reg $cpu 0x3c0)" = 0x400167 ] || fail "$1: cpu $cpu 0x3c0 = $(reg $cpu 0x3c0), expected 0x400167"
+		[ "$(reg $cpu 0x3c2)" = 0x400182 ] || fail "$1: cpu $cpu 0x3c2 = $(reg $cpu 0x3c2), expected 0x400182"
 		[ "$(reg $cpu 0x3c7)" = 0x400166 ] || fail "$1: another agent's counter 7 was touched: $(reg $cpu 0x3c7)"
 		[ "$(reg $cpu 0x391)" = 0x1000000ff ] || fail "$1: cpu $cpu 0x391 = $(reg $cpu 0x391), expected 0x1000000ff"
 	done
@@ -46,7 +46,7 @@ PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
 # The dead daemon's programming is still there, and so is its journal.
 check_programmed "after SIGKILL"
 [ -s "$TEST_TMP/ledger" ] || fail "no state file after SIGKILL"
-grep -Eq '^own 0 0x3c0 0x0 0x420167 \*[0-9a-f]{8}$' "$TEST_TMP/ledger" ||
+grep -Eq '^own 0 0x3c0 0x0 0x400167 \*[0-9a-f]{8}$' "$TEST_TMP/ledger" ||
 	fail "the state file does not record 0x3c0 of cpu 0: $(head -5 "$TEST_TMP/ledger")"
 
 start_daemon "$port" "$TEST_TMP/log2" --config "$TEST_TMP/u.conf" --root "$tree"
@@ -59,7 +59,7 @@ uncore_up_everywhere "after restart"
 check_programmed "after restart"
 
 stop_daemon "$DAEMON_PID" || fail "exit status $? after SIGTERM"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers differ from the original tree after the restart's stop"
 [ ! -s "$TEST_TMP/ledger" ] || fail "state file not emptied on a clean stop: $(cat "$TEST_TMP/ledger")"
 echo "crash_restart: leftovers recognised, cleaned, counted again, restored: ok"

@@ -7,8 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 
 tree="$TEST_TMP/tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
 port_a=$(free_port)
 port_b=$(free_port)
 UNCORED_TEST_STATE_FILE="$TEST_TMP/ledger.a" write_conf "$TEST_TMP/a.conf" "$port_a"
@@ -45,6 +45,6 @@ if grep -qi 'busy\|in use' "$TEST_TMP/log.$winner"; then
 	fail "the winner found counters taken: $(cat "$TEST_TMP/log.$winner")"
 fi
 stop_daemon "$pid" || fail "exit status $? after SIGTERM"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers differ after both stopped"
 echo "instance: one serves, the other refuses before touching anything: ok"

@@ -8,7 +8,7 @@
 id nobody >/dev/null 2>&1 || skip "no 'nobody' user"
 
 tree="$TEST_TMP/tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 chmod 755 "$TEST_TMP"
 port=$(free_port)
 write_conf "$TEST_TMP/u.conf" "$port"
@@ -26,10 +26,10 @@ s1=$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_samples_total)
 sleep 1
 s2=$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_samples_total)
 [ "$s2" -gt "$s1" ] || fail "metrics stopped updating after the drop"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/running"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/running"
 stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
-python3 "$(dirname "$0")/make_tree.py" "$TEST_TMP/fresh"
-python3 "$(dirname "$0")/make_tree.py" "$TEST_TMP/fresh" --dump >"$TEST_TMP/before"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/fresh"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/fresh" --dump >"$TEST_TMP/before"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers not restored by the unprivileged daemon"
 echo "privdrop: uid $uid, no capabilities, still sampling and restoring: ok"

@@ -9,20 +9,20 @@
 . "$(dirname "$0")/lib.sh"
 
 tree="$TEST_TMP/tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree"
-python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
 port=$(free_port)
 write_conf "$TEST_TMP/u.conf" "$port"
 
 same_tree() {
-	python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 	diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "$1: registers differ after the stop"
 	[ ! -s "$TEST_TMP/ledger" ] || fail "$1: state file not emptied"
 }
 
 for sig in TERM INT QUIT USR1 USR2 ALRM; do
 	start_daemon "$port" "$TEST_TMP/log.$sig" --config "$TEST_TMP/u.conf" --root "$tree"
-	if python3 "$(dirname "$0")/make_tree.py" "$tree" --dump | cmp -s - "$TEST_TMP/before"; then
+	if python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump | cmp -s - "$TEST_TMP/before"; then
 		fail "SIG$sig: nothing was programmed"
 	fi
 	kill -"$sig" "$DAEMON_PID"
@@ -68,7 +68,7 @@ for sig in QUIT USR2; do
 	pid=$!
 	PIDS="$PIDS $pid"
 	for _ in $(seq 1 100); do
-		python3 "$(dirname "$0")/make_tree.py" "$tree" --dump | cmp -s - "$TEST_TMP/before" || break
+		python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump | cmp -s - "$TEST_TMP/before" || break
 		sleep 0.1
 	done
 	kill -"$sig" "$pid"

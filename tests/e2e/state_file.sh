@@ -15,14 +15,14 @@ UNCORED_TEST_STATE_FILE=$ledger write_conf "$TEST_TMP/u.conf" "$port"
 
 new_tree() { # new_tree [make_tree options]: a fresh tree, its dump in $TEST_TMP/before
 	rm -rf "$tree" "$TEST_TMP/state"/*
-	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@"
-	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@" --dump >"$TEST_TMP/before"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" "$@"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" "$@" --dump >"$TEST_TMP/before"
 }
 
 dump() { # dump FILE [make_tree options]
 	out=$1
 	shift
-	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@" --dump >"$out"
+	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" "$@" --dump >"$out"
 }
 
 killed() { # start, then SIGKILL: leaves programming and records behind
@@ -113,15 +113,15 @@ same_tree "corrupt header"
 # only that register stays as the dead daemon left it.
 new_tree
 killed
-line=$(grep -n '^own 0 0x3c0 0x0 0x420167 ' "$ledger" | cut -d: -f1)
+line=$(grep -n '^own 0 0x3c0 0x0 0x400167 ' "$ledger" | cut -d: -f1)
 [ -n "$line" ] || fail "garbled: no record of cpu 0 0x3c0: $(head "$ledger")"
-sed -i "${line}s/0x420167/0x420168/" "$ledger"
+sed -i "${line}s/0x400167/0x400168/" "$ledger"
 restart_and_stop garbled
 grep -qF "state file $ledger: 1 damaged records (the first on line $line) could not be read; the registers they describe may still hold what the previous uncored wrote" "$TEST_TMP/log.garbled" ||
 	fail "garbled: not reported: $(cat "$TEST_TMP/log.garbled")"
 dump "$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" | grep '^[<>]' >"$TEST_TMP/diff" || true
-printf '< cpu0 0x3c0 0x0\n> cpu0 0x3c0 0x420167\n' | cmp -s - "$TEST_TMP/diff" ||
+printf '< cpu0 0x3c0 0x0\n> cpu0 0x3c0 0x400167\n' | cmp -s - "$TEST_TMP/diff" ||
 	fail "garbled: expected only cpu 0's 0x3c0 left programmed, got: $(cat "$TEST_TMP/diff")"
 
 # --- Forged files: refused before any register is touched.

@@ -162,26 +162,18 @@ static void save_regs(struct fx *f, struct regs_seen *r)
 			r->v[cpu][i] = get(f, cpu, per_cpu_msrs[i]);
 }
 
-static bool is_counter(uint32_t msr)
-{
-	return (msr >= IA32_PMC0 && msr < IA32_PMC0 + N_GP) ||
-	       (msr >= IA32_FIXED_CTR0 && msr < IA32_FIXED_CTR0 + 3);
-}
-
 /*
- * Every control register as found.  Counters are what the tests make the
- * hardware count, so they are checked for never being written instead.
+ * Every register as found, the counters included: the engine never writes
+ * a counter while counting, and puts back the value each had when claimed.
  */
 static void assert_regs_equal(struct fx *f, const struct regs_seen *r)
 {
-	for (int cpu = 0; cpu < f->n_cpus; cpu++) {
-		for (size_t i = 0; i < N_PER_CPU_MSRS; i++) {
-			if (is_counter(per_cpu_msrs[i]))
-				assert_int_equal(regfile_writes(f->rf, cpu, per_cpu_msrs[i]), 0);
-			else
-				assert_int_equal(get(f, cpu, per_cpu_msrs[i]), r->v[cpu][i]);
-		}
-	}
+	for (int cpu = 0; cpu < f->n_cpus; cpu++)
+		for (size_t i = 0; i < N_PER_CPU_MSRS; i++)
+			if (get(f, cpu, per_cpu_msrs[i]) != r->v[cpu][i])
+				fail_msg("cpu %d msr 0x%x: found 0x%llx, left 0x%llx", cpu,
+					 per_cpu_msrs[i], (unsigned long long)r->v[cpu][i],
+					 (unsigned long long)get(f, cpu, per_cpu_msrs[i]));
 }
 
 static uint64_t evtsel_of(const struct fx *f, int k)
@@ -263,21 +255,28 @@ static void watchdog_on_fixed_counter_1_is_left_alone(void **state)
 		regfile_set(f->rf, cpu, IA32_FIXED_CTR_CTRL, (uint64_t)WATCHDOG_NIBBLE << 4);
 		regfile_set(f->rf, cpu, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(1));
 	}
+	regfile_set(f->rf, 0, IA32_FIXED_CTR0 + 1, 12345);   /* the watchdog's count */
 	save_regs(f, &before);
 	assert_int_equal(fx_start(f), 0);
 	assert_true(f->c.up);
-	assert_string_equal(REASON(&f->c), "fixed counter 1 (cycles) in use by another agent on "
-			    "2 of 2 CPUs (the NMI watchdog usually holds it)");
+	/* Cycles moves to the first free GP counter: everything counts. */
+	assert_string_equal(REASON(&f->c), "");
 	for (int cpu = 0; cpu < 2; cpu++) {
 		assert_int_equal(get(f, cpu, IA32_FIXED_CTR_CTRL), 0x3b3);
-		assert_int_equal(get(f, cpu, IA32_PERF_GLOBAL_CTRL), ALL_FIXED_GLOBAL);
+		assert_int_equal(get(f, cpu, IA32_PERFEVTSEL0),
+				 PERFEVTSEL_EN | PERFEVTSEL_USR | PERFEVTSEL_OS | 0x3c);
+		assert_int_equal(get(f, cpu, IA32_PERF_GLOBAL_CTRL),
+				 ALL_FIXED_GLOBAL | PERF_GLOBAL_CTRL_EN_PMC(0));
 	}
-	regfile_set(f->rf, 0, IA32_FIXED_CTR0 + 1, 12345);
+	regfile_set(f->rf, 0, IA32_PMC0, 777);
 	fx_sample(f);
 	assert_true(cpu_of(f, 0)->has_instructions);
-	assert_false(cpu_of(f, 0)->has_cycles);
+	assert_true(cpu_of(f, 0)->has_cycles);
+	assert_int_equal(cpu_of(f, 0)->cycles, 777);
 	assert_true(cpu_of(f, 0)->has_ref_cycles);
+	/* The watchdog's counter is never read nor written. */
 	assert_int_equal(regfile_reads(f->rf, 0, IA32_FIXED_CTR0 + 1), 0);
+	assert_int_equal(regfile_writes(f->rf, 0, IA32_FIXED_CTR0 + 1), 0);
 	assert_int_equal(cpu_of(f, 0)->conflicts, 0);
 	collector_stop(&f->c);
 	assert_regs_equal(f, &before);
@@ -289,14 +288,15 @@ struct busy_case {
 	unsigned version;
 	uint32_t msr;
 	uint64_t value;
+	bool busy;       /* only the select's own EN bit means an owner (hardware-linux.md §1.5) */
 };
 
 static const struct busy_case busy_cases[] = {
-	{ "enable bit", 3, IA32_PERFEVTSEL0, PERFEVTSEL_EN | PERFEVTSEL_OS | 0xc0 },
-	{ "interrupt bit", 3, IA32_PERFEVTSEL0, PERFEVTSEL_INT },
-	{ "event select left behind", 3, IA32_PERFEVTSEL0, 0x3c },
-	{ "global enable bit", 3, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_PMC(0) },
-	{ "in-use bit (v4)", 4, IA32_PERF_GLOBAL_INUSE, PERF_GLOBAL_CTRL_EN_PMC(0) },
+	{ "enable bit", 3, IA32_PERFEVTSEL0, PERFEVTSEL_EN | PERFEVTSEL_OS | 0xc0, true },
+	{ "interrupt bit", 3, IA32_PERFEVTSEL0, PERFEVTSEL_INT, false },
+	{ "stale select perf left", 3, IA32_PERFEVTSEL0, 0x13003c, false },
+	{ "global enable bit", 3, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_PMC(0), false },
+	{ "in-use bit (v4)", 4, IA32_PERF_GLOBAL_INUSE, PERF_GLOBAL_CTRL_EN_PMC(0), false },
 };
 
 static void busy_gp_counter_shifts_events_to_free_ones(void **state)
@@ -316,11 +316,16 @@ static void busy_gp_counter_shifts_events_to_free_ones(void **state)
 		regfile_set(f->rf, 0, t->msr, t->value);
 		save_regs(f, &before);
 		assert_int_equal(fx_start(f), 0);
-		assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + 1), evtsel_of(f, 0));
-		assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + 2), evtsel_of(f, 1));
-		assert_int_equal(regfile_writes(f->rf, 0, IA32_PERFEVTSEL0), 0);
-		assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL) & 0x7,
-				 (t->msr == IA32_PERF_GLOBAL_CTRL ? 0x1 : 0) | 0x6);
+		if (t->busy) {
+			assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + 1), evtsel_of(f, 0));
+			assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + 2), evtsel_of(f, 1));
+			assert_int_equal(regfile_writes(f->rf, 0, IA32_PERFEVTSEL0), 0);
+			assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL) & 0x7, 0x6);
+		} else {
+			assert_int_equal(get(f, 0, IA32_PERFEVTSEL0), evtsel_of(f, 0));
+			assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + 1), evtsel_of(f, 1));
+			assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL) & 0x7, 0x3);
+		}
 		/* The other CPU is unaffected. */
 		assert_int_equal(get(f, 1, IA32_PERFEVTSEL0), evtsel_of(f, 0));
 		fx_sample(f);
@@ -348,7 +353,7 @@ static void too_many_events_are_unavailable_with_a_reason(void **state)
 	assert_false(cpu_of(f, 0)->events[4].available);
 	assert_string_equal(cpu_of(f, 0)->events[4].name, "ev_last");
 	assert_string_equal(cpu_of(f, 0)->events[4].reason,
-			    "no free general-purpose counter (4 on this CPU, 1 in use by another agent)");
+			    "every counter that can count it is in use by another agent");
 	assert_int_equal(cpu_of(f, 0)->events[4].total, 0);
 	fx_free(f);
 }
@@ -423,15 +428,21 @@ static void conflict_reclaim_rewrites_and_rebases(void **state)
 	fx_sample(f);
 	assert_int_equal(cpu_of(f, 0)->events[0].total, 1100);
 
-	/* The watchdog takes fixed counter 1 and someone clears our global bits. */
+	/*
+	 * The watchdog takes fixed counter 1 (a takeover) and someone clears
+	 * our global bits (a shared gate: no takeover, set again).
+	 */
 	regfile_set(f->rf, 0, IA32_FIXED_CTR_CTRL, 0x3b3);
 	regfile_set(f->rf, 0, IA32_PERF_GLOBAL_CTRL, PERF_GLOBAL_CTRL_EN_FIXED(1));
 	fx_sample(f);
-	assert_int_equal(cpu_of(f, 0)->conflicts, 1 + 3 + 1);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 1 + 1);
 	assert_int_equal(get(f, 0, IA32_FIXED_CTR_CTRL), ALL_FIXED_CTRL);
 	assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL), ALL_FIXED_GLOBAL | 0x1);
 	assert_true(cpu_of(f, 0)->has_cycles);
 	assert_int_equal(f->c.errors, 0);
+	/* Reclaimed once: the next sample sees no takeover again. */
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 1 + 1);
 	collector_stop(&f->c);
 	assert_regs_equal(f, &before);
 	fx_free(f);
@@ -445,30 +456,52 @@ static void conflict_yield_forgets_without_writing(void **state)
 	(void)state;
 	f->conf.core_on_conflict = CONF_CONFLICT_YIELD;
 	add_event(f, "ev_a", 0xd1, 0x01, 0);
+	/* GP counters 1..3 are another agent's: nothing is left to move to. */
+	for (uint32_t n = 1; n < N_GP; n++)
+		regfile_set(f->rf, 0, IA32_PERFEVTSEL0 + n, theirs);
 	assert_int_equal(fx_start(f), 0);
 	regfile_set(f->rf, 0, IA32_PMC0, 1000);
 	fx_sample(f);
 	regfile_set(f->rf, 0, IA32_PERFEVTSEL0, theirs);
+	regfile_set(f->rf, 0, IA32_PMC0, 5000);
 	regfile_set(f->rf, 0, IA32_FIXED_CTR_CTRL, 0x3b3);
 	fx_sample(f);
 	assert_int_equal(cpu_of(f, 0)->conflicts, 2);
 	assert_false(cpu_of(f, 0)->events[0].available);
+	assert_int_equal(cpu_of(f, 0)->events[0].total, 1000);
 	assert_string_equal(cpu_of(f, 0)->events[0].reason,
-			    "counter 0 taken over by another agent (on_conflict = yield)");
+			    "yielded: another agent took its counter");
 	assert_false(cpu_of(f, 0)->has_cycles);
 	assert_true(cpu_of(f, 0)->has_instructions);
+	assert_true(f->c.up);
 	assert_string_equal(REASON(&f->c),
-			    "cpu 0: fixed counter 1 (cycles) taken over by another agent, yielded");
+			    "cycles yielded on 1 of 1 CPUs: another agent took its counter; "
+			    "ev_a yielded on 1 of 1 CPUs: another agent took its counter");
 	assert_int_equal(regfile_writes(f->rf, 0, IA32_PERFEVTSEL0), 1);
 	/* Later samples leave the yielded counters alone. */
 	fx_sample(f);
 	assert_int_equal(cpu_of(f, 0)->conflicts, 2);
+	assert_int_equal(regfile_writes(f->rf, 0, IA32_PERFEVTSEL0), 1);
+
+	/* The agent leaves (perf's disable: EN clear, the rest kept): both are taken back. */
+	regfile_set(f->rf, 0, IA32_PERFEVTSEL0, theirs & ~PERFEVTSEL_EN);
+	regfile_set(f->rf, 0, IA32_FIXED_CTR_CTRL, 0x303);
+	fx_sample(f);
+	assert_true(cpu_of(f, 0)->events[0].available);
+	assert_true(cpu_of(f, 0)->has_cycles);
+	assert_string_equal(REASON(&f->c), "");
+	regfile_set(f->rf, 0, IA32_PMC0, 5000 + 7);
+	fx_sample(f);
+	assert_int_equal(cpu_of(f, 0)->events[0].total, 1007);
+	assert_int_equal(cpu_of(f, 0)->conflicts, 2);
 	collector_stop(&f->c);
-	/* Theirs stays theirs; our other bits are gone. */
-	assert_int_equal(get(f, 0, IA32_PERFEVTSEL0), theirs);
-	assert_int_equal(get(f, 0, IA32_FIXED_CTR_CTRL), 0x0b0);
-	assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL),
-			 PERF_GLOBAL_CTRL_EN_FIXED(1) | PERF_GLOBAL_CTRL_EN_PMC(0));
+	/* What the agent left is put back as it left it; the rest as found at start. */
+	assert_int_equal(get(f, 0, IA32_PERFEVTSEL0), theirs & ~PERFEVTSEL_EN);
+	assert_int_equal(get(f, 0, IA32_PMC0), 5000);
+	assert_int_equal(get(f, 0, IA32_FIXED_CTR_CTRL), 0);
+	assert_int_equal(get(f, 0, IA32_PERF_GLOBAL_CTRL), 0);
+	for (uint32_t n = 1; n < N_GP; n++)
+		assert_int_equal(get(f, 0, IA32_PERFEVTSEL0 + n), theirs);
 	fx_free(f);
 }
 
@@ -561,11 +594,15 @@ static void reads_per_sample_match_what_a_sample_reads(void **state)
 	add_event(f, "ev_b", 0xd1, 0x02, 0);
 	regfile_set(f->rf, 1, IA32_FIXED_CTR_CTRL, (uint64_t)WATCHDOG_NIBBLE << 4);
 	assert_int_equal(fx_start(f), 0);
-	/* cpu 0: 1 + 1 + 3 + 2 * 2; cpu 1: 1 + 1 + 2 + 2 * 2. */
-	assert_int_equal(core_collector_reads_per_sample(&f->c), 9 + 8);
+	/*
+	 * Each CPU: 1 (global control) + 2 per counted event (the counter and
+	 * its own select or fixed control), 5 events each (on cpu 1 cycles
+	 * counts on a GP counter, the watchdog holding fixed counter 1).
+	 */
+	assert_int_equal(core_collector_reads_per_sample(&f->c), 11 + 11);
 	reads = f->hw.n_reads;
 	fx_sample(f);
-	assert_int_equal(f->hw.n_reads - reads, 17);
+	assert_int_equal(f->hw.n_reads - reads, 22);
 	fx_free(f);
 }
 
@@ -672,8 +709,9 @@ static void check_core_values(const struct snapshot *s, double seconds)
 		assert_true(sp->has_ref_cycles);
 		assert_in_range(sp->instructions, 0, most);
 		assert_in_range(sp->ref_cycles, 0, most);
-		if (sp->has_cycles)
-			assert_in_range(sp->cycles, 0, most);
+		/* The watchdog holds fixed counter 1 at boot: cycles counts on a GP counter. */
+		assert_true(sp->has_cycles);
+		assert_in_range(sp->cycles, 0, most);
 		assert_int_equal(sp->conflicts, 0);
 		for (int k = 0; k < sp->n_events; k++)
 			if (sp->events[k].available)
@@ -703,8 +741,7 @@ static void check_core_exact(struct sim_machine *m, const struct snapshot *s)
 
 		assert_exact(m, sp->cpu, 0xc0, 0x00, sp->instructions);
 		assert_exact(m, sp->cpu, 0x3c, 0x01, sp->ref_cycles);
-		if (sp->has_cycles)
-			assert_exact(m, sp->cpu, 0x3c, 0x00, sp->cycles);
+		assert_exact(m, sp->cpu, 0x3c, 0x00, sp->cycles);
 		for (int k = 0; k < sp->n_events; k++) {
 			const struct event_spec *ev = event_builtin(EVENT_PMU_CORE, sp->events[k].name);
 
@@ -743,6 +780,13 @@ static void run_model(const char *model)
 	assert_int_equal(collector_start(&cols[1], &core_collector_ops, &m.hw, &m.info,
 					 &m.topo, &conf), 0);
 	snapshot_release(sample_both(&m, cols));
+	/* The machine boots as Linux leaves it: the NMI watchdog's nibble is left alone. */
+	for (int i = 0; i < m.topo.n_cpus; i++) {
+		uint64_t v;
+
+		assert_int_equal(hw_read_msr(&m.hw, m.topo.cpus[i].cpu, IA32_FIXED_CTR_CTRL, &v), 0);
+		assert_int_equal((v >> 4) & 0xf, WATCHDOG_NIBBLE);
+	}
 	for (int i = 0; i < 3; i++) {
 		sim_advance(m.sim, 1.0);
 		sim_advance(twin.sim, 1.0);
@@ -782,6 +826,92 @@ static void both_collectors_on_every_simulated_model(void **state)
 		run_model(sim_models[i]);
 }
 
+/*
+ * skylake-sp-2s:perf-profiler: a perf event takes GP counter 2 of every
+ * CPU for 5 s of every 10 s, from 2 s.  On the boot state our events sit
+ * on cycles GP 0 (the watchdog holds fixed counter 1), llc_references GP 1,
+ * llc_misses GP 2, branch_misses GP 3: no GP counter is left to move to.
+ * The events that keep their counter lose nothing (exact against the
+ * simulator's ground truth); llc_misses is yielded with the reason while
+ * perf holds its counter and taken back when perf leaves; the conflicts
+ * counter grows by one per real takeover; stop restores every register.
+ */
+static void perf_user_takes_a_gp_counter_again_and_again(void **state)
+{
+	struct sim_machine m, twin;
+	struct reg_dump ours = { 0 }, theirs = { 0 };
+	struct collector c;
+	struct conf conf;
+	char reason[1024];
+
+	(void)state;
+	machine_open(&m, "skylake-sp-2s:perf-profiler");
+	machine_open(&twin, "skylake-sp-2s:perf-profiler");
+	conf_defaults(&conf);
+	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo, &conf), 0);
+	sim_advance(m.sim, 0.5);
+	sim_advance(twin.sim, 0.5);
+	for (int step = 0; step < 30; step++) {
+		double t = 0.5 + step;
+		bool perf_holds = t - 10.0 * (int)(t / 10.0) > 2.0 && t - 10.0 * (int)(t / 10.0) < 7.0;
+		uint64_t takeovers = (uint64_t)(t > 2.0) + (t > 12.0) + (t > 22.0);
+		struct snapshot *s = snapshot_new(&m.topo, &m.info);
+
+		assert_non_null(s);
+		collector_sample(&c, s);
+		for (int i = 0; i < s->n_cpus; i++) {
+			const struct snapshot_cpu *sp = &s->cpus[i];
+
+			assert_true(sp->has_instructions && sp->has_cycles && sp->has_ref_cycles);
+			assert_exact(&m, sp->cpu, 0xc0, 0x00, sp->instructions);
+			assert_exact(&m, sp->cpu, 0x3c, 0x00, sp->cycles);
+			assert_exact(&m, sp->cpu, 0x3c, 0x01, sp->ref_cycles);
+			assert_int_equal(sp->n_events, 3);
+			assert_string_equal(sp->events[0].name, "llc_references");
+			assert_true(sp->events[0].available);
+			assert_exact(&m, sp->cpu, 0x2e, 0x4f, sp->events[0].total);
+			assert_string_equal(sp->events[2].name, "branch_misses");
+			assert_true(sp->events[2].available);
+			assert_exact(&m, sp->cpu, 0xc5, 0x00, sp->events[2].total);
+			assert_string_equal(sp->events[1].name, "llc_misses");
+			if (perf_holds) {
+				assert_false(sp->events[1].available);
+				assert_string_equal(sp->events[1].reason,
+						    "yielded: another agent took its counter");
+			} else {
+				assert_true(sp->events[1].available);
+			}
+			assert_int_equal(sp->conflicts, takeovers);
+		}
+		collector_reason(&c, reason, sizeof(reason));
+		if (perf_holds)
+			assert_non_null(strstr(reason, "llc_misses yielded on 112 of 112 CPUs: another "
+						       "agent took its counter"));
+		else
+			assert_string_equal(reason, "");
+		assert_true(c.up);
+		snapshot_release(s);
+		sim_advance(m.sim, 1.0);
+		sim_advance(twin.sim, 1.0);
+	}
+	assert_int_equal(c.errors, 0);
+	collector_stop(&c);
+	sim_dump(m.sim, dump_one, &ours);
+	sim_dump(twin.sim, dump_one, &theirs);
+	assert_int_equal(ours.n, theirs.n);
+	for (size_t i = 0; i < ours.n; i++)
+		if (!is_core_counter(ours.regs[i].msr) && ours.regs[i].value != theirs.regs[i].value)
+			fail_msg("cpu %d msr 0x%x is 0x%llx, untouched twin has 0x%llx",
+				 ours.regs[i].cpu, (unsigned)ours.regs[i].msr,
+				 (unsigned long long)ours.regs[i].value,
+				 (unsigned long long)theirs.regs[i].value);
+	free(ours.regs);
+	free(theirs.regs);
+	machine_close(&twin);
+	machine_close(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -800,6 +930,7 @@ int main(void)
 		cmocka_unit_test(reads_per_sample_match_what_a_sample_reads),
 		cmocka_unit_test(disabled_in_config_does_not_start),
 		cmocka_unit_test(both_collectors_on_every_simulated_model),
+		cmocka_unit_test(perf_user_takes_a_gp_counter_again_and_again),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /*
  * Unit tests of the uncore collector against the register-file backend: the
  * exact values written to the event selects, the global control and the
- * fixed counter control; busy counters skipped; everything restored as
- * found; conflicts under both policies; wraps, read errors, CPU hot-plug,
+ * fixed counter control (the msr engine's claims); busy counters skipped,
+ * gate bits never taken for an owner; everything restored as found;
+ * conflicts under both policies, a yielded counter taken back; wraps, read errors, CPU hot-plug,
  * refused writes and the models without the facility or its thermal events.
  */
 #include <errno.h>
@@ -100,6 +101,12 @@ static int faulty_online(void *ctx, int cpu)
 	return faulty.inner->cpu_online(faulty.inner_ctx, cpu);
 }
 
+static int faulty_enumerate(void *ctx, struct hw_cpu *out, int max, int *ret_n)
+{
+	(void)ctx;
+	return faulty.inner->enumerate(faulty.inner_ctx, out, max, ret_n);
+}
+
 static void faulty_close(void *ctx)
 {
 	(void)ctx;
@@ -111,6 +118,7 @@ static const struct hw_ops faulty_ops = {
 	.read_msr = faulty_read,
 	.write_msr = faulty_write,
 	.cpu_online = faulty_online,
+	.enumerate = faulty_enumerate,
 	.close = faulty_close,
 };
 
@@ -229,16 +237,19 @@ static void programs_exact_values(void **state)
 	assert_true(f->c.up);
 	assert_string_equal(REASON(&f->c), "");
 	for (int s = 0; s < 2; s++) {
-		/* EN | umask<<8 | code, with OCC_CTR_RST on the write (hardware.md §1.4). */
-		assert_int_equal(reg(f, s, 0x3c0), 0x420167);
-		assert_int_equal(reg(f, s, 0x3c1), 0x460167);
-		assert_int_equal(reg(f, s, 0x3c2), 0x420182);
-		assert_int_equal(reg(f, s, 0x3c3), 0x420183);
+		/*
+		 * EN | umask<<8 | code; no OCC_CTR_RST, since none of these is an
+		 * occupancy event (hardware-linux.md §2, correction to §1.4).
+		 */
+		assert_int_equal(reg(f, s, 0x3c0), 0x400167);
+		assert_int_equal(reg(f, s, 0x3c1), 0x440167);
+		assert_int_equal(reg(f, s, 0x3c2), 0x400182);
+		assert_int_equal(reg(f, s, 0x3c3), 0x400183);
 		assert_int_equal(reg(f, s, 0x3c4), 0);
 		assert_int_equal(reg(f, s, MSR_UNCORE_FIXED_CTR_CTRL), 0x1);
 		assert_int_equal(reg(f, s, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x10000000f));
-		/* One write each, the global control read-modify-written once. */
-		assert_int_equal(regfile_writes(f->rf, s == 0 ? 0 : 2, MSR_UNCORE_PERF_GLOBAL_CTRL), 1);
+		/* Each claim sets its own gate bit by read-modify-write; counters are never written. */
+		assert_int_equal(regfile_writes(f->rf, s == 0 ? 0 : 2, MSR_UNCORE_PERF_GLOBAL_CTRL), 5);
 		assert_int_equal(regfile_writes(f->rf, s == 0 ? 0 : 2, MSR_UNCORE_PMC0), 0);
 	}
 }
@@ -286,30 +297,32 @@ static void busy_counters_are_skipped(void **state)
 		e.umask = (uint8_t)(i + 1);
 		add_event(f, &e);
 	}
-	/* Socket 0: counter 7 and the fixed counter enabled in 0x391, counter 0 in its select. */
+	/*
+	 * Socket 0: counter 0 in use by its select; counter 7 and the fixed
+	 * counter have their gate bits set in 0x391 only, which is no owner
+	 * (hardware-linux.md §1.5): both are free.
+	 */
 	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, UINT64_C(0x0000000100000080));
 	set_reg(f, 0, 0x3c0, 0x4000ff);
 	assert_int_equal(start(f, &westmere), 0);
 	assert_true(f->c.up);
 	assert_string_equal(REASON(&f->c),
-			    "socket 0: no free uncore counter for 'e7', 'e8' (counters 0,7 in use by "
-			    "another agent); socket 0: the uncore fixed counter is in use by another "
-			    "agent, uncore clockticks are not reported");
+			    "socket 0: uncore e8 not counted: every counter that can count it is in "
+			    "use by another agent");
 	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x00000001000000fe));
 	assert_int_equal(reg(f, 0, 0x3c0), 0x4000ff);
-	assert_int_equal(reg(f, 0, 0x3c1), 0x420160);
-	assert_int_equal(reg(f, 0, 0x3c6), 0x420660);
-	assert_int_equal(reg(f, 0, 0x3c7), 0);
-	assert_int_equal(regfile_writes(f->rf, 0, MSR_UNCORE_FIXED_CTR_CTRL), 0);
+	assert_int_equal(reg(f, 0, 0x3c1), 0x400160);
+	assert_int_equal(reg(f, 0, 0x3c6), 0x400660);
+	assert_int_equal(reg(f, 0, 0x3c7), 0x400760);
+	assert_int_equal(reg(f, 0, MSR_UNCORE_FIXED_CTR_CTRL), 1);
 	assert_int_equal(reg(f, 1, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x1000000ff));
 
 	ss = sample(f, 0);
-	assert_false(ss->has_uncore_clockticks);
-	assert_true(ss->uncore_events[5].available);
-	assert_false(ss->uncore_events[6].available);
-	assert_string_equal(ss->uncore_events[6].reason,
-			    "no free uncore counter (counters 0,7 in use by another agent)");
+	assert_true(ss->has_uncore_clockticks);
+	assert_true(ss->uncore_events[6].available);
 	assert_false(ss->uncore_events[7].available);
+	assert_string_equal(ss->uncore_events[7].reason,
+			    "every counter that can count it is in use by another agent");
 	ss = sample(f, 1);
 	assert_true(ss->uncore_events[7].available);
 	assert_true(ss->has_uncore_clockticks);
@@ -364,9 +377,9 @@ static void conflict_reclaim_reprograms_and_loses_interval(void **state)
 	assert_int_equal(ss->uncore_conflicts, 1);
 	assert_int_equal(ss->uncore_events[1].total, 10);
 	assert_true(ss->uncore_events[1].available);
-	assert_int_equal(reg(f, 0, 0x3c1), 0x460167);
-	assert_non_null(strstr(REASON(&f->c), "socket 0: an uncore counter was reprogrammed by another "
-				"agent and reclaimed; the counts of that interval are lost"));
+	assert_int_equal(reg(f, 0, 0x3c1), 0x440167);
+	assert_non_null(strstr(REASON(&f->c), "socket 0: uncore dram_episodes was reprogrammed by "
+				"another agent and reclaimed; the counts of that interval are lost"));
 
 	/* Counting resumes from the value after the reclaim. */
 	set_reg(f, 0, 0x3b1, 1000005);
@@ -374,10 +387,13 @@ static void conflict_reclaim_reprograms_and_loses_interval(void **state)
 	assert_int_equal(ss->uncore_events[1].total, 16);
 	assert_int_equal(ss->uncore_conflicts, 1);
 
-	/* Our enable bit cleared in 0x391 is a conflict too; set again, others' bits kept. */
+	/*
+	 * Our gate bit cleared in 0x391 is no takeover (the select is still
+	 * ours): no conflict; our bit is set again, others' bits kept.
+	 */
 	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, UINT64_C(0x100000002) | MSR_BIT(50));
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 2);
+	assert_int_equal(ss->uncore_conflicts, 1);
 	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000003) | MSR_BIT(50));
 	/* Socket 1 saw nothing. */
 	assert_int_equal(snapshot_socket(f->snap, 1)->uncore_conflicts, 0);
@@ -392,6 +408,9 @@ static void conflict_yield_forgets_without_writing(void **state)
 	add_event(f, &ev_dram_cycles);
 	add_event(f, &ev_dram_episodes);
 	add_event(f, &ev_prochot);
+	/* Counters 3..7 are another agent's: ours get 0..2 and nothing is left free. */
+	for (uint32_t n = 3; n < 8; n++)
+		set_reg(f, 0, 0x3c0 + n, 0x4000ff);
 	set_reg(f, 0, 0x3b1, 0x77);
 	set_reg(f, 0, 0x3b2, 0x88);
 	assert_int_equal(start(f, &westmere), 0);
@@ -404,26 +423,43 @@ static void conflict_yield_forgets_without_writing(void **state)
 	assert_int_equal(ss->uncore_conflicts, 1);
 	assert_false(ss->uncore_events[1].available);
 	assert_int_equal(ss->uncore_events[1].total, 4);
-	assert_string_equal(ss->uncore_events[1].reason, "counter taken by another agent");
+	assert_string_equal(ss->uncore_events[1].reason, "another agent took its counter");
 	assert_true(ss->uncore_events[0].available);
-
-	/* Only our enable bit of counter 2 cleared: our select is put back as found. */
-	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL) & ~MSR_BIT(2));
-	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 2);
-	assert_false(ss->uncore_events[2].available);
-	assert_int_equal(reg(f, 0, 0x3c2), 0);
-	assert_int_equal(reg(f, 0, 0x3b2), 0x88);
-
-	/* Later samples do not count the yielded counters again. */
-	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 2);
-
-	collector_stop(&f->c);
-	/* The other agent's counter is left alone, its enable bit too. */
+	assert_non_null(strstr(REASON(&f->c), "socket 0: uncore dram_episodes yielded: another agent "
+				"took its counter"));
+	/* Nothing was written to the taken counter. */
 	assert_int_equal(reg(f, 0, 0x3c1), 0x4300aa);
 	assert_int_equal(reg(f, 0, 0x3b1), 12345);
-	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), MSR_BIT(1));
+
+	/* Only our gate bit of counter 2 cleared: no takeover, the bit is set again. */
+	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL) & ~MSR_BIT(2));
+	ss = sample(f, 0);
+	assert_int_equal(ss->uncore_conflicts, 1);
+	assert_true(ss->uncore_events[2].available);
+	assert_true(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL) & MSR_BIT(2));
+
+	/* Later samples do not count the yielded counter again. */
+	ss = sample(f, 0);
+	assert_int_equal(ss->uncore_conflicts, 1);
+
+	/* The other agent leaves counter 1: the event takes it back, its total goes on. */
+	set_reg(f, 0, 0x3c1, 0x0300aa);
+	ss = sample(f, 0);
+	assert_true(ss->uncore_events[1].available);
+	assert_int_equal(reg(f, 0, 0x3c1), 0x440167);
+	assert_int_equal(ss->uncore_events[1].total, 4);
+	set_reg(f, 0, 0x3b1, 12345 + 6);
+	ss = sample(f, 0);
+	assert_int_equal(ss->uncore_events[1].total, 10);
+	assert_int_equal(ss->uncore_conflicts, 1);
+	assert_null(strstr(REASON(&f->c), "yielded"));
+
+	collector_stop(&f->c);
+	/* Everything as found, the other agent's leftovers included. */
+	assert_int_equal(reg(f, 0, 0x3c1), 0x0300aa);
+	assert_int_equal(reg(f, 0, 0x3b1), 12345);
+	assert_int_equal(reg(f, 0, 0x3c7), 0x4000ff);
+	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), 0);
 	assert_int_equal(reg(f, 0, 0x3c0), 0);
 	assert_int_equal(reg(f, 0, MSR_UNCORE_FIXED_CTR_CTRL), 0);
 }
@@ -465,7 +501,9 @@ static void read_errors_keep_totals(void **state)
 	set_reg(f, 0, 0x3b0, 80);
 	ss = sample(f, 0);
 	assert_int_equal(ss->uncore_events[0].total, 50);
-	assert_true(ss->uncore_events[0].available);
+	assert_false(ss->uncore_events[0].available);
+	assert_string_equal(ss->uncore_events[0].reason,
+			    "the counter could not be read: no such register on this CPU");
 	/* One failed read per socket. */
 	assert_int_equal(f->c.errors, 2);
 	assert_int_equal(COLLECTOR(f->snap, "uncore")->errors, 2);
@@ -577,7 +615,7 @@ static void nehalem_has_no_thermal_events(void **state)
 	add_event(f, &ev_dram_open);
 	assert_int_equal(start(f, &nehalem), 0);
 	/* The thermal event takes no counter; the other one gets counter 0. */
-	assert_int_equal(reg(f, 0, 0x3c0), 0x420160);
+	assert_int_equal(reg(f, 0, 0x3c0), 0x400160);
 	assert_int_equal(reg(f, 0, 0x3c1), 0);
 	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000001));
 	ss = sample(f, 0);
@@ -614,15 +652,16 @@ static void builtin_lands_in_first_free_counter(void **state)
 
 	assert_non_null(spec);
 	add_event(f, spec);
-	/* Counters 0 and 1 are another agent's, one by its select, one by 0x391. */
+	/*
+	 * Counter 0 is another agent's by its select; counter 1 has only its
+	 * gate bit set in 0x391, which is no owner (hardware-linux.md §1.5).
+	 */
 	set_reg(f, 0, 0x3c0, 0x400160);
 	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, MSR_BIT(1));
 	assert_int_equal(start(f, &westmere), 0);
-	assert_int_equal(reg(f, 0, 0x3c2), 0x420183);
-	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000006));
-	assert_int_equal(reg(f, 1, 0x3c0), 0x420183);
-	/* The hardware reads OCC_CTR_RST back as 0: that is no conflict. */
-	set_reg(f, 0, 0x3c2, 0x400183);
+	assert_int_equal(reg(f, 0, 0x3c1), 0x400183);
+	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000002));
+	assert_int_equal(reg(f, 1, 0x3c0), 0x400183);
 	assert_int_equal(sample(f, 0)->uncore_conflicts, 0);
 	assert_int_equal(snapshot_socket(f->snap, 1)->uncore_conflicts, 0);
 }
@@ -653,7 +692,7 @@ static void defaults_come_first(void **state)
 	assert_int_equal(start(f, &westmere), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(reg(f, 0, 0x3c0 + (uint32_t)i),
-				 event_uncore_evtsel(defaults[i]) | UNC_EVTSEL_OCC_CTR_RST);
+				 event_uncore_evtsel(defaults[i]));
 	ss = sample(f, 0);
 	assert_int_equal(ss->n_uncore_events, n + 1);
 	assert_string_equal(ss->uncore_events[0].name, defaults[0]->name);

@@ -52,14 +52,14 @@ static void assert_default_values(const struct conf *c)
 	assert_string_equal(c->state_file, "/run/uncored/ledger");
 	assert_true(c->uncore_enabled);
 	assert_true(c->uncore_default_events);
-	assert_int_equal(c->uncore_on_conflict, CONF_CONFLICT_RECLAIM);
+	assert_int_equal(c->uncore_on_conflict, CONF_CONFLICT_YIELD);
 	assert_int_equal(c->n_uncore_events, 0);
 	assert_true(c->thermal_enabled);
 	assert_true(c->thermal_rapl);
 	assert_true(c->thermal_kernel_counts);
 	assert_true(c->core_enabled);
 	assert_true(c->core_default_events);
-	assert_int_equal(c->core_on_conflict, CONF_CONFLICT_RECLAIM);
+	assert_int_equal(c->core_on_conflict, CONF_CONFLICT_YIELD);
 	assert_int_equal(c->n_core_events, 0);
 }
 
@@ -117,7 +117,7 @@ static void every_key_parses(void **state)
 	assert_int_equal(conf.max_episodes, 10000);
 	assert_false(conf.uncore_enabled);
 	assert_false(conf.uncore_default_events);
-	assert_int_equal(conf.uncore_on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(conf.uncore_on_conflict, CONF_CONFLICT_RECLAIM);
 	assert_int_equal(conf.n_uncore_events, 2);
 	assert_string_equal(conf.uncore_events[0].spec.name, "thermal_throttling_prochot_core0");
 	assert_int_equal(conf.uncore_events[0].line, 18);
@@ -133,7 +133,7 @@ static void every_key_parses(void **state)
 	assert_false(conf.thermal_kernel_counts);
 	assert_true(conf.core_enabled);   /* left on: all off is refused */
 	assert_false(conf.core_default_events);
-	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_RECLAIM);
 	assert_int_equal(conf.n_core_events, 2);
 	assert_int_equal(conf.core_events[0].spec.arch_event, 6);
 	assert_string_equal(conf.core_events[1].spec.name, "l2_misses");

@@ -36,7 +36,9 @@ static struct machine boot(const char *spec)
 	struct machine m;
 	char err[1024];
 
-	m.sim = sim_open(spec, scenario_dir(), SIM_CLOCK_STEPPED, err, sizeof(err));
+	/* The hardware model's own tests start from power-on values. */
+	m.sim = sim_open_boot(spec, scenario_dir(), SIM_CLOCK_STEPPED, SIM_BOOT_RESET,
+			      err, sizeof(err));
 	if (!m.sim)
 		fail_msg("sim_open(%s): %s", spec, err);
 	sim_bind(m.sim, &m.hw);
@@ -989,7 +991,7 @@ static void malformed_scenarios_report_file_line(void **state)
 		helpers_write_file(path, c->text);
 		snprintf(spec, sizeof(spec), "%s:%s", c->model, path);
 		snprintf(expected, sizeof(expected), "%s:%s", path, c->expected);
-		s = sim_open(spec, NULL, SIM_CLOCK_STEPPED, err, sizeof(err));
+		s = sim_open_boot(spec, NULL, SIM_CLOCK_STEPPED, SIM_BOOT_RESET, err, sizeof(err));
 		if (s)
 			fail_msg("%s: opened", c->name);
 		if (strcmp(err, expected) != 0)
@@ -1004,11 +1006,13 @@ static void open_errors(void **state)
 	struct sim *s;
 
 	(void)state;
-	s = sim_open("pentium:idle", scenario_dir(), SIM_CLOCK_STEPPED, err, sizeof(err));
+	s = sim_open_boot("pentium:idle", scenario_dir(), SIM_CLOCK_STEPPED, SIM_BOOT_RESET,
+			      err, sizeof(err));
 	assert_null(s);
 	assert_string_equal(err, "unknown simulated model 'pentium', expected one of: "
 			    "westmere-ep-2s, nehalem-ep-2s, skylake-sp-2s, amd-epyc, big");
-	s = sim_open("big:no-such", scenario_dir(), SIM_CLOCK_STEPPED, err, sizeof(err));
+	s = sim_open_boot("big:no-such", scenario_dir(), SIM_CLOCK_STEPPED, SIM_BOOT_RESET,
+			      err, sizeof(err));
 	assert_null(s);
 	snprintf(expected, sizeof(expected), "%s/no-such.ini: cannot open scenario: "
 		 "No such file or directory", scenario_dir());
