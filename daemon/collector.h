@@ -97,6 +97,8 @@ struct collector_ops {
 	 * collector exports in src to those in dst, matching sockets and CPUs
 	 * by id and events by name: for the reload carry and for --once's one
 	 * interval.  Gauges, kernel counts and error counts are left alone.
+	 * NULL for a collector whose totals are all declared families (their
+	 * carry is generic, metric.h).
 	 */
 	void (*add_totals)(struct snapshot *dst, const struct snapshot *src, int sign);
 };

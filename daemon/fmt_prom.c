@@ -1,7 +1,8 @@
 /*
  * Snapshot to the Prometheus text exposition format (SPEC §5).  The metric
  * families are one table in output order; each row names a writer that
- * emits the family's samples, and a family whose writer emitted nothing
+ * emits the family's samples (one row stands for every family the
+ * collectors declare, metric.h), and a family whose writer emitted nothing
  * is taken back out, HELP and TYPE included, so absent hardware leaves no
  * trace.  It never touches hardware and writes no state; render.c keeps
  * the formatted text with the snapshot.
@@ -14,26 +15,14 @@
 #include "fmt_prom.h"
 #include "metric.h"
 
-/* One sample value: unsigned, signed (temperatures) or a double. */
-struct value {
-	enum { VALUE_U64, VALUE_I64, VALUE_DOUBLE } kind;
-	uint64_t u;
-	int64_t i;
-	double d;
-};
-
 struct family;
 typedef void family_writer(const struct family *f, const struct snapshot *s, struct strbuf *out);
-typedef bool core_getter(const struct snapshot_core *c, struct value *ret);
-typedef bool socket_getter(const struct snapshot_socket *sock, struct value *ret);
 
 struct family {
 	const char *name;
 	const char *type;
 	const char *help;
 	family_writer *write;
-	core_getter *core;         /* for write_per_core */
-	socket_getter *socket;     /* for write_per_socket */
 };
 
 /* Sample helpers: name{ then labels then } value. */
@@ -63,13 +52,6 @@ static void label_int(struct strbuf *out, const char *key, long long value)
 static void end_u64(struct strbuf *out, uint64_t v)
 {
 	strbuf_printf(out, "} %" PRIu64 "\n", v);
-}
-
-static void end_double(struct strbuf *out, double v)
-{
-	strbuf_append(out, "} ");
-	strbuf_append_prom_double(out, v);
-	strbuf_append(out, "\n");
 }
 
 /* A sample without labels. */
@@ -195,118 +177,6 @@ static void write_conflicts(const struct family *f, const struct snapshot *s, st
 	}
 }
 
-/*
- * Per-core and per-socket families differ only in which field they show
- * and when it exists: a getter returns whether the value exists and the
- * value, and two generic writers do the rest.
- */
-static void end_value(struct strbuf *out, const struct value *v)
-{
-	switch (v->kind) {
-	case VALUE_U64:
-		end_u64(out, v->u);
-		break;
-	case VALUE_I64:
-		strbuf_printf(out, "} %" PRId64 "\n", v->i);
-		break;
-	case VALUE_DOUBLE:
-		end_double(out, v->d);
-		break;
-	}
-}
-
-static bool get_core_temp(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_I64, .i = c->temperature_c };
-	return c->has_temperature;
-}
-
-static bool get_core_throttling(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = c->thermal_throttling };
-	return c->has_status;
-}
-
-static bool get_core_prochot(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = c->prochot_active };
-	return c->has_status;
-}
-
-static bool get_core_kernel_throttles(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = c->kernel_throttles };
-	return c->has_kernel_throttles;
-}
-
-static bool get_pkg_temp(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_I64, .i = sock->package_temperature_c };
-	return sock->has_package_temperature;
-}
-
-static bool get_tjmax(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_I64, .i = sock->tjmax_c };
-	return sock->has_tjmax;
-}
-
-static bool get_pkg_throttling(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = sock->package_thermal_throttling };
-	return sock->has_package_status;
-}
-
-static bool get_pkg_kernel_throttles(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = sock->kernel_package_throttles };
-	return sock->has_kernel_package_throttles;
-}
-
-static bool get_rapl_pkg(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_DOUBLE, .d = sock->rapl_package_throttled_s };
-	return sock->has_rapl;
-}
-
-static bool get_rapl_dram(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_DOUBLE, .d = sock->rapl_dram_throttled_s };
-	return sock->has_rapl;
-}
-
-static void write_per_core(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	struct value v;
-
-	for (int i = 0; i < s->n_sockets; i++) {
-		const struct snapshot_socket *sock = &s->sockets[i];
-
-		for (int j = 0; j < sock->n_cores; j++) {
-			if (!f->core(&sock->cores[j], &v))
-				continue;
-			begin(out, f);
-			label_int(out, "socket", sock->socket);
-			label_int(out, "core", sock->cores[j].core);
-			end_value(out, &v);
-		}
-	}
-}
-
-static void write_per_socket(const struct family *f, const struct snapshot *s,
-			     struct strbuf *out)
-{
-	struct value v;
-
-	for (int i = 0; i < s->n_sockets; i++) {
-		if (!f->socket(&s->sockets[i], &v))
-			continue;
-		begin(out, f);
-		label_int(out, "socket", s->sockets[i].socket);
-		end_value(out, &v);
-	}
-}
-
 /* Labels socket, core, cpu of a logical CPU. */
 static void cpu_labels(struct strbuf *out, const struct family *f, const struct snapshot_cpu *c)
 {
@@ -392,38 +262,8 @@ static const struct family families[] = {
 	{ .name = "uncored_pmu_conflicts_total", .type = "counter",
 	  .help = "Times a PMU counter of uncored was found reprogrammed by someone else.",
 	  .write = write_conflicts },
-	{ .name = "uncored_core_temperature_celsius", .type = "gauge",
-	  .help = "Core temperature.",
-	  .write = write_per_core, .core = get_core_temp },
-	{ .name = "uncored_package_temperature_celsius", .type = "gauge",
-	  .help = "Package temperature.",
-	  .write = write_per_socket, .socket = get_pkg_temp },
-	{ .name = "uncored_tjmax_celsius", .type = "gauge",
-	  .help = "TCC activation temperature (TjMax).",
-	  .write = write_per_socket, .socket = get_tjmax },
-	{ .name = "uncored_core_thermal_throttling", .type = "gauge",
-	  .help = "Whether the core is thermally throttled now (status bit).",
-	  .write = write_per_core, .core = get_core_throttling },
-	{ .name = "uncored_core_prochot_active", .type = "gauge",
-	  .help = "Whether PROCHOT# or FORCEPR# is asserted now.",
-	  .write = write_per_core, .core = get_core_prochot },
-	{ .name = "uncored_package_thermal_throttling", .type = "gauge",
-	  .help = "Whether the package is thermally throttled now (status bit).",
-	  .write = write_per_socket, .socket = get_pkg_throttling },
-	{ .name = "uncored_kernel_core_throttles_total", .type = "counter",
-	  .help = "The kernel's core_throttle_count for the core.",
-	  .write = write_per_core, .core = get_core_kernel_throttles },
-	{ .name = "uncored_kernel_package_throttles_total", .type = "counter",
-	  .help = "The kernel's package_throttle_count for the socket.",
-	  .write = write_per_socket, .socket = get_pkg_kernel_throttles },
-	{ .name = "uncored_rapl_package_throttled_seconds_total", .type = "counter",
-	  .help = "Time the package was throttled by its RAPL power limit (MSR_PKG_PERF_STATUS); "
-		  "power-limit throttling, not thermal.",
-	  .write = write_per_socket, .socket = get_rapl_pkg },
-	{ .name = "uncored_rapl_dram_throttled_seconds_total", .type = "counter",
-	  .help = "Time DRAM was throttled by its RAPL power limit (MSR_DRAM_PERF_STATUS); "
-		  "power-limit throttling, not thermal.",
-	  .write = write_per_socket, .socket = get_rapl_dram },
+	/* The families the collectors declare (metric.h). */
+	{ .name = NULL },
 	{ .name = "uncored_core_instructions_total", .type = "counter",
 	  .help = "Instructions retired (fixed counter 0).",
 	  .write = write_instructions },
@@ -458,8 +298,11 @@ static void write_family(const struct family *f, const struct snapshot *s, struc
 
 int fmt_prom_write(const struct snapshot *s, struct strbuf *out)
 {
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-		write_family(&families[i], s, out);
-	metric_write_prom(s, out);
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		if (families[i].name)
+			write_family(&families[i], s, out);
+		else
+			metric_write_prom(s, out);
+	}
 	return out->failed ? -ENOMEM : 0;
 }

@@ -201,7 +201,7 @@ static void negative_temperature_signed(void **state)
 	char *text;
 
 	(void)state;
-	s->sockets[0].cores[0].temperature_c = -5;
+	add_thermal(s, "temperature_celsius", 0, -5);
 	text = format(s);
 	assert_non_null(strstr(text, "uncored_core_temperature_celsius{socket=\"0\",core=\"0\"} -5\n"));
 	free(text);
