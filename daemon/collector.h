@@ -66,8 +66,9 @@ struct collector_ops {
 	void (*stop)(struct collector *c);
 
 	/*
-	 * The families the collector adds values of (metric.h), for the
-	 * generic carry of their counters across reloads and --once intervals.
+	 * The families the collector adds values of (metric.h), in /metrics
+	 * order: the writers, episodes and the history walk them, and their
+	 * counters carry across reloads and --once intervals generically.
 	 */
 	const struct metric_family *const *families;
 	size_t n_families;

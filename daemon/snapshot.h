@@ -9,7 +9,8 @@
  * snapshot_release(); the last release frees it.  Publishing never waits
  * for readers and readers never wait for the sampler beyond a pointer swap.
  *
- * Absent hardware is recorded as has_* = false, never as zero values, so
+ * Absent hardware is recorded as has_* = false, or for a value of the
+ * sample API (metric.h) by not adding it, never as zero values, so
  * formatters can omit it (SPEC §5).
  */
 #ifndef UNCORED_SNAPSHOT_H
