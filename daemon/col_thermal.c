@@ -27,6 +27,33 @@
 #define ATTR_CORE_THROTTLES "thermal_throttle/core_throttle_count"
 #define ATTR_PACKAGE_THROTTLES "thermal_throttle/package_throttle_count"
 
+/* The [thermal] section: its settings live in the collector's block of struct conf. */
+struct thermal_settings {
+	bool enabled;
+	bool rapl;
+	bool kernel_counts;
+};
+
+static const struct conf_key thermal_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct thermal_settings, enabled), .def = "yes" },
+	{ "rapl", CONF_KIND_BOOL, CONF_SETTING(struct thermal_settings, rapl), .def = "yes" },
+	{ "kernel_counts", CONF_KIND_BOOL, CONF_SETTING(struct thermal_settings, kernel_counts),
+	  .def = "yes" },
+};
+
+static const struct conf_section thermal_conf_section = {
+	.name = "thermal", .keys = thermal_keys,
+	.n_keys = sizeof(thermal_keys) / sizeof(thermal_keys[0]),
+	.settings_size = sizeof(struct thermal_settings),
+};
+
+extern const struct collector_ops thermal_collector_ops;
+
+static const struct thermal_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &thermal_collector_ops);
+}
+
 /*
  * A kernel count made monotonic: exported as the kernel has it until it
  * goes down (the CPU went offline and its count restarted) or is read
@@ -219,7 +246,7 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	uint64_t raw;
 	int err;
 
-	if (!c->info->fac.has_rapl_perf_status || !c->conf->thermal_rapl)
+	if (!c->info->fac.has_rapl_perf_status || !settings(c->conf)->rapl)
 		return;
 	err = hw_read_msr(c->hw, cpu, MSR_RAPL_POWER_UNIT, &raw);
 	if (err) {
@@ -274,7 +301,7 @@ static int thermal_start(struct collector *c)
 	struct thermal_state *st;
 	int err;
 
-	if (!c->conf->thermal_enabled) {
+	if (!settings(c->conf)->enabled) {
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
@@ -382,7 +409,7 @@ static int sample_core(struct collector *c, struct thermal_socket *ts, int i, st
 		c->errors++;
 	else
 		add_core_status(s, ts, raw, where);
-	if (c->conf->thermal_kernel_counts &&
+	if (settings(c->conf)->kernel_counts &&
 	    read_kcount(c, &ts->cores[i].kernel, cpu, ATTR_CORE_THROTTLES))
 		snapshot_add_sample(s, &kernel_core_throttles, where, NULL, ts->cores[i].kernel.total, 0);
 	return cpu;
@@ -468,7 +495,7 @@ static void sample_socket(struct collector *c, struct thermal_socket *ts, struct
 		return;
 	sample_package_status(c, ts, reader, s);
 	sample_rapl(c, ts, reader, s);
-	if (c->conf->thermal_kernel_counts &&
+	if (settings(c->conf)->kernel_counts &&
 	    read_kcount(c, &ts->kernel_pkg, reader, ATTR_PACKAGE_THROTTLES))
 		snapshot_add_sample(s, &kernel_package_throttles, ts->topo->socket, NULL,
 				    ts->kernel_pkg.total, 0);
@@ -490,27 +517,14 @@ static void thermal_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static const struct conf_key thermal_keys[] = {
-	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(thermal_enabled), .def = "yes" },
-	{ "rapl", CONF_KIND_BOOL, CONF_FIELD(thermal_rapl), .def = "yes" },
-	{ "kernel_counts", CONF_KIND_BOOL, CONF_FIELD(thermal_kernel_counts), .def = "yes" },
-};
-
-static const struct conf_section thermal_conf_section = {
-	.name = "thermal", .keys = thermal_keys,
-	.n_keys = sizeof(thermal_keys) / sizeof(thermal_keys[0]),
-};
-
 static bool thermal_is_enabled(const struct conf *conf)
 {
-	return conf->thermal_enabled;
+	return settings(conf)->enabled;
 }
 
 static bool thermal_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return old->thermal_enabled != new->thermal_enabled ||
-	       old->thermal_rapl != new->thermal_rapl ||
-	       old->thermal_kernel_counts != new->thermal_kernel_counts;
+	return memcmp(settings(old), settings(new), sizeof(struct thermal_settings)) != 0;
 }
 
 const struct collector_ops thermal_collector_ops = {

@@ -71,6 +71,41 @@ const struct metric_family *thermal_family(const char *json_key)
 	return NULL;
 }
 
+/* The offset of the boolean key of [section] in conf, past settings[*ret_index]. */
+static size_t setting_offset(const char *section, const char *key, size_t *ret_index)
+{
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct conf_section *sec = collector_registry[i]->conf_section;
+
+		if (!sec || strcmp(sec->name, section) != 0 || !sec->settings_size)
+			continue;
+		for (size_t k = 0; k < sec->n_keys; k++)
+			if (strcmp(sec->keys[k].name, key) == 0) {
+				assert_int_equal(sec->keys[k].kind, CONF_KIND_BOOL);
+				*ret_index = i;
+				return sec->keys[k].offset;
+			}
+	}
+	fail_msg("no setting [%s] %s", section, key);
+	return 0;
+}
+
+bool *conf_setting_bool(struct conf *conf, const char *section, const char *key)
+{
+	size_t i, offset = setting_offset(section, key, &i);
+
+	return (bool *)(void *)(conf->settings[i] + offset);
+}
+
+bool conf_setting_is(const struct conf *conf, const char *section, const char *key)
+{
+	size_t i, offset = setting_offset(section, key, &i);
+	bool v;
+
+	memcpy(&v, conf->settings[i] + offset, sizeof(v));
+	return v;
+}
+
 void add_thermal(struct snapshot *s, const char *json_key, int where, int64_t v)
 {
 	const struct metric_family *f = thermal_family(json_key);

@@ -26,6 +26,9 @@ const struct metric_family *thermal_family(const char *json_key);
 void add_thermal(struct snapshot *s, const char *json_key, int where, int64_t v);
 void add_thermal_seconds(struct snapshot *s, const char *json_key, int where, double v);
 void fill_thermal(struct snapshot *s);
+/* The boolean key of [section] in conf, kept in its collector's settings block. */
+bool *conf_setting_bool(struct conf *conf, const char *section, const char *key);
+bool conf_setting_is(const struct conf *conf, const char *section, const char *key);
 void fill_core_pmu(struct snapshot *s);
 void enable_collectors(struct snapshot *s, bool uncore, bool thermal, bool core);
 struct snapshot *westmere_snapshot(void);

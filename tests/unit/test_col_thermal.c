@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "collector.h"
+#include "fake_machines.h"
 
 /* Registered in collectors.c; named here to test them one by one. */
 extern const struct collector_ops thermal_collector_ops;
@@ -106,9 +107,9 @@ static struct fx *fx_new(int n_sockets, int n_cores, int n_threads)
 	build_topology(f);
 	f->info.fac = (struct cpu_facilities){ .has_tjmax = true, .has_package_thermal = true,
 					       .has_rapl_perf_status = true };
-	f->conf.thermal_enabled = true;
-	f->conf.thermal_rapl = true;
-	f->conf.thermal_kernel_counts = true;
+	*conf_setting_bool(&f->conf, "thermal", "enabled") = true;
+	*conf_setting_bool(&f->conf, "thermal", "rapl") = true;
+	*conf_setting_bool(&f->conf, "thermal", "kernel_counts") = true;
 	f->conf.interval_s = 1;
 	f->rf = regfile_new(f->cpus, f->topo.n_cpus);
 	regfile_bind(f->rf, &f->hw);
@@ -419,7 +420,7 @@ static void rapl_off_in_config_or_model_reads_nothing(void **state)
 		struct fx *f = fx_new(1, 1, 1);
 
 		if (variant == 0)
-			f->conf.thermal_rapl = false;
+			*conf_setting_bool(&f->conf, "thermal", "rapl") = false;
 		else
 			f->info.fac.has_rapl_perf_status = false;
 		assert_int_equal(fx_start(f), 0);
@@ -537,7 +538,7 @@ static void kernel_counts_off_in_config(void **state)
 	struct fx *f = fx_new(1, 1, 1);
 
 	(void)state;
-	f->conf.thermal_kernel_counts = false;
+	*conf_setting_bool(&f->conf, "thermal", "kernel_counts") = false;
 	regfile_set_attr(f->rf, 0, CORE_ATTR, 7);
 	regfile_set_attr(f->rf, 0, PKG_ATTR, 3);
 	assert_int_equal(fx_start(f), 0);
@@ -602,7 +603,7 @@ static void disabled_in_config_does_not_start(void **state)
 	struct fx *f = fx_new(1, 1, 1);
 
 	(void)state;
-	f->conf.thermal_enabled = false;
+	*conf_setting_bool(&f->conf, "thermal", "enabled") = false;
 	assert_int_equal(fx_start(f), -ENOTSUP);
 	assert_false(f->c.up);
 	assert_string_equal(REASON(&f->c), "disabled in the configuration");
