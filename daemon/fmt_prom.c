@@ -1,8 +1,9 @@
 /*
  * Snapshot to the Prometheus text exposition format (SPEC §5).  The metric
  * families are one table in output order; each row names a writer that
- * emits the family's samples (one row stands for every family the
- * collectors declare, metric.h), and a family whose writer emitted nothing
+ * emits the family's samples (one row stands for the daemon's own
+ * families, self_metrics.h, one for every family the collectors declare,
+ * metric.h), and a family whose writer emitted nothing
  * is taken back out, HELP and TYPE included, so absent hardware leaves no
  * trace.  It never touches hardware and writes no state; render.c keeps
  * the formatted text with the snapshot.
@@ -14,6 +15,7 @@
 
 #include "fmt_prom.h"
 #include "metric.h"
+#include "self_metrics.h"
 
 struct family;
 typedef void family_writer(const struct family *f, const struct snapshot *s, struct strbuf *out);
@@ -23,6 +25,8 @@ struct family {
 	const char *type;
 	const char *help;
 	family_writer *write;
+	/* For a row without a name: these families, or with NULL the collectors' (metric.h). */
+	const struct metric_family *const *declared;
 };
 
 /* Sample helpers: name{ then labels then } value. */
@@ -52,74 +56,6 @@ static void label_int(struct strbuf *out, const char *key, long long value)
 static void end_u64(struct strbuf *out, uint64_t v)
 {
 	strbuf_printf(out, "} %" PRIu64 "\n", v);
-}
-
-/* A sample without labels. */
-static void plain_u64(struct strbuf *out, const struct family *f, uint64_t v)
-{
-	strbuf_printf(out, "%s %" PRIu64 "\n", f->name, v);
-}
-
-static void write_build_info(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	begin(out, f);
-	label_str(out, "version", s->version);
-	end_u64(out, 1);
-}
-
-static void write_cpu_info(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	for (int i = 0; i < s->n_sockets; i++) {
-		begin(out, f);
-		label_int(out, "socket", s->sockets[i].socket);
-		label_str(out, "vendor", s->cpu_id.vendor);
-		label_int(out, "family", s->cpu_id.family);
-		label_int(out, "model", s->cpu_id.model);
-		label_str(out, "microarch", s->cpu_id.microarch);
-		end_u64(out, 1);
-	}
-}
-
-static void write_collector_up(const struct family *f, const struct snapshot *s,
-			       struct strbuf *out)
-{
-	for (int i = 0; i < s->n_collectors; i++) {
-		const struct snapshot_collector *c = &s->collectors[i];
-
-		if (!c->enabled || !c->name)
-			continue;
-		begin(out, f);
-		label_str(out, "collector", c->name);
-		end_u64(out, c->up ? 1 : 0);
-	}
-}
-
-static void write_samples(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	plain_u64(out, f, s->samples);
-}
-
-static void write_sample_errors(const struct family *f, const struct snapshot *s,
-				struct strbuf *out)
-{
-	for (int i = 0; i < s->n_collectors; i++) {
-		const struct snapshot_collector *c = &s->collectors[i];
-
-		if (!c->enabled || !c->name)
-			continue;
-		begin(out, f);
-		label_str(out, "collector", c->name);
-		end_u64(out, c->errors);
-	}
-}
-
-static void write_sample_duration(const struct family *f, const struct snapshot *s,
-				  struct strbuf *out)
-{
-	strbuf_append(out, f->name);
-	strbuf_append(out, " ");
-	strbuf_append_prom_double(out, s->last_sample_duration_s);
-	strbuf_append(out, "\n");
 }
 
 static void write_uncore_events(const struct family *f, const struct snapshot *s,
@@ -230,24 +166,8 @@ static void write_core_events(const struct family *f, const struct snapshot *s,
 }
 
 static const struct family families[] = {
-	{ .name = "uncored_build_info", .type = "gauge",
-	  .help = "Build identity of uncored; always 1.",
-	  .write = write_build_info },
-	{ .name = "uncored_cpu_info", .type = "gauge",
-	  .help = "Detected CPU per socket; always 1.",
-	  .write = write_cpu_info },
-	{ .name = "uncored_collector_up", .type = "gauge",
-	  .help = "Whether an enabled collector is working (1) or not (0).",
-	  .write = write_collector_up },
-	{ .name = "uncored_samples_total", .type = "counter",
-	  .help = "Samples taken since start.",
-	  .write = write_samples },
-	{ .name = "uncored_sample_errors_total", .type = "counter",
-	  .help = "Failed hardware reads per collector.",
-	  .write = write_sample_errors },
-	{ .name = "uncored_last_sample_duration_seconds", .type = "gauge",
-	  .help = "Time the last sample took.",
-	  .write = write_sample_duration },
+	/* The daemon's own families (self_metrics.h). */
+	{ .name = NULL, .declared = self_metric_families },
 	{ .name = "uncored_uncore_events_total", .type = "counter",
 	  .help = "Uncore PMU event counts per socket.",
 	  .write = write_uncore_events },
@@ -301,6 +221,8 @@ int fmt_prom_write(const struct snapshot *s, struct strbuf *out)
 	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
 		if (families[i].name)
 			write_family(&families[i], s, out);
+		else if (families[i].declared)
+			metric_write_prom_families(s, families[i].declared, self_metric_n_families, out);
 		else
 			metric_write_prom(s, out);
 	}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,12 +234,35 @@ static const struct snapshot_cpu *find_cpu(const struct snapshot *s, int cpu)
 	return NULL;
 }
 
+/*
+ * The labels names (comma-separated) = values (METRIC_LABEL_SEP-separated),
+ * after a comma when more_than_place, else opening the braces.
+ */
+static void prom_labels(const char *names, const char *values, bool more_than_place,
+			struct strbuf *out)
+{
+	const char *n = names, *v = values;
+
+	strbuf_append(out, more_than_place ? "," : "{");
+	while (*n) {
+		size_t nlen = strcspn(n, ","), vlen = strcspn(v, METRIC_LABEL_SEP);
+		char value[256];
+
+		snprintf(value, sizeof(value), "%.*s", (int)vlen, v);
+		strbuf_printf(out, "%s%.*s=\"", n == names ? "" : ",", (int)nlen, n);
+		strbuf_append_prom_label(out, value);
+		strbuf_append(out, "\"");
+		n += nlen + (n[nlen] == ',');
+		v += vlen + (v[vlen] != '\0');
+	}
+}
+
 static void prom_sample(const struct snapshot *s, const struct metric_sample *v, struct strbuf *out)
 {
 	const struct metric_family *f = v->family;
 	const struct snapshot_cpu *c = NULL;
 
-	if (f->scope != METRIC_SCOPE_SOCKET) {
+	if (f->scope == METRIC_SCOPE_CORE || f->scope == METRIC_SCOPE_CPU) {
 		c = find_cpu(s, v->where);
 		if (!c)
 			return;
@@ -248,14 +272,13 @@ static void prom_sample(const struct snapshot *s, const struct metric_sample *v,
 		strbuf_printf(out, "{socket=\"%d\"", v->where);
 	else if (f->scope == METRIC_SCOPE_CORE)
 		strbuf_printf(out, "{socket=\"%d\",core=\"%d\"", c->socket, c->core);
-	else
+	else if (f->scope == METRIC_SCOPE_CPU)
 		strbuf_printf(out, "{socket=\"%d\",core=\"%d\",cpu=\"%d\"", c->socket, c->core, c->cpu);
-	if (f->label && v->label_value) {
-		strbuf_printf(out, ",%s=\"", f->label);
-		strbuf_append_prom_label(out, v->label_value);
-		strbuf_append(out, "\"");
-	}
-	strbuf_append(out, "} ");
+	if (f->label && v->label_value)
+		prom_labels(f->label, v->label_value, f->scope != METRIC_SCOPE_DAEMON, out);
+	if (f->scope != METRIC_SCOPE_DAEMON || (f->label && v->label_value))
+		strbuf_append(out, "}");
+	strbuf_append(out, " ");
 	append_value(out, v, false);
 	strbuf_append(out, "\n");
 }
@@ -263,8 +286,14 @@ static void prom_sample(const struct snapshot *s, const struct metric_sample *v,
 void metric_write_prom(const struct snapshot *s, struct strbuf *out)
 {
 	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = declared_families(families);
 
+	metric_write_prom_families(s, families, declared_families(families), out);
+}
+
+void metric_write_prom_families(const struct snapshot *s,
+				const struct metric_family *const *families, size_t n,
+				struct strbuf *out)
+{
 	for (size_t k = 0; k < n; k++) {
 		const struct metric_family *f = families[k];
 		size_t mark = out->len;

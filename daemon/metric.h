@@ -10,10 +10,11 @@
  * (collector.h), so a family without a value this sample can still be a
  * JSON null.
  *
- * The uncore and core collectors still export through the fixed fields of
- * struct snapshot; the writers put those where SPEC §5a has them and the
- * declared families around them: in /metrics between the uncore and the
- * core families, in JSON by json_order (METRIC_JSON_*), in the --once
+ * The daemon's own families (self_metrics.h) are declared the same way
+ * and come first in /metrics.  The uncore and core collectors still
+ * export through the fixed fields of struct snapshot; the writers put
+ * those where SPEC §5a has them and the declared families around them: in
+ * /metrics between the uncore and the core families, in JSON by json_order (METRIC_JSON_*), in the --once
  * table after the uncore lines of the socket block.
  */
 #ifndef UNCORED_METRIC_H
@@ -49,6 +50,7 @@ enum metric_scope {
 	 */
 	METRIC_SCOPE_CORE,
 	METRIC_SCOPE_CPU,              /* where = cpu; socket, core, cpu; the cpu's JSON object */
+	METRIC_SCOPE_DAEMON,           /* where = 0; no place label; not in the JSON objects */
 };
 
 /*
@@ -76,6 +78,8 @@ enum metric_signal {
 #define METRIC_JSON_SOCKET_FIXED 500   /* the uncore counter block, from struct snapshot */
 #define METRIC_JSON_SOCKET_CORES 1000
 
+#define METRIC_LABEL_SEP "\x1f"
+
 struct metric_family {
 	/*
 	 * Prometheus name, "uncored_..." (SPEC §5 naming); NULL for a value
@@ -91,6 +95,9 @@ struct metric_family {
 	/*
 	 * One more label, whose value each sample gives (e.g. "event"), or
 	 * NULL.  With it, the JSON field is an object {label value: value}.
+	 * An info-style family (value 1, the facts in its labels) may name
+	 * several, comma-separated ("vendor,family"); its samples then give
+	 * the values separated by METRIC_LABEL_SEP, and it has no JSON key.
 	 */
 	const char *label;
 	/*
@@ -192,6 +199,11 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
  * registration order, then declaration order (samples in the order added).
  */
 void metric_write_prom(const struct snapshot *s, struct strbuf *out);
+
+/* The same for families[0..n) (the daemon's own, self_metrics.h). */
+void metric_write_prom_families(const struct snapshot *s,
+				const struct metric_family *const *families, size_t n,
+				struct strbuf *out);
 
 /*
  * The JSON fields (", \"key\": value" each) at where of the registered

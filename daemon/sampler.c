@@ -25,6 +25,7 @@
 #include "history.h"
 #include "log.h"
 #include "sampler.h"
+#include "self_metrics.h"
 
 struct sampler {
 	struct conf conf;
@@ -251,6 +252,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 		log_warning("sample %llu: out of memory, some events are left out of it",
 			    (unsigned long long)snap->samples);
 	snap->last_sample_duration_s = monotonic_s() - t0;
+	self_metrics_add(snap);
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");
 	add_history(s, snap, t0);
