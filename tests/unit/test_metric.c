@@ -165,14 +165,20 @@ static char *written_table(const struct snapshot *a, const struct snapshot *b)
 
 static void expect(const char *text, const char *part)
 {
-	if (!strstr(text, part))
-		fail_msg("missing: %s\nin:\n%s", part, text);
+	assert_non_null(text);
+	if (!strstr(text, part)) {
+		print_message("in:\n%s\n", text);
+		fail_msg("missing: %s", part);
+	}
 }
 
 static void refuse(const char *text, const char *part)
 {
-	if (strstr(text, part))
-		fail_msg("unexpected: %s\nin:\n%s", part, text);
+	assert_non_null(text);
+	if (strstr(text, part)) {
+		print_message("in:\n%s\n", text);
+		fail_msg("unexpected: %s", part);
+	}
 }
 
 static void prometheus_labels_kinds_and_json_only(void **state)
