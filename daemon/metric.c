@@ -71,13 +71,21 @@ const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
 	return i < 0 ? NULL : &s->values[i];
 }
 
-/* Room for one more value, its index kept at most half full. */
+/*
+ * Room for one more value, its index kept at most half full.  The first
+ * room is sized for a few values per CPU, so that a sample of a large
+ * machine does not regrow and rehash several times.
+ */
 static int grow(struct snapshot *s)
 {
 	int cap = s->cap_values ? 2 * s->cap_values : 16;
-	int *index = calloc((size_t)cap * 2, sizeof(*index));
 	struct metric_sample *grown;
+	int *index;
 
+	/* A power of two (the index masks with it), a few values per CPU at first. */
+	while (!s->cap_values && cap < 4 * s->n_cpus)
+		cap *= 2;
+	index = calloc((size_t)cap * 2, sizeof(*index));
 	if (!index)
 		return -ENOMEM;
 	grown = realloc(s->values, (size_t)cap * sizeof(*grown));
