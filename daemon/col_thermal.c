@@ -27,6 +27,33 @@
 #define ATTR_CORE_THROTTLES "thermal_throttle/core_throttle_count"
 #define ATTR_PACKAGE_THROTTLES "thermal_throttle/package_throttle_count"
 
+/* The [thermal] section: its settings live in the collector's block of struct conf. */
+struct thermal_settings {
+	bool enabled;
+	bool rapl;
+	bool kernel_counts;
+};
+
+static const struct conf_key thermal_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct thermal_settings, enabled), .def = "yes" },
+	{ "rapl", CONF_KIND_BOOL, CONF_SETTING(struct thermal_settings, rapl), .def = "yes" },
+	{ "kernel_counts", CONF_KIND_BOOL, CONF_SETTING(struct thermal_settings, kernel_counts),
+	  .def = "yes" },
+};
+
+static const struct conf_section thermal_conf_section = {
+	.name = "thermal", .keys = thermal_keys,
+	.n_keys = sizeof(thermal_keys) / sizeof(thermal_keys[0]),
+	.settings_size = sizeof(struct thermal_settings),
+};
+
+extern const struct collector_ops thermal_collector_ops;
+
+static const struct thermal_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &thermal_collector_ops);
+}
+
 /*
  * A kernel count made monotonic: exported as the kernel has it until it
  * goes down (the CPU went offline and its count restarted) or is read
@@ -65,6 +92,107 @@ struct thermal_socket {
 struct thermal_state {
 	int n_sockets;
 	struct thermal_socket *sockets; /* parallel to c->topo->sockets */
+};
+
+/*
+ * The families, in /metrics order; json_order places the fields where SPEC
+ * §5a has them in the socket and core objects.
+ */
+static const struct metric_family core_temperature = {
+	.name = "uncored_core_temperature_celsius", .help = "Core temperature.",
+	.type = METRIC_GAUGE, .unit = "celsius", .scope = METRIC_SCOPE_CORE, .kind = METRIC_INT,
+	.signal = METRIC_SIGNAL_TEMPERATURE,
+	.json_key = "temperature_celsius", .json_order = 10, .json_null = true,
+};
+
+static const struct metric_family package_temperature = {
+	.name = "uncored_package_temperature_celsius", .help = "Package temperature.",
+	.type = METRIC_GAUGE, .unit = "celsius", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_INT,
+	.signal = METRIC_SIGNAL_TEMPERATURE,
+	.json_key = "package_temperature_celsius", .json_order = 20, .json_null = true,
+};
+
+static const struct metric_family tjmax = {
+	.name = "uncored_tjmax_celsius", .help = "TCC activation temperature (TjMax).",
+	.type = METRIC_GAUGE, .unit = "celsius", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_INT,
+	.signal = METRIC_SIGNAL_TJMAX,
+	.json_key = "tjmax_celsius", .json_order = 10, .json_null = true,
+};
+
+static const struct metric_family core_throttling = {
+	.name = "uncored_core_thermal_throttling",
+	.help = "Whether the core is thermally throttled now (status bit).",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_CORE, .kind = METRIC_BOOL,
+	.signal = METRIC_SIGNAL_THROTTLING,
+	.json_key = "thermal_throttling", .json_order = 20, .json_null = true,
+};
+
+static const struct metric_family core_prochot = {
+	.name = "uncored_core_prochot_active", .help = "Whether PROCHOT# or FORCEPR# is asserted now.",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_CORE, .kind = METRIC_BOOL,
+	.signal = METRIC_SIGNAL_PROCHOT,
+	.json_key = "prochot_active", .json_order = 30, .json_null = true,
+};
+
+static const struct metric_family package_throttling = {
+	.name = "uncored_package_thermal_throttling",
+	.help = "Whether the package is thermally throttled now (status bit).",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL,
+	.signal = METRIC_SIGNAL_THROTTLING,
+	.json_key = "package_thermal_throttling", .json_order = 30, .json_null = true,
+};
+
+/* In the JSON snapshot only (SPEC §5a). */
+static const struct metric_family package_prochot = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL,
+	.signal = METRIC_SIGNAL_PROCHOT,
+	.json_key = "package_prochot_active", .json_order = 40, .json_null = true,
+};
+
+static const struct metric_family kernel_core_throttles = {
+	.name = "uncored_kernel_core_throttles_total",
+	.help = "The kernel's core_throttle_count for the core.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CORE, .kind = METRIC_UINT,
+	.is_foreign_total = true, .signal = METRIC_SIGNAL_THROTTLE_COUNT,
+	.json_key = "kernel_throttles", .json_order = 40, .json_null = true,
+};
+
+static const struct metric_family kernel_package_throttles = {
+	.name = "uncored_kernel_package_throttles_total",
+	.help = "The kernel's package_throttle_count for the socket.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.is_foreign_total = true,
+	.json_key = "kernel_package_throttles", .json_order = METRIC_JSON_SOCKET_FIXED + 200,
+	.json_null = true,
+	.table_title = "kernel package throttles",
+};
+
+static const struct metric_family rapl_package = {
+	.name = "uncored_rapl_package_throttled_seconds_total",
+	.help = "Time the package was throttled by its RAPL power limit (MSR_PKG_PERF_STATUS); "
+		"power-limit throttling, not thermal.",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE,
+	.json_key = "package_throttled_seconds", .json_group = "rapl",
+	.json_order = METRIC_JSON_SOCKET_FIXED + 100,
+	.table_title = "RAPL power-limit throttled", .table_part = "package",
+};
+
+static const struct metric_family rapl_dram = {
+	.name = "uncored_rapl_dram_throttled_seconds_total",
+	.help = "Time DRAM was throttled by its RAPL power limit (MSR_DRAM_PERF_STATUS); "
+		"power-limit throttling, not thermal.",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE,
+	.json_key = "dram_throttled_seconds", .json_group = "rapl",
+	.json_order = METRIC_JSON_SOCKET_FIXED + 100,
+	.table_title = "RAPL power-limit throttled", .table_part = "dram",
+};
+
+static const struct metric_family *const thermal_families[] = {
+	&core_temperature, &package_temperature, &tjmax, &core_throttling, &core_prochot,
+	&package_throttling, &package_prochot, &kernel_core_throttles, &kernel_package_throttles,
+	&rapl_package, &rapl_dram,
 };
 
 static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
@@ -118,7 +246,7 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	uint64_t raw;
 	int err;
 
-	if (!c->info->fac.has_rapl_perf_status || !c->conf->thermal_rapl)
+	if (!c->info->fac.has_rapl_perf_status || !settings(c->conf)->rapl)
 		return;
 	err = hw_read_msr(c->hw, cpu, MSR_RAPL_POWER_UNIT, &raw);
 	if (err) {
@@ -173,7 +301,7 @@ static int thermal_start(struct collector *c)
 	struct thermal_state *st;
 	int err;
 
-	if (!c->conf->thermal_enabled) {
+	if (!settings(c->conf)->enabled) {
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
@@ -248,25 +376,29 @@ static int read_core_status(struct hw *hw, const struct cpu_core *core, int *ret
 	return -ENXIO;
 }
 
-static void fill_core_status(const struct thermal_socket *ts, uint64_t raw,
-			     struct snapshot_core *sc)
+/* An int64_t for snapshot_add_sample (METRIC_INT). */
+static uint64_t int_value(int64_t v)
+{
+	return (uint64_t)v;
+}
+
+static void add_core_status(struct snapshot *s, const struct thermal_socket *ts, uint64_t raw,
+			    int where)
 {
 	struct decode_therm_status st = decode_therm_status(raw);
 
-	sc->has_status = true;
-	sc->thermal_throttling = st.thermal;
-	sc->prochot_active = st.prochot;
-	if (ts->has_tjmax && st.reading_valid) {
-		sc->has_temperature = true;
-		sc->temperature_c = (int)ts->tjmax_c - (int)st.readout;
-	}
+	if (ts->has_tjmax && st.reading_valid)
+		snapshot_add_sample(s, &core_temperature, where, NULL,
+				    int_value((int64_t)ts->tjmax_c - st.readout), 0);
+	snapshot_add_sample(s, &core_throttling, where, NULL, st.thermal, 0);
+	snapshot_add_sample(s, &core_prochot, where, NULL, st.prochot, 0);
 }
 
 /* One core; returns the CPU that answered (-1 when the core is offline). */
-static int sample_core(struct collector *c, struct thermal_socket *ts, int i,
-		       struct snapshot_core *sc)
+static int sample_core(struct collector *c, struct thermal_socket *ts, int i, struct snapshot *s)
 {
 	const struct cpu_core *core = &ts->topo->cores[i];
+	int where = core->cpus[0];   /* METRIC_SCOPE_CORE */
 	uint64_t raw;
 	int cpu, err;
 
@@ -275,19 +407,18 @@ static int sample_core(struct collector *c, struct thermal_socket *ts, int i,
 		return -1;
 	if (err)
 		c->errors++;
-	else if (sc)
-		fill_core_status(ts, raw, sc);
-	if (c->conf->thermal_kernel_counts &&
-	    read_kcount(c, &ts->cores[i].kernel, cpu, ATTR_CORE_THROTTLES) && sc) {
-		sc->has_kernel_throttles = true;
-		sc->kernel_throttles = ts->cores[i].kernel.total;
-	}
+	else
+		add_core_status(s, ts, raw, where);
+	if (settings(c->conf)->kernel_counts &&
+	    read_kcount(c, &ts->cores[i].kernel, cpu, ATTR_CORE_THROTTLES))
+		snapshot_add_sample(s, &kernel_core_throttles, where, NULL, ts->cores[i].kernel.total, 0);
 	return cpu;
 }
 
 static void sample_package_status(struct collector *c, const struct thermal_socket *ts, int cpu,
-				  struct snapshot_socket *ss)
+				  struct snapshot *s)
 {
+	int socket = ts->topo->socket;
 	struct decode_therm_status st;
 	uint64_t raw;
 	int err;
@@ -300,13 +431,11 @@ static void sample_package_status(struct collector *c, const struct thermal_sock
 		return;
 	}
 	st = decode_package_therm_status(raw);
-	ss->has_package_status = true;
-	ss->package_thermal_throttling = st.thermal;
-	ss->package_prochot_active = st.prochot;
-	if (ts->has_tjmax) {
-		ss->has_package_temperature = true;
-		ss->package_temperature_c = (int)ts->tjmax_c - (int)st.readout;
-	}
+	if (ts->has_tjmax)
+		snapshot_add_sample(s, &package_temperature, socket, NULL,
+				    int_value((int64_t)ts->tjmax_c - st.readout), 0);
+	snapshot_add_sample(s, &package_throttling, socket, NULL, st.thermal, 0);
+	snapshot_add_sample(s, &package_prochot, socket, NULL, st.prochot, 0);
 }
 
 /* Accumulate one RAPL register; true when it is absent or was read. */
@@ -332,7 +461,7 @@ static bool sample_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu)
 }
 
 static void sample_rapl(struct collector *c, struct thermal_socket *ts, int cpu,
-			struct snapshot_socket *ss)
+			struct snapshot *s)
 {
 	bool is_pkg_ok, is_dram_ok;
 
@@ -343,28 +472,20 @@ static void sample_rapl(struct collector *c, struct thermal_socket *ts, int cpu,
 	if (!is_pkg_ok || !is_dram_ok)
 		return;
 	/* hardware.md §4.1: power-limit throttled time in time units. */
-	ss->has_rapl = true;
-	ss->rapl_package_throttled_s = (double)ts->pkg.ctr.total * ts->time_unit_s;
-	ss->rapl_dram_throttled_s = (double)ts->dram.ctr.total * ts->time_unit_s;
+	snapshot_add_sample(s, &rapl_package, ts->topo->socket, NULL, 0,
+			    (double)ts->pkg.ctr.total * ts->time_unit_s);
+	snapshot_add_sample(s, &rapl_dram, ts->topo->socket, NULL, 0,
+			    (double)ts->dram.ctr.total * ts->time_unit_s);
 }
 
 static void sample_socket(struct collector *c, struct thermal_socket *ts, struct snapshot *s)
 {
-	struct snapshot_socket *ss = snapshot_socket(s, ts->topo->socket);
-	struct snapshot_socket scratch;
 	int reader = -1;
 
-	/* A socket missing from the snapshot is still sampled: totals must advance. */
-	if (!ss) {
-		memset(&scratch, 0, sizeof(scratch));
-		ss = &scratch;
-	}
-	ss->has_tjmax = ts->has_tjmax;
-	ss->tjmax_c = (int)ts->tjmax_c;
+	if (ts->has_tjmax)
+		snapshot_add_sample(s, &tjmax, ts->topo->socket, NULL, int_value(ts->tjmax_c), 0);
 	for (int i = 0; i < ts->topo->n_cores; i++) {
-		struct snapshot_core *sc = snapshot_core(s, ts->topo->socket,
-							 ts->topo->cores[i].core);
-		int cpu = sample_core(c, ts, i, sc);
+		int cpu = sample_core(c, ts, i, s);
 
 		if (reader < 0)
 			reader = cpu;
@@ -372,13 +493,12 @@ static void sample_socket(struct collector *c, struct thermal_socket *ts, struct
 	/* Every core offline: nothing of the package is reachable. */
 	if (reader < 0)
 		return;
-	sample_package_status(c, ts, reader, ss);
-	sample_rapl(c, ts, reader, ss);
-	if (c->conf->thermal_kernel_counts &&
-	    read_kcount(c, &ts->kernel_pkg, reader, ATTR_PACKAGE_THROTTLES)) {
-		ss->has_kernel_package_throttles = true;
-		ss->kernel_package_throttles = ts->kernel_pkg.total;
-	}
+	sample_package_status(c, ts, reader, s);
+	sample_rapl(c, ts, reader, s);
+	if (settings(c->conf)->kernel_counts &&
+	    read_kcount(c, &ts->kernel_pkg, reader, ATTR_PACKAGE_THROTTLES))
+		snapshot_add_sample(s, &kernel_package_throttles, ts->topo->socket, NULL,
+				    ts->kernel_pkg.total, 0);
 }
 
 static void thermal_sample(struct collector *c, struct snapshot *s)
@@ -397,40 +517,14 @@ static void thermal_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static const struct conf_key thermal_keys[] = {
-	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(thermal_enabled), .def = "yes" },
-	{ "rapl", CONF_KIND_BOOL, CONF_FIELD(thermal_rapl), .def = "yes" },
-	{ "kernel_counts", CONF_KIND_BOOL, CONF_FIELD(thermal_kernel_counts), .def = "yes" },
-};
-
-static const struct conf_section thermal_conf_section = {
-	.name = "thermal", .keys = thermal_keys,
-	.n_keys = sizeof(thermal_keys) / sizeof(thermal_keys[0]),
-};
-
 static bool thermal_is_enabled(const struct conf *conf)
 {
-	return conf->thermal_enabled;
+	return settings(conf)->enabled;
 }
 
 static bool thermal_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return old->thermal_enabled != new->thermal_enabled ||
-	       old->thermal_rapl != new->thermal_rapl ||
-	       old->thermal_kernel_counts != new->thermal_kernel_counts;
-}
-
-static void thermal_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
-{
-	for (int i = 0; i < src->n_sockets; i++) {
-		const struct snapshot_socket *b = &src->sockets[i];
-		struct snapshot_socket *d = snapshot_socket(dst, b->socket);
-
-		if (!d)
-			continue;
-		d->rapl_package_throttled_s += sign * b->rapl_package_throttled_s;
-		d->rapl_dram_throttled_s += sign * b->rapl_dram_throttled_s;
-	}
+	return memcmp(settings(old), settings(new), sizeof(struct thermal_settings)) != 0;
 }
 
 const struct collector_ops thermal_collector_ops = {
@@ -438,8 +532,9 @@ const struct collector_ops thermal_collector_ops = {
 	.start = thermal_start,
 	.sample = thermal_sample,
 	.stop = thermal_stop,
+	.families = thermal_families,
+	.n_families = sizeof(thermal_families) / sizeof(thermal_families[0]),
 	.conf_section = &thermal_conf_section,
 	.is_enabled = thermal_is_enabled,
 	.conf_changed = thermal_conf_changed,
-	.add_totals = thermal_add_totals,
 };

@@ -66,8 +66,9 @@ struct collector_ops {
 	void (*stop)(struct collector *c);
 
 	/*
-	 * The families the collector adds values of (metric.h), for the
-	 * generic carry of their counters across reloads and --once intervals.
+	 * The families the collector adds values of (metric.h), in /metrics
+	 * order: the writers, episodes and the history walk them, and their
+	 * counters carry across reloads and --once intervals generically.
 	 */
 	const struct metric_family *const *families;
 	size_t n_families;
@@ -97,6 +98,8 @@ struct collector_ops {
 	 * collector exports in src to those in dst, matching sockets and CPUs
 	 * by id and events by name: for the reload carry and for --once's one
 	 * interval.  Gauges, kernel counts and error counts are left alone.
+	 * NULL for a collector whose totals are all declared families (their
+	 * carry is generic, metric.h).
 	 */
 	void (*add_totals)(struct snapshot *dst, const struct snapshot *src, int sign);
 };

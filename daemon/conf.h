@@ -77,11 +77,6 @@ struct conf {
 	int n_uncore_events;
 	struct conf_event uncore_events[CONF_MAX_EVENTS];
 
-	/* [thermal] */
-	bool thermal_enabled;
-	bool thermal_rapl;
-	bool thermal_kernel_counts;
-
 	/* [core] */
 	bool core_enabled;
 	bool core_default_events;

@@ -18,6 +18,7 @@
 
 #include "episode.h"
 #include "event.h"
+#include "metric.h"
 
 struct place {
 	enum episode_kind kind;
@@ -219,11 +220,14 @@ static bool uncore_event_grew(const struct snapshot_socket *prev, const struct s
 	return a && b && b->total > a->total;
 }
 
-static bool any_core_prochot(const struct snapshot_socket *sock)
+static bool any_core_prochot(const struct snapshot *s, const struct snapshot_socket *sock)
 {
-	for (int i = 0; i < sock->n_cores; i++)
-		if (sock->cores[i].has_status && sock->cores[i].prochot_active)
+	for (int i = 0; i < sock->n_cores; i++) {
+		const struct metric_sample *v = snapshot_find_core_signal(s, &sock->cores[i], METRIC_SIGNAL_PROCHOT);
+
+		if (v && v->value.u)
 			return true;
+	}
 	return false;
 }
 
@@ -245,25 +249,29 @@ static int feed_place(const struct feed *f, enum episode_kind kind, int socket, 
 	return r < 0 ? r : 0;
 }
 
-static int feed_socket(const struct feed *f, const struct snapshot_socket *prev,
-		       const struct snapshot_socket *sock)
+static int feed_socket(const struct feed *f, const struct snapshot *s,
+		       const struct snapshot_socket *prev, const struct snapshot_socket *sock)
 {
 	bool dram = uncore_event_grew(prev, sock, EVENT_DRAM_THERMAL_THROTTLED);
-	bool prochot = any_core_prochot(sock) || uncore_event_grew(prev, sock, EVENT_PROCHOT_ASSERTIONS);
+	bool prochot = any_core_prochot(s, sock) ||
+		       uncore_event_grew(prev, sock, EVENT_PROCHOT_ASSERTIONS);
+	const struct metric_sample *pkg = snapshot_find_signal(s, METRIC_SIGNAL_THROTTLING,
+							       METRIC_SCOPE_SOCKET, sock->socket);
 	int r;
 
 	r = feed_place(f, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);
 	if (r == 0)
 		r = feed_place(f, EPISODE_PROCHOT, sock->socket, -1, prochot);
-	if (r == 0 && sock->has_package_status)
+	if (r == 0 && pkg)
 		r = feed_place(f, EPISODE_PACKAGE_THERMAL_THROTTLING, sock->socket, -1,
-			       sock->package_thermal_throttling);
+			       pkg->value.u != 0);
 	for (int i = 0; r == 0 && i < sock->n_cores; i++) {
 		const struct snapshot_core *c = &sock->cores[i];
+		const struct metric_sample *thr = snapshot_find_core_signal(s, c, METRIC_SIGNAL_THROTTLING);
 
-		if (c->has_status)
+		if (thr)
 			r = feed_place(f, EPISODE_CORE_THERMAL_THROTTLING, sock->socket, c->core,
-				       c->thermal_throttling);
+				       thr->value.u != 0);
 	}
 	return r;
 }
@@ -296,7 +304,7 @@ int episode_update_from_snapshot(struct episode_tracker *t, const struct snapsho
 
 	for (int i = 0; i < s->n_sockets; i++) {
 		const struct snapshot_socket *sock = &s->sockets[i];
-		int r = feed_socket(&f, find_socket(previous, sock->socket), sock);
+		int r = feed_socket(&f, s, find_socket(previous, sock->socket), sock);
 
 		if (r < 0)
 			return r;

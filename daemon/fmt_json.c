@@ -1,13 +1,16 @@
 /*
  * Snapshot and episodes to JSON (SPEC §5a).  Rule for absent values: a
  * hardware block that does not exist on this machine or is not counted
- * (a socket's "uncore" and "rapl" objects, a cpu's "events" and
- * "conflicts") is left out; a single reading that exists in the shape but
- * has no valid value this sample (a temperature, a status bit, a kernel
- * count, a fixed counter) is null.  Pure: reads the snapshot only.
+ * (a socket's "uncore" object or a declared group such as "rapl", a cpu's
+ * "events" and "conflicts") is left out; a single reading that exists in
+ * the shape but has no valid value this sample (a fixed counter, or a
+ * declared family marked json_null) is null.  The declared families
+ * (metric.h) are written around the fixed parts by their json_order.
+ * Pure: reads the snapshot only.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 
 #include "fmt_json.h"
 #include "metric.h"
@@ -71,14 +74,6 @@ static void opt_u64(struct strbuf *out, bool *first, const char *name, bool has,
 {
 	if (has)
 		field_u64(out, first, name, v);
-	else
-		field_null(out, first, name);
-}
-
-static void opt_bool(struct strbuf *out, bool *first, const char *name, bool has, bool v)
-{
-	if (has)
-		field_bool(out, first, name, v);
 	else
 		field_null(out, first, name);
 }
@@ -156,20 +151,7 @@ static void write_uncore(struct strbuf *out, bool *first, const struct snapshot_
 	strbuf_append(out, "}");
 }
 
-static void write_rapl(struct strbuf *out, bool *first, const struct snapshot_socket *sock)
-{
-	bool f = true;
-
-	if (!sock->has_rapl)
-		return;
-	key(out, first, "rapl");
-	strbuf_append(out, "{");
-	field_double(out, &f, "package_throttled_seconds", sock->rapl_package_throttled_s);
-	field_double(out, &f, "dram_throttled_seconds", sock->rapl_dram_throttled_s);
-	strbuf_append(out, "}");
-}
-
-static void write_core(struct strbuf *out, const struct snapshot_core *c)
+static void write_core(struct strbuf *out, const struct snapshot *s, const struct snapshot_core *c)
 {
 	bool f = true;
 
@@ -180,10 +162,8 @@ static void write_core(struct strbuf *out, const struct snapshot_core *c)
 	for (int i = 0; i < c->n_cpus; i++)
 		strbuf_printf(out, i ? ", %d" : "%d", c->cpus[i]);
 	strbuf_append(out, "]");
-	opt_int(out, &f, "temperature_celsius", c->has_temperature, c->temperature_c);
-	opt_bool(out, &f, "thermal_throttling", c->has_status, c->thermal_throttling);
-	opt_bool(out, &f, "prochot_active", c->has_status, c->prochot_active);
-	opt_u64(out, &f, "kernel_throttles", c->has_kernel_throttles, c->kernel_throttles);
+	if (c->n_cpus > 0)
+		metric_write_json_fields(s, METRIC_SCOPE_CORE, c->cpus[0], INT_MIN, INT_MAX, out);
 	strbuf_append(out, "}");
 }
 
@@ -194,26 +174,21 @@ static void write_socket(struct strbuf *out, const struct snapshot *s,
 
 	strbuf_append(out, "{");
 	field_int(out, &f, "socket", sock->socket);
-	opt_int(out, &f, "tjmax_celsius", sock->has_tjmax, sock->tjmax_c);
-	opt_int(out, &f, "package_temperature_celsius", sock->has_package_temperature,
-		sock->package_temperature_c);
-	opt_bool(out, &f, "package_thermal_throttling", sock->has_package_status,
-		 sock->package_thermal_throttling);
-	opt_bool(out, &f, "package_prochot_active", sock->has_package_status,
-		 sock->package_prochot_active);
+	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, INT_MIN,
+				 METRIC_JSON_SOCKET_FIXED, out);
 	write_uncore(out, &f, sock);
-	write_rapl(out, &f, sock);
-	opt_u64(out, &f, "kernel_package_throttles", sock->has_kernel_package_throttles,
-		sock->kernel_package_throttles);
+	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, METRIC_JSON_SOCKET_FIXED,
+				 METRIC_JSON_SOCKET_CORES, out);
 	key(out, &f, "cores");
 	strbuf_append(out, "[");
 	for (int i = 0; i < sock->n_cores; i++) {
 		if (i)
 			strbuf_append(out, ", ");
-		write_core(out, &sock->cores[i]);
+		write_core(out, s, &sock->cores[i]);
 	}
 	strbuf_append(out, "]");
-	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, out);
+	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, METRIC_JSON_SOCKET_CORES,
+				 INT_MAX, out);
 	strbuf_append(out, "}");
 }
 
@@ -234,7 +209,7 @@ static void write_cpu(struct strbuf *out, const struct snapshot *s, const struct
 		write_events(out, &f, c->events, c->n_events, true);
 		field_u64(out, &f, "conflicts", c->conflicts);
 	}
-	metric_write_json_fields(s, METRIC_SCOPE_CPU, c->cpu, out);
+	metric_write_json_fields(s, METRIC_SCOPE_CPU, c->cpu, INT_MIN, INT_MAX, out);
 	strbuf_append(out, "}");
 }
 

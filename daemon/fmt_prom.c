@@ -1,7 +1,9 @@
 /*
  * Snapshot to the Prometheus text exposition format (SPEC §5).  The metric
  * families are one table in output order; each row names a writer that
- * emits the family's samples, and a family whose writer emitted nothing
+ * emits the family's samples (one row stands for the daemon's own
+ * families, self_metrics.h, one for every family the collectors declare,
+ * metric.h), and a family whose writer emitted nothing
  * is taken back out, HELP and TYPE included, so absent hardware leaves no
  * trace.  It never touches hardware and writes no state; render.c keeps
  * the formatted text with the snapshot.
@@ -13,27 +15,18 @@
 
 #include "fmt_prom.h"
 #include "metric.h"
-
-/* One sample value: unsigned, signed (temperatures) or a double. */
-struct value {
-	enum { VALUE_U64, VALUE_I64, VALUE_DOUBLE } kind;
-	uint64_t u;
-	int64_t i;
-	double d;
-};
+#include "self_metrics.h"
 
 struct family;
 typedef void family_writer(const struct family *f, const struct snapshot *s, struct strbuf *out);
-typedef bool core_getter(const struct snapshot_core *c, struct value *ret);
-typedef bool socket_getter(const struct snapshot_socket *sock, struct value *ret);
 
 struct family {
 	const char *name;
 	const char *type;
 	const char *help;
 	family_writer *write;
-	core_getter *core;         /* for write_per_core */
-	socket_getter *socket;     /* for write_per_socket */
+	/* For a row without a name: these families, or with NULL the collectors' (metric.h). */
+	const struct metric_family *const *declared;
 };
 
 /* Sample helpers: name{ then labels then } value. */
@@ -63,81 +56,6 @@ static void label_int(struct strbuf *out, const char *key, long long value)
 static void end_u64(struct strbuf *out, uint64_t v)
 {
 	strbuf_printf(out, "} %" PRIu64 "\n", v);
-}
-
-static void end_double(struct strbuf *out, double v)
-{
-	strbuf_append(out, "} ");
-	strbuf_append_prom_double(out, v);
-	strbuf_append(out, "\n");
-}
-
-/* A sample without labels. */
-static void plain_u64(struct strbuf *out, const struct family *f, uint64_t v)
-{
-	strbuf_printf(out, "%s %" PRIu64 "\n", f->name, v);
-}
-
-static void write_build_info(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	begin(out, f);
-	label_str(out, "version", s->version);
-	end_u64(out, 1);
-}
-
-static void write_cpu_info(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	for (int i = 0; i < s->n_sockets; i++) {
-		begin(out, f);
-		label_int(out, "socket", s->sockets[i].socket);
-		label_str(out, "vendor", s->cpu_id.vendor);
-		label_int(out, "family", s->cpu_id.family);
-		label_int(out, "model", s->cpu_id.model);
-		label_str(out, "microarch", s->cpu_id.microarch);
-		end_u64(out, 1);
-	}
-}
-
-static void write_collector_up(const struct family *f, const struct snapshot *s,
-			       struct strbuf *out)
-{
-	for (int i = 0; i < s->n_collectors; i++) {
-		const struct snapshot_collector *c = &s->collectors[i];
-
-		if (!c->enabled || !c->name)
-			continue;
-		begin(out, f);
-		label_str(out, "collector", c->name);
-		end_u64(out, c->up ? 1 : 0);
-	}
-}
-
-static void write_samples(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	plain_u64(out, f, s->samples);
-}
-
-static void write_sample_errors(const struct family *f, const struct snapshot *s,
-				struct strbuf *out)
-{
-	for (int i = 0; i < s->n_collectors; i++) {
-		const struct snapshot_collector *c = &s->collectors[i];
-
-		if (!c->enabled || !c->name)
-			continue;
-		begin(out, f);
-		label_str(out, "collector", c->name);
-		end_u64(out, c->errors);
-	}
-}
-
-static void write_sample_duration(const struct family *f, const struct snapshot *s,
-				  struct strbuf *out)
-{
-	strbuf_append(out, f->name);
-	strbuf_append(out, " ");
-	strbuf_append_prom_double(out, s->last_sample_duration_s);
-	strbuf_append(out, "\n");
 }
 
 static void write_uncore_events(const struct family *f, const struct snapshot *s,
@@ -195,118 +113,6 @@ static void write_conflicts(const struct family *f, const struct snapshot *s, st
 	}
 }
 
-/*
- * Per-core and per-socket families differ only in which field they show
- * and when it exists: a getter returns whether the value exists and the
- * value, and two generic writers do the rest.
- */
-static void end_value(struct strbuf *out, const struct value *v)
-{
-	switch (v->kind) {
-	case VALUE_U64:
-		end_u64(out, v->u);
-		break;
-	case VALUE_I64:
-		strbuf_printf(out, "} %" PRId64 "\n", v->i);
-		break;
-	case VALUE_DOUBLE:
-		end_double(out, v->d);
-		break;
-	}
-}
-
-static bool get_core_temp(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_I64, .i = c->temperature_c };
-	return c->has_temperature;
-}
-
-static bool get_core_throttling(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = c->thermal_throttling };
-	return c->has_status;
-}
-
-static bool get_core_prochot(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = c->prochot_active };
-	return c->has_status;
-}
-
-static bool get_core_kernel_throttles(const struct snapshot_core *c, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = c->kernel_throttles };
-	return c->has_kernel_throttles;
-}
-
-static bool get_pkg_temp(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_I64, .i = sock->package_temperature_c };
-	return sock->has_package_temperature;
-}
-
-static bool get_tjmax(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_I64, .i = sock->tjmax_c };
-	return sock->has_tjmax;
-}
-
-static bool get_pkg_throttling(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = sock->package_thermal_throttling };
-	return sock->has_package_status;
-}
-
-static bool get_pkg_kernel_throttles(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_U64, .u = sock->kernel_package_throttles };
-	return sock->has_kernel_package_throttles;
-}
-
-static bool get_rapl_pkg(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_DOUBLE, .d = sock->rapl_package_throttled_s };
-	return sock->has_rapl;
-}
-
-static bool get_rapl_dram(const struct snapshot_socket *sock, struct value *ret)
-{
-	*ret = (struct value){ .kind = VALUE_DOUBLE, .d = sock->rapl_dram_throttled_s };
-	return sock->has_rapl;
-}
-
-static void write_per_core(const struct family *f, const struct snapshot *s, struct strbuf *out)
-{
-	struct value v;
-
-	for (int i = 0; i < s->n_sockets; i++) {
-		const struct snapshot_socket *sock = &s->sockets[i];
-
-		for (int j = 0; j < sock->n_cores; j++) {
-			if (!f->core(&sock->cores[j], &v))
-				continue;
-			begin(out, f);
-			label_int(out, "socket", sock->socket);
-			label_int(out, "core", sock->cores[j].core);
-			end_value(out, &v);
-		}
-	}
-}
-
-static void write_per_socket(const struct family *f, const struct snapshot *s,
-			     struct strbuf *out)
-{
-	struct value v;
-
-	for (int i = 0; i < s->n_sockets; i++) {
-		if (!f->socket(&s->sockets[i], &v))
-			continue;
-		begin(out, f);
-		label_int(out, "socket", s->sockets[i].socket);
-		end_value(out, &v);
-	}
-}
-
 /* Labels socket, core, cpu of a logical CPU. */
 static void cpu_labels(struct strbuf *out, const struct family *f, const struct snapshot_cpu *c)
 {
@@ -360,24 +166,8 @@ static void write_core_events(const struct family *f, const struct snapshot *s,
 }
 
 static const struct family families[] = {
-	{ .name = "uncored_build_info", .type = "gauge",
-	  .help = "Build identity of uncored; always 1.",
-	  .write = write_build_info },
-	{ .name = "uncored_cpu_info", .type = "gauge",
-	  .help = "Detected CPU per socket; always 1.",
-	  .write = write_cpu_info },
-	{ .name = "uncored_collector_up", .type = "gauge",
-	  .help = "Whether an enabled collector is working (1) or not (0).",
-	  .write = write_collector_up },
-	{ .name = "uncored_samples_total", .type = "counter",
-	  .help = "Samples taken since start.",
-	  .write = write_samples },
-	{ .name = "uncored_sample_errors_total", .type = "counter",
-	  .help = "Failed hardware reads per collector.",
-	  .write = write_sample_errors },
-	{ .name = "uncored_last_sample_duration_seconds", .type = "gauge",
-	  .help = "Time the last sample took.",
-	  .write = write_sample_duration },
+	/* The daemon's own families (self_metrics.h). */
+	{ .name = NULL, .declared = self_metric_families },
 	{ .name = "uncored_uncore_events_total", .type = "counter",
 	  .help = "Uncore PMU event counts per socket.",
 	  .write = write_uncore_events },
@@ -392,38 +182,8 @@ static const struct family families[] = {
 	{ .name = "uncored_pmu_conflicts_total", .type = "counter",
 	  .help = "Times a PMU counter of uncored was found reprogrammed by someone else.",
 	  .write = write_conflicts },
-	{ .name = "uncored_core_temperature_celsius", .type = "gauge",
-	  .help = "Core temperature.",
-	  .write = write_per_core, .core = get_core_temp },
-	{ .name = "uncored_package_temperature_celsius", .type = "gauge",
-	  .help = "Package temperature.",
-	  .write = write_per_socket, .socket = get_pkg_temp },
-	{ .name = "uncored_tjmax_celsius", .type = "gauge",
-	  .help = "TCC activation temperature (TjMax).",
-	  .write = write_per_socket, .socket = get_tjmax },
-	{ .name = "uncored_core_thermal_throttling", .type = "gauge",
-	  .help = "Whether the core is thermally throttled now (status bit).",
-	  .write = write_per_core, .core = get_core_throttling },
-	{ .name = "uncored_core_prochot_active", .type = "gauge",
-	  .help = "Whether PROCHOT# or FORCEPR# is asserted now.",
-	  .write = write_per_core, .core = get_core_prochot },
-	{ .name = "uncored_package_thermal_throttling", .type = "gauge",
-	  .help = "Whether the package is thermally throttled now (status bit).",
-	  .write = write_per_socket, .socket = get_pkg_throttling },
-	{ .name = "uncored_kernel_core_throttles_total", .type = "counter",
-	  .help = "The kernel's core_throttle_count for the core.",
-	  .write = write_per_core, .core = get_core_kernel_throttles },
-	{ .name = "uncored_kernel_package_throttles_total", .type = "counter",
-	  .help = "The kernel's package_throttle_count for the socket.",
-	  .write = write_per_socket, .socket = get_pkg_kernel_throttles },
-	{ .name = "uncored_rapl_package_throttled_seconds_total", .type = "counter",
-	  .help = "Time the package was throttled by its RAPL power limit (MSR_PKG_PERF_STATUS); "
-		  "power-limit throttling, not thermal.",
-	  .write = write_per_socket, .socket = get_rapl_pkg },
-	{ .name = "uncored_rapl_dram_throttled_seconds_total", .type = "counter",
-	  .help = "Time DRAM was throttled by its RAPL power limit (MSR_DRAM_PERF_STATUS); "
-		  "power-limit throttling, not thermal.",
-	  .write = write_per_socket, .socket = get_rapl_dram },
+	/* The families the collectors declare (metric.h). */
+	{ .name = NULL },
 	{ .name = "uncored_core_instructions_total", .type = "counter",
 	  .help = "Instructions retired (fixed counter 0).",
 	  .write = write_instructions },
@@ -458,8 +218,13 @@ static void write_family(const struct family *f, const struct snapshot *s, struc
 
 int fmt_prom_write(const struct snapshot *s, struct strbuf *out)
 {
-	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-		write_family(&families[i], s, out);
-	metric_write_prom(s, out);
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+		if (families[i].name)
+			write_family(&families[i], s, out);
+		else if (families[i].declared)
+			metric_write_prom_families(s, families[i].declared, self_metric_n_families, out);
+		else
+			metric_write_prom(s, out);
+	}
 	return out->failed ? -ENOMEM : 0;
 }

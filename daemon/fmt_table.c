@@ -83,9 +83,25 @@ static const char *ipc_text(const struct ipc_sum *sum, char *buf, size_t len)
 	return buf;
 }
 
-static const char *yes_no(bool has, bool v)
+/* A value the table derives from, found by what it means (metric.h). */
+static const struct metric_sample *signal_at(const struct snapshot *s, enum metric_signal signal,
+					     enum metric_scope scope, int where)
 {
-	return !has ? "-" : v ? "YES" : "no";
+	return s ? snapshot_find_signal(s, signal, scope, where) : NULL;
+}
+
+/* "45 C", or "-" without a reading. */
+static void celsius_text(const struct metric_sample *v, char *buf, size_t len)
+{
+	if (v)
+		snprintf(buf, len, "%" PRId64 " C", metric_sample_int(v));
+	else
+		snprintf(buf, len, "-");
+}
+
+static const char *yes_no(const struct metric_sample *v)
+{
+	return !v ? "-" : v->value.u ? "YES" : "no";
 }
 
 static void write_header(const struct snapshot *a, const struct snapshot *b, struct strbuf *out)
@@ -131,20 +147,6 @@ static void write_uncore(const struct snapshot_socket *sa, const struct snapshot
 	}
 }
 
-static void write_socket_lines(const struct snapshot_socket *sa, const struct snapshot_socket *sb,
-			       struct strbuf *out)
-{
-	if (sb->has_uncore)
-		write_uncore(sa, sb, out);
-	if (sb->has_rapl && sa && sa->has_rapl)
-		strbuf_printf(out, "  %-36s package %.3f s, dram %.3f s\n", "RAPL power-limit throttled",
-			      sb->rapl_package_throttled_s - sa->rapl_package_throttled_s,
-			      sb->rapl_dram_throttled_s - sa->rapl_dram_throttled_s);
-	if (sb->has_kernel_package_throttles && sa && sa->has_kernel_package_throttles)
-		strbuf_printf(out, "  %-36s %20" PRIu64 "\n", "kernel package throttles",
-			      sb->kernel_package_throttles - sa->kernel_package_throttles);
-}
-
 static void core_cpus_text(const struct snapshot_core *c, char *buf, size_t len)
 {
 	size_t used = 0;
@@ -159,15 +161,18 @@ static void core_cpus_text(const struct snapshot_core *c, char *buf, size_t len)
 	}
 }
 
-static const char *core_flags(const struct snapshot_core *c)
+/* The flags column: the core's throttling and PROCHOT status bits. */
+static const char *core_flags(const struct snapshot *s, int where)
 {
 	static const char *const flags[2][2] = {
 		{ "ok", "PROCHOT" }, { "THROTTLING", "THROTTLING PROCHOT" },
 	};
+	const struct metric_sample *thr = signal_at(s, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_CORE, where);
+	const struct metric_sample *hot = signal_at(s, METRIC_SIGNAL_PROCHOT, METRIC_SCOPE_CORE, where);
 
-	if (!c->has_status)
+	if (!thr)
 		return "-";
-	return flags[c->thermal_throttling][c->prochot_active];
+	return flags[thr->value.u != 0][hot && hot->value.u != 0];
 }
 
 /* The IPC of each logical CPU of core c, "1.02/0.97" in the order of its cpus. */
@@ -194,19 +199,21 @@ static void write_core_row(const struct snapshot *a, const struct snapshot *b,
 {
 	char cpus[64], temp[16], kthr[24], ipc[16], cpu_ipcs[80];
 	struct ipc_sum sum = { 0 };
+	int where = cb->n_cpus > 0 ? cb->cpus[0] : -1;   /* METRIC_SCOPE_CORE */
+	const struct metric_sample *kb, *ka;
 
 	core_cpus_text(cb, cpus, sizeof(cpus));
-	if (cb->has_temperature)
-		snprintf(temp, sizeof(temp), "%d C", cb->temperature_c);
-	else
-		snprintf(temp, sizeof(temp), "-");
-	if (cb->has_kernel_throttles && ca && ca->has_kernel_throttles)
-		snprintf(kthr, sizeof(kthr), "%" PRIu64, cb->kernel_throttles - ca->kernel_throttles);
+	celsius_text(signal_at(b, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_CORE, where), temp,
+		     sizeof(temp));
+	kb = signal_at(b, METRIC_SIGNAL_THROTTLE_COUNT, METRIC_SCOPE_CORE, where);
+	ka = ca ? signal_at(a, METRIC_SIGNAL_THROTTLE_COUNT, METRIC_SCOPE_CORE, where) : NULL;
+	if (kb && ka)
+		snprintf(kthr, sizeof(kthr), "%" PRIu64, kb->value.u - ka->value.u);
 	else
 		snprintf(kthr, sizeof(kthr), "-");
 	ipc_add_core(&sum, a, b, cb);
 	strbuf_printf(out, "  %5d  %-12s %7s  %-18s %16s %6s  %s\n", cb->core, cpus, temp,
-		      core_flags(cb), kthr, ipc_text(&sum, ipc, sizeof(ipc)),
+		      core_flags(b, where), kthr, ipc_text(&sum, ipc, sizeof(ipc)),
 		      core_cpu_ipcs(a, b, cb, cpu_ipcs, sizeof(cpu_ipcs)));
 }
 
@@ -215,19 +222,20 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 {
 	const struct snapshot_socket *sa = find_socket(a, sb->socket);
 	struct ipc_sum sum = { 0 };
-	char tjmax[16] = "-", pkg[16] = "-", ipc[16];
+	char tjmax[16], pkg[16], ipc[16];
 
 	for (int i = 0; i < sb->n_cores; i++)
 		ipc_add_core(&sum, a, b, &sb->cores[i]);
-	if (sb->has_tjmax)
-		snprintf(tjmax, sizeof(tjmax), "%d C", sb->tjmax_c);
-	if (sb->has_package_temperature)
-		snprintf(pkg, sizeof(pkg), "%d C", sb->package_temperature_c);
+	celsius_text(signal_at(b, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, sb->socket), tjmax,
+		     sizeof(tjmax));
+	celsius_text(signal_at(b, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_SOCKET, sb->socket), pkg,
+		     sizeof(pkg));
 	strbuf_printf(out, "\nsocket %d: TjMax %s, package %s, package throttling %s, IPC %s\n",
 		      sb->socket, tjmax, pkg,
-		      yes_no(sb->has_package_status, sb->package_thermal_throttling),
+		      yes_no(signal_at(b, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, sb->socket)),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
-	write_socket_lines(sa, sb, out);
+	if (sb->has_uncore)
+		write_uncore(sa, sb, out);
 	metric_write_table_lines(a, b, sb->socket, out);
 	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus", "temp", "flags",
 		      "kernel throttles", "IPC", "IPC per cpu");

@@ -1,19 +1,23 @@
 /*
  * The sample API's storage and writers.  See metric.h.  A snapshot's
- * values are one array in the order added; the writers group them by
- * family in the order each family first appeared, so a collector's output
- * keeps the order it adds in.
+ * values are one array in the order added, with a hash index by family,
+ * place and label so that adding and finding stay constant time on a
+ * machine with hundreds of cores.  The writers walk the families the
+ * registered collectors declare.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "collector.h"
 #include "metric.h"
 #include "snapshot.h"
 #include "strbuf.h"
 
-/* Distinct families of one snapshot a writer handles; more are left out. */
+/* Declared families a writer handles; more are left out. */
 #define MAX_FAMILIES 64
 
 static bool same_label(const char *a, const char *b)
@@ -21,17 +25,41 @@ static bool same_label(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
+static uint64_t hash_of(const struct metric_family *f, int where, const char *label)
+{
+	uint64_t h = (uint64_t)(uintptr_t)f * 0x9e3779b97f4a7c15ull ^ (uint64_t)(unsigned)where;
+
+	for (const char *p = label; p && *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return h * 0xff51afd7ed558ccdull;
+}
+
+/* The index slot where the value of (f, where, label) is or would go. */
+static size_t slot_of(const struct snapshot *s, const struct metric_family *f, int where,
+		      const char *label)
+{
+	size_t mask = (size_t)s->cap_value_index - 1;
+	size_t k = (size_t)(hash_of(f, where, label) >> 20) & mask;
+
+	for (;; k = (k + 1) & mask) {
+		int i = s->value_index[k] - 1;
+		const struct metric_sample *v;
+
+		if (i < 0)
+			return k;
+		v = &s->values[i];
+		if (v->family == f && v->where == where && same_label(v->label_value, label))
+			return k;
+	}
+}
+
 /* The index of the value of f at where with label_value in s, or -1. */
 static int find_index(const struct snapshot *s, const struct metric_family *f, int where,
 		      const char *label_value)
 {
-	for (int i = 0; i < s->n_values; i++) {
-		const struct metric_sample *v = &s->values[i];
-
-		if (v->family == f && v->where == where && same_label(v->label_value, label_value))
-			return i;
-	}
-	return -1;
+	if (!s->value_index)
+		return -1;
+	return s->value_index[slot_of(s, f, where, label_value)] - 1;
 }
 
 const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
@@ -41,6 +69,41 @@ const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
 	int i = find_index(s, f, where, label_value);
 
 	return i < 0 ? NULL : &s->values[i];
+}
+
+/*
+ * Room for one more value, its index kept at most half full.  The first
+ * room is sized for a few values per CPU, so that a sample of a large
+ * machine does not regrow and rehash several times.
+ */
+static int grow(struct snapshot *s)
+{
+	int cap = s->cap_values ? 2 * s->cap_values : 16;
+	struct metric_sample *grown;
+	int *index;
+
+	/* A power of two (the index masks with it), a few values per CPU at first. */
+	while (!s->cap_values && cap < 4 * s->n_cpus)
+		cap *= 2;
+	index = calloc((size_t)cap * 2, sizeof(*index));
+	if (!index)
+		return -ENOMEM;
+	grown = realloc(s->values, (size_t)cap * sizeof(*grown));
+	if (!grown) {
+		free(index);
+		return -ENOMEM;
+	}
+	s->values = grown;
+	s->cap_values = cap;
+	free(s->value_index);
+	s->value_index = index;
+	s->cap_value_index = cap * 2;
+	for (int i = 0; i < s->n_values; i++) {
+		const struct metric_sample *v = &s->values[i];
+
+		index[slot_of(s, v->family, v->where, v->label_value)] = i + 1;
+	}
+	return 0;
 }
 
 int snapshot_add_sample(struct snapshot *s, const struct metric_family *f, int where,
@@ -57,34 +120,19 @@ int snapshot_add_sample(struct snapshot *s, const struct metric_family *f, int w
 			if (!label)
 				return -ENOMEM;
 		}
-		if (s->n_values == s->cap_values) {
-			int cap = s->cap_values ? 2 * s->cap_values : 16;
-			struct metric_sample *grown = realloc(s->values, (size_t)cap * sizeof(*grown));
-
-			if (!grown) {
-				s->is_short_of_memory = true;
-				return -ENOMEM;
-			}
-			s->values = grown;
-			s->cap_values = cap;
+		if (s->n_values == s->cap_values && grow(s) < 0) {
+			s->is_short_of_memory = true;
+			return -ENOMEM;
 		}
 		v = &s->values[s->n_values++];
 		*v = (struct metric_sample){ .family = f, .where = where, .label_value = label };
+		s->value_index[slot_of(s, f, where, label)] = s->n_values;
 	}
-	if (f->is_integer)
-		v->value.u = u;
-	else
+	if (f->kind == METRIC_DOUBLE)
 		v->value.d = d;
+	else
+		v->value.u = u;
 	return 0;
-}
-
-/* Whether f has any value at where. */
-static bool has_value_at(const struct snapshot *s, const struct metric_family *f, int where)
-{
-	for (int i = 0; i < s->n_values; i++)
-		if (s->values[i].family == f && s->values[i].where == where)
-			return true;
-	return false;
 }
 
 static bool is_one_of(const struct metric_family *f, const struct metric_family *const *families,
@@ -105,77 +153,140 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 		struct metric_sample *d;
 		int k;
 
-		if (f->type != METRIC_COUNTER || !is_one_of(f, families, n))
+		if (f->type != METRIC_COUNTER || f->is_foreign_total || !is_one_of(f, families, n))
 			continue;
 		k = find_index(dst, f, b->where, b->label_value);
-		if (k < 0) {
-			if (sign < 0)
-				continue;
-			if (snapshot_add_sample(dst, f, b->where, b->label_value, 0, 0) < 0)
-				return -ENOMEM;
-			k = dst->n_values - 1;
-		}
+		if (k < 0)
+			continue;
 		d = &dst->values[k];
-		if (f->is_integer)
-			d->value.u = sign < 0 ? d->value.u - b->value.u : d->value.u + b->value.u;
-		else
+		if (f->kind == METRIC_DOUBLE)
 			d->value.d += sign < 0 ? -b->value.d : b->value.d;
+		else
+			d->value.u = sign < 0 ? d->value.u - b->value.u : d->value.u + b->value.u;
 	}
 	return 0;
 }
 
-/* The distinct families of s in the order first added; returns their number. */
-static size_t families_of(const struct snapshot *s, const struct metric_family **ret)
+/* The families the registered collectors declare, in registration then declaration order. */
+static size_t declared_families(const struct metric_family **ret)
 {
 	size_t n = 0;
 
-	for (int i = 0; i < s->n_values; i++) {
-		const struct metric_family *f = s->values[i].family;
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
 
-		if (!is_one_of(f, ret, n) && n < MAX_FAMILIES)
-			ret[n++] = f;
+		for (size_t k = 0; k < ops->n_families && n < MAX_FAMILIES; k++)
+			ret[n++] = ops->families[k];
 	}
 	return n;
 }
 
+const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
+						 enum metric_signal signal,
+						 enum metric_scope scope, int where)
+{
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		for (size_t k = 0; k < ops->n_families; k++) {
+			const struct metric_family *f = ops->families[k];
+			const struct metric_sample *v;
+
+			if (f->signal != signal || f->scope != scope || f->label)
+				continue;
+			v = snapshot_find_sample(s, f, where, NULL);
+			if (v)
+				return v;
+		}
+	}
+	return NULL;
+}
+
+const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
+						      const struct snapshot_core *c,
+						      enum metric_signal signal)
+{
+	if (c->n_cpus <= 0)
+		return NULL;
+	return snapshot_find_signal(s, signal, METRIC_SCOPE_CORE, c->cpus[0]);
+}
+
 static void append_value(struct strbuf *out, const struct metric_sample *v, bool json)
 {
-	if (v->family->is_integer)
+	switch (v->family->kind) {
+	case METRIC_UINT:
 		strbuf_printf(out, "%" PRIu64, v->value.u);
-	else if (json)
-		strbuf_append_json_double(out, v->value.d);
-	else
-		strbuf_append_prom_double(out, v->value.d);
+		break;
+	case METRIC_INT:
+		strbuf_printf(out, "%" PRId64, metric_sample_int(v));
+		break;
+	case METRIC_BOOL:
+		strbuf_append(out, json ? (v->value.u ? "true" : "false") : (v->value.u ? "1" : "0"));
+		break;
+	case METRIC_DOUBLE:
+		if (json)
+			strbuf_append_json_double(out, v->value.d);
+		else
+			strbuf_append_prom_double(out, v->value.d);
+		break;
+	}
 }
 
 static const struct snapshot_cpu *find_cpu(const struct snapshot *s, int cpu)
 {
+	if (cpu >= 0 && cpu < s->n_cpus && s->cpus[cpu].cpu == cpu)
+		return &s->cpus[cpu];
 	for (int i = 0; i < s->n_cpus; i++)
 		if (s->cpus[i].cpu == cpu)
 			return &s->cpus[i];
 	return NULL;
 }
 
+/*
+ * The labels names (comma-separated) = values (METRIC_LABEL_SEP-separated),
+ * after a comma when more_than_place, else opening the braces.
+ */
+static void prom_labels(const char *names, const char *values, bool more_than_place,
+			struct strbuf *out)
+{
+	const char *n = names, *v = values;
+
+	strbuf_append(out, more_than_place ? "," : "{");
+	while (*n) {
+		size_t nlen = strcspn(n, ","), vlen = strcspn(v, METRIC_LABEL_SEP);
+		char value[256];
+
+		snprintf(value, sizeof(value), "%.*s", (int)vlen, v);
+		strbuf_printf(out, "%s%.*s=\"", n == names ? "" : ",", (int)nlen, n);
+		strbuf_append_prom_label(out, value);
+		strbuf_append(out, "\"");
+		n += nlen + (n[nlen] == ',');
+		v += vlen + (v[vlen] != '\0');
+	}
+}
+
 static void prom_sample(const struct snapshot *s, const struct metric_sample *v, struct strbuf *out)
 {
 	const struct metric_family *f = v->family;
-	const struct snapshot_cpu *c;
+	const struct snapshot_cpu *c = NULL;
 
-	strbuf_append(out, f->name);
-	if (f->scope == METRIC_SCOPE_SOCKET) {
-		strbuf_printf(out, "{socket=\"%d\"", v->where);
-	} else {
+	if (f->scope == METRIC_SCOPE_CORE || f->scope == METRIC_SCOPE_CPU) {
 		c = find_cpu(s, v->where);
 		if (!c)
 			return;
+	}
+	strbuf_append(out, f->name);
+	if (f->scope == METRIC_SCOPE_SOCKET)
+		strbuf_printf(out, "{socket=\"%d\"", v->where);
+	else if (f->scope == METRIC_SCOPE_CORE)
+		strbuf_printf(out, "{socket=\"%d\",core=\"%d\"", c->socket, c->core);
+	else if (f->scope == METRIC_SCOPE_CPU)
 		strbuf_printf(out, "{socket=\"%d\",core=\"%d\",cpu=\"%d\"", c->socket, c->core, c->cpu);
-	}
-	if (f->label && v->label_value) {
-		strbuf_printf(out, ",%s=\"", f->label);
-		strbuf_append_prom_label(out, v->label_value);
-		strbuf_append(out, "\"");
-	}
-	strbuf_append(out, "} ");
+	if (f->label && v->label_value)
+		prom_labels(f->label, v->label_value, f->scope != METRIC_SCOPE_DAEMON, out);
+	if (f->scope != METRIC_SCOPE_DAEMON || (f->label && v->label_value))
+		strbuf_append(out, "}");
+	strbuf_append(out, " ");
 	append_value(out, v, false);
 	strbuf_append(out, "\n");
 }
@@ -183,79 +294,214 @@ static void prom_sample(const struct snapshot *s, const struct metric_sample *v,
 void metric_write_prom(const struct snapshot *s, struct strbuf *out)
 {
 	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = families_of(s, families);
 
+	metric_write_prom_families(s, families, declared_families(families), out);
+}
+
+void metric_write_prom_families(const struct snapshot *s,
+				const struct metric_family *const *families, size_t n,
+				struct strbuf *out)
+{
 	for (size_t k = 0; k < n; k++) {
 		const struct metric_family *f = families[k];
+		size_t mark = out->len;
+		bool any = false;
 
+		if (!f->name)
+			continue;
 		strbuf_printf(out, "# HELP %s ", f->name);
 		strbuf_append_prom_help(out, f->help);
 		strbuf_printf(out, "\n# TYPE %s %s\n", f->name,
 			      f->type == METRIC_COUNTER ? "counter" : "gauge");
 		for (int i = 0; i < s->n_values; i++)
-			if (s->values[i].family == f)
+			if (s->values[i].family == f) {
 				prom_sample(s, &s->values[i], out);
+				any = true;
+			}
+		/* A family without samples is left out, HELP and TYPE included. */
+		if (!any && !out->failed) {
+			out->len = mark;
+			out->buf[mark] = '\0';
+		}
 	}
 }
 
+static int json_position(const struct metric_family *f)
+{
+	return f->json_order ? f->json_order : INT_MAX;
+}
+
+/* Whether f has any value at where. */
+static bool has_value_at(const struct snapshot *s, const struct metric_family *f, int where)
+{
+	if (!f->label)
+		return snapshot_find_sample(s, f, where, NULL) != NULL;
+	for (int i = 0; i < s->n_values; i++)
+		if (s->values[i].family == f && s->values[i].where == where)
+			return true;
+	return false;
+}
+
+/* "key": value of f at where (an object of label values for a labelled family). */
+static void json_field(const struct snapshot *s, const struct metric_family *f, int where,
+		       const char *sep, struct strbuf *out)
+{
+	const struct metric_sample *v;
+	bool first = true;
+
+	strbuf_append(out, sep);
+	strbuf_append_json_string(out, f->json_key);
+	strbuf_append(out, ": ");
+	if (!f->label) {
+		v = snapshot_find_sample(s, f, where, NULL);
+		if (v)
+			append_value(out, v, true);
+		else
+			strbuf_append(out, "null");
+		return;
+	}
+	strbuf_append(out, "{");
+	for (int i = 0; i < s->n_values; i++) {
+		v = &s->values[i];
+		if (v->family != f || v->where != where)
+			continue;
+		strbuf_append(out, first ? "" : ", ");
+		strbuf_append_json_string(out, v->label_value ? v->label_value : "");
+		strbuf_append(out, ": ");
+		append_value(out, v, true);
+		first = false;
+	}
+	strbuf_append(out, "}");
+}
+
+/* The group of families[at]: one object of its members with values, if any has one. */
+static void json_group(const struct snapshot *s, const struct metric_family *const *families,
+		       size_t n, size_t at, int where, struct strbuf *out)
+{
+	const struct metric_family *g = families[at];
+	bool first = true;
+
+	for (size_t k = at; k < n; k++) {
+		const struct metric_family *f = families[k];
+
+		if (f->scope != g->scope || !f->json_group || strcmp(f->json_group, g->json_group) != 0 ||
+		    !has_value_at(s, f, where))
+			continue;
+		if (first) {
+			strbuf_append(out, ", ");
+			strbuf_append_json_string(out, g->json_group);
+			strbuf_append(out, ": {");
+		}
+		json_field(s, f, where, first ? "" : ", ", out);
+		first = false;
+	}
+	if (!first)
+		strbuf_append(out, "}");
+}
+
+/* Whether a family before families[at] already wrote the group of families[at]. */
+static bool group_written(const struct metric_family *const *families, size_t at)
+{
+	const struct metric_family *g = families[at];
+
+	for (size_t k = 0; k < at; k++)
+		if (families[k]->scope == g->scope && families[k]->json_group &&
+		    strcmp(families[k]->json_group, g->json_group) == 0)
+			return true;
+	return false;
+}
+
 void metric_write_json_fields(const struct snapshot *s, enum metric_scope scope, int where,
-			      struct strbuf *out)
+			      int from, int to, struct strbuf *out)
 {
 	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = families_of(s, families);
+	size_t n = declared_families(families);
 
+	/* By json_order, stably: an insertion sort of a few families. */
+	for (size_t i = 1; i < n; i++) {
+		const struct metric_family *f = families[i];
+		size_t j = i;
+
+		for (; j > 0 && json_position(families[j - 1]) > json_position(f); j--)
+			families[j] = families[j - 1];
+		families[j] = f;
+	}
 	for (size_t k = 0; k < n; k++) {
 		const struct metric_family *f = families[k];
-		bool first = true;
+		int pos = json_position(f);
 
-		if (f->scope != scope || !has_value_at(s, f, where))
+		if (f->scope != scope || !f->json_key || pos < from || (pos >= to && to != INT_MAX))
 			continue;
-		strbuf_append(out, ", ");
-		strbuf_append_json_string(out, f->json_key);
-		strbuf_append(out, f->label ? ": {" : ": ");
-		for (int i = 0; i < s->n_values; i++) {
-			const struct metric_sample *v = &s->values[i];
-
-			if (v->family != f || v->where != where)
-				continue;
-			if (f->label) {
-				strbuf_append(out, first ? "" : ", ");
-				strbuf_append_json_string(out, v->label_value ? v->label_value : "");
-				strbuf_append(out, ": ");
-			}
-			first = false;
-			append_value(out, v, true);
-			if (!f->label)
-				break;
+		if (f->json_group) {
+			if (!group_written(families, k))
+				json_group(s, families, n, k, where, out);
+		} else if (f->json_null || has_value_at(s, f, where)) {
+			json_field(s, f, where, ", ", out);
 		}
-		if (f->label)
-			strbuf_append(out, "}");
 	}
+}
+
+static double table_value(const struct metric_sample *va, const struct metric_sample *vb,
+			  uint64_t *ret_u)
+{
+	const struct metric_family *f = vb->family;
+	bool delta = f->type == METRIC_COUNTER;
+
+	*ret_u = vb->value.u - (delta ? va->value.u : 0);
+	return vb->value.d - (delta ? va->value.d : 0);
 }
 
 void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b, int where,
 			      struct strbuf *out)
 {
 	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = families_of(b, families);
+	size_t n = declared_families(families);
 
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < n;) {
 		const struct metric_family *f = families[k];
-		const struct metric_sample *vb, *va;
+		size_t end = k + 1, mark = out->len;
+		bool whole = true;
 
-		if (f->scope != METRIC_SCOPE_SOCKET || f->label || !f->table_title)
+		if (f->scope != METRIC_SCOPE_SOCKET || f->label || !f->table_title) {
+			k++;
 			continue;
-		vb = snapshot_find_sample(b, f, where, NULL);
-		if (!vb)
-			continue;
-		va = f->type == METRIC_COUNTER ? snapshot_find_sample(a, f, where, NULL) : NULL;
-		if (f->type == METRIC_COUNTER && !va)
-			strbuf_printf(out, "  %-36s %20s\n", f->table_title, "-");
-		else if (f->is_integer)
-			strbuf_printf(out, "  %-36s %20" PRIu64 "\n", f->table_title,
-				      vb->value.u - (va ? va->value.u : 0));
-		else
-			strbuf_printf(out, "  %-36s %20.3f\n", f->table_title,
-				      vb->value.d - (va ? va->value.d : 0));
+		}
+		/* Families that share f's line. */
+		while (f->table_part && end < n && families[end]->table_part &&
+		       families[end]->table_title && strcmp(families[end]->table_title, f->table_title) == 0)
+			end++;
+		strbuf_printf(out, "  %-36s", f->table_title);
+		for (size_t i = k; i < end; i++) {
+			const struct metric_family *g = families[i];
+			const struct metric_sample *va = snapshot_find_sample(a, g, where, NULL);
+			const struct metric_sample *vb = snapshot_find_sample(b, g, where, NULL);
+			uint64_t u;
+			double d;
+
+			if (!va || !vb) {
+				whole = false;
+				break;
+			}
+			d = table_value(va, vb, &u);
+			if (g->table_part)
+				strbuf_printf(out, "%s %s ", i > k ? "," : "", g->table_part);
+			else
+				strbuf_append(out, " ");
+			if (g->kind == METRIC_DOUBLE)
+				strbuf_printf(out, g->table_part ? "%.3f" : "%20.3f", d);
+			else if (g->kind == METRIC_INT)
+				strbuf_printf(out, g->table_part ? "%" PRId64 : "%20" PRId64, (int64_t)u);
+			else
+				strbuf_printf(out, g->table_part ? "%" PRIu64 : "%20" PRIu64, u);
+			if (g->table_part && strcmp(g->unit, "seconds") == 0)
+				strbuf_append(out, " s");
+		}
+		if (whole) {
+			strbuf_append(out, "\n");
+		} else if (!out->failed) {
+			out->len = mark;
+			out->buf[mark] = '\0';
+		}
+		k = end;
 	}
 }

@@ -25,6 +25,7 @@
 #include "history.h"
 #include "log.h"
 #include "sampler.h"
+#include "self_metrics.h"
 
 struct sampler {
 	struct conf conf;
@@ -115,17 +116,22 @@ static void start_history(struct sampler *s)
 static void history_reading_of(const struct snapshot *snap, const struct snapshot_socket *ss,
 			       struct history_reading *r)
 {
+	const struct metric_sample *v;
+
 	memset(r, 0, sizeof(*r));
-	for (int k = 0; k < ss->n_cores; k++)
-		if (ss->cores[k].has_temperature &&
-		    (!r->has_hottest_core || ss->cores[k].temperature_c > r->hottest_core_celsius)) {
+	for (int k = 0; k < ss->n_cores; k++) {
+		v = snapshot_find_core_signal(snap, &ss->cores[k], METRIC_SIGNAL_TEMPERATURE);
+		if (v && (!r->has_hottest_core || metric_sample_int(v) > r->hottest_core_celsius)) {
 			r->has_hottest_core = true;
-			r->hottest_core_celsius = ss->cores[k].temperature_c;
+			r->hottest_core_celsius = (double)metric_sample_int(v);
 		}
-	r->has_package = ss->has_package_temperature;
-	r->package_celsius = ss->package_temperature_c;
-	r->has_tjmax = ss->has_tjmax;
-	r->tjmax_celsius = ss->tjmax_c;
+	}
+	v = snapshot_find_signal(snap, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_SOCKET, ss->socket);
+	r->has_package = v != NULL;
+	r->package_celsius = v ? (double)metric_sample_int(v) : 0;
+	v = snapshot_find_signal(snap, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, ss->socket);
+	r->has_tjmax = v != NULL;
+	r->tjmax_celsius = v ? (double)metric_sample_int(v) : 0;
 	if (ss->has_uncore && ss->has_uncore_clockticks)
 		for (int k = 0; k < ss->n_uncore_events; k++)
 			if (ss->uncore_events[k].available &&
@@ -134,13 +140,16 @@ static void history_reading_of(const struct snapshot *snap, const struct snapsho
 				r->dram_throttled_cycles = ss->uncore_events[k].total;
 				r->uncore_clockticks = ss->uncore_clockticks;
 			}
-	r->has_prochot = ss->has_package_status;
-	r->prochot_active = ss->package_prochot_active;
-	for (int k = 0; k < ss->n_cores; k++)
-		if (ss->cores[k].has_status) {
+	v = snapshot_find_signal(snap, METRIC_SIGNAL_PROCHOT, METRIC_SCOPE_SOCKET, ss->socket);
+	r->has_prochot = v != NULL;
+	r->prochot_active = v && v->value.u;
+	for (int k = 0; k < ss->n_cores; k++) {
+		v = snapshot_find_core_signal(snap, &ss->cores[k], METRIC_SIGNAL_PROCHOT);
+		if (v) {
 			r->has_prochot = true;
-			r->prochot_active |= ss->cores[k].prochot_active;
+			r->prochot_active |= v->value.u != 0;
 		}
+	}
 	for (int k = 0; k < snap->n_cpus; k++) {
 		const struct snapshot_cpu *c = &snap->cpus[k];
 
@@ -212,7 +221,8 @@ static void carry_totals(struct sampler *s, struct snapshot *snap)
 
 		if (!s->carry[id])
 			continue;
-		ops->add_totals(snap, s->carry[id], 1);
+		if (ops->add_totals)
+			ops->add_totals(snap, s->carry[id], 1);
 		if (snapshot_add_sample_totals(snap, s->carry[id], ops->families, ops->n_families, 1) < 0)
 			log_warning("sample: out of memory, a carried total is left out");
 		now = snapshot_add_collector(snap, ops->name);
@@ -247,6 +257,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 		log_warning("sample %llu: out of memory, some events are left out of it",
 			    (unsigned long long)snap->samples);
 	snap->last_sample_duration_s = monotonic_s() - t0;
+	self_metrics_add(snap);
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");
 	add_history(s, snap, t0);

@@ -50,6 +50,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->cpus);
 	free(s->episodes);
 	free(s->values);
+	free(s->value_index);
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		free(atomic_load(&s->rendered[i]));
 	history_release(s->history);

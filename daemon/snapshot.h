@@ -9,7 +9,8 @@
  * snapshot_release(); the last release frees it.  Publishing never waits
  * for readers and readers never wait for the sampler beyond a pointer swap.
  *
- * Absent hardware is recorded as has_* = false, never as zero values, so
+ * Absent hardware is recorded as has_* = false, or for a value of the
+ * sample API (metric.h) by not adding it, never as zero values, so
  * formatters can omit it (SPEC §5).
  */
 #ifndef UNCORED_SNAPSHOT_H
@@ -49,32 +50,12 @@ struct snapshot_event {
 struct snapshot_core {
 	int core;                  /* physical core id */
 	int n_cpus;
-	int cpus[SNAPSHOT_MAX_CORE_CPUS];
-	bool has_temperature;      /* reading-valid bit was set */
-	int temperature_c;
-	bool has_status;           /* IA32_THERM_STATUS read this sample */
-	bool thermal_throttling;
-	bool prochot_active;
-	bool has_kernel_throttles;
-	uint64_t kernel_throttles;
+	int cpus[SNAPSHOT_MAX_CORE_CPUS];   /* ascending; cpus[0] is where a core's values are
+					       (METRIC_SCOPE_CORE) */
 };
 
 struct snapshot_socket {
 	int socket;
-
-	bool has_tjmax;
-	int tjmax_c;
-	bool has_package_status;   /* IA32_PACKAGE_THERM_STATUS read this sample */
-	bool has_package_temperature;
-	int package_temperature_c;
-	bool package_thermal_throttling;
-	bool package_prochot_active;
-	bool has_kernel_package_throttles;
-	uint64_t kernel_package_throttles;
-
-	bool has_rapl;
-	double rapl_package_throttled_s;
-	double rapl_dram_throttled_s;
 
 	bool has_uncore;           /* the uncore collector counts on this socket */
 	bool has_uncore_clockticks;
@@ -153,6 +134,8 @@ struct snapshot {
 	/* Values added through the sample API (metric.h), in the order added. */
 	int n_values, cap_values;
 	struct metric_sample *values;
+	int *value_index;          /* metric.c's hash of values: index + 1, 0 for free */
+	int cap_value_index;       /* a power of two, at least twice cap_values */
 
 	/* Storage for events and their strings, freed with the snapshot. */
 	bool is_short_of_memory;   /* some events were left out: no memory for them */

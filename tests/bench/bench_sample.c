@@ -53,14 +53,21 @@ static uint64_t uncore_minimum(const struct snapshot *s)
 /* Reads the thermal collector needs: one status per physical core, one package status and two RAPL counters per socket where present. */
 static uint64_t thermal_minimum(const struct snapshot *s)
 {
+	const struct metric_family *rapl = NULL;
 	uint64_t n = 0;
+
+	/* The RAPL counters come as one group of families; the first of it stands for both. */
+	for (size_t k = 0; k < thermal_collector_ops.n_families && !rapl; k++)
+		if (thermal_collector_ops.families[k]->json_group)
+			rapl = thermal_collector_ops.families[k];
 
 	for (int i = 0; i < s->n_sockets; i++) {
 		const struct snapshot_socket *so = &s->sockets[i];
 
 		n += (uint64_t)so->n_cores;
-		n += so->has_package_status ? 1 : 0;
-		n += so->has_rapl ? 2 : 0;
+		n += snapshot_find_signal(s, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET,
+					  so->socket) ? 1 : 0;
+		n += rapl && snapshot_find_sample(s, rapl, so->socket, NULL) ? 2 : 0;
 	}
 	return n;
 }

@@ -41,7 +41,7 @@ static const struct metric_family tick_samples = {
 	.type = METRIC_COUNTER,
 	.unit = "",
 	.scope = METRIC_SCOPE_SOCKET,
-	.is_integer = true,
+	.kind = METRIC_UINT,
 	.json_key = "tick_samples",
 	.table_title = "tick samples",
 };
@@ -107,13 +107,6 @@ static bool tick_conf_changed(const struct conf *old, const struct conf *new)
 	return memcmp(settings(old), settings(new), sizeof(struct tick_settings)) != 0;
 }
 
-static void tick_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
-{
-	(void)dst;
-	(void)src;
-	(void)sign;
-}
-
 const struct collector_ops tick_collector_ops = {
 	.name = "tick",
 	.start = tick_start,
@@ -125,7 +118,6 @@ const struct collector_ops tick_collector_ops = {
 	.list_events = tick_list_events,
 	.is_enabled = tick_is_enabled,
 	.conf_changed = tick_conf_changed,
-	.add_totals = tick_add_totals,
 };
 
 COLLECTOR_REGISTER(tick_collector_ops)

@@ -59,29 +59,84 @@ void set_event(struct snapshot *s, struct snapshot_event *ev, const char *name, 
 					    available ? NULL : "no such event here"), 0);
 }
 
+const struct metric_family *thermal_family(const char *json_key)
+{
+	const struct collector_ops *ops = collector_find("thermal");
+
+	assert_non_null(ops);
+	for (size_t i = 0; i < ops->n_families; i++)
+		if (strcmp(ops->families[i]->json_key, json_key) == 0)
+			return ops->families[i];
+	fail_msg("no thermal family %s", json_key);
+	return NULL;
+}
+
+/* The offset of the boolean key of [section] in conf, past settings[*ret_index]. */
+static size_t setting_offset(const char *section, const char *key, size_t *ret_index)
+{
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct conf_section *sec = collector_registry[i]->conf_section;
+
+		if (!sec || strcmp(sec->name, section) != 0 || !sec->settings_size)
+			continue;
+		for (size_t k = 0; k < sec->n_keys; k++)
+			if (strcmp(sec->keys[k].name, key) == 0) {
+				assert_int_equal(sec->keys[k].kind, CONF_KIND_BOOL);
+				*ret_index = i;
+				return sec->keys[k].offset;
+			}
+	}
+	fail_msg("no setting [%s] %s", section, key);
+	return 0;
+}
+
+bool *conf_setting_bool(struct conf *conf, const char *section, const char *key)
+{
+	size_t i, offset = setting_offset(section, key, &i);
+
+	return (bool *)(void *)(conf->settings[i] + offset);
+}
+
+bool conf_setting_is(const struct conf *conf, const char *section, const char *key)
+{
+	size_t i, offset = setting_offset(section, key, &i);
+	bool v;
+
+	memcpy(&v, conf->settings[i] + offset, sizeof(v));
+	return v;
+}
+
+void add_thermal(struct snapshot *s, const char *json_key, int where, int64_t v)
+{
+	const struct metric_family *f = thermal_family(json_key);
+
+	assert_int_equal(snapshot_add_sample(s, f, where, NULL, (uint64_t)v, (double)v), 0);
+}
+
+void add_thermal_seconds(struct snapshot *s, const char *json_key, int where, double v)
+{
+	assert_int_equal(snapshot_add_sample(s, thermal_family(json_key), where, NULL, 0, v), 0);
+}
+
 void fill_thermal(struct snapshot *s)
 {
 	for (int i = 0; i < s->n_sockets; i++) {
 		struct snapshot_socket *sock = &s->sockets[i];
+		int id = sock->socket;
 
-		sock->has_tjmax = true;
-		sock->tjmax_c = 95;
-		sock->has_package_status = true;
-		sock->has_package_temperature = true;
-		sock->package_temperature_c = 60 + i;
-		sock->package_thermal_throttling = i == 1;
-		sock->has_kernel_package_throttles = true;
-		sock->kernel_package_throttles = 7;
+		add_thermal(s, "tjmax_celsius", id, 95);
 		for (int j = 0; j < sock->n_cores; j++) {
-			struct snapshot_core *c = &sock->cores[j];
+			int where = sock->cores[j].cpus[0];
 
-			c->has_temperature = true;
-			c->temperature_c = 50 + j;
-			c->has_status = true;
-			c->thermal_throttling = j == 1;
-			c->has_kernel_throttles = true;
-			c->kernel_throttles = 3;
+			add_thermal(s, "temperature_celsius", where, 50 + j);
+			add_thermal(s, "thermal_throttling", where, j == 1);
+			add_thermal(s, "prochot_active", where, 0);
+			add_thermal(s, "kernel_throttles", where, 3);
 		}
+		add_thermal(s, "package_temperature_celsius", id, 60 + i);
+		add_thermal(s, "package_thermal_throttling", id, i == 1);
+		add_thermal(s, "package_prochot_active", id, 0);
+		add_thermal(s, "kernel_package_throttles", id, 7);
 	}
 }
 
@@ -156,9 +211,8 @@ struct snapshot *skylake_snapshot(void)
 	enable_collectors(s, false, true, true);
 	s->collectors[2].up = false;
 	fill_thermal(s);
-	s->sockets[0].has_rapl = true;
-	s->sockets[0].rapl_package_throttled_s = 0.25;
-	s->sockets[0].rapl_dram_throttled_s = 1.5;
+	add_thermal_seconds(s, "package_throttled_seconds", 0, 0.25);
+	add_thermal_seconds(s, "dram_throttled_seconds", 0, 1.5);
 	return s;
 }
 
@@ -172,9 +226,7 @@ struct snapshot *tiny_snapshot(void)
 	s->last_sample_duration_s = 0.25;
 	enable_collectors(s, false, true, false);
 	s->collectors[1].errors = 2;
-	s->sockets[0].has_tjmax = true;
-	s->sockets[0].tjmax_c = 100;
-	s->sockets[0].cores[0].has_temperature = true;
-	s->sockets[0].cores[0].temperature_c = 55;
+	add_thermal(s, "tjmax_celsius", 0, 100);
+	add_thermal(s, "temperature_celsius", 0, 55);
 	return s;
 }

@@ -680,19 +680,41 @@ static void machine_close(struct sim_machine *m)
 	hw_close(&m->hw);
 }
 
+/* The thermal collector's family with json_key. */
+static const struct metric_family *thermal_family(const char *json_key)
+{
+	const struct collector_ops *ops = collector_find("thermal");
+
+	for (size_t i = 0; ops && i < ops->n_families; i++)
+		if (strcmp(ops->families[i]->json_key, json_key) == 0)
+			return ops->families[i];
+	fail_msg("no thermal family %s", json_key);
+	return NULL;
+}
+
 static void check_thermal_values(const struct sim_machine *m, const struct snapshot *s)
 {
 	for (int i = 0; i < s->n_sockets; i++) {
 		const struct snapshot_socket *ss = &s->sockets[i];
+		const struct metric_sample *tjmax =
+			snapshot_find_signal(s, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, ss->socket);
+		const struct metric_sample *pkg =
+			snapshot_find_signal(s, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, ss->socket);
 
-		assert_true(ss->has_tjmax);
-		assert_in_range(ss->tjmax_c, 70, 125);
-		assert_int_equal(ss->has_package_status, m->info.fac.has_package_thermal);
-		assert_int_equal(ss->has_rapl, m->info.fac.has_rapl_perf_status);
+		assert_non_null(tjmax);
+		assert_in_range(metric_sample_int(tjmax), 70, 125);
+		assert_int_equal(pkg != NULL, m->info.fac.has_package_thermal);
+		assert_int_equal(snapshot_find_sample(s, thermal_family("package_throttled_seconds"),
+						      ss->socket, NULL) != NULL,
+				 m->info.fac.has_rapl_perf_status);
 		for (int k = 0; k < ss->n_cores; k++) {
-			assert_true(ss->cores[k].has_status);
-			if (ss->cores[k].has_temperature)
-				assert_in_range(ss->cores[k].temperature_c, 1, ss->tjmax_c);
+			const struct metric_sample *temp =
+				snapshot_find_core_signal(s, &ss->cores[k], METRIC_SIGNAL_TEMPERATURE);
+
+			assert_non_null(snapshot_find_core_signal(s, &ss->cores[k],
+								  METRIC_SIGNAL_THROTTLING));
+			if (temp)
+				assert_in_range(metric_sample_int(temp), 1, metric_sample_int(tjmax));
 		}
 	}
 }

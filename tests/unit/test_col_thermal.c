@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "collector.h"
+#include "fake_machines.h"
 
 /* Registered in collectors.c; named here to test them one by one. */
 extern const struct collector_ops thermal_collector_ops;
@@ -106,9 +107,9 @@ static struct fx *fx_new(int n_sockets, int n_cores, int n_threads)
 	build_topology(f);
 	f->info.fac = (struct cpu_facilities){ .has_tjmax = true, .has_package_thermal = true,
 					       .has_rapl_perf_status = true };
-	f->conf.thermal_enabled = true;
-	f->conf.thermal_rapl = true;
-	f->conf.thermal_kernel_counts = true;
+	*conf_setting_bool(&f->conf, "thermal", "enabled") = true;
+	*conf_setting_bool(&f->conf, "thermal", "rapl") = true;
+	*conf_setting_bool(&f->conf, "thermal", "kernel_counts") = true;
 	f->conf.interval_s = 1;
 	f->rf = regfile_new(f->cpus, f->topo.n_cpus);
 	regfile_bind(f->rf, &f->hw);
@@ -147,12 +148,92 @@ static void fx_free(struct fx *f)
 	free(f);
 }
 
-static struct snapshot_core *core_of(struct fx *f, int socket, int core_idx)
-{
-	struct snapshot_core *sc = snapshot_core(f->s, socket, 2 * core_idx);
+/*
+ * What the collector added for a core or a socket, read back through the
+ * sample API by the thermal families' JSON keys (a value absent: has_* false).
+ */
+struct core_view {
+	bool has_status, has_temperature, has_kernel_throttles;
+	int temperature_c;
+	bool thermal_throttling, prochot_active;
+	uint64_t kernel_throttles;
+};
 
-	assert_non_null(sc);
-	return sc;
+struct socket_view {
+	bool has_tjmax, has_package_status, has_package_temperature, has_kernel_package_throttles;
+	bool has_rapl;
+	int tjmax_c, package_temperature_c;
+	bool package_thermal_throttling, package_prochot_active;
+	uint64_t kernel_package_throttles;
+	double rapl_package_throttled_s, rapl_dram_throttled_s;
+};
+
+static const struct metric_sample *value_of(const struct fx *f, const char *json_key, int where)
+{
+	const struct collector_ops *ops = &thermal_collector_ops;
+
+	for (size_t i = 0; i < ops->n_families; i++)
+		if (strcmp(ops->families[i]->json_key, json_key) == 0)
+			return snapshot_find_sample(f->s, ops->families[i], where, NULL);
+	fail_msg("no thermal family %s", json_key);
+	return NULL;
+}
+
+/* v's value in *ret (METRIC_INT, METRIC_BOOL, METRIC_UINT); whether there is one. */
+static bool get_u(const struct metric_sample *v, uint64_t *ret)
+{
+	*ret = v ? v->value.u : 0;
+	return v != NULL;
+}
+
+static const struct core_view *core_of(struct fx *f, int socket, int core_idx)
+{
+	static struct core_view views[4];
+	static int next;
+	struct core_view *cv = &views[next++ % 4];
+	int where = f->cores[socket][core_idx].cpus[0];
+	uint64_t u;
+
+	assert_non_null(snapshot_core(f->s, socket, 2 * core_idx));
+	memset(cv, 0, sizeof(*cv));
+	cv->has_temperature = get_u(value_of(f, "temperature_celsius", where), &u);
+	cv->temperature_c = (int)(int64_t)u;
+	cv->has_status = get_u(value_of(f, "thermal_throttling", where), &u);
+	cv->thermal_throttling = u != 0;
+	assert_int_equal(get_u(value_of(f, "prochot_active", where), &u), cv->has_status);
+	cv->prochot_active = u != 0;
+	cv->has_kernel_throttles = get_u(value_of(f, "kernel_throttles", where), &u);
+	cv->kernel_throttles = u;
+	return cv;
+}
+
+static const struct socket_view *socket_of(struct fx *f, int socket)
+{
+	static struct socket_view views[4];
+	static int next;
+	struct socket_view *sv = &views[next++ % 4];
+	const struct metric_sample *pkg, *dram;
+	uint64_t u;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->has_tjmax = get_u(value_of(f, "tjmax_celsius", socket), &u);
+	sv->tjmax_c = (int)(int64_t)u;
+	sv->has_package_temperature = get_u(value_of(f, "package_temperature_celsius", socket), &u);
+	sv->package_temperature_c = (int)(int64_t)u;
+	sv->has_package_status = get_u(value_of(f, "package_thermal_throttling", socket), &u);
+	sv->package_thermal_throttling = u != 0;
+	assert_int_equal(get_u(value_of(f, "package_prochot_active", socket), &u),
+			 sv->has_package_status);
+	sv->package_prochot_active = u != 0;
+	sv->has_kernel_package_throttles = get_u(value_of(f, "kernel_package_throttles", socket), &u);
+	sv->kernel_package_throttles = u;
+	pkg = value_of(f, "package_throttled_seconds", socket);
+	dram = value_of(f, "dram_throttled_seconds", socket);
+	assert_int_equal(pkg != NULL, dram != NULL);
+	sv->has_rapl = pkg != NULL;
+	sv->rapl_package_throttled_s = pkg ? pkg->value.d : 0;
+	sv->rapl_dram_throttled_s = dram ? dram->value.d : 0;
+	return sv;
 }
 
 static void one_status_read_per_core_and_one_package_read_per_socket(void **state)
@@ -206,7 +287,7 @@ static void core_status_decoded_with_valid_bit_respected(void **state)
 	for (size_t i = 0; i < sizeof(status_cases) / sizeof(status_cases[0]); i++) {
 		const struct status_case *t = &status_cases[i];
 		struct fx *f = fx_new(1, 2, 1);
-		struct snapshot_core *sc;
+		const struct core_view *sc;
 
 		print_message("case: %s\n", t->name);
 		regfile_set(f->rf, 1, IA32_THERM_STATUS, t->raw);
@@ -228,14 +309,14 @@ static void core_status_decoded_with_valid_bit_respected(void **state)
 static void package_status_decoded(void **state)
 {
 	struct fx *f = fx_new(2, 1, 1);
-	struct snapshot_socket *ss;
+	const struct socket_view *ss;
 
 	(void)state;
 	regfile_set(f->rf, 1, IA32_PACKAGE_THERM_STATUS,
 		    READOUT(7) | THERM_STATUS_THERMAL | THERM_STATUS_PROCHOT);
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_true(ss->has_tjmax);
 	assert_int_equal(ss->tjmax_c, 100);
 	assert_true(ss->has_package_status);
@@ -243,7 +324,7 @@ static void package_status_decoded(void **state)
 	assert_int_equal(ss->package_temperature_c, 65);
 	assert_false(ss->package_thermal_throttling);
 	assert_false(ss->package_prochot_active);
-	ss = snapshot_socket(f->s, 1);
+	ss = socket_of(f, 1);
 	assert_int_equal(ss->package_temperature_c, 93);
 	assert_true(ss->package_thermal_throttling);
 	assert_true(ss->package_prochot_active);
@@ -253,13 +334,13 @@ static void package_status_decoded(void **state)
 static void package_absent_on_a_model_without_it(void **state)
 {
 	struct fx *f = fx_new(1, 2, 2);
-	struct snapshot_socket *ss;
+	const struct socket_view *ss;
 
 	(void)state;
 	f->info.fac.has_package_thermal = false;
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_false(ss->has_package_status);
 	assert_false(ss->has_package_temperature);
 	assert_int_equal(regfile_reads(f->rf, -1, IA32_PACKAGE_THERM_STATUS), 0);
@@ -270,13 +351,13 @@ static void package_absent_on_a_model_without_it(void **state)
 static void tjmax_zero_means_no_temperatures_and_says_why(void **state)
 {
 	struct fx *f = fx_new(1, 1, 1);
-	struct snapshot_socket *ss;
+	const struct socket_view *ss;
 
 	(void)state;
 	regfile_set(f->rf, 0, MSR_TEMPERATURE_TARGET, 0);
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_false(ss->has_tjmax);
 	assert_false(ss->has_package_temperature);
 	assert_true(ss->has_package_status);
@@ -297,7 +378,7 @@ static void tjmax_unreadable_is_an_error_with_a_reason(void **state)
 	regfile_fail_reads(f->rf, 0, MSR_TEMPERATURE_TARGET, -EIO);
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
-	assert_false(snapshot_socket(f->s, 0)->has_tjmax);
+	assert_false(socket_of(f, 0)->has_tjmax);
 	assert_false(core_of(f, 0, 0)->has_temperature);
 	assert_int_equal(f->c.errors, 1);
 	assert_string_equal(REASON(&f->c), "socket 0: MSR_TEMPERATURE_TARGET unreadable "
@@ -308,27 +389,27 @@ static void tjmax_unreadable_is_an_error_with_a_reason(void **state)
 static void rapl_accumulates_across_the_32_bit_wrap(void **state)
 {
 	struct fx *f = fx_new(1, 1, 1);
-	struct snapshot_socket *ss;
+	const struct socket_view *ss;
 
 	(void)state;
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, UINT64_C(0xffffff00));
 	regfile_set(f->rf, 0, MSR_DRAM_PERF_STATUS, UINT64_C(0xfffffc00));
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_true(ss->has_rapl);
 	assert_true(ss->rapl_package_throttled_s == 0.0);
 	/* 0x100 units to the wrap, 0x100 after it: 512/1024 s. */
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 0x100);
 	regfile_set(f->rf, 0, MSR_DRAM_PERF_STATUS, 0x400);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_true(ss->rapl_package_throttled_s == 0.5);
 	assert_true(ss->rapl_dram_throttled_s == 2.0);
 	/* Bits above 31 are not part of the counter. */
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, UINT64_C(0xabcd00000000) | 0x500);
 	fx_sample(f);
-	assert_true(snapshot_socket(f->s, 0)->rapl_package_throttled_s == 1.5);
+	assert_true(socket_of(f, 0)->rapl_package_throttled_s == 1.5);
 	fx_free(f);
 }
 
@@ -339,12 +420,12 @@ static void rapl_off_in_config_or_model_reads_nothing(void **state)
 		struct fx *f = fx_new(1, 1, 1);
 
 		if (variant == 0)
-			f->conf.thermal_rapl = false;
+			*conf_setting_bool(&f->conf, "thermal", "rapl") = false;
 		else
 			f->info.fac.has_rapl_perf_status = false;
 		assert_int_equal(fx_start(f), 0);
 		fx_sample(f);
-		assert_false(snapshot_socket(f->s, 0)->has_rapl);
+		assert_false(socket_of(f, 0)->has_rapl);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_RAPL_POWER_UNIT), 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_PKG_PERF_STATUS), 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_DRAM_PERF_STATUS), 0);
@@ -355,7 +436,7 @@ static void rapl_off_in_config_or_model_reads_nothing(void **state)
 static void rapl_register_reading_eio_is_absent(void **state)
 {
 	struct fx *f = fx_new(1, 1, 1);
-	struct snapshot_socket *ss;
+	const struct socket_view *ss;
 
 	(void)state;
 	regfile_fail_reads(f->rf, 0, MSR_DRAM_PERF_STATUS, -EIO);
@@ -363,7 +444,7 @@ static void rapl_register_reading_eio_is_absent(void **state)
 	regfile_fail_reads(f->rf, 0, 0, 0);
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 1024);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_true(ss->has_rapl);
 	assert_true(ss->rapl_package_throttled_s == 1.0);
 	assert_true(ss->rapl_dram_throttled_s == 0.0);
@@ -378,18 +459,18 @@ static void rapl_register_reading_eio_is_absent(void **state)
 static void read_errors_are_counted_without_losing_rapl_totals(void **state)
 {
 	struct fx *f = fx_new(1, 1, 1);
-	struct snapshot_socket *ss;
+	const struct socket_view *ss;
 
 	(void)state;
 	assert_int_equal(fx_start(f), 0);
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 2048);
 	fx_sample(f);
-	assert_true(snapshot_socket(f->s, 0)->rapl_package_throttled_s == 2.0);
+	assert_true(socket_of(f, 0)->rapl_package_throttled_s == 2.0);
 
 	regfile_fail_reads(f->rf, 0, MSR_PKG_PERF_STATUS, -EIO);
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 3072);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_false(ss->has_rapl);
 	assert_true(ss->has_package_status);
 	assert_int_equal(f->c.errors, 1);
@@ -397,7 +478,7 @@ static void read_errors_are_counted_without_losing_rapl_totals(void **state)
 	regfile_fail_reads(f->rf, 0, 0, 0);
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 4096);
 	fx_sample(f);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_true(ss->has_rapl);
 	assert_true(ss->rapl_package_throttled_s == 4.0);
 
@@ -406,7 +487,7 @@ static void read_errors_are_counted_without_losing_rapl_totals(void **state)
 	fx_sample(f);
 	assert_false(core_of(f, 0, 0)->has_status);
 	assert_false(core_of(f, 0, 0)->has_temperature);
-	assert_true(snapshot_socket(f->s, 0)->has_package_status);
+	assert_true(socket_of(f, 0)->has_package_status);
 	assert_int_equal(f->c.errors, 2);
 	fx_free(f);
 }
@@ -414,14 +495,14 @@ static void read_errors_are_counted_without_losing_rapl_totals(void **state)
 static void kernel_counts_absent_present_and_going_down(void **state)
 {
 	struct fx *f = fx_new(1, 2, 2);
-	struct snapshot_core *sc;
-	struct snapshot_socket *ss;
+	const struct core_view *sc;
+	const struct socket_view *ss;
 
 	(void)state;
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
 	assert_false(core_of(f, 0, 0)->has_kernel_throttles);
-	assert_false(snapshot_socket(f->s, 0)->has_kernel_package_throttles);
+	assert_false(socket_of(f, 0)->has_kernel_package_throttles);
 	assert_int_equal(f->c.errors, 0);
 
 	/* Exported as the kernel has them; the sibling's count is not read. */
@@ -430,7 +511,7 @@ static void kernel_counts_absent_present_and_going_down(void **state)
 	regfile_set_attr(f->rf, 0, PKG_ATTR, 3);
 	fx_sample(f);
 	sc = core_of(f, 0, 0);
-	ss = snapshot_socket(f->s, 0);
+	ss = socket_of(f, 0);
 	assert_true(sc->has_kernel_throttles);
 	assert_int_equal(sc->kernel_throttles, 7);
 	assert_false(core_of(f, 0, 1)->has_kernel_throttles);
@@ -457,13 +538,13 @@ static void kernel_counts_off_in_config(void **state)
 	struct fx *f = fx_new(1, 1, 1);
 
 	(void)state;
-	f->conf.thermal_kernel_counts = false;
+	*conf_setting_bool(&f->conf, "thermal", "kernel_counts") = false;
 	regfile_set_attr(f->rf, 0, CORE_ATTR, 7);
 	regfile_set_attr(f->rf, 0, PKG_ATTR, 3);
 	assert_int_equal(fx_start(f), 0);
 	fx_sample(f);
 	assert_false(core_of(f, 0, 0)->has_kernel_throttles);
-	assert_false(snapshot_socket(f->s, 0)->has_kernel_package_throttles);
+	assert_false(socket_of(f, 0)->has_kernel_package_throttles);
 	fx_free(f);
 }
 
@@ -480,7 +561,7 @@ static void offline_cpu_is_skipped_for_a_sibling_without_an_error(void **state)
 	assert_true(core_of(f, 0, 0)->has_status);
 	assert_int_equal(core_of(f, 0, 0)->temperature_c, 70);
 	assert_int_equal(regfile_reads(f->rf, sibling, IA32_THERM_STATUS), 1);
-	assert_true(snapshot_socket(f->s, 0)->has_package_status);
+	assert_true(socket_of(f, 0)->has_package_status);
 
 	/* The whole core offline: skipped, still no error. */
 	regfile_set_online(f->rf, sibling, false);
@@ -507,13 +588,13 @@ static void whole_socket_offline_keeps_rapl_totals(void **state)
 	fx_sample(f);
 	regfile_set_online(f->rf, 0, false);
 	fx_sample(f);
-	assert_false(snapshot_socket(f->s, 0)->has_rapl);
-	assert_false(snapshot_socket(f->s, 0)->has_package_status);
+	assert_false(socket_of(f, 0)->has_rapl);
+	assert_false(socket_of(f, 0)->has_package_status);
 	assert_int_equal(f->c.errors, 0);
 	regfile_set_online(f->rf, 0, true);
 	regfile_set(f->rf, 0, MSR_PKG_PERF_STATUS, 2048);
 	fx_sample(f);
-	assert_true(snapshot_socket(f->s, 0)->rapl_package_throttled_s == 2.0);
+	assert_true(socket_of(f, 0)->rapl_package_throttled_s == 2.0);
 	fx_free(f);
 }
 
@@ -522,7 +603,7 @@ static void disabled_in_config_does_not_start(void **state)
 	struct fx *f = fx_new(1, 1, 1);
 
 	(void)state;
-	f->conf.thermal_enabled = false;
+	*conf_setting_bool(&f->conf, "thermal", "enabled") = false;
 	assert_int_equal(fx_start(f), -ENOTSUP);
 	assert_false(f->c.up);
 	assert_string_equal(REASON(&f->c), "disabled in the configuration");

@@ -176,7 +176,6 @@ static void the_registry_is_complete_and_consistent(void **state)
 
 		assert_non_null(ops->conf_section);
 		assert_string_equal(ops->conf_section->name, ops->name);
-		assert_non_null(ops->add_totals);
 		assert_non_null(ops->start);
 		assert_non_null(ops->sample);
 		assert_non_null(ops->stop);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "fake_machines.h"
 #include "helpers.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -54,9 +55,9 @@ static void assert_default_values(const struct conf *c)
 	assert_true(c->uncore_default_events);
 	assert_int_equal(c->uncore_on_conflict, CONF_CONFLICT_YIELD);
 	assert_int_equal(c->n_uncore_events, 0);
-	assert_true(c->thermal_enabled);
-	assert_true(c->thermal_rapl);
-	assert_true(c->thermal_kernel_counts);
+	assert_true(conf_setting_is(c, "thermal", "enabled"));
+	assert_true(conf_setting_is(c, "thermal", "rapl"));
+	assert_true(conf_setting_is(c, "thermal", "kernel_counts"));
 	assert_true(c->core_enabled);
 	assert_true(c->core_default_events);
 	assert_int_equal(c->core_on_conflict, CONF_CONFLICT_YIELD);
@@ -128,9 +129,9 @@ static void every_key_parses(void **state)
 	assert_true(conf.uncore_events[1].spec.edge);
 	assert_true(conf.uncore_events[1].spec.inv);
 	assert_int_equal(conf.uncore_events[1].line, 19);
-	assert_false(conf.thermal_enabled);
-	assert_false(conf.thermal_rapl);
-	assert_false(conf.thermal_kernel_counts);
+	assert_false(conf_setting_is(&conf, "thermal", "enabled"));
+	assert_false(conf_setting_is(&conf, "thermal", "rapl"));
+	assert_false(conf_setting_is(&conf, "thermal", "kernel_counts"));
 	assert_true(conf.core_enabled);   /* left on: all off is refused */
 	assert_false(conf.core_default_events);
 	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_RECLAIM);

@@ -14,6 +14,7 @@
 
 #include "cpu.h"
 #include "episode.h"
+#include "fake_machines.h"
 
 static void kind_names(void **state)
 {
@@ -200,12 +201,16 @@ static struct snapshot *make(const struct sample *in)
 							  .reason = "",
 							  .available = in->prochot_event_available,
 							  .total = in->prochot_assertions };
-	for (int i = 0; i < 2; i++)
-		sock->cores[i].has_status = in->core_status;
-	sock->cores[1].thermal_throttling = in->core1_throttling;
-	sock->cores[0].prochot_active = in->core0_prochot;
-	sock->has_package_status = in->has_package_status;
-	sock->package_thermal_throttling = in->package_throttling;
+	for (int i = 0; in->core_status && i < 2; i++) {
+		int where = sock->cores[i].cpus[0];
+
+		add_thermal(s, "thermal_throttling", where, i == 1 && in->core1_throttling);
+		add_thermal(s, "prochot_active", where, i == 0 && in->core0_prochot);
+	}
+	if (in->has_package_status) {
+		add_thermal(s, "package_thermal_throttling", sock->socket, in->package_throttling);
+		add_thermal(s, "package_prochot_active", sock->socket, 0);
+	}
 	return s;
 }
 

@@ -20,6 +20,7 @@
 #include "cpu.h"
 #include "event.h"
 #include "helpers.h"
+#include "metric.h"
 #include "msr.h"
 #include "sampler.h"
 #include "sim.h"
@@ -397,7 +398,8 @@ static void refused_writes_leave_a_read_only_daemon(void **state)
 			fail_msg("core reason: %s", c->reason);
 		for (int k = 0; k < s->n_sockets; k++) {
 			assert_false(s->sockets[k].has_uncore);
-			assert_true(s->sockets[k].has_tjmax);
+			assert_non_null(snapshot_find_signal(s, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET,
+							     s->sockets[k].socket));
 		}
 		snapshot_release(s);
 	}

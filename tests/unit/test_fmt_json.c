@@ -198,7 +198,7 @@ static void extremes_and_escaping(void **state)
 	(void)state;
 	s->samples = UINT64_MAX;
 	s->last_sample_duration_s = 0.0 / 0.0;
-	s->sockets[0].cores[0].temperature_c = -5;
+	add_thermal(s, "temperature_celsius", 0, -5);
 	snprintf(s->version, sizeof(s->version), "1.0 \"x\\y\"\n\tz");
 	s->collectors[2].reason = "msr: \"denied\"";
 	text = format(s);

@@ -18,6 +18,7 @@
 #include "cpu.h"
 #include "fake_machines.h"
 #include "fmt_prom.h"
+#include "self_metrics.h"
 
 static const char tiny_expected[] =
 	"# HELP uncored_build_info Build identity of uncored; always 1.\n"
@@ -46,11 +47,13 @@ static const char tiny_expected[] =
 	"# TYPE uncored_tjmax_celsius gauge\n"
 	"uncored_tjmax_celsius{socket=\"0\"} 100\n";
 
-static char *format(const struct snapshot *s)
+/* The text of s, with the daemon's own values added from its fields as the sampler does. */
+static char *format(struct snapshot *s)
 {
 	struct strbuf sb;
 	char *text;
 
+	self_metrics_add(s);
 	strbuf_init(&sb);
 	assert_int_equal(fmt_prom_write(s, &sb), 0);
 	text = strbuf_steal(&sb, NULL);
@@ -201,7 +204,7 @@ static void negative_temperature_signed(void **state)
 	char *text;
 
 	(void)state;
-	s->sockets[0].cores[0].temperature_c = -5;
+	add_thermal(s, "temperature_celsius", 0, -5);
 	text = format(s);
 	assert_non_null(strstr(text, "uncored_core_temperature_celsius{socket=\"0\",core=\"0\"} -5\n"));
 	free(text);

@@ -17,6 +17,16 @@
 #include "helpers.h"
 #include "fmt_table.h"
 
+/* Add delta to the thermal value json_key at where (or set it, delta for a bool). */
+static void bump(struct snapshot *s, const char *json_key, int where, int64_t delta)
+{
+	const struct metric_sample *v = snapshot_find_sample(s, thermal_family(json_key), where, NULL);
+
+	assert_non_null(v);
+	add_thermal(s, json_key, where, v->family->kind == METRIC_BOOL ? delta
+					: (int64_t)v->value.u + delta);
+}
+
 /* The second sample of a Westmere interval: one second and some counts later. */
 static struct snapshot *westmere_later(void)
 {
@@ -27,9 +37,9 @@ static struct snapshot *westmere_later(void)
 	for (int i = 0; i < s->n_sockets; i++) {
 		s->sockets[i].uncore_clockticks += 1000;
 		s->sockets[i].uncore_events[0].total += 50;
-		s->sockets[i].kernel_package_throttles += 2;
-		s->sockets[i].cores[0].kernel_throttles += 4;
-		s->sockets[i].cores[0].prochot_active = true;
+		bump(s, "kernel_package_throttles", s->sockets[i].socket, 2);
+		bump(s, "kernel_throttles", s->sockets[i].cores[0].cpus[0], 4);
+		bump(s, "prochot_active", s->sockets[i].cores[0].cpus[0], 1);
 	}
 	for (int i = 0; i < s->n_cpus; i++) {
 		s->cpus[i].instructions += i < 4 ? 3000 : 1000;
@@ -111,7 +121,9 @@ static void skylake_interval(void **state)
 
 	(void)state;
 	b->time = a->time + 2;
-	b->sockets[0].rapl_package_throttled_s += 0.5;
+	add_thermal_seconds(b, "package_throttled_seconds", 0,
+			    snapshot_find_sample(b, thermal_family("package_throttled_seconds"), 0,
+						 NULL)->value.d + 0.5);
 	text = table(a, b);
 	assert_lines("skylake", text, present, absent);
 	free(text);
@@ -128,12 +140,16 @@ static void missing_readings_print_dashes(void **state)
 		"  thermal  up       errors 2\n",
 		NULL,
 	};
-	struct snapshot *a = tiny_snapshot(), *b = tiny_snapshot();
+	struct snapshot *a = tiny_snapshot(), *b = snapshot_new(&tiny_topo, &westmere);
 	char *text;
 
 	(void)state;
+	/* tiny_snapshot() without its core temperature. */
+	snprintf(b->version, sizeof(b->version), "1.2.3");
+	enable_collectors(b, false, true, false);
+	b->collectors[1].errors = 2;
+	add_thermal(b, "tjmax_celsius", 0, 100);
 	b->interval_s = 1;
-	b->sockets[0].cores[0].has_temperature = false;
 	text = table(a, b);
 	assert_lines("tiny", text, present, NULL);
 	free(text);

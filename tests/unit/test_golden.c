@@ -28,6 +28,7 @@
 #include "fmt_prom.h"
 #include "helpers.h"
 #include "sampler.h"
+#include "self_metrics.h"
 #include "sim.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -116,11 +117,12 @@ static void check_golden(const char *name, const struct strbuf *text)
 	free(want);
 }
 
-/* Fix the wall-clock values the stepped clock does not decide. */
+/* Fix the wall-clock values the stepped clock does not decide (and the daemon's values of them). */
 static void pin_wall_clock(struct snapshot *s)
 {
 	s->time = 1700000000.25;
 	s->last_sample_duration_s = 0.001;
+	self_metrics_add(s);
 	for (int i = 0; i < s->n_episodes; i++) {
 		s->episodes[i].start = 1700000000.0 + i;
 		if (s->episodes[i].end != 0)

@@ -27,6 +27,7 @@
 
 #include "cpu.h"
 #include "fmt_prom.h"
+#include "fake_machines.h"
 #include "http.h"
 #include "snapshot.h"
 
@@ -152,10 +153,8 @@ static void publish_snapshot(double age_s)
 	s->time = now_s() - age_s;
 	s->interval_s = 1.0;
 	s->samples = 7;
-	s->sockets[0].has_tjmax = true;
-	s->sockets[0].tjmax_c = 95;
-	s->sockets[0].cores[0].has_temperature = true;
-	s->sockets[0].cores[0].temperature_c = 58;
+	add_thermal(s, "tjmax_celsius", 0, 95);
+	add_thermal(s, "temperature_celsius", 0, 58);
 	snapshot_publish(s);
 }
 

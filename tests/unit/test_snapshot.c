@@ -58,7 +58,7 @@ static void shape_follows_topology(void **state)
 		assert_int_equal(s->sockets[i].socket, i);
 		assert_int_equal(s->sockets[i].n_cores, 2);
 		assert_false(s->sockets[i].has_uncore);
-		assert_false(s->sockets[i].has_tjmax);
+		assert_null(snapshot_find_signal(s, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, i));
 	}
 	assert_int_equal(s->sockets[1].cores[1].core, 1);
 	assert_int_equal(s->sockets[1].cores[1].n_cpus, 2);
@@ -208,7 +208,8 @@ static void readers_race_publisher(void **state)
 
 /*
  * Adding a snapshot's totals and taking them away again, collector by
- * collector (each registered collector's add_totals).
+ * collector (each registered collector's add_totals and the generic carry
+ * of its declared families).
  */
 static void add_totals(struct snapshot *dst, const struct snapshot *src, const char *collector,
 		       int sign)
@@ -216,7 +217,26 @@ static void add_totals(struct snapshot *dst, const struct snapshot *src, const c
 	const struct collector_ops *ops = collector_find(collector);
 
 	assert_non_null(ops);
-	ops->add_totals(dst, src, sign);
+	if (ops->add_totals)
+		ops->add_totals(dst, src, sign);
+	assert_int_equal(snapshot_add_sample_totals(dst, src, ops->families, ops->n_families, sign),
+			 0);
+}
+
+static double seconds_at(const struct snapshot *s, const char *json_key, int where)
+{
+	const struct metric_sample *v = snapshot_find_sample(s, thermal_family(json_key), where, NULL);
+
+	assert_non_null(v);
+	return v->value.d;
+}
+
+static uint64_t count_at(const struct snapshot *s, const char *json_key, int where)
+{
+	const struct metric_sample *v = snapshot_find_sample(s, thermal_family(json_key), where, NULL);
+
+	assert_non_null(v);
+	return v->value.u;
 }
 
 static void add_and_subtract_totals(void **state)
@@ -226,9 +246,13 @@ static void add_and_subtract_totals(void **state)
 	struct snapshot_cpu *ca = &a->cpus[3];
 	uint64_t ticks = sa->uncore_clockticks, dram = sa->uncore_events[0].total;
 	uint64_t instr = ca->instructions, llc = ca->events[0].total;
-	double rapl = sa->rapl_dram_throttled_s;
+	double rapl = 0.75;
 
 	(void)state;
+	add_thermal_seconds(a, "dram_throttled_seconds", 1, rapl);
+	add_thermal_seconds(b, "dram_throttled_seconds", 1, rapl);
+	add_thermal_seconds(a, "package_throttled_seconds", 0, 0.5);
+	add_thermal_seconds(b, "package_throttled_seconds", 1, 1.0);
 	add_totals(a, b, "uncore", 1);
 	assert_int_equal(sa->uncore_clockticks, 2 * ticks);
 	assert_int_equal(sa->uncore_events[0].total, 2 * dram);
@@ -238,14 +262,19 @@ static void add_and_subtract_totals(void **state)
 	assert_int_equal(ca->events[0].total, 2 * llc);
 	assert_int_equal(ca->events[1].total, 0);           /* unavailable in b: nothing added */
 	add_totals(a, b, "thermal", 1);
-	assert_true(sa->rapl_dram_throttled_s == 2 * rapl);
+	assert_true(seconds_at(a, "dram_throttled_seconds", 1) == 2 * rapl);
+	/* Absent in b: left as it is; a kernel count is the kernel's own total. */
+	assert_true(seconds_at(a, "package_throttled_seconds", 0) == 0.5);
+	assert_int_equal(count_at(a, "kernel_package_throttles", 1), 7);
+	/* Absent in a: stays absent. */
+	assert_null(snapshot_find_sample(a, thermal_family("package_throttled_seconds"), 1, NULL));
 	for (size_t i = 0; i < collector_registry_n; i++)
-		collector_registry[i]->add_totals(a, b, -1);
+		add_totals(a, b, collector_registry[i]->name, -1);
 	assert_int_equal(sa->uncore_clockticks, ticks);
 	assert_int_equal(sa->uncore_events[0].total, dram);
 	assert_int_equal(ca->instructions, instr);
 	assert_int_equal(ca->events[0].total, llc);
-	assert_true(sa->rapl_dram_throttled_s == rapl);
+	assert_true(seconds_at(a, "dram_throttled_seconds", 1) == rapl);
 	/* Subtraction wraps like the counters: 0 - 1 is 2^64 - 1. */
 	b->sockets[0].uncore_clockticks = a->sockets[0].uncore_clockticks + 1;
 	add_totals(a, b, "uncore", -1);

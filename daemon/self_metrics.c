@@ -1,0 +1,76 @@
+/*
+ * The daemon's own metric families.  See self_metrics.h.
+ */
+#include <stdio.h>
+
+#include "self_metrics.h"
+#include "snapshot.h"
+
+static const struct metric_family build_info = {
+	.name = "uncored_build_info", .help = "Build identity of uncored; always 1.",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "version",
+};
+
+static const struct metric_family cpu_info = {
+	.name = "uncored_cpu_info", .help = "Detected CPU per socket; always 1.",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "vendor,family,model,microarch",
+};
+
+static const struct metric_family collector_up = {
+	.name = "uncored_collector_up",
+	.help = "Whether an enabled collector is working (1) or not (0).",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "collector",
+};
+
+static const struct metric_family samples_total = {
+	.name = "uncored_samples_total", .help = "Samples taken since start.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+};
+
+static const struct metric_family sample_errors = {
+	.name = "uncored_sample_errors_total", .help = "Failed hardware reads per collector.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "collector",
+};
+
+static const struct metric_family sample_duration = {
+	.name = "uncored_last_sample_duration_seconds", .help = "Time the last sample took.",
+	.type = METRIC_GAUGE, .unit = "seconds", .scope = METRIC_SCOPE_DAEMON,
+	.kind = METRIC_DOUBLE,
+};
+
+const struct metric_family *const self_metric_families[] = {
+	&build_info, &cpu_info, &collector_up, &samples_total, &sample_errors, &sample_duration,
+};
+
+const size_t self_metric_n_families =
+	sizeof(self_metric_families) / sizeof(self_metric_families[0]);
+
+void self_metrics_add(struct snapshot *s)
+{
+	const struct snapshot_cpu_id *id = &s->cpu_id;
+	char cpu[128];
+
+	snapshot_add_sample(s, &build_info, 0, s->version, 1, 0);
+	snprintf(cpu, sizeof(cpu), "%s" METRIC_LABEL_SEP "%u" METRIC_LABEL_SEP "%u"
+		 METRIC_LABEL_SEP "%s", id->vendor, id->family, id->model, id->microarch);
+	for (int i = 0; i < s->n_sockets; i++)
+		snapshot_add_sample(s, &cpu_info, s->sockets[i].socket, cpu, 1, 0);
+	for (int i = 0; i < s->n_collectors; i++) {
+		const struct snapshot_collector *c = &s->collectors[i];
+
+		if (c->enabled && c->name)
+			snapshot_add_sample(s, &collector_up, 0, c->name, c->up ? 1 : 0, 0);
+	}
+	snapshot_add_sample(s, &samples_total, 0, NULL, s->samples, 0);
+	for (int i = 0; i < s->n_collectors; i++) {
+		const struct snapshot_collector *c = &s->collectors[i];
+
+		if (c->enabled && c->name)
+			snapshot_add_sample(s, &sample_errors, 0, c->name, c->errors, 0);
+	}
+	snapshot_add_sample(s, &sample_duration, 0, NULL, 0, s->last_sample_duration_s);
+}

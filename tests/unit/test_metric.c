@@ -1,0 +1,313 @@
+/*
+ * The sample API's shapes (metric.h), through a collector registered by
+ * this test only: a core-scope signed value that is null when absent, a
+ * boolean, a value only the JSON shows, a JSON group whose two members
+ * share one table line, a foreign total, a labelled per-cpu counter; and
+ * the value index under many values.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "collector.h"
+#include "fake_machines.h"
+#include "fmt_json.h"
+#include "fmt_prom.h"
+#include "fmt_table.h"
+#include "metric.h"
+#include "snapshot.h"
+#include "strbuf.h"
+
+static const struct metric_family m_celsius = {
+	.name = "uncored_shape_celsius", .help = "A core temperature.", .type = METRIC_GAUGE,
+	.unit = "celsius", .scope = METRIC_SCOPE_CORE, .kind = METRIC_INT,
+	.signal = METRIC_SIGNAL_TEMPERATURE,
+	.json_key = "shape_celsius", .json_order = 5, .json_null = true,
+};
+
+static const struct metric_family m_flag = {
+	.name = "uncored_shape_flag", .help = "A status bit.", .type = METRIC_GAUGE, .unit = "",
+	.scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL,
+	.json_key = "shape_flag", .json_order = 5, .json_null = true,
+};
+
+static const struct metric_family m_json_only = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL,
+	.json_key = "shape_json_only", .json_order = 6,
+};
+
+static const struct metric_family m_a = {
+	.name = "uncored_shape_a_seconds_total", .help = "Part a.", .type = METRIC_COUNTER,
+	.unit = "seconds", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_DOUBLE,
+	.json_key = "a_seconds", .json_group = "shape", .json_order = METRIC_JSON_SOCKET_FIXED + 1,
+	.table_title = "shape time", .table_part = "a",
+};
+
+static const struct metric_family m_b = {
+	.name = "uncored_shape_b_seconds_total", .help = "Part b.", .type = METRIC_COUNTER,
+	.unit = "seconds", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_DOUBLE,
+	.json_key = "b_seconds", .json_group = "shape", .json_order = METRIC_JSON_SOCKET_FIXED + 1,
+	.table_title = "shape time", .table_part = "b",
+};
+
+static const struct metric_family m_foreign = {
+	.name = "uncored_shape_foreign_total", .help = "Someone else's total.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.is_foreign_total = true, .json_key = "shape_foreign", .table_title = "shape foreign",
+};
+
+static const struct metric_family m_events = {
+	.name = "uncored_shape_events_total", .help = "Counts per cpu and event.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.label = "event", .json_key = "shape_events",
+};
+
+static const struct metric_family *const shape_families[] = {
+	&m_celsius, &m_flag, &m_json_only, &m_a, &m_b, &m_foreign, &m_events,
+};
+
+static int shape_start(struct collector *c)
+{
+	(void)c;
+	return -ENOTSUP;
+}
+
+static void shape_sample(struct collector *c, struct snapshot *s)
+{
+	(void)c;
+	(void)s;
+}
+
+static void shape_stop(struct collector *c)
+{
+	(void)c;
+}
+
+static const struct conf_section shape_section = { .name = "shape" };
+
+static bool shape_is_enabled(const struct conf *conf)
+{
+	(void)conf;
+	return false;
+}
+
+static bool shape_conf_changed(const struct conf *old, const struct conf *new)
+{
+	(void)old;
+	(void)new;
+	return false;
+}
+
+static const struct collector_ops shape_collector_ops = {
+	.name = "shape",
+	.start = shape_start,
+	.sample = shape_sample,
+	.stop = shape_stop,
+	.families = shape_families,
+	.n_families = sizeof(shape_families) / sizeof(shape_families[0]),
+	.conf_section = &shape_section,
+	.is_enabled = shape_is_enabled,
+	.conf_changed = shape_conf_changed,
+};
+
+COLLECTOR_REGISTER(shape_collector_ops)
+
+static void add(struct snapshot *s, const struct metric_family *f, int where, const char *label,
+		uint64_t u, double d)
+{
+	assert_int_equal(snapshot_add_sample(s, f, where, label, u, d), 0);
+}
+
+/*
+ * big_topology(): core 0 of socket 1 has CPUs 2 and 6, so its values are
+ * at 2.  Socket 0 has the group and the flag, socket 1 neither.
+ */
+static struct snapshot *shaped(double a, double b)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &westmere);
+
+	assert_non_null(s);
+	add(s, &m_celsius, 2, NULL, (uint64_t)(int64_t)-3, 0);
+	add(s, &m_flag, 0, NULL, 1, 0);
+	add(s, &m_json_only, 0, NULL, 0, 0);
+	add(s, &m_a, 0, NULL, 0, a);
+	add(s, &m_b, 0, NULL, 0, b);
+	add(s, &m_foreign, 0, NULL, 7, 0);
+	add(s, &m_events, 5, "x", 11, 0);
+	add(s, &m_events, 5, "y\"z", 12, 0);
+	return s;
+}
+
+static char *written(int (*write)(const struct snapshot *, struct strbuf *),
+		     const struct snapshot *s)
+{
+	struct strbuf out;
+
+	strbuf_init(&out);
+	assert_int_equal(write(s, &out), 0);
+	return out.buf;
+}
+
+static char *written_table(const struct snapshot *a, const struct snapshot *b)
+{
+	struct strbuf out;
+
+	strbuf_init(&out);
+	assert_int_equal(fmt_table_write(a, b, &out), 0);
+	return out.buf;
+}
+
+static void expect(const char *text, const char *part)
+{
+	assert_non_null(text);
+	if (!strstr(text, part)) {
+		print_message("in:\n%s\n", text);
+		fail_msg("missing: %s", part);
+	}
+}
+
+static void refuse(const char *text, const char *part)
+{
+	assert_non_null(text);
+	if (strstr(text, part)) {
+		print_message("in:\n%s\n", text);
+		fail_msg("unexpected: %s", part);
+	}
+}
+
+static void prometheus_labels_kinds_and_json_only(void **state)
+{
+	struct snapshot *s = shaped(1.5, 2);
+	char *text = written(fmt_prom_write, s);
+
+	(void)state;
+	expect(text, "# TYPE uncored_shape_celsius gauge\n"
+		     "uncored_shape_celsius{socket=\"1\",core=\"0\"} -3\n");
+	expect(text, "uncored_shape_flag{socket=\"0\"} 1\n");
+	expect(text, "uncored_shape_a_seconds_total{socket=\"0\"} 1.5\n");
+	expect(text, "uncored_shape_events_total{socket=\"0\",core=\"1\",cpu=\"5\",event=\"x\"} 11\n"
+		     "uncored_shape_events_total{socket=\"0\",core=\"1\",cpu=\"5\",event=\"y\\\"z\"} 12\n");
+	refuse(text, "json_only");
+	free(text);
+	snapshot_release(s);
+}
+
+static void json_positions_nulls_and_groups(void **state)
+{
+	struct snapshot *s = shaped(1.5, 2);
+	char *text = written(fmt_json_snapshot, s);
+
+	(void)state;
+	/* Socket 0: the flag and the JSON-only value first, the group at its place. */
+	expect(text, "{\"socket\": 0, \"shape_flag\": true, \"shape_json_only\": false, ");
+	expect(text, "\"shape\": {\"a_seconds\": 1.5, \"b_seconds\": 2}, "
+		     "\"kernel_package_throttles\": null, \"cores\": [");
+	/* Socket 1: the flag null, the JSON-only value and the group left out. */
+	expect(text, "{\"socket\": 1, \"shape_flag\": null, \"tjmax_celsius\": null, ");
+	refuse(text, "\"uncore\": {}, \"shape\"");
+	/* Core values in the core object; null where the core has none. */
+	expect(text, "{\"core\": 0, \"cpus\": [2, 6], \"shape_celsius\": -3, ");
+	expect(text, "{\"core\": 1, \"cpus\": [3, 7], \"shape_celsius\": null, ");
+	/* Order 0: after everything else; the foreign total only where it is. */
+	expect(text, "null}], \"shape_foreign\": 7},\n {\"socket\": 1");
+	expect(text, "\"kernel_throttles\": null}]}], \"cpus\"");
+	expect(text, "\"shape_events\": {\"x\": 11, \"y\\\"z\": 12}}");
+	free(text);
+	snapshot_release(s);
+}
+
+static void table_lines_shared_by_parts(void **state)
+{
+	struct snapshot *a = shaped(1.5, 2), *b = shaped(2, 3.25);
+	struct snapshot *c = snapshot_new(big_topology(), &westmere);
+	char *text, line[128];
+
+	(void)state;
+	text = written_table(a, b);
+	snprintf(line, sizeof(line), "  %-36s a 0.500 s, b 1.250 s\n", "shape time");
+	expect(text, line);
+	snprintf(line, sizeof(line), "  %-36s %20d\n", "shape foreign", 0);
+	expect(text, line);
+	free(text);
+	/* A value missing from the first snapshot: no line, no guess. */
+	text = written_table(c, b);
+	refuse(text, "shape time");
+	refuse(text, "shape foreign");
+	free(text);
+	snapshot_release(a);
+	snapshot_release(b);
+	snapshot_release(c);
+}
+
+static void carry_skips_foreign_and_absent(void **state)
+{
+	struct snapshot *a = shaped(1.5, 2), *b = shaped(1, 1);
+	struct snapshot *empty = snapshot_new(big_topology(), &westmere);
+
+	(void)state;
+	add(b, &m_a, 1, NULL, 0, 4);   /* socket 1 has none in a */
+	assert_int_equal(snapshot_add_sample_totals(a, b, shape_families,
+						    sizeof(shape_families) / sizeof(shape_families[0]),
+						    1), 0);
+	assert_true(snapshot_find_sample(a, &m_a, 0, NULL)->value.d == 2.5);
+	assert_null(snapshot_find_sample(a, &m_a, 1, NULL));
+	assert_int_equal(snapshot_find_sample(a, &m_foreign, 0, NULL)->value.u, 7);
+	assert_int_equal(snapshot_find_sample(a, &m_events, 5, "y\"z")->value.u, 24);
+	assert_int_equal(snapshot_find_sample(a, &m_flag, 0, NULL)->value.u, 1);
+	assert_int_equal(snapshot_add_sample_totals(a, b, shape_families, 7, -1), 0);
+	assert_true(snapshot_find_sample(a, &m_a, 0, NULL)->value.d == 1.5);
+	assert_int_equal(snapshot_find_sample(a, &m_events, 5, "x")->value.u, 11);
+	/* Into a snapshot without values: nothing appears. */
+	assert_int_equal(snapshot_add_sample_totals(empty, b, shape_families, 7, 1), 0);
+	assert_int_equal(empty->n_values, 0);
+	snapshot_release(a);
+	snapshot_release(b);
+	snapshot_release(empty);
+}
+
+static void signals_and_many_values(void **state)
+{
+	struct snapshot *s = shaped(0, 0);
+	char label[16];
+
+	(void)state;
+	assert_int_equal(metric_sample_int(snapshot_find_core_signal(s, &s->sockets[1].cores[0],
+								     METRIC_SIGNAL_TEMPERATURE)), -3);
+	assert_null(snapshot_find_core_signal(s, &s->sockets[1].cores[1], METRIC_SIGNAL_TEMPERATURE));
+	assert_null(snapshot_find_signal(s, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_SOCKET, 0));
+	for (int i = 0; i < 3000; i++) {
+		snprintf(label, sizeof(label), "e%d", i % 300);
+		add(s, &m_events, i / 300, label, (uint64_t)i, 0);
+	}
+	add(s, &m_events, 0, "e1", 99, 0);      /* replaces, adds nothing */
+	assert_int_equal(s->n_values, 8 + 3000);
+	for (int i = 0; i < 3000; i++) {
+		const struct metric_sample *v;
+
+		snprintf(label, sizeof(label), "e%d", i % 300);
+		v = snapshot_find_sample(s, &m_events, i / 300, label);
+		assert_non_null(v);
+		assert_int_equal(v->value.u, i == 1 ? 99 : (uint64_t)i);
+	}
+	assert_int_equal(snapshot_find_sample(s, &m_events, 5, "x")->value.u, 11);
+	snapshot_release(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(prometheus_labels_kinds_and_json_only),
+		cmocka_unit_test(json_positions_nulls_and_groups),
+		cmocka_unit_test(table_lines_shared_by_parts),
+		cmocka_unit_test(carry_skips_foreign_and_absent),
+		cmocka_unit_test(signals_and_many_values),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
