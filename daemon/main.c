@@ -4,10 +4,11 @@
  * This is the only file that knows the whole start-up sequence and the only
  * one that chooses the hardware backend (device files or simulation).  The
  * daemon starts as: parse the configuration, open the hardware and detect
- * the CPU, take or bind the listening socket, drop privileges, start the
- * collectors and the sampler, serve, and tell systemd it is ready once the
- * first snapshot is published.  Stopping runs the same steps backwards, and
- * the collectors put every register they changed back as they found it.
+ * the CPU, take or bind the listening socket, fork the HTTP server process
+ * (privsep.h), drop privileges, start the collectors and the sampler, and
+ * tell systemd it is ready once the server has the first sample.  Stopping
+ * runs the same steps backwards, and the collectors put every register they
+ * changed back as they found it.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -43,6 +44,7 @@
 #include "log.h"
 #include "pmu.h"
 #include "privdrop.h"
+#include "privsep.h"
 #include "sampler.h"
 #include "service.h"
 #include "sim.h"
@@ -645,7 +647,7 @@ struct daemon {
 	struct machine machine;
 	struct ledger_file *journal;
 	struct sampler *sampler;
-	struct http_server *http;
+	struct privsep *server;
 	int signal_fd;
 	uint64_t last_progress;
 	double last_progress_at;
@@ -712,6 +714,8 @@ static void kick_watchdog(struct daemon *d)
 		d->last_progress = p;
 		d->last_progress_at = now;
 	}
+	if (!privsep_alive(d->server))
+		return;
 	if (now - d->last_progress_at <= 2 * d->conf.interval_s + 1.0)
 		service_watchdog_ping();
 	else
@@ -779,8 +783,11 @@ static void reload(struct daemon *d)
 	service_ready();
 }
 
-/* Wait for signals; feed the watchdog and refresh STATUS= between them. */
-static void main_loop(struct daemon *d)
+/*
+ * Wait for signals; feed the watchdog and refresh STATUS= between them.
+ * Returns 0 after a stop signal, -1 when the server process went away.
+ */
+static int main_loop(struct daemon *d)
 {
 	uint64_t wd_usec = service_watchdog_interval_usec();
 	int tick_ms = 1000;
@@ -788,16 +795,25 @@ static void main_loop(struct daemon *d)
 	if (wd_usec && wd_usec / 2000 < (uint64_t)tick_ms)
 		tick_ms = (int)(wd_usec / 2000);
 	for (;;) {
-		struct pollfd p = { .fd = d->signal_fd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = d->signal_fd, .events = POLLIN },
+				       { .fd = privsep_fd(d->server), .events = POLLIN } };
 		struct signalfd_siginfo si;
+		int n = poll(p, 2, tick_ms);
 
-		if (poll(&p, 1, tick_ms) > 0 && read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		/* A stop signal first: systemd signals the server too, and that is no crash. */
+		if (n > 0 && (p[0].revents & POLLIN) &&
+		    read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				reload(d);
 				continue;
 			}
 			log_notice("received %s, stopping", strsignal((int)si.ssi_signo));
-			return;
+			return 0;
+		}
+		if (n > 0 && p[1].revents && !privsep_check(d->server)) {
+			log_error("server process %d went away; restoring every register and exiting",
+				  (int)privsep_pid(d->server));
+			return -1;
 		}
 		if (wd_usec)
 			kick_watchdog(d);
@@ -805,7 +821,8 @@ static void main_loop(struct daemon *d)
 	}
 }
 
-static struct http_server *start_http(struct daemon *d, int listen_fd)
+/* Fork the server process, serving on listen_fd.  Returns 0 or -1 after logging. */
+static int start_server(struct daemon *d, int listen_fd)
 {
 	struct http_options ho = {
 		.listen_fd = listen_fd,
@@ -818,11 +835,12 @@ static struct http_server *start_http(struct daemon *d, int listen_fd)
 		.n_assets = web_n_assets,
 	};
 	char err[256];
-	struct http_server *h = http_start(&ho, err, sizeof(err));
 
-	if (!h)
-		log_error("http: %s", err);
-	return h;
+	if (privsep_start(&ho, d->conf.user, &d->server, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 static int run_daemon(const struct options *o, struct conf *conf)
@@ -851,6 +869,12 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	listen_fd = open_listener(&d);
 	if (listen_fd < 0)
 		goto out_machine;
+	/* Before any thread starts: the server gets the socket and nothing else. */
+	if (start_server(&d, listen_fd) < 0)
+		goto out_listen;
+	close(listen_fd);
+	listen_fd = -1;
+	snapshot_set_publish_hook(privsep_publish, d.server);
 	/* Every msr fd is open and the socket bound: root is no longer needed. */
 	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
 		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
@@ -868,26 +892,33 @@ static int run_daemon(const struct options *o, struct conf *conf)
 		log_error("sampler: cannot start its thread");
 		goto out_sampler;
 	}
-	d.http = start_http(&d, listen_fd);
-	if (!d.http)
+	if (privsep_wait_first(d.server, 60000) < 0) {
+		log_error("server process %d did not start serving", (int)privsep_pid(d.server));
 		goto out_sampler;
-	listen_fd = -1;   /* the server owns it now */
+	}
 	d.last_progress_at = monotonic_s();
 	log_notice("serving on %s, sampling every %g s", d.conf.listen, d.conf.interval_s);
 	service_ready();
 	send_status();
 
-	main_loop(&d);
+	rc = main_loop(&d) == 0 ? 0 : 1;
 
 	service_stopping();
-	rc = 0;
-	http_stop(d.http);
 out_sampler:
 	sampler_free(d.sampler);   /* stops the thread and restores every register */
+	snapshot_set_publish_hook(NULL, NULL);
 	snapshot_clear();
 out_listen:
 	if (listen_fd >= 0)
 		close(listen_fd);
+	if (d.server) {
+		char how[160];
+
+		if (!privsep_stop(d.server, how, sizeof(how)) && rc == 0)
+			log_warning("server process: %s", how);
+		else if (rc != 0)
+			log_notice("server process %s", how);
+	}
 out_machine:
 	journal_close(d.journal);
 	machine_close(&d.machine);
