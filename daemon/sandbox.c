@@ -20,6 +20,10 @@
 #define SANDBOX_ARCH AUDIT_ARCH_AARCH64
 #endif
 
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the prctl check reads the low word of args[0] first in memory"
+#endif
+
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
@@ -58,8 +62,11 @@ static const int refused[] = { SYS_openat, SYS_socket,
 
 #define N_ALLOWED (sizeof(allowed) / sizeof(allowed[0]))
 #define N_REFUSED (sizeof(refused) / sizeof(refused[0]))
-/* Load arch, check it, load nr, check x32, one jump per call, three returns. */
-#define N_INSNS (5 + N_ALLOWED + N_REFUSED + 3)
+/*
+ * Load arch, check it, load nr, check x32, one jump per call, prctl's
+ * check of its option, three returns.
+ */
+#define N_INSNS (5 + N_ALLOWED + N_REFUSED + 3 + 3)
 
 static void jump_to(struct sock_filter *f, size_t at, unsigned nr, size_t target)
 {
@@ -93,10 +100,25 @@ int sandbox_install(char *err, size_t errlen)
 		jump_to(f, n, (unsigned)allowed[i], allow_at);
 	for (size_t i = 0; i < N_REFUSED; i++, n++)
 		jump_to(f, n, (unsigned)refused[i], eacces_at);
+	/* prctl(PR_SET_NAME) only: libmicrohttpd's threads name themselves as they start. */
+	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0,
+					    (unsigned char)(kill_at - n - 1));
+	n++;
+	/* The low word of the option: the kernel takes it as an int. */
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, args[0]));
+	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_NAME,
+					    (unsigned char)(allow_at - n - 1), 0);
+	n++;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA));
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	if (n != N_INSNS) {
+		snprintf(err, errlen, "seccomp: the filter has %zu instructions, not %zu", n,
+			 (size_t)N_INSNS);
+		return -EINVAL;
+	}
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		snprintf(err, errlen, "seccomp: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));

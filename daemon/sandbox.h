@@ -10,7 +10,9 @@
  * waiting for each other (futex, sched_yield, rt_sigprocmask,
  * rt_sigreturn, restart_syscall), what a thread does as it starts (rseq,
  * set_robust_list: the filter may reach a thread before it ran), clocks
- * and sleeps, and leaving (exit, exit_group); fstat for stdio on stderr.  openat and socket fail with
+ * and sleeps, leaving (exit, exit_group), fstat for stdio on stderr, and
+ * prctl(PR_SET_NAME) alone of prctl's options (libmicrohttpd's threads
+ * name themselves as they start).  openat and socket fail with
  * EACCES, so a library that tries to open a file takes its usual error
  * path.  Any other call kills the whole process (SECCOMP_RET_KILL_PROCESS):
  * the server was meant never to make it, so it is treated as an attack,
