@@ -54,6 +54,8 @@
 
 #define DEFAULT_CONFIG UNCORED_SYSCONFDIR "/uncored.conf"
 #define EXIT_USAGE 2
+/* Not 1, which the unit takes for a refused start and does not restart. */
+#define EXIT_SERVER_DIED 3
 
 enum mode { MODE_DAEMON, MODE_ONCE, MODE_CHECK_CONFIG, MODE_LIST_EVENTS, MODE_VERSION, MODE_HELP };
 enum once_format { ONCE_TEXT, ONCE_JSON, ONCE_PROMETHEUS };
@@ -901,7 +903,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	service_ready();
 	send_status();
 
-	rc = main_loop(&d) == 0 ? 0 : 1;
+	rc = main_loop(&d) == 0 ? 0 : EXIT_SERVER_DIED;
 
 	service_stopping();
 out_sampler:
