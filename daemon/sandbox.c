@@ -37,8 +37,12 @@ static const int allowed[] = {
 	SYS_futex, SYS_sched_yield, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_restart_syscall,
 	SYS_clock_gettime, SYS_clock_getres, SYS_clock_nanosleep, SYS_nanosleep, SYS_gettimeofday,
 	SYS_getpid, SYS_gettid, SYS_fstat, SYS_newfstatat, SYS_exit, SYS_exit_group,
-	/* What a thread does as it starts, which the server's may not have done yet. */
-	SYS_rseq, SYS_set_robust_list,
+	/*
+	 * What a thread does as it starts, which the server's may not have done
+	 * yet: glibc's rseq and robust list; the sanitizers' runtime (test
+	 * builds) also sets an alternate signal stack and reads its affinity.
+	 */
+	SYS_rseq, SYS_set_robust_list, SYS_sigaltstack, SYS_sched_getaffinity,
 #ifdef SYS_poll
 	SYS_poll,
 #endif

@@ -9,7 +9,8 @@
  * for malloc (brk, mmap, munmap, mremap, mprotect, madvise), threads
  * waiting for each other (futex, sched_yield, rt_sigprocmask,
  * rt_sigreturn, restart_syscall), what a thread does as it starts (rseq,
- * set_robust_list: the filter may reach a thread before it ran), clocks
+ * set_robust_list, and for the sanitizers' runtime sigaltstack and
+ * sched_getaffinity: the filter may reach a thread before it ran), clocks
  * and sleeps, leaving (exit, exit_group), fstat for stdio on stderr, and
  * prctl(PR_SET_NAME) alone of prctl's options (libmicrohttpd's threads
  * name themselves as they start).  openat and socket fail with
