@@ -716,8 +716,6 @@ static void kick_watchdog(struct daemon *d)
 		d->last_progress = p;
 		d->last_progress_at = now;
 	}
-	if (!privsep_alive(d->server))
-		return;
 	if (now - d->last_progress_at <= 2 * d->conf.interval_s + 1.0)
 		service_watchdog_ping();
 	else
@@ -817,7 +815,7 @@ static int main_loop(struct daemon *d)
 				  (int)privsep_pid(d->server));
 			return -1;
 		}
-		if (wd_usec)
+		if (wd_usec && privsep_alive(d->server))   /* and only while the server lives */
 			kick_watchdog(d);
 		send_status();
 	}
