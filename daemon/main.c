@@ -650,6 +650,7 @@ struct daemon {
 	struct ledger_file *journal;
 	struct sampler *sampler;
 	struct privsep *server;
+	bool server_gone;
 	int signal_fd;
 	uint64_t last_progress;
 	double last_progress_at;
@@ -785,9 +786,10 @@ static void reload(struct daemon *d)
 
 /*
  * Wait for signals; feed the watchdog and refresh STATUS= between them.
- * Returns 0 after a stop signal, -1 when the server process went away.
+ * Returns after a stop signal, or with server_gone set when the server
+ * process went away.
  */
-static int main_loop(struct daemon *d)
+static void main_loop(struct daemon *d)
 {
 	uint64_t wd_usec = service_watchdog_interval_usec();
 	int tick_ms = 1000;
@@ -808,12 +810,13 @@ static int main_loop(struct daemon *d)
 				continue;
 			}
 			log_notice("received %s, stopping", strsignal((int)si.ssi_signo));
-			return 0;
+			return;
 		}
 		if (n > 0 && p[1].revents && !privsep_check(d->server)) {
 			log_error("server process %d went away; restoring every register and exiting",
 				  (int)privsep_pid(d->server));
-			return -1;
+			d->server_gone = true;
+			return;
 		}
 		if (wd_usec && privsep_alive(d->server))   /* and only while the server lives */
 			kick_watchdog(d);
@@ -901,7 +904,8 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	service_ready();
 	send_status();
 
-	rc = main_loop(&d) == 0 ? 0 : EXIT_SERVER_DIED;
+	main_loop(&d);
+	rc = d.server_gone ? EXIT_SERVER_DIED : 0;
 
 	service_stopping();
 out_sampler:
