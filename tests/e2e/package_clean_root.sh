@@ -207,7 +207,10 @@ echo "uncored.socket and uncored.service (sandboxed, user uncored) started by sy
 # The server process under the unit's sandbox (uncored(8), PROCESS MODEL):
 # no capability, no-new-privileges, its own seccomp filter, user uncored,
 # no descriptor but sockets and eventfds beside the standard streams.
-server=$(inside pgrep -P "$pid") || fail "no server process under the daemon $pid"
+# (The fresh root has no procps: the child is found by its parent in /proc.)
+server=$(inside sh -c 'for f in /proc/[0-9]*/stat; do
+	read -r p c s pp rest <"$f" && [ "$pp" = "$1" ] && echo "$p"; done' sh "$pid" 2>/dev/null | head -n 1)
+[ -n "$server" ] || fail "no server process under the daemon $pid"
 inside cat "/proc/$server/status" >"$work/server-status"
 for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 	grep -q "^$cap:[[:space:]]*0000000000000000$" "$work/server-status" ||
@@ -224,7 +227,7 @@ while read -r n t; do
 	esac
 done <"$work/server-fds"
 # Killed, the server takes the service down with status 3 and systemd restarts it.
-inside kill -KILL "$server"
+inside sh -c 'kill -KILL "$1"' sh "$server"
 for _ in $(seq 1 150); do
 	[ "$(show uncored.service NRestarts)" = 1 ] && [ "$(show uncored.service ActiveState)" = active ] && break
 	sleep 0.1
