@@ -4,10 +4,11 @@
  * This is the only file that knows the whole start-up sequence and the only
  * one that chooses the hardware backend (device files or simulation).  The
  * daemon starts as: parse the configuration, open the hardware and detect
- * the CPU, take or bind the listening socket, drop privileges, start the
- * collectors and the sampler, serve, and tell systemd it is ready once the
- * first snapshot is published.  Stopping runs the same steps backwards, and
- * the collectors put every register they changed back as they found it.
+ * the CPU, take or bind the listening socket, fork the HTTP server process
+ * (privsep.h), drop privileges, start the collectors and the sampler, and
+ * tell systemd it is ready once the server has the first sample.  Stopping
+ * runs the same steps backwards, and the collectors put every register they
+ * changed back as they found it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,6 +48,7 @@
 #include "log.h"
 #include "pmu.h"
 #include "privdrop.h"
+#include "privsep.h"
 #include "sampler.h"
 #include "service.h"
 #include "sim.h"
@@ -56,6 +58,8 @@
 
 #define DEFAULT_CONFIG UNCORED_SYSCONFDIR "/uncored.conf"
 #define EXIT_USAGE 2
+/* Not 1, which the unit takes for a refused start and does not restart. */
+#define EXIT_SERVER_DIED 3
 
 enum mode { MODE_DAEMON, MODE_ONCE, MODE_CHECK_CONFIG, MODE_LIST_EVENTS, MODE_VERSION, MODE_HELP };
 enum once_format { ONCE_TEXT, ONCE_JSON, ONCE_PROMETHEUS };
@@ -758,7 +762,8 @@ struct daemon {
 	struct machine machine;
 	struct ledger_file *journal;
 	struct sampler *sampler;
-	struct http_server *http;
+	struct privsep *server;
+	bool server_gone;
 	int signal_fd;
 	uint64_t last_progress;
 	double last_progress_at;
@@ -911,7 +916,11 @@ static void reload(struct daemon *d)
 	service_ready();
 }
 
-/* Wait for signals; feed the watchdog and refresh STATUS= between them. */
+/*
+ * Wait for signals; feed the watchdog and refresh STATUS= between them.
+ * Returns after a stop signal, or with server_gone set when the server
+ * process went away.
+ */
 static void main_loop(struct daemon *d)
 {
 	uint64_t wd_usec = service_watchdog_interval_usec();
@@ -920,10 +929,14 @@ static void main_loop(struct daemon *d)
 	if (wd_usec && wd_usec / 2000 < (uint64_t)tick_ms)
 		tick_ms = (int)(wd_usec / 2000);
 	for (;;) {
-		struct pollfd p = { .fd = d->signal_fd, .events = POLLIN };
+		struct pollfd p[2] = { { .fd = d->signal_fd, .events = POLLIN },
+				       { .fd = privsep_fd(d->server), .events = POLLIN } };
 		struct signalfd_siginfo si;
+		int n = poll(p, 2, tick_ms);
 
-		if (poll(&p, 1, tick_ms) > 0 && read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
+		/* A stop signal first: systemd signals the server too, and that is no crash. */
+		if (n > 0 && (p[0].revents & POLLIN) &&
+		    read(d->signal_fd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				reload(d);
 				continue;
@@ -931,13 +944,20 @@ static void main_loop(struct daemon *d)
 			log_notice("received SIG%s, stopping", sigabbrev_np((int)si.ssi_signo));
 			return;
 		}
-		if (wd_usec)
+		if (n > 0 && p[1].revents && !privsep_check(d->server)) {
+			log_error("server process %d went away; restoring every register and exiting",
+				  (int)privsep_pid(d->server));
+			d->server_gone = true;
+			return;
+		}
+		if (wd_usec && privsep_alive(d->server))   /* and only while the server lives */
 			kick_watchdog(d);
 		send_status();
 	}
 }
 
-static struct http_server *start_http(struct daemon *d, int listen_fd)
+/* Fork the server process, serving on listen_fd.  Returns 0 or -1 after logging. */
+static int start_server(struct daemon *d, int listen_fd)
 {
 	struct http_options ho = {
 		.listen_fd = listen_fd,
@@ -950,11 +970,12 @@ static struct http_server *start_http(struct daemon *d, int listen_fd)
 		.n_assets = web_n_assets,
 	};
 	char err[256];
-	struct http_server *h = http_start(&ho, err, sizeof(err));
 
-	if (!h)
-		log_error("http: %s", err);
-	return h;
+	if (privsep_start(&ho, d->conf.user, &d->server, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 static int run_daemon(const struct options *o, struct conf *conf)
@@ -983,6 +1004,12 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	listen_fd = open_listener(&d, listening, sizeof(listening));
 	if (listen_fd < 0)
 		goto out_machine;
+	/* Before any thread starts: the server gets the socket and nothing else. */
+	if (start_server(&d, listen_fd) < 0)
+		goto out_listen;
+	close(listen_fd);
+	listen_fd = -1;
+	snapshot_set_publish_hook(privsep_publish, d.server);
 	/* Every msr fd is open and the socket bound: root is no longer needed. */
 	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
 		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
@@ -1000,26 +1027,34 @@ static int run_daemon(const struct options *o, struct conf *conf)
 		log_error("sampler: cannot start its thread");
 		goto out_sampler;
 	}
-	d.http = start_http(&d, listen_fd);
-	if (!d.http)
+	if (privsep_wait_first(d.server, 60000) < 0) {
+		log_error("server process %d did not start serving", (int)privsep_pid(d.server));
 		goto out_sampler;
-	listen_fd = -1;   /* the server owns it now */
+	}
 	d.last_progress_at = monotonic_s();
 	log_notice("serving on %s, sampling every %g s", listening, d.conf.interval_s);
 	service_ready();
 	send_status();
 
 	main_loop(&d);
+	rc = d.server_gone ? EXIT_SERVER_DIED : 0;
 
 	service_stopping();
-	rc = 0;
-	http_stop(d.http);
 out_sampler:
 	sampler_free(d.sampler);   /* stops the thread and restores every register */
+	snapshot_set_publish_hook(NULL, NULL);
 	snapshot_clear();
 out_listen:
 	if (listen_fd >= 0)
 		close(listen_fd);
+	if (d.server) {
+		char how[160];
+
+		if (!privsep_stop(d.server, how, sizeof(how)) && rc == 0)
+			log_warning("server process: %s", how);
+		else if (rc != 0)
+			log_notice("server process %s", how);
+	}
 out_machine:
 	journal_close(d.journal);
 	machine_close(&d.machine);

@@ -247,15 +247,30 @@ struct snapshot_cpu *snapshot_cpu(struct snapshot *s, int cpu)
 	return NULL;
 }
 
+static void (*publish_hook)(struct snapshot *s, void *arg);
+static void *publish_hook_arg;
+
+void snapshot_set_publish_hook(void (*hook)(struct snapshot *s, void *arg), void *arg)
+{
+	publish_hook = hook;
+	publish_hook_arg = arg;
+}
+
 void snapshot_publish(struct snapshot *s)
 {
 	struct snapshot *old;
 
+	if (s && publish_hook)
+		atomic_fetch_add(&s->refs, 1);   /* the hook's, as current may change meanwhile */
 	pthread_mutex_lock(&current_lock);
 	old = current;
 	current = s;
 	pthread_mutex_unlock(&current_lock);
 	snapshot_release(old);
+	if (s && publish_hook) {
+		publish_hook(s, publish_hook_arg);
+		snapshot_release(s);
+	}
 }
 
 struct snapshot *snapshot_acquire(void)

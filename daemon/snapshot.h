@@ -233,6 +233,14 @@ void snapshot_add_event_totals(struct snapshot_event *dst, int n_dst,
  */
 void snapshot_publish(struct snapshot *s);
 
+/*
+ * Call hook(s, arg) after every snapshot_publish() of a snapshot s, in the
+ * publishing thread, while it holds a reference to s (the privilege
+ * separation hands the formatted documents to the server from here).
+ * hook NULL removes it.  Set it before the publishing thread starts.
+ */
+void snapshot_set_publish_hook(void (*hook)(struct snapshot *s, void *arg), void *arg);
+
 /* The current snapshot with a new reference, or NULL before the first publish. */
 struct snapshot *snapshot_acquire(void);
 

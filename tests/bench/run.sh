@@ -98,14 +98,23 @@ startup_ms() {
 	timeout 90 python3 -c "$STARTUP_PY" "$@"
 }
 
-# CPU time of every thread of PID so far, in nanoseconds (schedstat is exact,
-# /proc/PID/stat counts whole clock ticks).
-cpu_ns() {
-	cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'
+# PID and its children: uncored's HTTP server is a child process (uncored(8),
+# PROCESS MODEL), and both count.
+procs() {
+	echo "$1" $(pgrep -P "$1" || true)
 }
 
+# CPU time of every thread of PID and its children so far, in nanoseconds
+# (schedstat is exact, /proc/PID/stat counts whole clock ticks).
+cpu_ns() {
+	for p in $(procs "$1"); do cat /proc/"$p"/task/*/schedstat; done |
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# A line of /proc/PID/status summed over PID and its children.
 rss_kb() {
-	awk -v k="$2:" '$1 == k { print $2 }' /proc/"$1"/status
+	for p in $(procs "$1"); do cat /proc/"$p"/status; done |
+		awk -v k="$2:" '$1 == k { s += $2 } END { print s }'
 }
 
 samples_total() {

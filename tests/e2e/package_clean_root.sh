@@ -204,6 +204,42 @@ inside grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "/proc/$pid/status" ||
 	fail "the daemon does not run as uncored ($uid): $(inside grep ^Uid "/proc/$pid/status")"
 echo "uncored.socket and uncored.service (sandboxed, user uncored) started by systemd: /metrics through the socket ok"
 
+# The server process under the unit's sandbox (uncored(8), PROCESS MODEL):
+# no capability, no-new-privileges, its own seccomp filter, user uncored,
+# no descriptor but sockets and eventfds beside the standard streams.
+# (The fresh root has no procps: the child is found by its parent in /proc.)
+server=$(inside sh -c 'for f in /proc/[0-9]*/stat; do
+	read -r p c s pp rest <"$f" && [ "$pp" = "$1" ] && echo "$p"; done' sh "$pid" 2>/dev/null | head -n 1)
+[ -n "$server" ] || fail "no server process under the daemon $pid"
+inside cat "/proc/$server/status" >"$work/server-status"
+for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
+	grep -q "^$cap:[[:space:]]*0000000000000000$" "$work/server-status" ||
+		fail "server $cap: $(grep "^$cap" "$work/server-status")"
+done
+grep -q '^NoNewPrivs:[[:space:]]*1$' "$work/server-status" || fail "server without no-new-privileges"
+grep -q '^Seccomp:[[:space:]]*2$' "$work/server-status" || fail "server without a seccomp filter"
+grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "$work/server-status" || fail "server uid: $(grep ^Uid "$work/server-status")"
+inside sh -c "for f in /proc/$server/fd/*; do echo \"\${f##*/} \$(readlink \$f)\"; done" >"$work/server-fds"
+while read -r n t; do
+	case "$n:$t" in
+	0:* | 1:* | 2:* | *:socket:* | *:anon_inode:\[eventfd\]) ;;
+	*) fail "server holds fd $n -> $t" ;;
+	esac
+done <"$work/server-fds"
+# Killed, the server takes the service down with status 3 and systemd restarts it.
+inside sh -c 'kill -KILL "$1"' sh "$server"
+for _ in $(seq 1 150); do
+	[ "$(show uncored.service NRestarts)" = 1 ] && [ "$(show uncored.service ActiveState)" = active ] && break
+	sleep 0.1
+done
+[ "$(show uncored.service NRestarts)" = 1 ] || fail "not restarted after the server was killed"
+inside journalctl -u uncored.service --no-pager >"$work/journal" 2>&1 || true
+grep -q "server process $server went away" "$work/journal" || fail "no word of the server's death"
+grep -q 'status=3' "$work/journal" || fail "the daemon did not exit with status 3: $(tail -n 20 "$work/journal")"
+inside curl -fsS -m 10 -o /dev/null http://127.0.0.1:9796/metrics || fail "no /metrics after the restart"
+pid=$(show uncored.service MainPID)
+echo "server process under the unit: no capability, no-new-privileges, seccomp, user uncored, sockets only; killed, restarted (status 3)"
+
 inside dpkg -i "/root/$deb" >"$work/boot-upgrade.log" 2>&1 || fail "reinstall under systemd failed"
 [ "$(show uncored.service ActiveState)" = active ] || fail "not active after the upgrade"
 [ "$(show uncored.service MainPID)" != "$pid" ] || fail "the upgrade did not restart the service"

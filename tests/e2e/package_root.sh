@@ -165,6 +165,28 @@ curl -fsS "http://127.0.0.1:$port/metrics" >"$TEST_TMP/metrics" || {
 }
 grep -q '^uncored_collector_up{collector="uncore"} 1' "$TEST_TMP/metrics" ||
 	fail "/metrics: uncore collector not up: $(grep collector_up "$TEST_TMP/metrics")"
+# The server process (uncored(8), PROCESS MODEL): the daemon's child, as
+# uncored, with no capability, no-new-privileges and its seccomp filter.
+# timeout(1) runs systemd-socket-activate as its child, which with chroot
+# execs the daemon in the same process.
+hw=$(pgrep -P "$daemon") || fail "no daemon under timeout $daemon"
+[ "$(cat "/proc/$hw/comm")" = uncored ] || fail "process $hw is $(cat "/proc/$hw/comm"), not uncored"
+server=$(pgrep -P "$hw") || fail "no server process under the daemon $hw"
+for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
+	grep -q "^$cap:[[:space:]]*0000000000000000$" "/proc/$server/status" ||
+		fail "server $cap: $(grep "^$cap" "/proc/$server/status")"
+done
+grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$server/status" || fail "server without no-new-privileges"
+grep -q '^Seccomp:[[:space:]]*2$' "/proc/$server/status" || fail "server without a seccomp filter"
+grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "/proc/$server/status" ||
+	fail "server uid: $(grep ^Uid "/proc/$server/status")"
+for fd in /proc/"$server"/fd/*; do
+	t=$(readlink "$fd") || continue
+	case "${fd##*/}:$t" in
+	0:* | 1:* | 2:* | *:socket:* | *:anon_inode:\[eventfd\]) ;;
+	*) fail "server holds fd ${fd##*/} -> $t" ;;
+	esac
+done
 kill -TERM "$daemon"
 wait "$daemon" || true
 wait "$listener" || true
@@ -172,7 +194,7 @@ grep -q 'stopped, every register restored' "$TEST_TMP/daemon.log" ||
 	fail "no clean stop: $(cat "$TEST_TMP/daemon.log")"
 grep -qx 'READY=1' "$TEST_TMP/notes" || fail "no READY=1: $(cat "$TEST_TMP/notes")"
 grep -qx 'STOPPING=1' "$TEST_TMP/notes" || fail "no STOPPING=1: $(cat "$TEST_TMP/notes")"
-echo "socket activation: ok (packaged ExecStart= as user uncored, READY=1, /metrics through the passed socket)"
+echo "socket activation: ok (packaged ExecStart= as user uncored, READY=1, /metrics through the passed socket, the server process confined)"
 
 # A changed conffile survives a reinstall.
 echo "# changed by the administrator" >>"$root/etc/uncored/uncored.conf"

@@ -1,0 +1,141 @@
+/*
+ * The server's seccomp filter; see sandbox.h.
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+#if defined(__x86_64__)
+#define SANDBOX_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SANDBOX_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the prctl check reads the low word of args[0] first in memory"
+#endif
+
+#ifndef __X32_SYSCALL_BIT
+#define __X32_SYSCALL_BIT 0x40000000
+#endif
+
+/* Calls the server may make; the ones an architecture lacks drop out. */
+static const int allowed[] = {
+	SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_recvfrom, SYS_sendto, SYS_recvmsg,
+	SYS_sendmsg, SYS_ppoll, SYS_accept4, SYS_shutdown, SYS_close, SYS_setsockopt,
+	SYS_getsockopt, SYS_getsockname, SYS_getpeername, SYS_fcntl, SYS_ioctl,
+	SYS_brk, SYS_mmap, SYS_munmap, SYS_mremap, SYS_mprotect, SYS_madvise,
+	SYS_futex, SYS_sched_yield, SYS_rt_sigprocmask, SYS_rt_sigreturn, SYS_restart_syscall,
+	SYS_clock_gettime, SYS_clock_getres, SYS_clock_nanosleep, SYS_nanosleep, SYS_gettimeofday,
+	SYS_getpid, SYS_gettid, SYS_fstat, SYS_newfstatat, SYS_exit, SYS_exit_group,
+	/*
+	 * What a thread does as it starts, which the server's may not have done
+	 * yet: glibc's rseq and robust list; the sanitizers' runtime (test
+	 * builds) also sets an alternate signal stack and reads its affinity.
+	 */
+	SYS_rseq, SYS_set_robust_list, SYS_sigaltstack, SYS_sched_getaffinity,
+#ifdef SYS_poll
+	SYS_poll,
+#endif
+#ifdef SYS_accept
+	SYS_accept,
+#endif
+#ifdef SYS_time
+	SYS_time,
+#endif
+#ifdef SYS_futex_time64
+	SYS_futex_time64,
+#endif
+};
+
+/* Calls that fail with EACCES instead of killing. */
+static const int refused[] = { SYS_openat, SYS_socket,
+#ifdef SYS_open
+	SYS_open,
+#endif
+};
+
+#define N_ALLOWED (sizeof(allowed) / sizeof(allowed[0]))
+#define N_REFUSED (sizeof(refused) / sizeof(refused[0]))
+/*
+ * Load arch, check it, load nr, check x32, one jump per call, prctl's
+ * check of its option, three returns.
+ */
+#define N_INSNS (5 + N_ALLOWED + N_REFUSED + 3 + 3)
+
+static void jump_to(struct sock_filter *f, size_t at, unsigned nr, size_t target)
+{
+	f[at] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr,
+					     (unsigned char)(target - at - 1), 0);
+}
+
+int sandbox_install(char *err, size_t errlen)
+{
+#ifndef SANDBOX_ARCH
+	snprintf(err, errlen, "seccomp: no filter for this architecture");
+	return -ENOSYS;
+#else
+	struct sock_filter f[N_INSNS];
+	size_t n = 0, kill_at = N_INSNS - 3, eacces_at = N_INSNS - 2, allow_at = N_INSNS - 1;
+	struct sock_fprog prog = { .len = N_INSNS, .filter = f };
+
+	_Static_assert(N_INSNS < 250, "every jump fits in 8 bits");
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SANDBOX_ARCH, 1, 0);
+	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, (unsigned)(kill_at - n - 1), 0, 0);
+	n++;
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, nr));
+	/* x32 calls are numbered with this bit set; none are allowed. */
+	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, __X32_SYSCALL_BIT,
+					    (unsigned char)(kill_at - n - 1), 0);
+	n++;
+	for (size_t i = 0; i < N_ALLOWED; i++, n++)
+		jump_to(f, n, (unsigned)allowed[i], allow_at);
+	for (size_t i = 0; i < N_REFUSED; i++, n++)
+		jump_to(f, n, (unsigned)refused[i], eacces_at);
+	/* prctl(PR_SET_NAME) only: libmicrohttpd's threads name themselves as they start. */
+	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0,
+					    (unsigned char)(kill_at - n - 1));
+	n++;
+	/* The low word of the option: the kernel takes it as an int. */
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					      offsetof(struct seccomp_data, args[0]));
+	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_NAME,
+					    (unsigned char)(allow_at - n - 1), 0);
+	n++;
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+					      SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA));
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	if (n != N_INSNS) {
+		snprintf(err, errlen, "seccomp: the filter has %zu instructions, not %zu", n,
+			 (size_t)N_INSNS);
+		return -EINVAL;
+	}
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		snprintf(err, errlen, "seccomp: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return -errno;
+	}
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
+		int e = errno;
+
+		/* > 0: the id of a thread that could not be synchronised. */
+		snprintf(err, errlen, "seccomp: install the filter on every thread: %s",
+			 e ? strerror(e) : "a thread refused it");
+		return e ? -e : -EBUSY;
+	}
+	return 0;
+#endif
+}

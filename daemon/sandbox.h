@@ -1,0 +1,40 @@
+/*
+ * The server process's system-call filter (seccomp, SPEC §8): the process
+ * that parses HTTP may only do what serving bytes it already holds needs.
+ *
+ * A raw BPF program (no libseccomp) allows: reading and writing the
+ * sockets it holds (read, write, readv, writev, recvfrom, sendto, recvmsg,
+ * sendmsg, poll, ppoll, accept4, shutdown, close, setsockopt,
+ * getsockopt, getsockname, getpeername, fcntl, ioctl), memory management
+ * for malloc (brk, mmap, munmap, mremap, mprotect, madvise), threads
+ * waiting for each other (futex, sched_yield, rt_sigprocmask,
+ * rt_sigreturn, restart_syscall), what a thread does as it starts (rseq,
+ * set_robust_list, and for the sanitizers' runtime sigaltstack and
+ * sched_getaffinity: the filter may reach a thread before it ran), clocks
+ * and sleeps, leaving (exit, exit_group), fstat for stdio on stderr, and
+ * prctl(PR_SET_NAME) alone of prctl's options (libmicrohttpd's threads
+ * name themselves as they start).  openat and socket fail with
+ * EACCES, so a library that tries to open a file takes its usual error
+ * path.  Any other call kills the whole process (SECCOMP_RET_KILL_PROCESS):
+ * the server was meant never to make it, so it is treated as an attack,
+ * and its death makes the hardware side restore every register and exit
+ * non-zero, so that systemd restarts the service.  So are calls of another
+ * architecture or ABI (x32 on x86-64).
+ *
+ * Nothing here creates threads, processes or files, sends signals, or
+ * changes credentials, mappings of files, or the filter itself.
+ */
+#ifndef UNCORED_SANDBOX_H
+#define UNCORED_SANDBOX_H
+
+#include <stddef.h>
+
+/*
+ * Set no-new-privs and install the filter on every thread of the process
+ * (SECCOMP_FILTER_FLAG_TSYNC), so that threads started before (the HTTP
+ * server's) are filtered too.  Returns 0, or a negative errno with a
+ * sentence in err (-ENOSYS: an architecture the filter does not know).
+ */
+int sandbox_install(char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,114 @@
+#!/bin/sh
+# Privilege separation (uncored(8), PROCESS MODEL), as root on the
+# device-file tree: the HTTP server is a child process with no capability
+# (CapBnd empty too: it drops its bounding set as root does it), no-new-
+# privileges, a seccomp filter, a uid other than root, and no descriptor
+# but its sockets (no msr or cpuid file, no perf fd, no state file, no
+# lock), while the hardware side holds the msr files.  Killing the server
+# ends the daemon with a non-zero status and every register restored;
+# killing the hardware side ends the server; SIGTERM to both (as systemd
+# sends it) ends them with status 0 and every register restored.  Run as
+# root once without a configured user (the server becomes "nobody", the
+# hardware side stays root) and once with "user = nobody".
+. "$(dirname "$0")/lib.sh"
+
+[ "$(id -u)" = 0 ] || skip "needs root"
+id nobody >/dev/null 2>&1 || skip "no 'nobody' user"
+
+tree="$TEST_TMP/tree"
+python3 "$(dirname "$0")/make_tree.py" "$tree"
+python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
+chmod 755 "$TEST_TMP"
+nobody=$(id -u nobody)
+
+# The server: the daemon's only child.  Waits up to 10 s.
+server_of() {
+	for _ in $(seq 1 100); do
+		s=$(pgrep -P "$1" || true)
+		[ -n "$s" ] && { echo "$s"; return 0; }
+		sleep 0.1
+	done
+	fail "no server process under $1"
+}
+
+# Wait up to 20 s for pid to end.
+gone_within() {
+	for _ in $(seq 1 200); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+registers_restored() {
+	python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/after"
+	diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "$1: registers not restored"
+	[ ! -s "$TEST_TMP/ledger" ] || fail "$1: the state file is not empty"
+}
+
+check_server() { # check_server PID LABEL
+	st=/proc/$1/status
+	for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
+		grep -q "^$cap:[[:space:]]*0000000000000000$" "$st" || fail "$2: server $cap: $(grep "^$cap" "$st")"
+	done
+	grep -q '^NoNewPrivs:[[:space:]]*1$' "$st" || fail "$2: server without no-new-privileges"
+	grep -q '^Seccomp:[[:space:]]*2$' "$st" || fail "$2: server without a seccomp filter: $(grep ^Seccomp "$st")"
+	grep -q "^Uid:[[:space:]]*$nobody[[:space:]]*$nobody[[:space:]]*$nobody[[:space:]]*$nobody$" "$st" ||
+		fail "$2: server uid: $(grep ^Uid "$st")"
+	for fd in /proc/$1/fd/*; do
+		n=${fd##*/}
+		t=$(readlink "$fd") || continue
+		case "$n:$t" in
+		0:* | 1:* | 2:*) ;;   # the standard streams, as the daemon got them
+		*:socket:* | *:anon_inode:\[eventfd\]) ;;
+		*) fail "$2: server holds fd $n -> $t" ;;
+		esac
+	done
+	# The same look finds the msr files in the hardware side.
+	ls -l /proc/"$DAEMON_PID"/fd | grep -q "$tree/dev/cpu/.*/msr" ||
+		fail "$2: the check would not see an msr file: the hardware side holds none"
+}
+
+for user in "" nobody; do
+	label="user '$user'"
+	port=$(free_port)
+	write_conf "$TEST_TMP/u.conf" "$port"
+	sed -i "s/^user =.*/user = $user/" "$TEST_TMP/u.conf"
+
+	# The server's confinement; the service answers through it.
+	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
+	server=$(server_of "$DAEMON_PID")
+	check_server "$server" "$label"
+	curl -fsS --compressed "$DAEMON_URL/metrics" | grep -q '^uncored_samples_total' || fail "$label: no metrics"
+	s1=$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_samples_total)
+	sleep 1
+	s2=$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_samples_total)
+	[ "$s2" -gt "$s1" ] || fail "$label: the server does not get new samples"
+
+	# The server killed: the hardware side restores and fails.
+	kill -KILL "$server"
+	rc=0
+	gone_within "$DAEMON_PID" || fail "$label: the daemon outlived its server by 20 s"
+	wait "$DAEMON_PID" || rc=$?
+	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
+	[ "$rc" = 3 ] || fail "$label: exit status $rc after the server was killed, expected 3"
+	grep -q "server process $server went away" "$TEST_TMP/log" || { cat "$TEST_TMP/log" >&2; fail "$label: no word of the server's death"; }
+	registers_restored "$label, server killed"
+
+	# The hardware side killed: the server ends.
+	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
+	server=$(server_of "$DAEMON_PID")
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null || true
+	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
+	gone_within "$server" || { kill -KILL "$server"; fail "$label: the server outlived the hardware side by 20 s"; }
+
+	# SIGTERM to both, as systemd stops the service (this start also cleans up the kill).
+	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
+	server=$(server_of "$DAEMON_PID")
+	kill -TERM "$server"
+	stop_daemon "$DAEMON_PID" || fail "$label: exit status after SIGTERM to both processes"
+	gone_within "$server" || fail "$label: the server outlived the stop"
+	registers_restored "$label, SIGTERM"
+done
+echo "privsep: server without capabilities, hardware fds or state file, under seccomp; each side ends with the other: ok"

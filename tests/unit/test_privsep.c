@@ -1,0 +1,154 @@
+/*
+ * Unit tests of the privilege separation's transport (privsep.h): a
+ * server forked on a loopback socket answers with the bytes the hardware
+ * side published (a document absent there is absent in the server too),
+ * says when it has its first documents, ends with status 0 when the
+ * transport closes, and its death is noticed on privsep_fd().
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "http.h"
+#include "privsep.h"
+#include "render.h"
+#include "snapshot.h"
+
+static const char *const docs[RENDER_N_DOCS] = {
+	[RENDER_METRICS] = "test_metric 42\n",
+	[RENDER_SNAPSHOT] = "{\"test\": \"snapshot\"}",
+	[RENDER_EPISODES] = "{\"test\": \"episodes\"}",
+	/* RENDER_HISTORY absent: no history document */
+};
+
+/* A snapshot whose documents are already formatted; nothing is left to format. */
+static struct snapshot *fake_snapshot(void)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+	struct timespec now;
+
+	assert_non_null(s);
+	atomic_init(&s->refs, 1);
+	clock_gettime(CLOCK_REALTIME, &now);
+	s->time = (double)now.tv_sec;
+	s->interval_s = 1;
+	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++) {
+		const char *text = i / 2 < RENDER_N_DOCS ? docs[i / 2] : NULL;
+		struct snapshot_bytes *b;
+
+		atomic_init(&s->rendered[i], NULL);
+		if (!text || i % 2)   /* gzip is made from the identity form */
+			continue;
+		b = malloc(sizeof(*b) + strlen(text) + 1);
+		assert_non_null(b);
+		b->len = strlen(text);
+		memcpy(b->data, text, b->len + 1);
+		atomic_store(&s->rendered[i], b);
+	}
+	return s;
+}
+
+/* GET path over HTTP/1.0; the whole response, NUL-terminated, in buf. */
+static void get(int port, const char *path, char *buf, size_t len)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t got = 0;
+	char req[256];
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
+	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	close(fd);
+}
+
+static struct privsep *start(int *ret_port)
+{
+	struct http_options ho = { 0 };
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct privsep *p = NULL;
+	char err[256];
+	int fd;
+
+	assert_int_equal(http_bind("127.0.0.1:0", &fd, err, sizeof(err)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+	*ret_port = ntohs(sa.sin_port);
+	ho.listen_fd = fd;
+	ho.interval_s = 1;
+	assert_int_equal(privsep_start(&ho, NULL, &p, err, sizeof(err)), 0);
+	close(fd);
+	return p;
+}
+
+static void test_serves_published_bytes(void **state)
+{
+	struct snapshot *s = fake_snapshot();
+	char buf[4096], how[160];
+	struct privsep *p;
+	int port;
+
+	(void)state;
+	p = start(&port);
+	privsep_publish(s, p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(p, 10000), 0);
+	get(port, "/metrics", buf, sizeof(buf));
+	assert_non_null(strstr(buf, " 200 "));
+	assert_non_null(strstr(buf, "\r\n\r\ntest_metric 42\n"));
+	get(port, "/api/v1/episodes", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "{\"test\": \"episodes\"}"));
+	get(port, "/api/v1/history", buf, sizeof(buf));
+	assert_non_null(strstr(buf, " 503 "));
+	get(port, "/healthz", buf, sizeof(buf));
+	assert_non_null(strstr(buf, " 200 "));
+	assert_true(privsep_alive(p));
+	assert_true(privsep_stop(p, how, sizeof(how)));
+	assert_string_equal(how, "exited with status 0");
+}
+
+static void test_death_noticed(void **state)
+{
+	struct pollfd pfd;
+	char how[160];
+	struct privsep *p;
+	int port;
+
+	(void)state;
+	p = start(&port);
+	assert_int_equal(kill(privsep_pid(p), SIGKILL), 0);
+	pfd = (struct pollfd){ .fd = privsep_fd(p), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	assert_false(privsep_check(p));
+	assert_false(privsep_alive(p));
+	assert_false(privsep_stop(p, how, sizeof(how)));
+	assert_non_null(strstr(how, "killed by signal 9"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_serves_published_bytes),
+		cmocka_unit_test(test_death_noticed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
