@@ -5,6 +5,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,7 +71,39 @@ static const int refused[] = { SYS_openat, SYS_socket,
  * Load arch, check it, load nr, check x32, one jump per call, prctl's
  * check of its option, three returns.
  */
-#define N_INSNS (5 + N_ALLOWED + N_REFUSED + 3 + 3)
+#define N_INSNS (5 + N_ALLOWED + N_REFUSED + 3 + 4)
+
+/*
+ * A call outside the filter traps here first, so that the log says which
+ * call it was; then the handler makes another forbidden call.  SIGSYS is
+ * blocked inside its own handler, so the kernel kills the whole process
+ * with SIGSYS, as SECCOMP_RET_KILL_PROCESS would have.  Only
+ * async-signal-safe calls, and only ones the filter allows, before that.
+ */
+static void on_forbidden_call(int sig, siginfo_t *si, void *context)
+{
+	char msg[96] = "uncored: server: system call ";
+	size_t len = strlen(msg);
+	char digits[12];
+	int n = 0;
+	unsigned nr = (unsigned)si->si_syscall;
+	static const char tail[] = " is outside its seccomp filter\n";
+
+	(void)sig;
+	(void)context;
+	do
+		digits[n++] = (char)('0' + nr % 10);
+	while ((nr /= 10) && n < (int)sizeof(digits));
+	while (n > 0)
+		msg[len++] = digits[--n];
+	memcpy(msg + len, tail, sizeof(tail) - 1);
+	len += sizeof(tail) - 1;
+	if (write(STDERR_FILENO, msg, len) < 0) {
+		/* nothing more to say */
+	}
+	syscall(SYS_getppid);   /* not allowed: the kernel now kills with SIGSYS */
+	_exit(128 + SIGSYS);    /* not reached */
+}
 
 static void jump_to(struct sock_filter *f, size_t at, unsigned nr, size_t target)
 {
@@ -85,7 +118,9 @@ int sandbox_install(char *err, size_t errlen)
 	return -ENOSYS;
 #else
 	struct sock_filter f[N_INSNS];
-	size_t n = 0, kill_at = N_INSNS - 3, eacces_at = N_INSNS - 2, allow_at = N_INSNS - 1;
+	size_t n = 0, kill_at = N_INSNS - 4, trap_at = N_INSNS - 3, eacces_at = N_INSNS - 2,
+	       allow_at = N_INSNS - 1;
+	struct sigaction sa = { .sa_sigaction = on_forbidden_call, .sa_flags = SA_SIGINFO };
 	struct sock_fprog prog = { .len = N_INSNS, .filter = f };
 
 	_Static_assert(N_INSNS < 250, "every jump fits in 8 bits");
@@ -106,15 +141,16 @@ int sandbox_install(char *err, size_t errlen)
 		jump_to(f, n, (unsigned)refused[i], eacces_at);
 	/* prctl(PR_SET_NAME) only: libmicrohttpd's threads name themselves as they start. */
 	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_prctl, 0,
-					    (unsigned char)(kill_at - n - 1));
+					    (unsigned char)(trap_at - n - 1));
 	n++;
 	/* The low word of the option: the kernel takes it as an int. */
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, args[0]));
 	f[n] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_NAME,
-					    (unsigned char)(allow_at - n - 1), 0);
+					    (unsigned char)(allow_at - n - 1), (unsigned char)(trap_at - n - 1));
 	n++;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_ERRNO | (EACCES & SECCOMP_RET_DATA));
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
@@ -124,6 +160,11 @@ int sandbox_install(char *err, size_t errlen)
 		return -EINVAL;
 	}
 
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL) < 0) {
+		snprintf(err, errlen, "seccomp: SIGSYS handler: %s", strerror(errno));
+		return -errno;
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		snprintf(err, errlen, "seccomp: PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
 		return -errno;

@@ -15,8 +15,10 @@
  * prctl(PR_SET_NAME) alone of prctl's options (libmicrohttpd's threads
  * name themselves as they start).  openat and socket fail with
  * EACCES, so a library that tries to open a file takes its usual error
- * path.  Any other call kills the whole process (SECCOMP_RET_KILL_PROCESS):
- * the server was meant never to make it, so it is treated as an attack,
+ * path.  Any other call kills the whole process with SIGSYS, after a
+ * handler installed with the filter has logged the call's number (the
+ * handler cannot be replaced: rt_sigaction is not allowed): the server was
+ * meant never to make it, so it is treated as an attack,
  * and its death makes the hardware side restore every register and exit
  * non-zero, so that systemd restarts the service.  So are calls of another
  * architecture or ABI (x32 on x86-64).
