@@ -11,7 +11,8 @@
  * rt_sigreturn, restart_syscall), what a thread does as it starts (rseq,
  * set_robust_list, and for the sanitizers' runtime sigaltstack and
  * sched_getaffinity: the filter may reach a thread before it ran), clocks
- * and sleeps, leaving (exit, exit_group), fstat for stdio on stderr, and
+ * and sleeps, leaving (exit, exit_group), fstat and lseek for stdio on the
+ * standard streams, reads of its own ids, getrandom, and
  * prctl(PR_SET_NAME) alone of prctl's options (libmicrohttpd's threads
  * name themselves as they start).  openat and socket fail with
  * EACCES, so a library that tries to open a file takes its usual error
