@@ -65,10 +65,6 @@ static int publish_snapshot(void)
 	s->time = (double)time(NULL);
 	s->interval_s = 1.0;
 	s->samples = 1;
-	s->sockets[0].has_tjmax = true;
-	s->sockets[0].tjmax_c = 95;
-	s->sockets[0].cores[0].has_temperature = true;
-	s->sockets[0].cores[0].temperature_c = 58;
 	snapshot_publish(s);
 	return 0;
 }

@@ -334,8 +334,8 @@ static void every_error_is_reported_in_line_order(void **state)
 		"my.conf:2: interval: expected a number of seconds from 0.05 to 60, got '0'",
 		"my.conf:3: listen: expected A.B.C.D:PORT or [IPV6]:PORT, got 'nowhere'",
 		"my.conf:4: expected 'key = value' or '[section]'",
-		"my.conf:6: event: duplicate event name 'prochot_assertions': already counted as a "
-		"default event (set default_events = no to list it yourself)",
+		("my.conf:6: event: duplicate event name 'prochot_assertions': already counted as a "
+		 "default event (set default_events = no to list it yourself)"),
 		"my.conf:7: enabled: expected yes/no, true/false, on/off or 1/0, got 'perhaps'",
 		"my.conf:8: unknown section '[wrong]' (expected [daemon], [uncore], [thermal] or [core])",
 		"my.conf:11: default_events: expected yes/no, true/false, on/off or 1/0, got 'nope'",
