@@ -475,6 +475,16 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 	uint64_t caps;
 	int r;
 
+	if (pmu == ENGINE_PMU_IMC) {
+		snprintf(err, errlen, "the memory controller's counters are in PCI configuration "
+			 "space or MMIO, which the msr driver does not reach: count them with perf");
+		return -ENODEV;
+	}
+	if (pmu == ENGINE_PMU_PCU) {
+		snprintf(err, errlen, "the msr engine does not program the PCU box: count it with "
+			 "perf");
+		return -ENODEV;
+	}
 	if (pmu == ENGINE_PMU_NHM_UNCORE) {
 		*lay = (struct layout){ true, MSR_UNCORE_PERFEVTSEL0, MSR_UNCORE_PMC0,
 					MSR_UNCORE_FIXED_CTR_CTRL, MSR_UNCORE_FIXED_CTR0,

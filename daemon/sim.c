@@ -38,6 +38,7 @@
 #include "config.h"
 #include "msr.h"
 #include "sim.h"
+#include "sim_box.h"
 #include "sim_kernel.h"
 #include "sim_perf.h"
 #include "sim_model.h"
@@ -109,6 +110,7 @@ struct sim_uncore {
 struct sim_socket {
 	struct sim_uncore unc;
 	struct sim_timeline dram, prochot, pkg_limit, dram_limit, pkg_thermal;
+	struct sim_timeline pkg_hot;                /* a core at or above TjMax */
 	struct sim_timeline temp_or[N_UMASKS];      /* 0x80 by umask */
 	struct sim_timeline throttled_or[N_UMASKS]; /* 0x81 by umask */
 	int64_t pkg_log_from[2];
@@ -147,6 +149,7 @@ struct sim {
 	enum sim_boot boot;
 	struct sim_kernel *kernel;
 	struct sim_perf *perf;
+	struct sim_boxes *boxes;       /* server uncore; NULL when the model has none */
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
 	int64_t rw_period;
@@ -745,6 +748,8 @@ static int raw_write(struct sim *s, int cpu, uint32_t msr, uint64_t value, int64
 	struct loc l;
 	int i;
 
+	if (sim_boxes_has_msr(s->boxes, msr))
+		return sim_boxes_write(s->boxes, s->cpus[cpu].topo.socket, msr, t, value);
 	d = reg_find(s, msr, &i);
 	if (!d || !d->write)
 		return -EIO;
@@ -758,6 +763,8 @@ static int raw_read(struct sim *s, int cpu, uint32_t msr, uint64_t *value, int64
 	struct loc l;
 	int i;
 
+	if (sim_boxes_has_msr(s->boxes, msr))
+		return sim_boxes_read(s->boxes, s->cpus[cpu].topo.socket, msr, t, value);
 	d = reg_find(s, msr, &i);
 	if (!d || !d->read)
 		return -EIO;
@@ -1052,7 +1059,7 @@ static int build_socket(struct sim *s, int socket)
 	struct sim_socket *sk = &s->sockets[socket];
 	int64_t period = s->scn->period_ns;
 	struct sim_timeline *tls[] = { &sk->dram, &sk->prochot, &sk->pkg_limit, &sk->dram_limit,
-				       &sk->pkg_thermal };
+				       &sk->pkg_thermal, &sk->pkg_hot };
 	int r = 0;
 
 	for (size_t i = 0; i < sizeof(tls) / sizeof(tls[0]); i++)
@@ -1063,8 +1070,12 @@ static int build_socket(struct sim *s, int socket)
 		if (r == 0)
 			r = sim_timeline_or_where(&sk->pkg_thermal,
 						  &s->cores[socket * s->model->n_cores + c].throttled, 1);
+		if (r == 0)
+			r = sim_timeline_or_where(&sk->pkg_hot,
+						  &s->cores[socket * s->model->n_cores + c].hot, 1);
 	}
 	sim_timeline_finish(&sk->pkg_thermal);
+	sim_timeline_finish(&sk->pkg_hot);
 	if (r == 0)
 		r = paint_kind(s, &sk->dram, SIM_RULE_DRAM_THROTTLE, socket, SIM_ALL, 0);
 	if (r == 0)
@@ -1171,6 +1182,13 @@ static int check_ids(const struct sim *s, const struct sim_rule *r, char *err, s
 				   "expected a core id of model '%s' (%s) or 'all'", m->name, ids);
 		return -EINVAL;
 	}
+	/* A model without channels throttles the socket's memory as a whole. */
+	if (r->channel >= 0 && m->n_imc > 0 && r->channel >= m->n_imc) {
+		sim_scenario_error(s->scn, sim_rule_line(r, "channel"), "channel", err, errlen,
+				   "expected 0 to %d or 'all' (model '%s' has %d memory channels "
+				   "per socket)", m->n_imc - 1, m->name, m->n_imc);
+		return -EINVAL;
+	}
 	if (r->cpu >= s->n_cpus) {
 		sim_scenario_error(s->scn, sim_rule_line(r, "cpu"), "cpu", err, errlen,
 				   "expected 0 to %d or 'all' (model '%s' has %d cpus)",
@@ -1232,11 +1250,21 @@ static bool perf_online(void *ctx, int cpu, int64_t t)
 	return cpu_is_online(ctx, cpu, t);
 }
 
+static int perf_box_count(void *ctx, bool imc, int socket, int index, uint64_t config, int64_t t,
+			  uint64_t *ret)
+{
+	struct sim *s = ctx;
+
+	return sim_boxes_count(s->boxes, imc ? SIM_BOX_IMC : SIM_BOX_PCU, socket, index, config, t,
+			       ret);
+}
+
 /* The kernel's perf reaches the registers as the kernel does: without the msr driver's checks. */
 static const struct sim_perf_io perf_io = {
 	.read = perf_read,
 	.write = kernel_write,
 	.online = perf_online,
+	.box_count = perf_box_count,
 };
 
 static int setup_agents(struct sim *s)
@@ -1277,6 +1305,20 @@ static int build(struct sim *s)
 	for (int cpu = 0; cpu < s->n_cpus; cpu++)
 		if (build_cpu(s, cpu) < 0)
 			return -ENOMEM;
+	if (sim_boxes_new(m, s->scn, &s->boxes) < 0)
+		return -ENOMEM;
+	for (int sk = 0; s->boxes && sk < m->n_sockets; sk++) {
+		struct sim_socket *so = &s->sockets[sk];
+		const struct sim_timeline *cond[XEON_PCU_N_EVENTS] = {
+			[XEON_PCU_CLOCKTICKS] = NULL,
+			[XEON_PCU_PROCHOT_EXTERNAL] = &so->prochot,
+			[XEON_PCU_PROCHOT_INTERNAL] = &so->pkg_hot,
+			[XEON_PCU_FREQ_THERMAL] = &so->pkg_thermal,
+			[XEON_PCU_FREQ_POWER] = &so->pkg_limit,
+		};
+
+		sim_boxes_set_socket(s->boxes, sk, cond);
+	}
 	return setup_agents(s);
 }
 
@@ -1292,6 +1334,7 @@ static void sim_free(struct sim *s)
 		sim_timeline_free(&sk->pkg_limit);
 		sim_timeline_free(&sk->dram_limit);
 		sim_timeline_free(&sk->pkg_thermal);
+		sim_timeline_free(&sk->pkg_hot);
 		for (int u = 0; u < N_UMASKS; u++) {
 			sim_timeline_free(&sk->temp_or[u]);
 			sim_timeline_free(&sk->throttled_or[u]);
@@ -1312,6 +1355,7 @@ static void sim_free(struct sim *s)
 	free(s->cpus);
 	sim_perf_free(s->perf);
 	sim_kernel_free(s->kernel);
+	sim_boxes_free(s->boxes);
 	free(s->rewrites);
 	sim_scenario_free(s->scn);
 	pthread_mutex_destroy(&s->lock);
@@ -1447,6 +1491,19 @@ double sim_now(struct sim *sim)
 	return (double)now_ns(sim) / (double)SIM_NS_PER_S;
 }
 
+struct dump_ctx {
+	void (*fn)(void *arg, int cpu, uint32_t msr, uint64_t value);
+	void *arg;
+	int cpu;
+};
+
+static void dump_box(void *arg, uint32_t msr, uint64_t value)
+{
+	struct dump_ctx *dc = arg;
+
+	dc->fn(dc->arg, dc->cpu, msr, value);
+}
+
 void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint64_t value),
 	      void *arg)
 {
@@ -1467,6 +1524,11 @@ void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint
 				if (d->read(sim, &l, n, t, &v) == 0)
 					fn(arg, cpu, d->first + (uint32_t)n, v);
 			}
+		}
+		if (sim->boxes) {
+			struct dump_ctx dc = { fn, arg, cpu };
+
+			sim_boxes_dump(sim->boxes, sim->cpus[cpu].topo.socket, t, dump_box, &dc);
 		}
 	}
 	pthread_mutex_unlock(&sim->lock);
@@ -1494,6 +1556,23 @@ int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t co
 		*ret_count = src_count(&src, sync_time(sim));
 	pthread_mutex_unlock(&sim->lock);
 	return r;
+}
+
+int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int channel, uint64_t config,
+			 uint64_t *ret_count)
+{
+	int r;
+
+	pthread_mutex_lock(&sim->lock);
+	r = sim_boxes_count(sim->boxes, imc ? SIM_BOX_IMC : SIM_BOX_PCU, socket, channel, config,
+			    sync_time(sim), ret_count);
+	pthread_mutex_unlock(&sim->lock);
+	return r;
+}
+
+int64_t sim_box_clock_hz(bool imc)
+{
+	return imc ? SIM_DCLK_HZ : SIM_PCLK_HZ;
 }
 
 int sim_poke(struct sim *sim, int cpu, uint32_t msr, uint64_t value)

@@ -9,6 +9,7 @@
  * Skylake-SP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
  * rate UNCONFIRMED); full-width counter writes (IA32_PERF_CAPABILITIES
  * bit 13) on Skylake-SP only, since hardware.md does not say per model.
+ * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.
  * "big" is a Westmere-EP-shaped machine scaled up to 2 x 56 cores so every
  * collector runs on it; its core ids are 0..55.
  */
@@ -68,6 +69,7 @@ static const struct sim_model models[] = {
 		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
 		.n_fixed = 3, .fixed_width = 48,
 		.uclk_hz = 2400000000, .ref_hz = 2500000000, .max_basic_leaf = 0xb,
+		.n_imc = 6,   /* the kernel's skx_uncore_imc: 6 boxes */
 	},
 	{
 		.name = "amd-epyc", .vendor = "AuthenticAMD",

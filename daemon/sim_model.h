@@ -35,6 +35,7 @@ struct sim_model {
 	int n_gp, gp_width;
 	int n_fixed, fixed_width;
 	int64_t uclk_hz;           /* simulated uncore clock */
+	int n_imc;                 /* server uncore (sim_box.h): memory channels per socket; 0: none */
 	int64_t ref_hz;            /* reference (TSC) clock, default core clock */
 	uint32_t max_basic_leaf;
 };

@@ -1,0 +1,122 @@
+/*
+ * The server-uncore table: see xeon_uncore.h.  Sources are those of
+ * hardware-linux.md §4.1-§4.3 (kernel uncore_snbep.c, intel/perfmon uncore
+ * JSON); "(exp)" events there are Intel's experimental ones.
+ *
+ * iMC throttle events are counted where the rank umasks can be combined:
+ * SNB-EP … CLX, "If multiple ranks are selected and are being throttled
+ * at the same time, the counter will only increment by 1", so umask 0xff
+ * counts the cycles any rank of the channel is throttled.  From ICX on the
+ * events are per DIMM slot and no source says that slot umasks combine;
+ * those generations have PCU events here and no iMC events yet.
+ */
+#include <stddef.h>
+
+#include "msr.h"
+#include "xeon_uncore.h"
+
+#define INTEL_FAMILY 6
+
+static const struct xeon_pcu_msr snbep_pcu = {
+	SNBEP_PCU_MSR_BOX_CTL, SNBEP_PCU_MSR_CTL0, SNBEP_PCU_MSR_FILTER, SNBEP_PCU_MSR_STATUS,
+	SNBEP_PCU_MSR_CTR0,
+};
+
+static const struct xeon_pcu_msr hswep_pcu = {
+	HSWEP_PCU_MSR_BOX_CTL, HSWEP_PCU_MSR_CTL0, HSWEP_PCU_MSR_FILTER, HSWEP_PCU_MSR_STATUS,
+	HSWEP_PCU_MSR_CTR0,
+};
+
+/* POWER_THROTTLE_CYCLES with every rank bit, POWER_CRITICAL_THROTTLE_CYCLES (§4.3). */
+static const struct xeon_imc_event rank_events[] = {
+	{ "power_throttle_cycles", 0x41, 0xff, false, XEON_CAUSE_THERMAL_OR_POWER },
+	{ "power_critical_throttle_cycles", 0x86, 0x00, true, XEON_CAUSE_THERMAL_OR_POWER },
+};
+
+#define N_RANK_EVENTS (sizeof(rank_events) / sizeof(rank_events[0]))
+
+/* UNC_P_CLOCKTICKS 0x00; PROCHOT_EXTERNAL 0x0A, INTERNAL 0x09; FREQ_MAX_LIMIT_THERMAL 0x04, POWER 0x05. */
+#define PCU_CODES_CLK00 { 0x00, 0x0a, 0x09, 0x04, 0x05 }
+/* SPR, EMR, GNR: UNC_P_CLOCKTICKS is 0x01. */
+#define PCU_CODES_CLK01 { 0x01, 0x0a, 0x09, 0x04, 0x05 }
+
+static const struct xeon_uncore snbep = {
+	.generation = "sandybridge-ep", .pcu_msr = &snbep_pcu, .pcu_code = PCU_CODES_CLK00,
+	/* SNB-EP has no DCLK GP event: the fixed counter, config 0xff (`clockticks`). */
+	.imc_clock_code = 0xff, .imc_clock_umask = 0x00,
+	.imc_events = rank_events, .n_imc_events = N_RANK_EVENTS,
+};
+
+static const struct xeon_uncore ivt = {
+	.generation = "ivybridge-ep", .pcu_msr = &snbep_pcu, .pcu_code = PCU_CODES_CLK00,
+	.imc_clock_code = 0x00, .imc_clock_umask = 0x00,
+	.imc_events = rank_events, .n_imc_events = N_RANK_EVENTS,
+};
+
+static const struct xeon_uncore hsx_bdx = {
+	.generation = "haswell-x/broadwell-x", .pcu_msr = &hswep_pcu, .pcu_code = PCU_CODES_CLK00,
+	.imc_clock_code = 0x00, .imc_clock_umask = 0x00,
+	.imc_events = rank_events, .n_imc_events = N_RANK_EVENTS,
+};
+
+static const struct xeon_uncore skx = {
+	.generation = "skylake-sp", .pcu_msr = &hswep_pcu, .pcu_code = PCU_CODES_CLK00,
+	.imc_clock_code = 0x00, .imc_clock_umask = 0x00,
+	.imc_events = rank_events, .n_imc_events = N_RANK_EVENTS,
+};
+
+static const struct xeon_uncore icx = {
+	.generation = "icelake-x", .pcu_msr = &hswep_pcu, .pcu_code = PCU_CODES_CLK00,
+	.imc_clock_code = 0x00, .imc_clock_umask = 0x00,
+};
+
+static const struct xeon_uncore spr = {
+	.generation = "sapphirerapids-x", .pcu_msr = NULL, .pcu_code = PCU_CODES_CLK01,
+	.imc_clock_code = 0x01, .imc_clock_umask = 0x01,
+};
+
+static const struct xeon_uncore gnr = {
+	.generation = "graniterapids-x", .pcu_msr = NULL, .pcu_code = PCU_CODES_CLK01,
+	.imc_clock_code = 0x01, .imc_clock_umask = 0x01,
+};
+
+static const struct {
+	unsigned model;
+	const struct xeon_uncore *uncore;
+} models[] = {
+	{ 0x2d, &snbep },
+	{ 0x3e, &ivt },
+	{ 0x3f, &hsx_bdx },
+	{ 0x4f, &hsx_bdx },
+	{ 0x56, &hsx_bdx },
+	{ 0x55, &skx },
+	{ 0x6a, &icx },
+	{ 0x6c, &icx },
+	{ 0x8f, &spr },
+	{ 0xcf, &spr },
+	{ 0xad, &gnr },
+	{ 0xae, &gnr },
+};
+
+const struct xeon_uncore *xeon_uncore_find(unsigned family, unsigned model)
+{
+	if (family != INTEL_FAMILY)
+		return NULL;
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		if (models[i].model == model)
+			return models[i].uncore;
+	return NULL;
+}
+
+const char *xeon_dram_cause_name(enum xeon_dram_cause cause)
+{
+	switch (cause) {
+	case XEON_CAUSE_THERMAL:
+		return "thermal";
+	case XEON_CAUSE_POWER:
+		return "power";
+	case XEON_CAUSE_THERMAL_OR_POWER:
+		break;
+	}
+	return "thermal_or_power";
+}
