@@ -80,9 +80,17 @@ struct hw_ops {
 	void (*close)(void *ctx);
 };
 
+struct perf_sys;
+
 struct hw {
 	const struct hw_ops *ops;
 	void *ctx;
+	/*
+	 * The kernel's perf_event interface of the same machine (perf_sys.h),
+	 * borrowed from whoever chose the backend; NULL when none is offered.
+	 * Collectors that count through perf (col_pcu.c, col_imc.c) use it.
+	 */
+	struct perf_sys *perf;
 	uint64_t n_reads;   /* MSR reads issued through this handle */
 	uint64_t n_writes;  /* MSR writes issued through this handle */
 };

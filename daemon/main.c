@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/signalfd.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -46,6 +47,7 @@
 #include "listen_addr.h"
 #include "instance.h"
 #include "log.h"
+#include "perf_sys.h"
 #include "pmu.h"
 #include "privdrop.h"
 #include "privsep.h"
@@ -79,6 +81,8 @@ struct machine {
 	struct hw hw;
 	struct cpu_info info;
 	struct cpu_topology topo;
+	struct perf_sys perf;          /* --simulate: the simulated kernel's perf */
+	char perf_root[64];            /* where its PMU tree is; "" when none */
 };
 
 static void usage(FILE *f, const char *scenarios)
@@ -353,6 +357,9 @@ static const char *scenario_dir(const struct options *o)
 	return UNCORED_SCENARIO_DIR;
 }
 
+static void machine_close(struct machine *m);
+static void sim_perf_setup(struct sim *sim, struct machine *m);
+
 /* Open the backend, detect the CPU and load the topology.  Returns 0 or -1 after logging. */
 static int machine_open(const struct options *o, const struct conf *conf, struct machine *m)
 {
@@ -368,6 +375,7 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 			return -1;
 		}
 		sim_bind(sim, &m->hw);
+		sim_perf_setup(sim, m);
 	} else {
 		r = hwdev_open(o->root ? o->root : conf->root, &m->hw, err, sizeof(err));
 		if (r < 0) {
@@ -388,7 +396,7 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 		r = cpu_topology_load(&m->hw, &m->topo, err, sizeof(err));
 	if (r < 0) {
 		log_error("%s", err);
-		hw_close(&m->hw);
+		machine_close(m);
 		return -1;
 	}
 	log_info("cpu: %s family %u model 0x%x (%s), %d sockets, %d cpus, %s backend",
@@ -397,10 +405,47 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 	return 0;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(path);
+}
+
 static void machine_close(struct machine *m)
 {
 	cpu_topology_free(&m->topo);
+	if (m->hw.perf)
+		perf_sys_free(&m->perf);
+	m->hw.perf = NULL;
 	hw_close(&m->hw);
+	/* The PMU tree sim_perf_setup made, in a directory of its own. */
+	if (m->perf_root[0])
+		nftw(m->perf_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	m->perf_root[0] = '\0';
+}
+
+/*
+ * --simulate: the simulated kernel's perf, with its PMU tree in a fresh
+ * directory readable after the privilege drop.  Without it the collectors
+ * that count through perf say that perf is unavailable.
+ */
+static void sim_perf_setup(struct sim *sim, struct machine *m)
+{
+	char err[512] = "";
+	bool made;
+
+	snprintf(m->perf_root, sizeof(m->perf_root), "/tmp/uncored-sim-XXXXXX");
+	made = mkdtemp(m->perf_root) != NULL;
+	if (!made || chmod(m->perf_root, 0755) < 0 ||
+	    sim_write_sysfs(sim, m->perf_root, err, sizeof(err)) < 0 ||
+	    sim_perf_sys(sim, m->perf_root, &m->perf) < 0) {
+		log_warning("--simulate: no simulated perf: %s", err[0] ? err : strerror(errno));
+		if (made)
+			nftw(m->perf_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		m->perf_root[0] = '\0';
+		return;
+	}
+	m->hw.perf = &m->perf;
 }
 
 /* Create the state file's directory (one level) if it is missing. */

@@ -167,7 +167,21 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 	return 0;
 }
 
-/* The families the registered collectors declare, in registration then declaration order. */
+/* Whether f is one of families[0..n). */
+static bool listed(const struct metric_family *const *families, size_t n,
+		   const struct metric_family *f)
+{
+	for (size_t i = 0; i < n; i++)
+		if (families[i] == f)
+			return true;
+	return false;
+}
+
+/*
+ * The families the registered collectors declare, in registration then
+ * declaration order, each once: a family two collectors feed (a shared
+ * module's) is declared by both.
+ */
 static size_t declared_families(const struct metric_family **ret)
 {
 	size_t n = 0;
@@ -176,7 +190,8 @@ static size_t declared_families(const struct metric_family **ret)
 		const struct collector_ops *ops = collector_registry[i];
 
 		for (size_t k = 0; k < ops->n_families && n < MAX_FAMILIES; k++)
-			ret[n++] = ops->families[k];
+			if (!listed(ret, n, ops->families[k]))
+				ret[n++] = ops->families[k];
 	}
 	return n;
 }
@@ -298,6 +313,15 @@ void metric_write_prom(const struct snapshot *s, struct strbuf *out)
 	metric_write_prom_families(s, families, declared_families(families), out);
 }
 
+/* Whether a family before families[k] has the name of families[k]. */
+static bool same_name_before(const struct metric_family *const *families, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (families[j]->name && strcmp(families[j]->name, families[k]->name) == 0)
+			return true;
+	return false;
+}
+
 void metric_write_prom_families(const struct snapshot *s,
 				const struct metric_family *const *families, size_t n,
 				struct strbuf *out)
@@ -307,17 +331,26 @@ void metric_write_prom_families(const struct snapshot *s,
 		size_t mark = out->len;
 		bool any = false;
 
-		if (!f->name)
+		if (!f->name || same_name_before(families, k))
 			continue;
 		strbuf_printf(out, "# HELP %s ", f->name);
 		strbuf_append_prom_help(out, f->help);
 		strbuf_printf(out, "\n# TYPE %s %s\n", f->name,
 			      f->type == METRIC_COUNTER ? "counter" : "gauge");
-		for (int i = 0; i < s->n_values; i++)
-			if (s->values[i].family == f) {
-				prom_sample(s, &s->values[i], out);
-				any = true;
-			}
+		/*
+		 * One name is one family in the exposition, even when it is
+		 * declared as several (one per label set, say): the first
+		 * declaration's HELP and TYPE, then every declaration's samples.
+		 */
+		for (size_t m = k; m < n; m++) {
+			if (m != k && (!families[m]->name || strcmp(families[m]->name, f->name) != 0))
+				continue;
+			for (int i = 0; i < s->n_values; i++)
+				if (s->values[i].family == families[m]) {
+					prom_sample(s, &s->values[i], out);
+					any = true;
+				}
+		}
 		/* A family without samples is left out, HELP and TYPE included. */
 		if (!any && !out->failed) {
 			out->len = mark;

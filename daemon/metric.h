@@ -197,6 +197,9 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 /*
  * The Prometheus text of every registered family with samples in s, in
  * registration order, then declaration order (samples in the order added).
+ * A family two collectors declare is written once; families that share a
+ * name (one per label set) are one family: HELP and TYPE of the first,
+ * then the samples of each.
  */
 void metric_write_prom(const struct snapshot *s, struct strbuf *out);
 

@@ -1,0 +1,287 @@
+/*
+ * The iMC collector: per socket and memory channel, the memory
+ * controller's throttle cycles, critical-throttle cycles and the
+ * channel's own DCLK clockticks (hardware-linux.md §4.3), one group per
+ * channel through the perf engine on the kernel's uncore_imc_N PMUs (the
+ * iMC counters are in PCI configuration space or MMIO, out of the msr
+ * driver's reach).  Throttle cycles become seconds as their count over the
+ * same channel's clockticks of the same group times the interval's wall
+ * time (§4.4); the cause label says only what the event can tell
+ * (before Granite Rapids: thermal_or_power, §4.5 item 3).  Raw counts stay
+ * available per event.
+ *
+ * A machine without iMC PMUs (a virtual machine, a BIOS that hides the
+ * iMC PMON devices, §4.5 item 4) is said so, not exported as zero.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "engine.h"
+#include "engine_perf.h"
+#include "throttle_signals.h"
+#include "xeon_uncore.h"
+
+#define MAX_CHANNELS 64
+#define MAX_EVENTS 4        /* the channel's counters */
+
+/* The [imc] section. */
+struct imc_settings {
+	bool enabled;
+};
+
+static const struct conf_key imc_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct imc_settings, enabled), .def = "yes" },
+};
+
+static const struct conf_section imc_conf_section = {
+	.name = "imc", .keys = imc_keys, .n_keys = sizeof(imc_keys) / sizeof(imc_keys[0]),
+	.settings_size = sizeof(struct imc_settings),
+};
+
+extern const struct collector_ops imc_collector_ops;
+
+static const struct imc_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &imc_collector_ops);
+}
+
+/* Raw counts: uncored_imc_events_total{socket,channel,event}. */
+static const struct metric_family imc_events = {
+	.name = "uncored_imc_events_total",
+	.help = "Memory controller events counted per channel (cycles of the channel's clock; "
+		"clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "channel,event",
+};
+
+static const struct metric_family *const imc_families[] = {
+	&throttle_dram_channel_seconds,
+	&throttle_dram_critical_seconds,
+	&imc_events,
+};
+
+struct imc_channel {
+	int index;                        /* the N of uncore_imc_N */
+	struct engine_group *g;
+	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
+	double seconds[MAX_EVENTS];
+	bool has;
+	char raw_label[MAX_EVENTS][64];   /* "N" SEP "event" */
+	char seconds_label[MAX_EVENTS][64];
+};
+
+struct imc_socket {
+	const struct cpu_socket *topo;
+	int n_channels;
+	struct imc_channel channels[MAX_CHANNELS];
+};
+
+struct imc_state {
+	const struct xeon_uncore *xu;
+	const struct cpu_topology *topo;
+	struct engine engine;
+	size_t n_events;                  /* clock + the generation's throttle events */
+	struct engine_event ev[MAX_EVENTS];
+	int n_sockets;
+	struct imc_socket *sockets;
+};
+
+static int cpu_socket_of(void *arg, int cpu)
+{
+	const struct imc_state *st = arg;
+	const struct hw_cpu *h = cpu_topology_find(st->topo, cpu);
+
+	return h ? h->socket : -ENOENT;
+}
+
+static void imc_free(struct imc_state *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; st->sockets && i < st->n_sockets; i++)
+		for (int k = 0; k < st->sockets[i].n_channels; k++)
+			if (st->sockets[i].channels[k].g)
+				engine_close(&st->engine, st->sockets[i].channels[k].g, NULL);
+	engine_destroy(&st->engine);
+	free(st->sockets);
+	free(st);
+}
+
+static void plan_events(struct imc_state *st)
+{
+	const struct xeon_uncore *xu = st->xu;
+
+	st->ev[0] = (struct engine_event){ .name = "clockticks", .code = xu->imc_clock_code,
+					   .umask = xu->imc_clock_umask };
+	st->n_events = 1;
+	for (size_t i = 0; i < xu->n_imc_events && st->n_events < MAX_EVENTS; i++)
+		st->ev[st->n_events++] = (struct engine_event){
+			.name = xu->imc_events[i].name, .code = xu->imc_events[i].code,
+			.umask = xu->imc_events[i].umask,
+		};
+}
+
+static void label_channel(const struct imc_state *st, struct imc_channel *ch)
+{
+	for (size_t e = 0; e < st->n_events; e++) {
+		snprintf(ch->raw_label[e], sizeof(ch->raw_label[e]), "%d" METRIC_LABEL_SEP "%s",
+			 ch->index, st->ev[e].name);
+		if (e > 0)
+			snprintf(ch->seconds_label[e], sizeof(ch->seconds_label[e]),
+				 "%d" METRIC_LABEL_SEP "%s", ch->index,
+				 xeon_dram_cause_name(st->xu->imc_events[e - 1].cause));
+	}
+}
+
+/* Open a group on every channel of socket is; the channels are the kernel's uncore_imc_N. */
+static void open_socket(struct collector *c, struct imc_state *st, struct imc_socket *is)
+{
+	int cpu = cpu_socket_first_online(c->hw, is->topo);
+
+	if (cpu < 0) {
+		collector_degrade(c, "offline", "socket %d: no online CPU", is->topo->socket);
+		return;
+	}
+	for (int n = 0; n < MAX_CHANNELS; n++) {
+		struct imc_channel *ch = &is->channels[is->n_channels];
+		char err[256];
+		int r = engine_open(&st->engine, ENGINE_PMU_IMC, ENGINE_BOX_TARGET(n, cpu), st->ev,
+				    st->n_events, &ch->g, err, sizeof(err));
+
+		if (r == -ENODEV)
+			break;   /* no uncore_imc_N: the channels are counted */
+		ch->index = n;
+		label_channel(st, ch);
+		is->n_channels++;
+		if (r < 0) {
+			ch->g = NULL;
+			collector_degrade(c, "open", "socket %d channel %d: %s", is->topo->socket, n,
+					  err);
+		}
+	}
+}
+
+static int imc_start(struct collector *c)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(c->info->family, c->info->model);
+	struct engine_perf_config cfg = { 0 };
+	char reason[256];
+	struct imc_state *st;
+	int r;
+
+	if (!settings(c->conf)->enabled) {
+		collector_refuse(c, "disabled in the configuration");
+		return -ENOTSUP;
+	}
+	if (!xu || !xu->n_imc_events) {
+		collector_refuse(c, "uncored counts no memory controller throttling on %s",
+				 xu ? xu->generation : c->info->microarch ? c->info->microarch :
+				 "this CPU");
+		return -ENOTSUP;
+	}
+	if (!c->hw->perf) {
+		collector_refuse(c, "no perf_event interface is available (the iMC is counted "
+				 "through perf only)");
+		return -ENOTSUP;
+	}
+	r = engine_perf_probe(c->hw->perf, ENGINE_PMU_IMC, reason, sizeof(reason));
+	if (r < 0) {
+		collector_refuse(c, "%s", reason);
+		return r == -ENODEV ? -ENOTSUP : r;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->xu = xu;
+	st->topo = c->topo;
+	plan_events(st);
+	cfg = (struct engine_perf_config){ .ps = c->hw->perf, .cpu_socket = cpu_socket_of,
+					   .arg = st };
+	r = engine_perf_new(&cfg, &st->engine, reason, sizeof(reason));
+	if (r < 0) {
+		collector_refuse(c, "perf engine: %s", reason);
+		free(st);
+		return r;
+	}
+	st->n_sockets = c->topo->n_sockets;
+	st->sockets = calloc((size_t)st->n_sockets, sizeof(*st->sockets));
+	if (!st->sockets) {
+		imc_free(st);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < st->n_sockets; i++) {
+		st->sockets[i].topo = &c->topo->sockets[i];
+		open_socket(c, st, &st->sockets[i]);
+	}
+	c->state = st;
+	return 0;
+}
+
+static void sample_channel(struct collector *c, struct imc_state *st, int socket,
+			   struct imc_channel *ch, struct snapshot *s)
+{
+	struct engine_reading r[MAX_EVENTS];
+
+	if (ch->g && engine_read(&st->engine, ch->g, r) == 0) {
+		for (size_t e = 0; e < st->n_events; e++) {
+			ch->raw[e] += r[e].delta;
+			if (e > 0)
+				ch->seconds[e] += throttle_seconds(r[e].raw_delta, r[0].raw_delta,
+								   r[0].enabled_ns);
+		}
+		ch->has = true;
+	} else if (ch->g) {
+		c->errors++;
+	}
+	if (!ch->has)
+		return;
+	for (size_t e = 0; e < st->n_events; e++) {
+		snapshot_add_sample(s, &imc_events, socket, ch->raw_label[e], ch->raw[e], 0);
+		if (e > 0)
+			snapshot_add_sample(s, st->xu->imc_events[e - 1].critical ?
+					    &throttle_dram_critical_seconds :
+					    &throttle_dram_channel_seconds, socket,
+					    ch->seconds_label[e], 0, ch->seconds[e]);
+	}
+}
+
+static void imc_sample(struct collector *c, struct snapshot *s)
+{
+	struct imc_state *st = c->state;
+
+	for (int i = 0; st && i < st->n_sockets; i++)
+		for (int k = 0; k < st->sockets[i].n_channels; k++)
+			sample_channel(c, st, st->sockets[i].topo->socket,
+				       &st->sockets[i].channels[k], s);
+}
+
+static void imc_stop(struct collector *c)
+{
+	imc_free(c->state);
+	c->state = NULL;
+}
+
+static bool imc_is_enabled(const struct conf *conf)
+{
+	return settings(conf)->enabled;
+}
+
+static bool imc_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return memcmp(settings(old), settings(new), sizeof(struct imc_settings)) != 0;
+}
+
+const struct collector_ops imc_collector_ops = {
+	.name = "imc",
+	.start = imc_start,
+	.sample = imc_sample,
+	.stop = imc_stop,
+	.families = imc_families,
+	.n_families = sizeof(imc_families) / sizeof(imc_families[0]),
+	.conf_section = &imc_conf_section,
+	.is_enabled = imc_is_enabled,
+	.conf_changed = imc_conf_changed,
+};

@@ -1,0 +1,335 @@
+/*
+ * The PCU collector: per socket, the server uncore's power control unit
+ * counts cycles of its own clock (pclk) and cycles of external and
+ * internal PROCHOT and of a thermally or power-limited maximum frequency
+ * (hardware-linux.md §4.2).  Each becomes seconds as its cycles over the
+ * same box's clockticks of the same group, times the interval's wall time
+ * (§4.4, throttle_signals.h), and the raw counts stay available per event.
+ *
+ * The box has 4 counters: one group holds clockticks, PROCHOT external,
+ * PROCHOT internal and the thermal frequency limit; the power frequency
+ * limit is a second group with its own clockticks, so each ratio is taken
+ * over one window even while the kernel rotates the two (§4.2).
+ *
+ * Counting goes through the perf engine on the kernel's uncore_pcu PMU.
+ * The PCU's fixed MSR addresses (0xC24… on SNB-EP/IVT, 0x710… on
+ * HSX…ICX) are for the msr engine, which does not program the PCU box yet:
+ * without the PMU the collector says so and does not run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "engine.h"
+#include "engine_perf.h"
+#include "throttle_signals.h"
+#include "xeon_uncore.h"
+
+enum pcu_engine {
+	PCU_ENGINE_AUTO,
+	PCU_ENGINE_PERF,
+	PCU_ENGINE_MSR,
+};
+
+/* The [pcu] section. */
+struct pcu_settings {
+	bool enabled;
+	enum pcu_engine engine;
+};
+
+static const char *const engine_names[] = { "auto", "perf", "msr", NULL };
+
+static const struct conf_key pcu_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct pcu_settings, enabled), .def = "yes" },
+	{ "engine", CONF_KIND_ENUM, CONF_SETTING(struct pcu_settings, engine),
+	  .names = engine_names, .def = "auto" },
+};
+
+static const struct conf_section pcu_conf_section = {
+	.name = "pcu", .keys = pcu_keys, .n_keys = sizeof(pcu_keys) / sizeof(pcu_keys[0]),
+	.settings_size = sizeof(struct pcu_settings),
+};
+
+extern const struct collector_ops pcu_collector_ops;
+
+static const struct pcu_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &pcu_collector_ops);
+}
+
+/* Raw counts: uncored_pcu_events_total{socket,event}. */
+static const struct metric_family pcu_events = {
+	.name = "uncored_pcu_events_total",
+	.help = "PCU events counted (cycles of the PCU clock; clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "event",
+};
+
+static const struct metric_family *const pcu_families[] = {
+	&throttle_prochot_seconds,
+	&throttle_frequency_limited_seconds,
+	&pcu_events,
+};
+
+/* The label of each event: its raw event name and, for seconds, the family and label. */
+static const struct {
+	const char *name;
+	const struct metric_family *family;   /* NULL: clockticks */
+	const char *label;
+} pcu_event_info[XEON_PCU_N_EVENTS] = {
+	[XEON_PCU_CLOCKTICKS] = { "clockticks", NULL, NULL },
+	[XEON_PCU_PROCHOT_EXTERNAL] = { "prochot_external_cycles", &throttle_prochot_seconds,
+					"external" },
+	[XEON_PCU_PROCHOT_INTERNAL] = { "prochot_internal_cycles", &throttle_prochot_seconds,
+					"internal" },
+	[XEON_PCU_FREQ_THERMAL] = { "freq_max_limit_thermal_cycles",
+				    &throttle_frequency_limited_seconds, "thermal" },
+	[XEON_PCU_FREQ_POWER] = { "freq_max_power_cycles", &throttle_frequency_limited_seconds,
+				  "power" },
+};
+
+#define MAX_GROUPS 2
+#define MAX_PER_GROUP 4
+
+/* One group: clockticks first, then events of enum xeon_pcu_event. */
+struct pcu_group {
+	struct engine_group *g;
+	size_t n;
+	enum xeon_pcu_event which[MAX_PER_GROUP];
+	struct engine_event ev[MAX_PER_GROUP];
+};
+
+struct pcu_socket {
+	const struct cpu_socket *topo;
+	struct pcu_group groups[MAX_GROUPS];
+	size_t n_groups;
+	uint64_t raw[XEON_PCU_N_EVENTS];          /* totals of the raw counts */
+	double seconds[XEON_PCU_N_EVENTS];        /* totals of the seconds */
+	bool has[XEON_PCU_N_EVENTS];
+};
+
+struct pcu_state {
+	const struct xeon_uncore *xu;
+	const struct cpu_topology *topo;
+	struct engine engine;
+	int n_sockets;
+	struct pcu_socket *sockets;
+};
+
+static int cpu_socket_of(void *arg, int cpu)
+{
+	const struct pcu_state *st = arg;
+	const struct hw_cpu *h = cpu_topology_find(st->topo, cpu);
+
+	return h ? h->socket : -ENOENT;
+}
+
+static int cpu_online_of(void *arg, int cpu)
+{
+	(void)arg, (void)cpu;
+	return -ENOENT;   /* unknown: uncore events are migrated by the kernel */
+}
+
+static void pcu_free(struct collector *c, struct pcu_state *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; st->sockets && i < st->n_sockets; i++)
+		for (size_t k = 0; k < st->sockets[i].n_groups; k++)
+			if (st->sockets[i].groups[k].g)
+				engine_close(&st->engine, st->sockets[i].groups[k].g, NULL);
+	engine_destroy(&st->engine);
+	free(st->sockets);
+	free(st);
+	(void)c;
+}
+
+/* Add event which to group k of ps when the generation has it. */
+static void plan(const struct xeon_uncore *xu, struct pcu_group *pg, enum xeon_pcu_event which)
+{
+	if (xu->pcu_code[which] == XEON_NO_EVENT || pg->n == MAX_PER_GROUP)
+		return;
+	pg->which[pg->n] = which;
+	pg->ev[pg->n] = (struct engine_event){
+		.name = pcu_event_info[which].name, .code = (uint8_t)xu->pcu_code[which],
+	};
+	pg->n++;
+}
+
+static void plan_socket(const struct xeon_uncore *xu, struct pcu_socket *ps)
+{
+	static const enum xeon_pcu_event first[] = {
+		XEON_PCU_CLOCKTICKS, XEON_PCU_PROCHOT_EXTERNAL, XEON_PCU_PROCHOT_INTERNAL,
+		XEON_PCU_FREQ_THERMAL,
+	};
+
+	for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+		plan(xu, &ps->groups[0], first[i]);
+	plan(xu, &ps->groups[1], XEON_PCU_CLOCKTICKS);
+	plan(xu, &ps->groups[1], XEON_PCU_FREQ_POWER);
+	ps->n_groups = ps->groups[1].n > 1 ? 2 : 1;
+}
+
+/* The engine the settings and the machine allow; refuses with the reason. */
+static int choose_engine(struct collector *c, struct pcu_state *st)
+{
+	const struct pcu_settings *set = settings(c->conf);
+	char reason[256] = "";
+	int r = -ENODEV;
+
+	if (set->engine != PCU_ENGINE_MSR && c->hw->perf)
+		r = engine_perf_probe(c->hw->perf, ENGINE_PMU_PCU, reason, sizeof(reason));
+	else if (set->engine != PCU_ENGINE_MSR)
+		snprintf(reason, sizeof(reason), "no perf_event interface is available");
+	if (r == 0) {
+		struct engine_perf_config cfg = {
+			.ps = c->hw->perf, .cpu_online = cpu_online_of, .cpu_socket = cpu_socket_of,
+			.arg = st,
+		};
+		char err[256];
+
+		r = engine_perf_new(&cfg, &st->engine, err, sizeof(err));
+		if (r < 0)
+			collector_refuse(c, "perf engine: %s", err);
+		return r;
+	}
+	if (set->engine == PCU_ENGINE_PERF || !st->xu->pcu_msr) {
+		collector_refuse(c, "%s", reason[0] ? reason : "no uncore_pcu PMU");
+		return -ENOTSUP;
+	}
+	/* The PCU's MSR addresses exist on this generation, but the msr engine lacks the box. */
+	collector_refuse(c, "%s; the PCU box at MSR 0x%x is not programmed through the msr "
+			 "driver yet", reason[0] ? reason : "engine = msr", st->xu->pcu_msr->box_ctl);
+	return -ENOTSUP;
+}
+
+static int pcu_start(struct collector *c)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(c->info->family, c->info->model);
+	struct pcu_state *st;
+	int r;
+
+	if (!settings(c->conf)->enabled) {
+		collector_refuse(c, "disabled in the configuration");
+		return -ENOTSUP;
+	}
+	if (!xu) {
+		collector_refuse(c, "%s has no server uncore PCU", c->info->microarch ?
+				 c->info->microarch : "this CPU");
+		return -ENOTSUP;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->xu = xu;
+	st->topo = c->topo;
+	r = choose_engine(c, st);
+	if (r < 0) {
+		free(st);
+		return r;
+	}
+	st->n_sockets = c->topo->n_sockets;
+	st->sockets = calloc((size_t)st->n_sockets, sizeof(*st->sockets));
+	if (!st->sockets) {
+		pcu_free(c, st);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < st->n_sockets; i++) {
+		struct pcu_socket *ps = &st->sockets[i];
+		int cpu = cpu_socket_first_online(c->hw, &c->topo->sockets[i]);
+
+		ps->topo = &c->topo->sockets[i];
+		plan_socket(xu, ps);
+		for (size_t k = 0; cpu >= 0 && k < ps->n_groups; k++) {
+			struct pcu_group *pg = &ps->groups[k];
+			char err[256];
+
+			r = engine_open(&st->engine, ENGINE_PMU_PCU, cpu, pg->ev, pg->n, &pg->g, err,
+					sizeof(err));
+			if (r < 0)
+				collector_degrade(c, "open", "socket %d: %s", ps->topo->socket, err);
+		}
+		if (cpu < 0)
+			collector_degrade(c, "offline", "socket %d: no online CPU",
+					  ps->topo->socket);
+	}
+	c->state = st;
+	return 0;
+}
+
+static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_socket *ps,
+			 struct pcu_group *pg)
+{
+	struct engine_reading r[MAX_PER_GROUP];
+
+	if (!pg->g || engine_read(&st->engine, pg->g, r) < 0) {
+		if (pg->g)
+			c->errors++;
+		return;
+	}
+	for (size_t i = 0; i < pg->n; i++) {
+		enum xeon_pcu_event w = pg->which[i];
+
+		if (r[i].state != ENGINE_COUNTING && r[i].state != ENGINE_WAITING)
+			continue;
+		/* clockticks is in both groups: its raw total comes from the first. */
+		if (w != XEON_PCU_CLOCKTICKS || pg == &ps->groups[0])
+			ps->raw[w] += r[i].delta;
+		ps->has[w] = true;
+		if (w != XEON_PCU_CLOCKTICKS)
+			ps->seconds[w] += throttle_seconds(r[i].raw_delta, r[0].raw_delta,
+							   r[0].enabled_ns);
+	}
+}
+
+static void pcu_sample(struct collector *c, struct snapshot *s)
+{
+	struct pcu_state *st = c->state;
+
+	for (int i = 0; st && i < st->n_sockets; i++) {
+		struct pcu_socket *ps = &st->sockets[i];
+		int socket = ps->topo->socket;
+
+		for (size_t k = 0; k < ps->n_groups; k++)
+			sample_group(c, st, ps, &ps->groups[k]);
+		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+			if (!ps->has[w])
+				continue;
+			snapshot_add_sample(s, &pcu_events, socket, pcu_event_info[w].name,
+					    ps->raw[w], 0);
+			if (pcu_event_info[w].family)
+				snapshot_add_sample(s, pcu_event_info[w].family, socket,
+						    pcu_event_info[w].label, 0, ps->seconds[w]);
+		}
+	}
+}
+
+static void pcu_stop(struct collector *c)
+{
+	pcu_free(c, c->state);
+	c->state = NULL;
+}
+
+static bool pcu_is_enabled(const struct conf *conf)
+{
+	return settings(conf)->enabled;
+}
+
+static bool pcu_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return memcmp(settings(old), settings(new), sizeof(struct pcu_settings)) != 0;
+}
+
+const struct collector_ops pcu_collector_ops = {
+	.name = "pcu",
+	.start = pcu_start,
+	.sample = pcu_sample,
+	.stop = pcu_stop,
+	.families = pcu_families,
+	.n_families = sizeof(pcu_families) / sizeof(pcu_families[0]),
+	.conf_section = &pcu_conf_section,
+	.is_enabled = pcu_is_enabled,
+	.conf_changed = pcu_conf_changed,
+};

@@ -1,0 +1,58 @@
+/*
+ * The generation-independent throttling families: see throttle_signals.h.
+ */
+#include "throttle_signals.h"
+
+const struct metric_family throttle_dram_channel_seconds = {
+	.name = "uncored_dram_throttled_seconds_total",
+	.help = "Seconds the memory was throttled, per socket and memory channel where the "
+		"hardware has channels; cause is what the hardware tells apart (thermal, power, "
+		"or thermal_or_power where it cannot).",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,cause",
+};
+
+const struct metric_family throttle_dram_socket_seconds = {
+	.name = "uncored_dram_throttled_seconds_total",
+	.help = "Seconds the memory was throttled, per socket and memory channel where the "
+		"hardware has channels; cause is what the hardware tells apart (thermal, power, "
+		"or thermal_or_power where it cannot).",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "cause",
+};
+
+const struct metric_family throttle_dram_critical_seconds = {
+	.name = "uncored_dram_critical_throttled_seconds_total",
+	.help = "Seconds a memory channel was critically throttled (part of its throttled "
+		"seconds).",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,cause",
+};
+
+const struct metric_family throttle_prochot_seconds = {
+	.name = "uncored_prochot_seconds_total",
+	.help = "Seconds PROCHOT was asserted, by source: external (an agent off the die: a "
+		"voltage regulator, the board, hot DRAM only where the board wires it so) or "
+		"internal (the die's own sensors).",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "source",
+};
+
+const struct metric_family throttle_frequency_limited_seconds = {
+	.name = "uncored_frequency_limited_seconds_total",
+	.help = "Seconds the maximum frequency was limited, by reason: thermal or power.",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "reason",
+};
+
+double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)
+{
+	double ratio;
+
+	if (clockticks == 0)
+		return 0.0;
+	ratio = (double)events / (double)clockticks;
+	if (ratio > 1.0)
+		ratio = 1.0;
+	return ratio * (double)wall_ns / 1e9;
+}

@@ -1,0 +1,310 @@
+/*
+ * The PCU and iMC collectors on the simulated server models, through the
+ * simulated kernel's perf (uncore_pcu, uncore_imc_N): for each throttling
+ * scenario, the generation-independent seconds match the simulator's
+ * ground truth within 1 % on the socket (and channel) that throttles, and
+ * are 0 everywhere else; every register is as it was after the run; the
+ * Prometheus text passes promtool where promtool is installed.  Stepped
+ * clock.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "conf.h"
+#include "cpu.h"
+#include "fmt_prom.h"
+#include "helpers.h"
+#include "metric.h"
+#include "perf_sys.h"
+#include "sampler.h"
+#include "sim.h"
+#include "snapshot.h"
+#include "strbuf.h"
+#include "throttle_signals.h"
+#include "xeon_uncore.h"
+
+#define STEP_S 1.0
+#define MAX_REGS 65536
+
+struct reg {
+	int cpu;
+	uint32_t msr;
+	uint64_t value;
+};
+
+struct regs {
+	size_t n;
+	struct reg r[MAX_REGS];
+};
+
+static void collect(void *arg, int cpu, uint32_t msr, uint64_t value)
+{
+	struct regs *rs = arg;
+
+	if (rs->n < MAX_REGS)
+		rs->r[rs->n++] = (struct reg){ cpu, msr, value };
+}
+
+/* A counter's value moves with time; a control register must come back byte for byte. */
+static bool is_counter(uint32_t msr)
+{
+	return (msr >= 0xc1 && msr < 0xc9) || (msr >= 0x309 && msr < 0x30c) ||
+	       (msr >= 0x717 && msr < 0x71b) || msr == 0x19c || msr == 0x1b1 || msr == 0x613 ||
+	       msr == 0x61b;
+}
+
+struct run {
+	struct sim *sim;
+	struct hw hw;
+	struct perf_sys ps;
+	char root[256];
+	struct cpu_info info;
+	struct cpu_topology topo;
+	struct conf conf;
+	struct sampler *sampler;
+	struct snapshot *snap;
+	struct regs *before;
+};
+
+static void start(struct run *r, const char *spec)
+{
+	char dir[4096], err[512], path[4096];
+	struct conf_errors errs = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	helpers_source_path("conf/scenarios", dir, sizeof(dir));
+	r->sim = sim_open(spec, dir, SIM_CLOCK_STEPPED, err, sizeof(err));
+	if (!r->sim)
+		fail_msg("sim_open %s: %s", spec, err);
+	sim_bind(r->sim, &r->hw);
+	helpers_mkdtemp(r->root, sizeof(r->root));
+	assert_int_equal(sim_write_sysfs(r->sim, r->root, err, sizeof(err)), 0);
+	assert_int_equal(sim_perf_sys(r->sim, r->root, &r->ps), 0);
+	r->hw.perf = &r->ps;
+	assert_int_equal(cpu_detect(&r->hw, &r->info, err, sizeof(err)), 0);
+	assert_int_equal(cpu_topology_load(&r->hw, &r->topo, err, sizeof(err)), 0);
+	helpers_source_path("conf/uncored.conf", path, sizeof(path));
+	if (conf_load(path, &r->conf, &errs) != 0)
+		fail_msg("%s does not load", path);
+	r->before = calloc(1, sizeof(*r->before));
+	assert_non_null(r->before);
+	sim_dump(r->sim, collect, r->before);
+	if (sampler_new(&r->conf, &r->hw, &r->info, &r->topo, &r->sampler, err, sizeof(err)) != 0)
+		fail_msg("%s: sampler_new: %s", spec, err);
+}
+
+static void run_for(struct run *r, double seconds)
+{
+	for (double t = 0; t < seconds; t += STEP_S) {
+		sim_advance(r->sim, STEP_S);
+		snapshot_release(r->snap);
+		r->snap = sampler_sample(r->sampler);
+		assert_non_null(r->snap);
+	}
+}
+
+/* promtool check metrics on the text, where promtool is installed. */
+static void promtool_clean(const struct strbuf *text)
+{
+	char path[512], cmd[1024];
+	FILE *f;
+
+	if (system("command -v promtool >/dev/null 2>&1") != 0)
+		return;
+	snprintf(path, sizeof(path), "/tmp/uncored-throttle-%d.prom", (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text->buf, 1, text->len, f), text->len);
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s >/dev/null 2>&1", path);
+	if (system(cmd) != 0)
+		fail_msg("promtool check metrics fails on %s", path);
+	unlink(path);
+}
+
+static void finish(struct run *r)
+{
+	struct regs *after = calloc(1, sizeof(*after));
+	struct strbuf out;
+
+	assert_non_null(after);
+	strbuf_init(&out);
+	assert_int_equal(fmt_prom_write(r->snap, &out), 0);
+	/* The one family name is written once. */
+	assert_non_null(strstr(out.buf, "# TYPE uncored_prochot_seconds_total counter"));
+	promtool_clean(&out);
+	strbuf_free(&out);
+	snapshot_release(r->snap);
+	sampler_free(r->sampler);
+	snapshot_clear();
+	assert_int_equal(sim_perf_open_events(r->sim), 0);
+	sim_dump(r->sim, collect, after);
+	assert_int_equal(after->n, r->before->n);
+	for (size_t i = 0; i < after->n; i++) {
+		assert_int_equal(after->r[i].msr, r->before->r[i].msr);
+		if (!is_counter(after->r[i].msr) && after->r[i].value != r->before->r[i].value)
+			fail_msg("cpu %d msr 0x%x: 0x%llx after the run, 0x%llx before",
+				 after->r[i].cpu, after->r[i].msr,
+				 (unsigned long long)after->r[i].value,
+				 (unsigned long long)r->before->r[i].value);
+	}
+	free(after);
+	free(r->before);
+	cpu_topology_free(&r->topo);
+	perf_sys_free(&r->ps);
+	hw_close(&r->hw);
+	helpers_rmtree(r->root);
+}
+
+/* The seconds the collector exported, or -1 when absent. */
+static double exported(const struct run *r, const struct metric_family *f, int socket,
+		       const char *label)
+{
+	const struct metric_sample *v = snapshot_find_sample(r->snap, f, socket, label);
+
+	return v ? v->value.d : -1.0;
+}
+
+/* Ground truth seconds of a PCU event of socket. */
+static double pcu_truth(struct run *r, int socket, enum xeon_pcu_event which)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(r->info.family, r->info.model);
+	uint64_t n = 0;
+
+	assert_int_equal(sim_box_ground_truth(r->sim, false, socket, 0,
+					      (uint64_t)xu->pcu_code[which], &n), 0);
+	return (double)n / (double)sim_box_clock_hz(false);
+}
+
+/* Ground truth seconds of the iMC event config of socket's channel. */
+static double imc_truth(struct run *r, int socket, int channel, uint64_t config)
+{
+	uint64_t n = 0;
+
+	assert_int_equal(sim_box_ground_truth(r->sim, true, socket, channel, config, &n), 0);
+	return (double)n / (double)sim_box_clock_hz(true);
+}
+
+static void assert_close(double got, double want, const char *what, int socket)
+{
+	if (want == 0.0 ? got != 0.0 : fabs(got - want) > 0.01 * want)
+		fail_msg("socket %d %s: exported %.6f s, ground truth %.6f s", socket, what, got,
+			 want);
+}
+
+/* Every PCU seconds series of every socket against the ground truth. */
+static void check_pcu(struct run *r)
+{
+	static const struct {
+		enum xeon_pcu_event which;
+		const struct metric_family *f;
+		const char *label;
+	} series[] = {
+		{ XEON_PCU_PROCHOT_EXTERNAL, &throttle_prochot_seconds, "external" },
+		{ XEON_PCU_PROCHOT_INTERNAL, &throttle_prochot_seconds, "internal" },
+		{ XEON_PCU_FREQ_THERMAL, &throttle_frequency_limited_seconds, "thermal" },
+		{ XEON_PCU_FREQ_POWER, &throttle_frequency_limited_seconds, "power" },
+	};
+
+	for (int sk = 0; sk < r->topo.n_sockets; sk++)
+		for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++)
+			assert_close(exported(r, series[i].f, sk, series[i].label),
+				     pcu_truth(r, sk, series[i].which), series[i].label, sk);
+}
+
+/* Every channel's DRAM seconds against the ground truth. */
+static void check_imc(struct run *r, int n_channels)
+{
+	char label[64], what[64];
+
+	for (int sk = 0; sk < r->topo.n_sockets; sk++)
+		for (int ch = 0; ch < n_channels; ch++) {
+			snprintf(label, sizeof(label), "%d" METRIC_LABEL_SEP "thermal_or_power", ch);
+			snprintf(what, sizeof(what), "channel %d throttled", ch);
+			assert_close(exported(r, &throttle_dram_channel_seconds, sk, label),
+				     imc_truth(r, sk, ch, 0xff41), what, sk);
+			snprintf(what, sizeof(what), "channel %d critical", ch);
+			assert_close(exported(r, &throttle_dram_critical_seconds, sk, label),
+				     imc_truth(r, sk, ch, 0x0086), what, sk);
+		}
+}
+
+static void skx_hot_dimms_on_one_channel(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start(&r, "skylake-sp-2s:dimm-hot-channel");
+	run_for(&r, 120);
+	check_pcu(&r);
+	check_imc(&r, 6);
+	/* Socket 1 channel 2 only: 2 periods of 22 s, 4 s of them critical. */
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP
+			      "thermal_or_power"), 44.0, "channel 2 throttled", 1);
+	assert_close(exported(&r, &throttle_dram_critical_seconds, 1, "2" METRIC_LABEL_SEP
+			      "thermal_or_power"), 8.0, "channel 2 critical", 1);
+	assert_close(exported(&r, &throttle_prochot_seconds, 1, "external"), 0.0, "external", 1);
+	finish(&r);
+}
+
+static void skx_external_prochot_without_dram_heat(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start(&r, "skylake-sp-2s:vr-prochot");
+	run_for(&r, 90);
+	check_pcu(&r);
+	check_imc(&r, 6);
+	/* 3 periods of 6 s on socket 0. */
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 18.0, "external", 0);
+	finish(&r);
+}
+
+static void skx_power_capped_socket(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start(&r, "skylake-sp-2s:power-cap");
+	run_for(&r, 60);
+	check_pcu(&r);
+	check_imc(&r, 6);
+	/* 3 periods of 15 s on socket 1. */
+	assert_close(exported(&r, &throttle_frequency_limited_seconds, 1, "power"), 45.0, "power",
+		     1);
+	finish(&r);
+}
+
+static void skx_hot_cores_limit_frequency_thermally(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start(&r, "skylake-sp-2s:prochot-storm");
+	run_for(&r, 60);
+	check_pcu(&r);
+	check_imc(&r, 6);
+	finish(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(skx_hot_dimms_on_one_channel),
+		cmocka_unit_test(skx_external_prochot_without_dram_heat),
+		cmocka_unit_test(skx_power_capped_socket),
+		cmocka_unit_test(skx_hot_cores_limit_frequency_thermally),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
