@@ -9,12 +9,15 @@
  * The box has 4 counters: one group holds clockticks, PROCHOT external,
  * PROCHOT internal and the thermal frequency limit; the power frequency
  * limit is a second group with its own clockticks, so each ratio is taken
- * over one window even while the kernel rotates the two (§4.2).
+ * over one window even while the kernel rotates the two (§4.2).  The msr
+ * engine does not rotate, so through MSRs only the first group is counted.
  *
- * Counting goes through the perf engine on the kernel's uncore_pcu PMU.
- * The PCU's fixed MSR addresses (0xC24… on SNB-EP/IVT, 0x710… on
- * HSX…ICX) are for the msr engine, which does not program the PCU box yet:
- * without the PMU the collector says so and does not run.
+ * Counting goes through the perf engine on the kernel's uncore_pcu PMU
+ * when the machine offers perf and has the PMU; otherwise (or with engine =
+ * msr) through the msr engine at the PCU's fixed MSR addresses (0xC24… on
+ * SNB-EP/IVT, 0x710… on HSX…ICX), under the same ownership and restore
+ * rules as every other register.  From Sapphire Rapids on the PCU has no
+ * fixed addresses (§4.1): perf only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 
 #include "collector.h"
 #include "engine.h"
+#include "engine_msr.h"
 #include "engine_perf.h"
 #include "throttle_signals.h"
 #include "xeon_uncore.h"
@@ -111,6 +115,7 @@ struct pcu_socket {
 };
 
 struct pcu_state {
+	const char *engine_name;          /* "perf" or "msr" */
 	const struct xeon_uncore *xu;
 	const struct cpu_topology *topo;
 	struct engine engine;
@@ -124,6 +129,11 @@ static int cpu_socket_of(void *arg, int cpu)
 	const struct hw_cpu *h = cpu_topology_find(st->topo, cpu);
 
 	return h ? h->socket : -ENOENT;
+}
+
+static int64_t machine_now_ns(void *arg)
+{
+	return hw_now_ns(arg);
 }
 
 static int cpu_online_of(void *arg, int cpu)
@@ -190,19 +200,30 @@ static int choose_engine(struct collector *c, struct pcu_state *st)
 		};
 		char err[256];
 
+		st->engine_name = "perf";
 		r = engine_perf_new(&cfg, &st->engine, err, sizeof(err));
 		if (r < 0)
 			collector_refuse(c, "perf engine: %s", err);
 		return r;
 	}
 	if (set->engine == PCU_ENGINE_PERF || !st->xu->pcu_msr) {
-		collector_refuse(c, "%s", reason[0] ? reason : "no uncore_pcu PMU");
+		collector_refuse(c, "%s%s", reason[0] ? reason : "no uncore_pcu PMU",
+				 st->xu->pcu_msr ? "" : ", and this generation's PCU has no fixed "
+				 "MSR addresses");
 		return -ENOTSUP;
 	}
-	/* The PCU's MSR addresses exist on this generation, but the msr engine lacks the box. */
-	collector_refuse(c, "%s; the PCU box at MSR 0x%x is not programmed through the msr "
-			 "driver yet", reason[0] ? reason : "engine = msr", st->xu->pcu_msr->box_ctl);
-	return -ENOTSUP;
+	/* The PCU box at its fixed MSR addresses, under the msr engine's ownership rule. */
+	{
+		struct engine_msr_config cfg = {
+			.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns,
+			.now_arg = c->hw,
+		};
+
+		st->engine_name = "msr";
+		if (engine_msr_new(&cfg, &st->engine) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int pcu_start(struct collector *c)
@@ -242,6 +263,16 @@ static int pcu_start(struct collector *c)
 
 		ps->topo = &c->topo->sockets[i];
 		plan_socket(xu, ps);
+		/*
+		 * The msr engine does not rotate groups: the box's 4 counters hold
+		 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
+		 * package throttled time (the thermal collector) covers power limits.
+		 */
+		if (strcmp(st->engine_name, "msr") == 0 && ps->n_groups > 1) {
+			ps->n_groups = 1;
+			collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
+				       "has 4 counters); perf's uncore_pcu PMU counts it");
+		}
 		for (size_t k = 0; cpu >= 0 && k < ps->n_groups; k++) {
 			struct pcu_group *pg = &ps->groups[k];
 			char err[256];

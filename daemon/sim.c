@@ -964,6 +964,17 @@ static void op_close(void *ctx)
 	sim_free(ctx);
 }
 
+static int64_t op_now_ns(void *ctx)
+{
+	struct sim *s = ctx;
+	int64_t t;
+
+	pthread_mutex_lock(&s->lock);
+	t = now_ns(s);
+	pthread_mutex_unlock(&s->lock);
+	return t;
+}
+
 static const struct hw_ops sim_hw_ops = {
 	.name = "sim",
 	.read_msr = op_read_msr,
@@ -973,6 +984,7 @@ static const struct hw_ops sim_hw_ops = {
 	.cpu_online = op_cpu_online,
 	.read_cpu_attr = op_read_cpu_attr,
 	.close = op_close,
+	.now_ns = op_now_ns,
 };
 
 void sim_bind(struct sim *sim, struct hw *ret_hw)
