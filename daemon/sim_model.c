@@ -6,7 +6,7 @@
  * live in sim.c; this file holds only data and topology arithmetic.
  *
  * Simulator's choices: TjMax 95 C on Nehalem/Westmere, 100 C on
- * Skylake-SP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
+ * Skylake-SP and Sandy Bridge-EP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
  * rate UNCONFIRMED); full-width counter writes (IA32_PERF_CAPABILITIES
  * bit 13) on Skylake-SP only, since hardware.md does not say per model.
  * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.
@@ -72,6 +72,17 @@ static const struct sim_model models[] = {
 		.n_imc = 6,   /* the kernel's skx_uncore_imc: 6 boxes */
 	},
 	{
+		/* Xeon E5-2600 (Sandy Bridge-EP): PCU at 0xC24..., uncore_imc_0..3 (§4.1) */
+		.name = "sandy-bridge-ep-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x2d, .stepping = 7,
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL,
+		.tjmax_c = 100, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2600000000, .max_basic_leaf = 0xd,
+		.n_imc = 4,
+	},
+	{
 		.name = "amd-epyc", .vendor = "AuthenticAMD",
 		.family = 0x17, .model = 0x31, .stepping = 0,
 		.n_sockets = 1, .n_cores = 8, .n_threads = 2,
@@ -92,7 +103,8 @@ static const struct sim_model models[] = {
 #define N_MODELS (sizeof(models) / sizeof(models[0]))
 
 static const char *const model_names[] = {
-	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "amd-epyc", "big", NULL,
+	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s", "amd-epyc", "big",
+	NULL,
 };
 
 const char *const *sim_model_names(void)

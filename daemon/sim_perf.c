@@ -908,7 +908,7 @@ static int put_cpumask(const struct sim_model *m, const char *root, const char *
 }
 
 /*
- * The Skylake-SP server boxes (uncore_snbep.c skx_uncore_pcu_formats_attr,
+ * The server boxes: Skylake-SP's (uncore_snbep.c skx_uncore_pcu_formats_attr,
  * skx_uncore_formats_attr, hswep_uncore_imc_events; only the first of the
  * kernel's iMC aliases are written).  Types are the simulator's choice.
  */
@@ -936,7 +936,34 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 		{ "events/cas_count_write.unit", "MiB" },
 		{ "perf_event_mux_interval_ms", "4" },
 	};
+	/*
+	 * Sandy Bridge-EP (uncore_snbep.c snbep_uncore_pcu_formats_attr, of
+	 * which the occupancy edge/invert and band filter fields are not
+	 * written; snbep_uncore_formats_attr and snbep_uncore_imc_events).
+	 */
+	static const struct sysfs_file snbep_pcu[] = {
+		{ "format/event", "config:0-7" }, { "format/occ_sel", "config:14-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-28" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file snbep_imc[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" },
+		{ "events/clockticks", "event=0xff,umask=0x00" },
+		{ "events/cas_count_read", "event=0x04,umask=0x03" },
+		{ "events/cas_count_write", "event=0x04,umask=0x0c" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
 	int n_imc = xeon_uncore_find(m->family, m->model) ? m->n_imc : 0;
+	bool snbep = m->model == 0x2d;
+	const struct sysfs_file *pcu_files = snbep ? snbep_pcu : pcu;
+	const struct sysfs_file *imc_files = snbep ? snbep_imc : imc;
+	size_t n_pcu_files = snbep ? sizeof(snbep_pcu) / sizeof(snbep_pcu[0]) :
+				     sizeof(pcu) / sizeof(pcu[0]);
+	size_t n_imc_files = snbep ? sizeof(snbep_imc) / sizeof(snbep_imc[0]) :
+				     sizeof(imc) / sizeof(imc[0]);
 	char name[64], type[16], dir[PATH_MAX];
 	int r;
 
@@ -944,7 +971,7 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 		return 0;
 	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/uncore_pcu", root);
 	snprintf(type, sizeof(type), "%d", SIM_PERF_PCU_TYPE);
-	if ((r = put_pmu(root, "uncore_pcu", pcu, sizeof(pcu) / sizeof(pcu[0]), err, errlen)) < 0 ||
+	if ((r = put_pmu(root, "uncore_pcu", pcu_files, n_pcu_files, err, errlen)) < 0 ||
 	    (r = put(dir, "type", type, err, errlen)) < 0 ||
 	    (r = put_cpumask(m, root, "uncore_pcu", err, errlen)) < 0)
 		return r;
@@ -952,7 +979,7 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 		snprintf(name, sizeof(name), "uncore_imc_%d", ch);
 		snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, name);
 		snprintf(type, sizeof(type), "%d", SIM_PERF_IMC_TYPE0 + ch);
-		if ((r = put_pmu(root, name, imc, sizeof(imc) / sizeof(imc[0]), err, errlen)) < 0 ||
+		if ((r = put_pmu(root, name, imc_files, n_imc_files, err, errlen)) < 0 ||
 		    (r = put(dir, "type", type, err, errlen)) < 0 ||
 		    (r = put_cpumask(m, root, name, err, errlen)) < 0)
 			return r;

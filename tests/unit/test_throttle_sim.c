@@ -1,5 +1,6 @@
 /*
- * The PCU and iMC collectors on the simulated server models, through the
+ * The PCU and iMC collectors on the simulated server models (skylake-sp-2s,
+ * sandy-bridge-ep-2s), through the
  * simulated kernel's perf (uncore_pcu, uncore_imc_N): for each throttling
  * scenario, the generation-independent seconds match the simulator's
  * ground truth within 1 % on the socket (and channel) that throttles, and
@@ -58,7 +59,7 @@ static void collect(void *arg, int cpu, uint32_t msr, uint64_t value)
 static bool is_counter(uint32_t msr)
 {
 	return (msr >= 0xc1 && msr < 0xc9) || (msr >= 0x309 && msr < 0x30c) ||
-	       (msr >= 0x717 && msr < 0x71b) || msr == 0x19c || msr == 0x1b1 || msr == 0x613 ||
+	       (msr >= 0x717 && msr < 0x71b) || (msr >= 0xc36 && msr < 0xc3a) || msr == 0x19c || msr == 0x1b1 || msr == 0x613 ||
 	       msr == 0x61b;
 }
 
@@ -254,94 +255,132 @@ static void check_imc(struct run *r, int n_channels)
 		}
 }
 
-static void skx_hot_dimms_on_one_channel(void **state)
+/* The simulated server models and their memory channels per socket. */
+static const struct {
+	const char *name;
+	int n_channels;
+} models[] = {
+	{ "skylake-sp-2s", 6 },
+	{ "sandy-bridge-ep-2s", 4 },
+};
+
+#define N_MODELS (sizeof(models) / sizeof(models[0]))
+
+static void spec_of(char *buf, size_t len, size_t m, const char *scenario)
 {
+	snprintf(buf, len, "%s:%s", models[m].name, scenario);
+}
+
+static void hot_dimms_on_one_channel(void **state)
+{
+	char spec[128];
 	struct run r;
 
 	(void)state;
-	start(&r, "skylake-sp-2s:dimm-hot-channel");
-	run_for(&r, 120);
-	check_pcu(&r);
-	check_imc(&r, 6);
-	/* Socket 1 channel 2 only: 2 periods of 22 s, 4 s of them critical. */
-	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP
-			      "thermal_or_power"), 44.0, "channel 2 throttled", 1);
-	assert_close(exported(&r, &throttle_dram_critical_seconds, 1, "2" METRIC_LABEL_SEP
-			      "thermal_or_power"), 8.0, "channel 2 critical", 1);
-	assert_close(exported(&r, &throttle_prochot_seconds, 1, "external"), 0.0, "external", 1);
-	finish(&r);
-}
-
-static void skx_external_prochot_without_dram_heat(void **state)
-{
-	struct run r;
-
-	(void)state;
-	start(&r, "skylake-sp-2s:vr-prochot");
-	run_for(&r, 90);
-	check_pcu(&r);
-	check_imc(&r, 6);
-	/* 3 periods of 6 s on socket 0. */
-	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 18.0, "external", 0);
-	finish(&r);
-}
-
-static void skx_power_capped_socket(void **state)
-{
-	struct run r;
-
-	(void)state;
-	start(&r, "skylake-sp-2s:power-cap");
-	run_for(&r, 60);
-	check_pcu(&r);
-	check_imc(&r, 6);
-	/* 3 periods of 15 s on socket 1. */
-	assert_close(exported(&r, &throttle_frequency_limited_seconds, 1, "power"), 45.0, "power",
-		     1);
-	finish(&r);
-}
-
-static void skx_hot_cores_limit_frequency_thermally(void **state)
-{
-	struct run r;
-
-	(void)state;
-	start(&r, "skylake-sp-2s:prochot-storm");
-	run_for(&r, 60);
-	check_pcu(&r);
-	check_imc(&r, 6);
-	finish(&r);
-}
-
-/* The same scenarios through the PCU's MSRs at 0x710 (no perf): the same seconds. */
-static void skx_pcu_through_msrs(void **state)
-{
-	static const char *const specs[] = {
-		"skylake-sp-2s:vr-prochot", "skylake-sp-2s:power-cap", "skylake-sp-2s:prochot-storm",
-	};
-
-	(void)state;
-	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
-		struct run r;
-
-		start_with(&r, specs[i], false);
-		run_for(&r, 60);
+	for (size_t m = 0; m < N_MODELS; m++) {
+		spec_of(spec, sizeof(spec), m, "dimm-hot-channel");
+		start(&r, spec);
+		run_for(&r, 120);
 		check_pcu(&r);
-		/* No perf: the iMC is not counted, and not exported as 0. */
-		assert_null(snapshot_find_sample(r.snap, &throttle_dram_channel_seconds, 0,
-						 "0" METRIC_LABEL_SEP "thermal_or_power"));
+		check_imc(&r, models[m].n_channels);
+		/* Socket 1 channel 2 only: 2 periods of 22 s, 4 s of them critical. */
+		assert_close(exported(&r, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP
+				      "thermal_or_power"), 44.0, "channel 2 throttled", 1);
+		assert_close(exported(&r, &throttle_dram_critical_seconds, 1, "2" METRIC_LABEL_SEP
+				      "thermal_or_power"), 8.0, "channel 2 critical", 1);
+		assert_close(exported(&r, &throttle_prochot_seconds, 1, "external"), 0.0,
+			     "external", 1);
 		finish(&r);
 	}
+}
+
+static void external_prochot_without_dram_heat(void **state)
+{
+	char spec[128];
+	struct run r;
+
+	(void)state;
+	for (size_t m = 0; m < N_MODELS; m++) {
+		spec_of(spec, sizeof(spec), m, "vr-prochot");
+		start(&r, spec);
+		run_for(&r, 90);
+		check_pcu(&r);
+		check_imc(&r, models[m].n_channels);
+		/* 3 periods of 6 s on socket 0. */
+		assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 18.0,
+			     "external", 0);
+		finish(&r);
+	}
+}
+
+static void power_capped_socket(void **state)
+{
+	char spec[128];
+	struct run r;
+
+	(void)state;
+	for (size_t m = 0; m < N_MODELS; m++) {
+		spec_of(spec, sizeof(spec), m, "power-cap");
+		start(&r, spec);
+		run_for(&r, 60);
+		check_pcu(&r);
+		check_imc(&r, models[m].n_channels);
+		/* 3 periods of 15 s on socket 1. */
+		assert_close(exported(&r, &throttle_frequency_limited_seconds, 1, "power"), 45.0,
+			     "power", 1);
+		finish(&r);
+	}
+}
+
+static void hot_cores_limit_frequency_thermally(void **state)
+{
+	char spec[128];
+	struct run r;
+
+	(void)state;
+	for (size_t m = 0; m < N_MODELS; m++) {
+		spec_of(spec, sizeof(spec), m, "prochot-storm");
+		start(&r, spec);
+		run_for(&r, 60);
+		check_pcu(&r);
+		check_imc(&r, models[m].n_channels);
+		finish(&r);
+	}
+}
+
+/*
+ * The same scenarios through the PCU's MSRs (0x710 on Skylake-SP, 0xC24 on
+ * Sandy Bridge-EP; no perf): the same seconds.
+ */
+static void pcu_through_msrs(void **state)
+{
+	static const char *const scenarios[] = { "vr-prochot", "power-cap", "prochot-storm" };
+	char spec[128];
+
+	(void)state;
+	for (size_t m = 0; m < N_MODELS; m++)
+		for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+			struct run r;
+
+			spec_of(spec, sizeof(spec), m, scenarios[i]);
+			start_with(&r, spec, false);
+			run_for(&r, 60);
+			check_pcu(&r);
+			/* No perf: the iMC is not counted, and not exported as 0. */
+			assert_null(snapshot_find_sample(r.snap, &throttle_dram_channel_seconds, 0,
+							 "0" METRIC_LABEL_SEP "thermal_or_power"));
+			finish(&r);
+		}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(skx_hot_dimms_on_one_channel),
-		cmocka_unit_test(skx_external_prochot_without_dram_heat),
-		cmocka_unit_test(skx_power_capped_socket),
-		cmocka_unit_test(skx_hot_cores_limit_frequency_thermally),
-		cmocka_unit_test(skx_pcu_through_msrs),
+		cmocka_unit_test(hot_dimms_on_one_channel),
+		cmocka_unit_test(external_prochot_without_dram_heat),
+		cmocka_unit_test(power_capped_socket),
+		cmocka_unit_test(hot_cores_limit_frequency_thermally),
+		cmocka_unit_test(pcu_through_msrs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
