@@ -152,7 +152,7 @@ static void open_socket(struct collector *c, struct imc_state *st, struct imc_so
 				    st->n_events, &ch->g, err, sizeof(err));
 
 		if (r == -ENODEV)
-			break;   /* no uncore_imc_N: the channels are counted */
+			continue;   /* no uncore_imc_N (discovery ids need not be contiguous) */
 		ch->index = n;
 		label_channel(st, ch);
 		is->n_channels++;

@@ -1329,7 +1329,8 @@ static int build(struct sim *s)
 			[XEON_PCU_FREQ_POWER] = &so->pkg_limit,
 		};
 
-		sim_boxes_set_socket(s->boxes, sk, cond);
+		if (sim_boxes_set_socket(s->boxes, sk, cond, &so->dram_limit, s->scn->period_ns) < 0)
+			return -ENOMEM;
 	}
 	return setup_agents(s);
 }

@@ -15,6 +15,7 @@ struct pcu_box {
 	uint64_t base[PCU_N_COUNTERS];
 	int64_t t0[PCU_N_COUNTERS];
 	const struct sim_timeline *cond[XEON_PCU_N_EVENTS];
+	const struct sim_timeline *dram_power;   /* the socket's DRAM power limit holds */
 };
 
 struct sim_boxes {
@@ -22,8 +23,9 @@ struct sim_boxes {
 	const struct xeon_uncore *u;
 	int n_sockets, n_imc;
 	struct pcu_box *pcu;                 /* per socket */
-	struct sim_timeline *throttle;       /* socket * n_imc + channel */
+	struct sim_timeline *throttle;       /* socket * n_imc + channel: thermal */
 	struct sim_timeline *critical;
+	struct sim_timeline *either;         /* thermal or the socket's DRAM power limit */
 };
 
 static uint64_t mask48(uint64_t v)
@@ -97,7 +99,8 @@ int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 	b->pcu = calloc((size_t)b->n_sockets, sizeof(*b->pcu));
 	b->throttle = calloc(n_ch, sizeof(*b->throttle));
 	b->critical = calloc(n_ch, sizeof(*b->critical));
-	if (!b->pcu || !b->throttle || !b->critical) {
+	b->either = calloc(n_ch, sizeof(*b->either));
+	if (!b->pcu || !b->throttle || !b->critical || !b->either) {
 		sim_boxes_free(b);
 		return -ENOMEM;
 	}
@@ -120,18 +123,33 @@ void sim_boxes_free(struct sim_boxes *b)
 			sim_timeline_free(&b->throttle[i]);
 		if (b->critical)
 			sim_timeline_free(&b->critical[i]);
+		if (b->either)
+			sim_timeline_free(&b->either[i]);
 	}
+	free(b->either);
 	free(b->throttle);
 	free(b->critical);
 	free(b->pcu);
 	free(b);
 }
 
-void sim_boxes_set_socket(struct sim_boxes *b, int socket,
-			  const struct sim_timeline *pcu_cond[XEON_PCU_N_EVENTS])
+int sim_boxes_set_socket(struct sim_boxes *b, int socket,
+			 const struct sim_timeline *pcu_cond[XEON_PCU_N_EVENTS],
+			 const struct sim_timeline *dram_power, int64_t period)
 {
 	for (int e = 0; e < XEON_PCU_N_EVENTS; e++)
 		b->pcu[socket].cond[e] = pcu_cond[e];
+	b->pcu[socket].dram_power = dram_power;
+	for (int ch = 0; ch < b->n_imc; ch++) {
+		struct sim_timeline *tl = &b->either[socket * b->n_imc + ch];
+
+		if (sim_timeline_init(tl, period, 0) < 0 ||
+		    sim_timeline_or_where(tl, &b->throttle[socket * b->n_imc + ch], 1) < 0 ||
+		    sim_timeline_or_where(tl, dram_power, 1) < 0)
+			return -ENOMEM;
+		sim_timeline_finish(tl);
+	}
+	return 0;
 }
 
 const struct xeon_uncore *sim_boxes_uncore(const struct sim_boxes *b)
@@ -176,8 +194,14 @@ static int imc_cond(const struct sim_boxes *b, int socket, int channel, uint64_t
 
 		if (config != (e->code | (uint64_t)e->umask << 8))
 			continue;
-		*ret = e->critical ? &b->critical[socket * b->n_imc + channel] :
-				     &b->throttle[socket * b->n_imc + channel];
+		if (e->critical)
+			*ret = &b->critical[socket * b->n_imc + channel];
+		else if (e->cause == XEON_CAUSE_THERMAL)
+			*ret = &b->throttle[socket * b->n_imc + channel];
+		else if (e->cause == XEON_CAUSE_POWER)
+			*ret = b->pcu[socket].dram_power;
+		else
+			*ret = &b->either[socket * b->n_imc + channel];
 		return 0;
 	}
 	return -ENOENT;

@@ -9,9 +9,12 @@
  *   of the socket is throttled; FREQ_MAX_POWER while the package power
  *   limit throttles (power-limit rules, domain package);
  *   iMC (dclk, per channel): clockticks always (the DCLK event and the
- *   fixed counter, config 0xff); POWER_THROTTLE_CYCLES (umask any rank)
- *   while a dram-throttle rule covers the channel;
- *   POWER_CRITICAL_THROTTLE_CYCLES while a dram-critical rule does.
+ *   fixed counter, config 0xff); a throttle event of cause thermal
+ *   (Granite Rapids' MR4BLKEN) while a dram-throttle or dram-critical rule
+ *   covers the channel, of cause power (RAPLBLK) while the socket's DRAM
+ *   power limit holds, of cause thermal_or_power (POWER_THROTTLE_CYCLES
+ *   before Granite Rapids) while either holds; a critical-throttle event
+ *   while a dram-critical rule covers the channel.
  * The PCU box is also a register file at the generation's MSR addresses
  * (hardware-linux.md §4.1) where it has them: BOX_CTL (FRZ stops every
  * counter; RST_CTRL and RST_CTRS clear the controls and the counters and
@@ -57,9 +60,14 @@ int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 
 void sim_boxes_free(struct sim_boxes *b);
 
-/* The machine conditions of socket (borrowed; they outlive b), by enum xeon_pcu_event. */
-void sim_boxes_set_socket(struct sim_boxes *b, int socket,
-			  const struct sim_timeline *pcu_cond[XEON_PCU_N_EVENTS]);
+/*
+ * The machine conditions of socket (borrowed; they outlive b): the PCU's
+ * by enum xeon_pcu_event, and dram_power, while the socket's DRAM power
+ * limit holds (power-limit rules, domain dram).  0 or -ENOMEM.
+ */
+int sim_boxes_set_socket(struct sim_boxes *b, int socket,
+			 const struct sim_timeline *pcu_cond[XEON_PCU_N_EVENTS],
+			 const struct sim_timeline *dram_power, int64_t period);
 
 /* The generation's table (never NULL for a b that exists). */
 const struct xeon_uncore *sim_boxes_uncore(const struct sim_boxes *b);

@@ -9,7 +9,11 @@
  * Skylake-SP and Sandy Bridge-EP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
  * rate UNCONFIRMED); full-width counter writes (IA32_PERF_CAPABILITIES
  * bit 13) on Skylake-SP only, since hardware.md does not say per model.
- * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.
+ * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.  Sapphire
+ * Rapids and Granite Rapids are shaped like Skylake-SP (perfmon v4, 4 GP
+ * counters, no full-width writes) with 32 cores and 8 and 12 memory
+ * channels per socket: the hardware files give neither core PMU geometry
+ * nor channel counts for them.
  * "big" is a Westmere-EP-shaped machine scaled up to 2 x 56 cores so every
  * collector runs on it; its core ids are 0..55.
  */
@@ -83,6 +87,28 @@ static const struct sim_model models[] = {
 		.n_imc = 4,
 	},
 	{
+		/* PCU and iMC through perf only (§4.1: no fixed PCU addresses) */
+		.name = "sapphire-rapids-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x8f, .stepping = 8,
+		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2000000000, .max_basic_leaf = 0xb,
+		.n_imc = 8,
+	},
+	{
+		/* perf only; the iMC tells RAPL (power) from MR4 (DRAM heat) throttling */
+		.name = "granite-rapids-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0xad, .stepping = 1,
+		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2100000000, .max_basic_leaf = 0xb,
+		.n_imc = 12,
+	},
+	{
 		.name = "amd-epyc", .vendor = "AuthenticAMD",
 		.family = 0x17, .model = 0x31, .stepping = 0,
 		.n_sockets = 1, .n_cores = 8, .n_threads = 2,
@@ -103,8 +129,8 @@ static const struct sim_model models[] = {
 #define N_MODELS (sizeof(models) / sizeof(models[0]))
 
 static const char *const model_names[] = {
-	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s", "amd-epyc", "big",
-	NULL,
+	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s",
+	"sapphire-rapids-2s", "granite-rapids-2s", "amd-epyc", "big", NULL,
 };
 
 const char *const *sim_model_names(void)

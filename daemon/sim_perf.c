@@ -956,14 +956,35 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 		{ "events/cas_count_write", "event=0x04,umask=0x0c" },
 		{ "perf_event_mux_interval_ms", "4" },
 	};
+	/*
+	 * Sapphire Rapids and later: discovery types.  The PCU has no format
+	 * group of its own (spr_uncore_pcu), so the generic discovery formats
+	 * (uncore_discovery.c generic_uncore_formats_attr); the iMC has
+	 * spr_uncore_raw_formats_attr (umask_ext4) and spr_uncore_imc_events'
+	 * clockticks.  Granite Rapids' tree is written the same way: the
+	 * kernel's GNR table was not read here.
+	 */
+	static const struct sysfs_file spr_pcu[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file spr_imc[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15,32-55" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" },
+		{ "events/clockticks", "event=0x01,umask=0x00" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
 	int n_imc = xeon_uncore_find(m->family, m->model) ? m->n_imc : 0;
-	bool snbep = m->model == 0x2d;
-	const struct sysfs_file *pcu_files = snbep ? snbep_pcu : pcu;
-	const struct sysfs_file *imc_files = snbep ? snbep_imc : imc;
+	bool snbep = m->model == 0x2d, spr = m->model == 0x8f || m->model == 0xad;
+	const struct sysfs_file *pcu_files = snbep ? snbep_pcu : spr ? spr_pcu : pcu;
+	const struct sysfs_file *imc_files = snbep ? snbep_imc : spr ? spr_imc : imc;
 	size_t n_pcu_files = snbep ? sizeof(snbep_pcu) / sizeof(snbep_pcu[0]) :
-				     sizeof(pcu) / sizeof(pcu[0]);
+			     spr ? sizeof(spr_pcu) / sizeof(spr_pcu[0]) : sizeof(pcu) / sizeof(pcu[0]);
 	size_t n_imc_files = snbep ? sizeof(snbep_imc) / sizeof(snbep_imc[0]) :
-				     sizeof(imc) / sizeof(imc[0]);
+			     spr ? sizeof(spr_imc) / sizeof(spr_imc[0]) : sizeof(imc) / sizeof(imc[0]);
 	char name[64], type[16], dir[PATH_MAX];
 	int r;
 

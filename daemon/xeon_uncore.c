@@ -8,7 +8,8 @@
  * at the same time, the counter will only increment by 1", so umask 0xff
  * counts the cycles any rank of the channel is throttled.  From ICX on the
  * events are per DIMM slot and no source says that slot umasks combine;
- * those generations have PCU events here and no iMC events yet.
+ * ICX, SPR and EMR have PCU events here and no iMC events yet; Granite
+ * Rapids has its cause-split events.
  */
 #include <stddef.h>
 
@@ -75,9 +76,21 @@ static const struct xeon_uncore spr = {
 	.imc_clock_code = 0x01, .imc_clock_umask = 0x01,
 };
 
+/*
+ * Granite Rapids tells the causes apart (§4.3, §4.5 item 3):
+ * POWER_THROTTLE_CYCLES.RAPLBLK "RAPL is throttling" and .MR4BLKEN "MR4
+ * temp reading is throttling".  The per-slot critical events are not
+ * counted: nothing says their slot umasks combine.
+ */
+static const struct xeon_imc_event gnr_events[] = {
+	{ "power_throttle_cycles_raplblk", 0x46, 0x04, false, XEON_CAUSE_POWER },
+	{ "power_throttle_cycles_mr4blken", 0x46, 0x08, false, XEON_CAUSE_THERMAL },
+};
+
 static const struct xeon_uncore gnr = {
 	.generation = "graniterapids-x", .pcu_msr = NULL, .pcu_code = PCU_CODES_CLK01,
 	.imc_clock_code = 0x01, .imc_clock_umask = 0x01,
+	.imc_events = gnr_events, .n_imc_events = sizeof(gnr_events) / sizeof(gnr_events[0]),
 };
 
 static const struct {
