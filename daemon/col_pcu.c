@@ -303,7 +303,8 @@ static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_s
 	for (size_t i = 0; i < pg->n; i++) {
 		enum xeon_pcu_event w = pg->which[i];
 
-		if (r[i].state != ENGINE_COUNTING && r[i].state != ENGINE_WAITING)
+		/* An event without a counter (another agent holds the box's) is left out. */
+		if (r[i].state != ENGINE_COUNTING || (i > 0 && r[0].state != ENGINE_COUNTING))
 			continue;
 		/* clockticks is in both groups: its raw total comes from the first. */
 		if (w != XEON_PCU_CLOCKTICKS || pg == &ps->groups[0])

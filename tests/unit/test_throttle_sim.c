@@ -400,6 +400,32 @@ static void pcu_through_msrs(void **state)
 		}
 }
 
+/*
+ * Another agent holds PCU counter 0 of socket 0 (tests/data/scenarios/
+ * pcu-taken.ini): the msr engine leaves it alone, counts what fits in the
+ * other three counters, leaves the thermal frequency limit of socket 0
+ * out rather than exporting 0, and the agent's select is untouched after
+ * the run (finish() compares every control register).
+ */
+static void pcu_counter_held_by_another_agent(void **state)
+{
+	char path[4096], spec[4200];
+	struct run r;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/pcu-taken.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start_with(&r, spec, false);
+	run_for(&r, 60);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"),
+		     pcu_truth(&r, 0, XEON_PCU_PROCHOT_EXTERNAL), "external", 0);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 12.0, "external", 0);
+	assert_true(exported(&r, &throttle_frequency_limited_seconds, 0, "thermal") == -1.0);
+	assert_close(exported(&r, &throttle_frequency_limited_seconds, 1, "thermal"),
+		     pcu_truth(&r, 1, XEON_PCU_FREQ_THERMAL), "thermal", 1);
+	finish(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +434,7 @@ int main(void)
 		cmocka_unit_test(power_capped_socket),
 		cmocka_unit_test(hot_cores_limit_frequency_thermally),
 		cmocka_unit_test(pcu_through_msrs),
+		cmocka_unit_test(pcu_counter_held_by_another_agent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
