@@ -9,8 +9,8 @@
  * Skylake-SP and Sandy Bridge-EP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
  * rate UNCONFIRMED); full-width counter writes (IA32_PERF_CAPABILITIES
  * bit 13) on Skylake-SP only, since hardware.md does not say per model.
- * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.  Sapphire
- * Rapids and Granite Rapids are shaped like Skylake-SP (perfmon v4, 4 GP
+ * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.  Ice Lake-SP,
+ * Sapphire Rapids and Granite Rapids are shaped like Skylake-SP (perfmon v4, 4 GP
  * counters, no full-width writes) with 32 cores and 8 and 12 memory
  * channels per socket: the hardware files give neither core PMU geometry
  * nor channel counts for them.
@@ -87,6 +87,17 @@ static const struct sim_model models[] = {
 		.n_imc = 4,
 	},
 	{
+		/* PCU at 0x710... as Skylake-SP; 12 iMC channels (kernel icx_uncore_imc) */
+		.name = "icelake-sp-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x6a, .stepping = 6,
+		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2300000000, .max_basic_leaf = 0xb,
+		.n_imc = 12,
+	},
+	{
 		/* PCU and iMC through perf only (§4.1: no fixed PCU addresses) */
 		.name = "sapphire-rapids-2s", .vendor = "GenuineIntel",
 		.family = 6, .model = 0x8f, .stepping = 8,
@@ -129,7 +140,7 @@ static const struct sim_model models[] = {
 #define N_MODELS (sizeof(models) / sizeof(models[0]))
 
 static const char *const model_names[] = {
-	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s",
+	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s", "icelake-sp-2s",
 	"sapphire-rapids-2s", "granite-rapids-2s", "amd-epyc", "big", NULL,
 };
 

@@ -985,6 +985,14 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 			     spr ? sizeof(spr_pcu) / sizeof(spr_pcu[0]) : sizeof(pcu) / sizeof(pcu[0]);
 	size_t n_imc_files = snbep ? sizeof(snbep_imc) / sizeof(snbep_imc[0]) :
 			     spr ? sizeof(spr_imc) / sizeof(spr_imc[0]) : sizeof(imc) / sizeof(imc[0]);
+
+	/*
+	 * Ice Lake-SP: skx_uncore_pcu, and icx_uncore_imc with
+	 * skx_uncore_format_group; its snr_uncore_imc_events aliases are not
+	 * written (their text was not read here): the formats alone.
+	 */
+	if (m->model == 0x6a)
+		n_imc_files = 5;
 	char name[64], type[16], dir[PATH_MAX];
 	int r;
 

@@ -1,6 +1,7 @@
 /*
  * The PCU and iMC collectors on the simulated server models (skylake-sp-2s,
- * sandy-bridge-ep-2s, sapphire-rapids-2s, granite-rapids-2s), through the
+ * sandy-bridge-ep-2s, icelake-sp-2s, sapphire-rapids-2s, granite-rapids-2s),
+ * through the
  * simulated kernel's perf (uncore_pcu, uncore_imc_N): for each throttling
  * scenario, the generation-independent seconds match the simulator's
  * ground truth within 1 % on the socket (and channel) that throttles, and
@@ -269,6 +270,7 @@ static const struct {
 } models[] = {
 	{ "skylake-sp-2s", 6, true, "thermal_or_power" },
 	{ "sandy-bridge-ep-2s", 4, true, "thermal_or_power" },
+	{ "icelake-sp-2s", 12, true, NULL },         /* no iMC events counted yet */
 	{ "sapphire-rapids-2s", 8, false, NULL },    /* no iMC events counted yet */
 	{ "granite-rapids-2s", 12, false, "thermal" },
 };
