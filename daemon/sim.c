@@ -1292,6 +1292,26 @@ static const struct sim_perf_io perf_io = {
 	.box_count = perf_box_count,
 };
 
+/*
+ * The kernel's uncore driver initialises each PCU box: BOX_CTL =
+ * SNBEP_PMON_BOX_CTL_INT (reset controls and counters, FRZ_EN) on Sandy
+ * Bridge-EP (snbep_uncore_msr_init_box), IVBEP_PMON_BOX_CTL_INT (the two
+ * resets) from Ivy Bridge-EP on (ivbep_uncore_msr_init_box, which SKX and
+ * ICX use).  The resets read back 0.
+ */
+static void boot_boxes(struct sim *s)
+{
+	const struct xeon_uncore *xu = s->boxes ? sim_boxes_uncore(s->boxes) : NULL;
+	uint64_t v = PMON_BOX_CTL_RST_CTRL | PMON_BOX_CTL_RST_CTRS;
+
+	if (!xu || !xu->pcu_msr)
+		return;
+	if (xu->pcu_msr->box_ctl == SNBEP_PCU_MSR_BOX_CTL)
+		v |= PMON_BOX_CTL_FRZ_EN;
+	for (int sk = 0; sk < s->model->n_sockets; sk++)
+		kernel_write(s, sim_model_cpu_of(s->model, sk, 0, 0), xu->pcu_msr->box_ctl, v, 0);
+}
+
 static int setup_agents(struct sim *s)
 {
 	struct sim_scenario *scn = s->scn;
@@ -1299,8 +1319,10 @@ static int setup_agents(struct sim *s)
 	s->rewrites = calloc((size_t)scn->n_rules + 1, sizeof(*s->rewrites));
 	if (!s->rewrites || sim_kernel_new(s->model, scn, kernel_write, s, &s->kernel) < 0)
 		return -ENOMEM;
-	if (s->boot == SIM_BOOT_LINUX)
+	if (s->boot == SIM_BOOT_LINUX) {
 		sim_kernel_boot(s->kernel);
+		boot_boxes(s);
+	}
 	if (sim_perf_new(s->model, s->kernel, s->boot == SIM_BOOT_LINUX, &perf_io, s, &s->perf) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < scn->n_rules; i++) {

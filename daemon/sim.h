@@ -52,7 +52,9 @@ enum sim_boot {
  * GP and fixed enable), the NMI watchdog's cycles counting on fixed
  * counter 1 (0x38D = 0xB0), a stale select perf left on GP counter 0
  * (0x13003C: EN clear, INT set), and on the NHM/WSM uncore 0x391 =
- * 0x1000000FF with every select zero (after perf uncore use, kernel 5.4+).
+ * 0x1000000FF with every select zero (after perf uncore use, kernel 5.4+),
+ * and each server PCU box as the uncore driver's init_box leaves it
+ * (BOX_CTL 0x10000, FRZ_EN, on Sandy Bridge-EP; 0 later).
  * sim_open() boots SIM_BOOT_LINUX, the state every real host is in; only
  * tests of the hardware model itself ask for SIM_BOOT_RESET.
  */
