@@ -264,6 +264,25 @@ static void imc_stop(struct collector *c)
 	c->state = NULL;
 }
 
+static void imc_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+
+	if (!xu || !xu->n_imc_events) {
+		strbuf_append(out, "imc: not available (uncored counts no memory controller "
+			      "throttling on this model)\n");
+		return;
+	}
+	strbuf_append(out, "imc (per socket and memory channel, the uncore_imc_N perf PMUs):\n");
+	strbuf_printf(out, "    %-34s event=0x%02x umask=0x%02x\n", "clockticks", xu->imc_clock_code,
+		      xu->imc_clock_umask);
+	for (size_t i = 0; i < xu->n_imc_events; i++)
+		strbuf_printf(out, "    %-34s event=0x%02x umask=0x%02x (cause %s%s)\n",
+			      xu->imc_events[i].name, xu->imc_events[i].code,
+			      xu->imc_events[i].umask, xeon_dram_cause_name(xu->imc_events[i].cause),
+			      xu->imc_events[i].critical ? ", critical" : "");
+}
+
 static bool imc_is_enabled(const struct conf *conf)
 {
 	return settings(conf)->enabled;
@@ -282,6 +301,7 @@ const struct collector_ops imc_collector_ops = {
 	.families = imc_families,
 	.n_families = sizeof(imc_families) / sizeof(imc_families[0]),
 	.conf_section = &imc_conf_section,
+	.list_events = imc_list_events,
 	.is_enabled = imc_is_enabled,
 	.conf_changed = imc_conf_changed,
 };

@@ -28,6 +28,7 @@
 #include "engine.h"
 #include "engine_msr.h"
 #include "engine_perf.h"
+#include "msr.h"
 #include "throttle_signals.h"
 #include "xeon_uncore.h"
 
@@ -344,6 +345,22 @@ static void pcu_stop(struct collector *c)
 	c->state = NULL;
 }
 
+static void pcu_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+
+	if (!xu) {
+		strbuf_append(out, "pcu: not available (no server uncore PCU on this model)\n");
+		return;
+	}
+	strbuf_printf(out, "pcu (per socket, the uncore_pcu perf PMU%s; %d counters):\n",
+		      xu->pcu_msr ? ", or the PCU's MSRs" : "", PCU_N_COUNTERS);
+	for (int w = 0; w < XEON_PCU_N_EVENTS; w++)
+		if (xu->pcu_code[w] != XEON_NO_EVENT)
+			strbuf_printf(out, "    %-34s event=0x%02x\n", pcu_event_info[w].name,
+				      xu->pcu_code[w]);
+}
+
 static bool pcu_is_enabled(const struct conf *conf)
 {
 	return settings(conf)->enabled;
@@ -362,6 +379,7 @@ const struct collector_ops pcu_collector_ops = {
 	.families = pcu_families,
 	.n_families = sizeof(pcu_families) / sizeof(pcu_families[0]),
 	.conf_section = &pcu_conf_section,
+	.list_events = pcu_list_events,
 	.is_enabled = pcu_is_enabled,
 	.conf_changed = pcu_conf_changed,
 };
