@@ -742,6 +742,14 @@ static int64_t now_ns(const struct sim *s)
 	return (ts.tv_sec - s->opened.tv_sec) * SIM_NS_PER_S + (ts.tv_nsec - s->opened.tv_nsec);
 }
 
+/* The uncore unit (sim_box.h: socket * dies + die) of cpu. */
+static int unit_of(const struct sim *s, int cpu)
+{
+	const struct hw_cpu *t = &s->cpus[cpu].topo;
+
+	return t->socket * sim_model_n_dies(s->model) + t->die;
+}
+
 static int raw_write(struct sim *s, int cpu, uint32_t msr, uint64_t value, int64_t t)
 {
 	const struct reg_desc *d;
@@ -749,7 +757,7 @@ static int raw_write(struct sim *s, int cpu, uint32_t msr, uint64_t value, int64
 	int i;
 
 	if (sim_boxes_has_msr(s->boxes, msr))
-		return sim_boxes_write(s->boxes, s->cpus[cpu].topo.socket, msr, t, value);
+		return sim_boxes_write(s->boxes, unit_of(s, cpu), msr, t, value);
 	d = reg_find(s, msr, &i);
 	if (!d || !d->write)
 		return -EIO;
@@ -764,7 +772,7 @@ static int raw_read(struct sim *s, int cpu, uint32_t msr, uint64_t *value, int64
 	int i;
 
 	if (sim_boxes_has_msr(s->boxes, msr))
-		return sim_boxes_read(s->boxes, s->cpus[cpu].topo.socket, msr, t, value);
+		return sim_boxes_read(s->boxes, unit_of(s, cpu), msr, t, value);
 	d = reg_find(s, msr, &i);
 	if (!d || !d->read)
 		return -EIO;
@@ -1308,8 +1316,8 @@ static void boot_boxes(struct sim *s)
 		return;
 	if (xu->pcu_msr->box_ctl == SNBEP_PCU_MSR_BOX_CTL)
 		v |= PMON_BOX_CTL_FRZ_EN;
-	for (int sk = 0; sk < s->model->n_sockets; sk++)
-		kernel_write(s, sim_model_cpu_of(s->model, sk, 0, 0), xu->pcu_msr->box_ctl, v, 0);
+	for (int u = 0; u < s->model->n_sockets * sim_model_n_dies(s->model); u++)
+		kernel_write(s, sim_model_unit_cpu(s->model, u), xu->pcu_msr->box_ctl, v, 0);
 }
 
 static int setup_agents(struct sim *s)
@@ -1576,7 +1584,7 @@ void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint
 		if (sim->boxes) {
 			struct dump_ctx dc = { fn, arg, cpu };
 
-			sim_boxes_dump(sim->boxes, sim->cpus[cpu].topo.socket, t, dump_box, &dc);
+			sim_boxes_dump(sim->boxes, unit_of(sim, cpu), t, dump_box, &dc);
 		}
 	}
 	pthread_mutex_unlock(&sim->lock);
@@ -1606,14 +1614,17 @@ int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t co
 	return r;
 }
 
-int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int channel, uint64_t config,
-			 uint64_t *ret_count)
+int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int die, int channel,
+			 uint64_t config, uint64_t *ret_count)
 {
+	int dies = sim_model_n_dies(sim->model);
 	int r;
 
+	if (die < 0 || die >= dies)
+		return -ENOENT;
 	pthread_mutex_lock(&sim->lock);
-	r = sim_boxes_count(sim->boxes, imc ? SIM_BOX_IMC : SIM_BOX_PCU, socket, channel, config,
-			    sync_time(sim), ret_count);
+	r = sim_boxes_count(sim->boxes, imc ? SIM_BOX_IMC : SIM_BOX_PCU, socket * dies + die, channel,
+			    config, sync_time(sim), ret_count);
 	pthread_mutex_unlock(&sim->lock);
 	return r;
 }

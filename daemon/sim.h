@@ -97,12 +97,13 @@ int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t co
 /*
  * Ground truth of the server uncore boxes (PCU, iMC; models with them):
  * how many times event config (perf attr.config, event | umask << 8;
- * 0xff the iMC fixed counter) of socket's PCU (imc false, channel 0) or
- * of memory channel channel (imc true) occurred since open.  0, or
- * -ENOENT when the model has no such box or event.
+ * 0xff the iMC fixed counter) of the PCU of die die of socket (imc false,
+ * channel 0) or of its memory channel channel (imc true) occurred since
+ * open.  die is 0 on single-die packages.  0, or -ENOENT when the model
+ * has no such box or event.
  */
-int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int channel, uint64_t config,
-			 uint64_t *ret_count);
+int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int die, int channel,
+			 uint64_t config, uint64_t *ret_count);
 
 /* The constant clock of the PCU (imc false, pclk) or of a memory channel (dclk), in Hz. */
 int64_t sim_box_clock_hz(bool imc);

@@ -21,9 +21,9 @@ struct pcu_box {
 struct sim_boxes {
 	const struct sim_model *m;
 	const struct xeon_uncore *u;
-	int n_sockets, n_imc;
-	struct pcu_box *pcu;                 /* per socket */
-	struct sim_timeline *throttle;       /* socket * n_imc + channel: thermal */
+	int n_units, n_dies, n_imc;          /* units: one per die, socket * n_dies + die */
+	struct pcu_box *pcu;                 /* per unit */
+	struct sim_timeline *throttle;       /* unit * n_imc + channel: thermal */
 	struct sim_timeline *critical;
 	struct sim_timeline *either;         /* thermal or the socket's DRAM power limit */
 };
@@ -52,11 +52,12 @@ static bool hits_channel(const struct sim_rule *r, int socket, int channel)
 	       (r->channel == SIM_ALL || r->channel == SIM_UNSET || r->channel == channel);
 }
 
-static int build_channel(struct sim_boxes *b, const struct sim_scenario *scn, int socket,
+static int build_channel(struct sim_boxes *b, const struct sim_scenario *scn, int unit,
 			 int channel)
 {
-	struct sim_timeline *thr = &b->throttle[socket * b->n_imc + channel];
-	struct sim_timeline *crit = &b->critical[socket * b->n_imc + channel];
+	struct sim_timeline *thr = &b->throttle[unit * b->n_imc + channel];
+	struct sim_timeline *crit = &b->critical[unit * b->n_imc + channel];
+	int socket = unit / b->n_dies;
 
 	if (sim_timeline_init(thr, scn->period_ns, 0) < 0 ||
 	    sim_timeline_init(crit, scn->period_ns, 0) < 0)
@@ -93,10 +94,11 @@ int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 		return -ENOMEM;
 	b->m = m;
 	b->u = u;
-	b->n_sockets = m->n_sockets;
+	b->n_dies = sim_model_n_dies(m);
+	b->n_units = m->n_sockets * b->n_dies;
 	b->n_imc = m->n_imc;
-	n_ch = (size_t)(b->n_sockets * b->n_imc);
-	b->pcu = calloc((size_t)b->n_sockets, sizeof(*b->pcu));
+	n_ch = (size_t)(b->n_units * b->n_imc);
+	b->pcu = calloc((size_t)b->n_units, sizeof(*b->pcu));
 	b->throttle = calloc(n_ch, sizeof(*b->throttle));
 	b->critical = calloc(n_ch, sizeof(*b->critical));
 	b->either = calloc(n_ch, sizeof(*b->either));
@@ -104,9 +106,9 @@ int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 		sim_boxes_free(b);
 		return -ENOMEM;
 	}
-	for (int sk = 0; sk < b->n_sockets; sk++)
+	for (int unit = 0; unit < b->n_units; unit++)
 		for (int ch = 0; ch < b->n_imc; ch++)
-			if (build_channel(b, scn, sk, ch) < 0) {
+			if (build_channel(b, scn, unit, ch) < 0) {
 				sim_boxes_free(b);
 				return -ENOMEM;
 			}
@@ -118,7 +120,7 @@ void sim_boxes_free(struct sim_boxes *b)
 {
 	if (!b)
 		return;
-	for (int i = 0; i < b->n_sockets * b->n_imc; i++) {
+	for (int i = 0; i < b->n_units * b->n_imc; i++) {
 		if (b->throttle)
 			sim_timeline_free(&b->throttle[i]);
 		if (b->critical)
@@ -137,17 +139,19 @@ int sim_boxes_set_socket(struct sim_boxes *b, int socket,
 			 const struct sim_timeline *pcu_cond[XEON_PCU_N_EVENTS],
 			 const struct sim_timeline *dram_power, int64_t period)
 {
-	for (int e = 0; e < XEON_PCU_N_EVENTS; e++)
-		b->pcu[socket].cond[e] = pcu_cond[e];
-	b->pcu[socket].dram_power = dram_power;
-	for (int ch = 0; ch < b->n_imc; ch++) {
-		struct sim_timeline *tl = &b->either[socket * b->n_imc + ch];
+	for (int unit = socket * b->n_dies; unit < (socket + 1) * b->n_dies; unit++) {
+		for (int e = 0; e < XEON_PCU_N_EVENTS; e++)
+			b->pcu[unit].cond[e] = pcu_cond[e];
+		b->pcu[unit].dram_power = dram_power;
+		for (int ch = 0; ch < b->n_imc; ch++) {
+			struct sim_timeline *tl = &b->either[unit * b->n_imc + ch];
 
-		if (sim_timeline_init(tl, period, 0) < 0 ||
-		    sim_timeline_or_where(tl, &b->throttle[socket * b->n_imc + ch], 1) < 0 ||
-		    sim_timeline_or_where(tl, dram_power, 1) < 0)
-			return -ENOMEM;
-		sim_timeline_finish(tl);
+			if (sim_timeline_init(tl, period, 0) < 0 ||
+			    sim_timeline_or_where(tl, &b->throttle[unit * b->n_imc + ch], 1) < 0 ||
+			    sim_timeline_or_where(tl, dram_power, 1) < 0)
+				return -ENOMEM;
+			sim_timeline_finish(tl);
+		}
 	}
 	return 0;
 }
@@ -213,7 +217,7 @@ int sim_boxes_count(const struct sim_boxes *b, enum sim_box_kind kind, int socke
 	const struct sim_timeline *tl;
 	int r;
 
-	if (!b || socket < 0 || socket >= b->n_sockets)
+	if (!b || socket < 0 || socket >= b->n_units)
 		return -ENOENT;
 	if (kind == SIM_BOX_PCU) {
 		if (index != 0 || (r = pcu_cond(b, socket, config, &tl)) < 0)

@@ -43,6 +43,12 @@
 #define SIM_DCLK_HZ INT64_C(1200000000)
 #define SIM_IMC_FIXED_CONFIG 0xff   /* the iMC fixed counter (DCLK) */
 
+/*
+ * Boxes exist per uncore unit, one per die: unit = socket * dies + die
+ * (sim_model_unit()).  Every "socket" argument below is such a unit; on a
+ * single-die package it is the socket.  Scenario rules name sockets: a
+ * rule of socket S covers every die of S (and channel C of each).
+ */
 enum sim_box_kind {
 	SIM_BOX_PCU,
 	SIM_BOX_IMC,
@@ -61,7 +67,8 @@ int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 void sim_boxes_free(struct sim_boxes *b);
 
 /*
- * The machine conditions of socket (borrowed; they outlive b): the PCU's
+ * The machine conditions of socket, for every die of it (borrowed; they
+ * outlive b): the PCU's
  * by enum xeon_pcu_event, and dram_power, while the socket's DRAM power
  * limit holds (power-limit rules, domain dram).  0 or -ENOMEM.
  */

@@ -157,6 +157,26 @@ const struct sim_model *sim_model_find(const char *name)
 	return NULL;
 }
 
+int sim_model_n_dies(const struct sim_model *m)
+{
+	return m->n_dies > 1 ? m->n_dies : 1;
+}
+
+int sim_model_unit(const struct sim_model *m, int cpu)
+{
+	struct hw_cpu t;
+
+	sim_model_topology(m, cpu, &t, NULL);
+	return t.socket * sim_model_n_dies(m) + t.die;
+}
+
+int sim_model_unit_cpu(const struct sim_model *m, int unit)
+{
+	int dies = sim_model_n_dies(m);
+
+	return sim_model_cpu_of(m, unit / dies, (unit % dies) * (m->n_cores / dies), 0);
+}
+
 int sim_model_n_cpus(const struct sim_model *m)
 {
 	return m->n_sockets * m->n_cores * m->n_threads;
@@ -184,7 +204,7 @@ void sim_model_topology(const struct sim_model *m, int cpu, struct hw_cpu *ret_c
 	ret_cpu->cpu = cpu;
 	ret_cpu->thread = cpu / per_thread;
 	ret_cpu->socket = rem / m->n_cores;
-	ret_cpu->die = 0;
+	ret_cpu->die = (rem % m->n_cores) / (m->n_cores / sim_model_n_dies(m));
 	ret_cpu->core = sim_model_core_id(m, rem % m->n_cores);
 	ret_cpu->online = true;
 	if (ret_core_index)

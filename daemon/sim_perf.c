@@ -537,10 +537,11 @@ static int check_box_attr(const struct sim_perf *p, const struct perf_event_attr
 	imc = attr->type >= SIM_PERF_IMC_TYPE0;
 	sim_model_topology(p->m, cpu, &topo, &core_index);
 	if (imc) {
-		*ret_ctx = p->imc0 + topo.socket * p->n_imc + (int)(attr->type - SIM_PERF_IMC_TYPE0);
+		*ret_ctx = p->imc0 + sim_model_unit(p->m, cpu) * p->n_imc +
+			   (int)(attr->type - SIM_PERF_IMC_TYPE0);
 		*ret_config = attr->config == UNC_CLOCK ? UNC_CLOCK : attr->config & IMC_RAW_MASK;
 	} else {
-		*ret_ctx = p->pcu0 + topo.socket;
+		*ret_ctx = p->pcu0 + sim_model_unit(p->m, cpu);
 		*ret_config = attr->config & PCU_RAW_MASK;
 	}
 	return 0;
@@ -795,8 +796,8 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 	p->n_cpus = sim_model_n_cpus(m);
 	p->n_imc = xeon_uncore_find(m->family, m->model) && (m->flags & SIM_F_INTEL) ? m->n_imc : 0;
 	p->pcu0 = p->n_cpus + m->n_sockets;
-	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets : 0);
-	p->n_ctxs = p->imc0 + m->n_sockets * p->n_imc;
+	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets * sim_model_n_dies(m) : 0);
+	p->n_ctxs = p->imc0 + m->n_sockets * sim_model_n_dies(m) * p->n_imc;
 	p->ctxs = calloc((size_t)p->n_ctxs, sizeof(*p->ctxs));
 	if (!p->ctxs) {
 		free(p);
@@ -807,6 +808,7 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 
 		c->next_rotate = SIM_FOREVER;
 		c->uncore = i >= p->n_cpus;
+		/* A box's socket is its unit (sim_box.h: socket * dies + die). */
 		if (i >= p->imc0) {
 			c->box = BOX_IMC;
 			c->socket = (i - p->imc0) / p->n_imc;
@@ -817,7 +819,8 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 		} else {
 			c->socket = c->uncore ? i - p->n_cpus : 0;
 		}
-		c->cpu = c->uncore ? sim_model_cpu_of(m, c->socket, 0, 0) : i;
+		c->cpu = c->box ? sim_model_unit_cpu(m, c->socket) :
+			 c->uncore ? sim_model_cpu_of(m, c->socket, 0, 0) : i;
 	}
 	sim_kernel_set_manager(k, manages, p);
 	*ret_perf = p;
@@ -893,16 +896,21 @@ static int put_pmu(const char *root, const char *pmu, const struct sysfs_file *f
 	return 0;
 }
 
-/* cpumask: the first CPU of each package (uncore_get_attr_cpumask, one box per package). */
-static int put_cpumask(const struct sim_model *m, const char *root, const char *pmu, char *err,
-		       size_t errlen)
+/*
+ * cpumask: the first CPU of each package, or of each die for the server
+ * boxes (per_die), which are per die (uncore_get_attr_cpumask).
+ */
+static int put_cpumask(const struct sim_model *m, const char *root, const char *pmu, bool per_die,
+		       char *err, size_t errlen)
 {
+	int n = m->n_sockets * (per_die ? sim_model_n_dies(m) : 1);
 	char cpumask[1024] = "", dir[PATH_MAX];
 	size_t used = 0;
 
-	for (int sk = 0; sk < m->n_sockets && used < sizeof(cpumask); sk++)
-		used += (size_t)snprintf(cpumask + used, sizeof(cpumask) - used, "%s%d",
-					 sk ? "," : "", sim_model_cpu_of(m, sk, 0, 0));
+	for (int u = 0; u < n && used < sizeof(cpumask); u++)
+		used += (size_t)snprintf(cpumask + used, sizeof(cpumask) - used, "%s%d", u ? "," : "",
+					 per_die ? sim_model_unit_cpu(m, u) :
+					 sim_model_cpu_of(m, u, 0, 0));
 	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, pmu);
 	return put(dir, "cpumask", cpumask, err, errlen);
 }
@@ -1002,7 +1010,7 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 	snprintf(type, sizeof(type), "%d", SIM_PERF_PCU_TYPE);
 	if ((r = put_pmu(root, "uncore_pcu", pcu_files, n_pcu_files, err, errlen)) < 0 ||
 	    (r = put(dir, "type", type, err, errlen)) < 0 ||
-	    (r = put_cpumask(m, root, "uncore_pcu", err, errlen)) < 0)
+	    (r = put_cpumask(m, root, "uncore_pcu", true, err, errlen)) < 0)
 		return r;
 	for (int ch = 0; ch < n_imc; ch++) {
 		snprintf(name, sizeof(name), "uncore_imc_%d", ch);
@@ -1010,7 +1018,7 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 		snprintf(type, sizeof(type), "%d", SIM_PERF_IMC_TYPE0 + ch);
 		if ((r = put_pmu(root, name, imc_files, n_imc_files, err, errlen)) < 0 ||
 		    (r = put(dir, "type", type, err, errlen)) < 0 ||
-		    (r = put_cpumask(m, root, name, err, errlen)) < 0)
+		    (r = put_cpumask(m, root, name, true, err, errlen)) < 0)
 			return r;
 	}
 	return 0;
@@ -1049,5 +1057,5 @@ int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err,
 	r = put_pmu(root, "uncore", uncore, sizeof(uncore) / sizeof(uncore[0]), err, errlen);
 	if (r < 0)
 		return r;
-	return put_cpumask(m, root, "uncore", err, errlen);
+	return put_cpumask(m, root, "uncore", false, err, errlen);
 }

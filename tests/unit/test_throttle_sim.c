@@ -188,7 +188,7 @@ static double pcu_truth(struct run *r, int socket, enum xeon_pcu_event which)
 	const struct xeon_uncore *xu = xeon_uncore_find(r->info.family, r->info.model);
 	uint64_t n = 0;
 
-	assert_int_equal(sim_box_ground_truth(r->sim, false, socket, 0,
+	assert_int_equal(sim_box_ground_truth(r->sim, false, socket, 0, 0,
 					      (uint64_t)xu->pcu_code[which], &n), 0);
 	return (double)n / (double)sim_box_clock_hz(false);
 }
@@ -198,7 +198,7 @@ static double imc_truth(struct run *r, int socket, int channel, uint64_t config)
 {
 	uint64_t n = 0;
 
-	assert_int_equal(sim_box_ground_truth(r->sim, true, socket, channel, config, &n), 0);
+	assert_int_equal(sim_box_ground_truth(r->sim, true, socket, 0, channel, config, &n), 0);
 	return (double)n / (double)sim_box_clock_hz(true);
 }
 
