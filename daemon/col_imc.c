@@ -1,5 +1,6 @@
 /*
- * The iMC collector: per socket and memory channel, the memory
+ * The iMC collector: per socket (and die, on packages of several: a die
+ * label) and memory channel, the memory
  * controller's throttle cycles, critical-throttle cycles and the
  * channel's own DCLK clockticks (hardware-linux.md §4.3), one group per
  * channel through the perf engine on the kernel's uncore_imc_N PMUs (the
@@ -22,6 +23,7 @@
 #include "engine.h"
 #include "engine_perf.h"
 #include "throttle_signals.h"
+#include "uncore_unit.h"
 #include "xeon_uncore.h"
 
 #define MAX_CHANNELS 64
@@ -57,10 +59,22 @@ static const struct metric_family imc_events = {
 	.label = "channel,event",
 };
 
+/* The same on packages of several dies: {socket,die,channel,event}. */
+static const struct metric_family imc_die_events = {
+	.name = "uncored_imc_events_total",
+	.help = "Memory controller events counted per channel (cycles of the channel's clock; "
+		"clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "die,channel,event",
+};
+
 static const struct metric_family *const imc_families[] = {
 	&throttle_dram_channel_seconds,
+	&throttle_dram_die_channel_seconds,
 	&throttle_dram_critical_seconds,
+	&throttle_dram_die_critical_seconds,
 	&imc_events,
+	&imc_die_events,
 };
 
 struct imc_channel {
@@ -69,12 +83,13 @@ struct imc_channel {
 	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
 	double seconds[MAX_EVENTS];
 	bool has;
-	char raw_label[MAX_EVENTS][64];   /* "N" SEP "event" */
+	char raw_label[MAX_EVENTS][64];   /* ["DIE" SEP] "N" SEP "event" */
 	char seconds_label[MAX_EVENTS][64];
 };
 
+/* The channels of a socket, or of a die of a package of several. */
 struct imc_socket {
-	const struct cpu_socket *topo;
+	struct uncore_unit unit;
 	int n_channels;
 	struct imc_channel channels[MAX_CHANNELS];
 };
@@ -85,16 +100,16 @@ struct imc_state {
 	struct engine engine;
 	size_t n_events;                  /* clock + the generation's throttle events */
 	struct engine_event ev[MAX_EVENTS];
-	int n_sockets;
+	bool multi_die;                   /* die labels: a package has several dies */
+	int n_sockets;                    /* one per die of each socket */
 	struct imc_socket *sockets;
 };
 
 static int cpu_socket_of(void *arg, int cpu)
 {
 	const struct imc_state *st = arg;
-	const struct hw_cpu *h = cpu_topology_find(st->topo, cpu);
 
-	return h ? h->socket : -ENOENT;
+	return uncore_unit_key(st->topo, cpu);   /* the channel of the CPU's own die */
 }
 
 static void imc_free(struct imc_state *st)
@@ -124,14 +139,19 @@ static void plan_events(struct imc_state *st)
 		};
 }
 
-static void label_channel(const struct imc_state *st, struct imc_channel *ch)
+static void label_channel(const struct imc_state *st, const struct imc_socket *is,
+			  struct imc_channel *ch)
 {
+	char die[16] = "";
+
+	if (st->multi_die)
+		snprintf(die, sizeof(die), "%d" METRIC_LABEL_SEP, is->unit.die);
 	for (size_t e = 0; e < st->n_events; e++) {
-		snprintf(ch->raw_label[e], sizeof(ch->raw_label[e]), "%d" METRIC_LABEL_SEP "%s",
-			 ch->index, st->ev[e].name);
+		snprintf(ch->raw_label[e], sizeof(ch->raw_label[e]), "%s%d" METRIC_LABEL_SEP "%s",
+			 die, ch->index, st->ev[e].name);
 		if (e > 0)
 			snprintf(ch->seconds_label[e], sizeof(ch->seconds_label[e]),
-				 "%d" METRIC_LABEL_SEP "%s", ch->index,
+				 "%s%d" METRIC_LABEL_SEP "%s", die, ch->index,
 				 xeon_dram_cause_name(st->xu->imc_events[e - 1].cause));
 	}
 }
@@ -139,10 +159,11 @@ static void label_channel(const struct imc_state *st, struct imc_channel *ch)
 /* Open a group on every channel of socket is; the channels are the kernel's uncore_imc_N. */
 static void open_socket(struct collector *c, struct imc_state *st, struct imc_socket *is)
 {
-	int cpu = cpu_socket_first_online(c->hw, is->topo);
+	int cpu = uncore_unit_first_online(c->hw, c->topo, &is->unit);
 
 	if (cpu < 0) {
-		collector_degrade(c, "offline", "socket %d: no online CPU", is->topo->socket);
+		collector_degrade(c, "offline", "socket %d die %d: no online CPU", is->unit.socket,
+				  is->unit.die);
 		return;
 	}
 	for (int n = 0; n < MAX_CHANNELS; n++) {
@@ -154,11 +175,12 @@ static void open_socket(struct collector *c, struct imc_state *st, struct imc_so
 		if (r == -ENODEV)
 			continue;   /* no uncore_imc_N (discovery ids need not be contiguous) */
 		ch->index = n;
-		label_channel(st, ch);
+		label_channel(st, is, ch);
 		is->n_channels++;
 		if (r < 0) {
 			ch->g = NULL;
-			collector_degrade(c, "open", "socket %d channel %d: %s", is->topo->socket, n,
+			collector_degrade(c, "open", "socket %d die %d channel %d: %s", is->unit.socket,
+					  is->unit.die, n,
 					  err);
 		}
 	}
@@ -206,14 +228,23 @@ static int imc_start(struct collector *c)
 		free(st);
 		return r;
 	}
-	st->n_sockets = c->topo->n_sockets;
-	st->sockets = calloc((size_t)st->n_sockets, sizeof(*st->sockets));
+	{
+		struct uncore_unit *units;
+
+		if (uncore_units(c->topo, &units, &st->n_sockets, &st->multi_die) < 0) {
+			imc_free(st);
+			return -ENOMEM;
+		}
+		st->sockets = calloc((size_t)st->n_sockets + 1, sizeof(*st->sockets));
+		for (int i = 0; st->sockets && i < st->n_sockets; i++)
+			st->sockets[i].unit = units[i];
+		free(units);
+	}
 	if (!st->sockets) {
 		imc_free(st);
 		return -ENOMEM;
 	}
 	for (int i = 0; i < st->n_sockets; i++) {
-		st->sockets[i].topo = &c->topo->sockets[i];
 		open_socket(c, st, &st->sockets[i]);
 	}
 	c->state = st;
@@ -239,10 +270,14 @@ static void sample_channel(struct collector *c, struct imc_state *st, int socket
 	if (!ch->has)
 		return;
 	for (size_t e = 0; e < st->n_events; e++) {
-		snapshot_add_sample(s, &imc_events, socket, ch->raw_label[e], ch->raw[e], 0);
-		if (e > 0)
-			snapshot_add_sample(s, st->xu->imc_events[e - 1].critical ?
-					    &throttle_dram_critical_seconds :
+		snapshot_add_sample(s, st->multi_die ? &imc_die_events : &imc_events, socket,
+				    ch->raw_label[e], ch->raw[e], 0);
+		if (e > 0 && st->xu->imc_events[e - 1].critical)
+			snapshot_add_sample(s, st->multi_die ? &throttle_dram_die_critical_seconds :
+					    &throttle_dram_critical_seconds, socket,
+					    ch->seconds_label[e], 0, ch->seconds[e]);
+		else if (e > 0)
+			snapshot_add_sample(s, st->multi_die ? &throttle_dram_die_channel_seconds :
 					    &throttle_dram_channel_seconds, socket,
 					    ch->seconds_label[e], 0, ch->seconds[e]);
 	}
@@ -254,7 +289,7 @@ static void imc_sample(struct collector *c, struct snapshot *s)
 
 	for (int i = 0; st && i < st->n_sockets; i++)
 		for (int k = 0; k < st->sockets[i].n_channels; k++)
-			sample_channel(c, st, st->sockets[i].topo->socket,
+			sample_channel(c, st, st->sockets[i].unit.socket,
 				       &st->sockets[i].channels[k], s);
 }
 

@@ -1,5 +1,6 @@
 /*
- * The PCU collector: per socket, the server uncore's power control unit
+ * The PCU collector: per socket (per die on packages of several dies, with
+ * a die label), the server uncore's power control unit
  * counts cycles of its own clock (pclk) and cycles of external and
  * internal PROCHOT and of a thermally or power-limited maximum frequency
  * (hardware-linux.md §4.2).  Each becomes seconds as its cycles over the
@@ -30,6 +31,7 @@
 #include "engine_perf.h"
 #include "msr.h"
 #include "throttle_signals.h"
+#include "uncore_unit.h"
 #include "xeon_uncore.h"
 
 enum pcu_engine {
@@ -72,27 +74,40 @@ static const struct metric_family pcu_events = {
 	.label = "event",
 };
 
+/* The same on packages of several dies: uncored_pcu_events_total{socket,die,event}. */
+static const struct metric_family pcu_die_events = {
+	.name = "uncored_pcu_events_total",
+	.help = "PCU events counted (cycles of the PCU clock; clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "die,event",
+};
+
 static const struct metric_family *const pcu_families[] = {
 	&throttle_prochot_seconds,
+	&throttle_prochot_die_seconds,
 	&throttle_frequency_limited_seconds,
+	&throttle_frequency_limited_die_seconds,
 	&pcu_events,
+	&pcu_die_events,
 };
 
 /* The label of each event: its raw event name and, for seconds, the family and label. */
 static const struct {
 	const char *name;
 	const struct metric_family *family;   /* NULL: clockticks */
+	const struct metric_family *die_family;
 	const char *label;
 } pcu_event_info[XEON_PCU_N_EVENTS] = {
-	[XEON_PCU_CLOCKTICKS] = { "clockticks", NULL, NULL },
+	[XEON_PCU_CLOCKTICKS] = { "clockticks", NULL, NULL, NULL },
 	[XEON_PCU_PROCHOT_EXTERNAL] = { "prochot_external_cycles", &throttle_prochot_seconds,
-					"external" },
+					&throttle_prochot_die_seconds, "external" },
 	[XEON_PCU_PROCHOT_INTERNAL] = { "prochot_internal_cycles", &throttle_prochot_seconds,
-					"internal" },
+					&throttle_prochot_die_seconds, "internal" },
 	[XEON_PCU_FREQ_THERMAL] = { "freq_max_limit_thermal_cycles",
-				    &throttle_frequency_limited_seconds, "thermal" },
+				    &throttle_frequency_limited_seconds,
+				    &throttle_frequency_limited_die_seconds, "thermal" },
 	[XEON_PCU_FREQ_POWER] = { "freq_max_power_cycles", &throttle_frequency_limited_seconds,
-				  "power" },
+				  &throttle_frequency_limited_die_seconds, "power" },
 };
 
 #define MAX_GROUPS 2
@@ -106,8 +121,11 @@ struct pcu_group {
 	struct engine_event ev[MAX_PER_GROUP];
 };
 
+/* One PCU box: of a socket, or of a die of a package of several. */
 struct pcu_socket {
-	const struct cpu_socket *topo;
+	struct uncore_unit unit;
+	char raw_label[XEON_PCU_N_EVENTS][64];     /* ["DIE" SEP] "event" */
+	char sec_label[XEON_PCU_N_EVENTS][32];     /* ["DIE" SEP] "source" or "reason" */
 	struct pcu_group groups[MAX_GROUPS];
 	size_t n_groups;
 	uint64_t raw[XEON_PCU_N_EVENTS];          /* totals of the raw counts */
@@ -120,16 +138,16 @@ struct pcu_state {
 	const struct xeon_uncore *xu;
 	const struct cpu_topology *topo;
 	struct engine engine;
-	int n_sockets;
+	bool multi_die;                   /* die labels: a package has several dies */
+	int n_sockets;                    /* boxes: one per die of each socket */
 	struct pcu_socket *sockets;
 };
 
 static int cpu_socket_of(void *arg, int cpu)
 {
 	const struct pcu_state *st = arg;
-	const struct hw_cpu *h = cpu_topology_find(st->topo, cpu);
 
-	return h ? h->socket : -ENOENT;
+	return uncore_unit_key(st->topo, cpu);   /* the box of the CPU's own die */
 }
 
 static int64_t machine_now_ns(void *arg)
@@ -155,6 +173,25 @@ static void pcu_free(struct collector *c, struct pcu_state *st)
 	free(st->sockets);
 	free(st);
 	(void)c;
+}
+
+/* The label values of ps's samples, with the die first on packages of several. */
+static void label_box(const struct pcu_state *st, struct pcu_socket *ps)
+{
+	for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+		const char *sec = pcu_event_info[w].label ? pcu_event_info[w].label : "";
+
+		if (st->multi_die) {
+			snprintf(ps->raw_label[w], sizeof(ps->raw_label[w]), "%d" METRIC_LABEL_SEP "%s",
+				 ps->unit.die, pcu_event_info[w].name);
+			snprintf(ps->sec_label[w], sizeof(ps->sec_label[w]), "%d" METRIC_LABEL_SEP "%s",
+				 ps->unit.die, sec);
+		} else {
+			snprintf(ps->raw_label[w], sizeof(ps->raw_label[w]), "%s",
+				 pcu_event_info[w].name);
+			snprintf(ps->sec_label[w], sizeof(ps->sec_label[w]), "%s", sec);
+		}
+	}
 }
 
 /* Add event which to group k of ps when the generation has it. */
@@ -252,17 +289,27 @@ static int pcu_start(struct collector *c)
 		free(st);
 		return r;
 	}
-	st->n_sockets = c->topo->n_sockets;
-	st->sockets = calloc((size_t)st->n_sockets, sizeof(*st->sockets));
-	if (!st->sockets) {
-		pcu_free(c, st);
-		return -ENOMEM;
+	{
+		struct uncore_unit *units;
+
+		if (uncore_units(c->topo, &units, &st->n_sockets, &st->multi_die) < 0) {
+			pcu_free(c, st);
+			return -ENOMEM;
+		}
+		st->sockets = calloc((size_t)st->n_sockets + 1, sizeof(*st->sockets));
+		for (int i = 0; st->sockets && i < st->n_sockets; i++)
+			st->sockets[i].unit = units[i];
+		free(units);
+		if (!st->sockets) {
+			pcu_free(c, st);
+			return -ENOMEM;
+		}
 	}
 	for (int i = 0; i < st->n_sockets; i++) {
 		struct pcu_socket *ps = &st->sockets[i];
-		int cpu = cpu_socket_first_online(c->hw, &c->topo->sockets[i]);
+		int cpu = uncore_unit_first_online(c->hw, c->topo, &ps->unit);
 
-		ps->topo = &c->topo->sockets[i];
+		label_box(st, ps);
 		plan_socket(xu, ps);
 		/*
 		 * The msr engine does not rotate groups: the box's 4 counters hold
@@ -281,11 +328,12 @@ static int pcu_start(struct collector *c)
 			r = engine_open(&st->engine, ENGINE_PMU_PCU, cpu, pg->ev, pg->n, &pg->g, err,
 					sizeof(err));
 			if (r < 0)
-				collector_degrade(c, "open", "socket %d: %s", ps->topo->socket, err);
+				collector_degrade(c, "open", "socket %d die %d: %s", ps->unit.socket,
+						  ps->unit.die, err);
 		}
 		if (cpu < 0)
-			collector_degrade(c, "offline", "socket %d: no online CPU",
-					  ps->topo->socket);
+			collector_degrade(c, "offline", "socket %d die %d: no online CPU",
+					  ps->unit.socket, ps->unit.die);
 	}
 	c->state = st;
 	return 0;
@@ -323,18 +371,19 @@ static void pcu_sample(struct collector *c, struct snapshot *s)
 
 	for (int i = 0; st && i < st->n_sockets; i++) {
 		struct pcu_socket *ps = &st->sockets[i];
-		int socket = ps->topo->socket;
+		int socket = ps->unit.socket;
 
 		for (size_t k = 0; k < ps->n_groups; k++)
 			sample_group(c, st, ps, &ps->groups[k]);
 		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
 			if (!ps->has[w])
 				continue;
-			snapshot_add_sample(s, &pcu_events, socket, pcu_event_info[w].name,
-					    ps->raw[w], 0);
+			snapshot_add_sample(s, st->multi_die ? &pcu_die_events : &pcu_events, socket,
+					    ps->raw_label[w], ps->raw[w], 0);
 			if (pcu_event_info[w].family)
-				snapshot_add_sample(s, pcu_event_info[w].family, socket,
-						    pcu_event_info[w].label, 0, ps->seconds[w]);
+				snapshot_add_sample(s, st->multi_die ? pcu_event_info[w].die_family :
+						    pcu_event_info[w].family, socket,
+						    ps->sec_label[w], 0, ps->seconds[w]);
 		}
 	}
 }

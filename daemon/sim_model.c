@@ -8,7 +8,7 @@
  * Simulator's choices: TjMax 95 C on Nehalem/Westmere, 100 C on
  * Skylake-SP and Sandy Bridge-EP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
  * rate UNCONFIRMED); full-width counter writes (IA32_PERF_CAPABILITIES
- * bit 13) on Skylake-SP only, since hardware.md does not say per model.
+ * bit 13) on Skylake-SP and Cascade Lake-AP only, since hardware.md does not say per model.
  * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.  Ice Lake-SP,
  * Sapphire Rapids and Granite Rapids are shaped like Skylake-SP (perfmon v4, 4 GP
  * counters, no full-width writes) with 32 cores and 8 and 12 memory
@@ -87,6 +87,20 @@ static const struct sim_model models[] = {
 		.n_imc = 4,
 	},
 	{
+		/*
+		 * Cascade Lake-AP: two dies per package (hardware-linux.md §2), each
+		 * with its own PCU at 0x710... and 6 memory channels
+		 */
+		.name = "cascade-lake-ap-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x55, .stepping = 7,
+		.n_sockets = 2, .n_cores = 48, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4 | SIM_F_FW_WRITE,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2300000000, .max_basic_leaf = 0xb,
+		.n_imc = 6, .n_dies = 2,
+	},
+	{
 		/* PCU at 0x710... as Skylake-SP; 12 iMC channels (kernel icx_uncore_imc) */
 		.name = "icelake-sp-2s", .vendor = "GenuineIntel",
 		.family = 6, .model = 0x6a, .stepping = 6,
@@ -140,8 +154,9 @@ static const struct sim_model models[] = {
 #define N_MODELS (sizeof(models) / sizeof(models[0]))
 
 static const char *const model_names[] = {
-	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s", "icelake-sp-2s",
-	"sapphire-rapids-2s", "granite-rapids-2s", "amd-epyc", "big", NULL,
+	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s",
+	"cascade-lake-ap-2s", "icelake-sp-2s", "sapphire-rapids-2s", "granite-rapids-2s",
+	"amd-epyc", "big", NULL,
 };
 
 const char *const *sim_model_names(void)

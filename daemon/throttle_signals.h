@@ -41,6 +41,15 @@ extern const struct metric_family throttle_prochot_seconds;
 extern const struct metric_family throttle_frequency_limited_seconds;
 
 /*
+ * The same names on packages of several dies (Cascade Lake-AP), whose
+ * uncore boxes are per die: a die label first ("DIE" METRIC_LABEL_SEP ...).
+ */
+extern const struct metric_family throttle_dram_die_channel_seconds;    /* die,channel,cause */
+extern const struct metric_family throttle_dram_die_critical_seconds;   /* die,channel,cause */
+extern const struct metric_family throttle_prochot_die_seconds;         /* die,source */
+extern const struct metric_family throttle_frequency_limited_die_seconds; /* die,reason */
+
+/*
  * Seconds an event of events cycles covers, of an interval of wall_ns
  * nanoseconds in which its box counted clockticks cycles: 0 when the box
  * counted no clock.  The ratio is kept at most 1 (a larger one would be a

@@ -22,7 +22,8 @@ zero() {
 	[ "$v" = 0 ] || fail "$model: $2 = '$v', expected 0"
 }
 
-for model in skylake-sp-2s sandy-bridge-ep-2s icelake-sp-2s sapphire-rapids-2s granite-rapids-2s; do
+for model in skylake-sp-2s sandy-bridge-ep-2s cascade-lake-ap-2s icelake-sp-2s sapphire-rapids-2s \
+	granite-rapids-2s; do
 	out="$TEST_TMP/$model.prom"
 	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --format prometheus \
 		--simulate "$model:$SCENARIO" >"$out" 2>"$TEST_TMP/log" ||
@@ -35,6 +36,17 @@ for model in skylake-sp-2s sandy-bridge-ep-2s icelake-sp-2s sapphire-rapids-2s g
 	grep -q 'uncored_collector_up{collector="pcu"} 1' "$out" || fail "$model: pcu collector not up"
 	[ "$(grep -c '^# TYPE uncored_dram_throttled_seconds_total ' "$out")" -le 1 ] ||
 		fail "$model: the DRAM family is written twice"
+	case $model in
+	cascade-lake-ap-2s)
+		# Two dies per package: a PCU and channels per die, labelled by die.
+		positive "$out" 'uncored_prochot_seconds_total{socket="0",die="0",source="external"}'
+		positive "$out" 'uncored_prochot_seconds_total{socket="0",die="1",source="external"}'
+		zero "$out" 'uncored_prochot_seconds_total{socket="1",die="1",source="external"}'
+		positive "$out" 'uncored_dram_throttled_seconds_total{socket="1",die="1",channel="2",cause="thermal_or_power"}'
+		zero "$out" 'uncored_dram_throttled_seconds_total{socket="0",die="1",channel="2",cause="thermal_or_power"}'
+		continue
+		;;
+	esac
 	positive "$out" 'uncored_prochot_seconds_total{socket="0",source="external"}'
 	zero "$out" 'uncored_prochot_seconds_total{socket="1",source="external"}'
 	case $model in

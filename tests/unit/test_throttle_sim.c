@@ -1,6 +1,7 @@
 /*
  * The PCU and iMC collectors on the simulated server models (skylake-sp-2s,
- * sandy-bridge-ep-2s, icelake-sp-2s, sapphire-rapids-2s, granite-rapids-2s),
+ * sandy-bridge-ep-2s, cascade-lake-ap-2s with two dies per package,
+ * icelake-sp-2s, sapphire-rapids-2s, granite-rapids-2s),
  * through the
  * simulated kernel's perf (uncore_pcu, uncore_imc_N): for each throttling
  * scenario, the generation-independent seconds match the simulator's
@@ -75,6 +76,7 @@ struct run {
 	struct sampler *sampler;
 	struct snapshot *snap;
 	struct regs *before;
+	int n_dies;                /* dies per package: die labels when more than 1 */
 };
 
 /* Run spec; with_perf false: the machine offers no perf, and the PCU is counted through MSRs. */
@@ -93,6 +95,7 @@ static void start_with(struct run *r, const char *spec, bool with_perf)
 	assert_int_equal(sim_write_sysfs(r->sim, r->root, err, sizeof(err)), 0);
 	assert_int_equal(sim_perf_sys(r->sim, r->root, &r->ps), 0);
 	r->hw.perf = with_perf ? &r->ps : NULL;
+	r->n_dies = strstr(spec, "cascade-lake-ap") ? 2 : 1;
 	assert_int_equal(cpu_detect(&r->hw, &r->info, err, sizeof(err)), 0);
 	assert_int_equal(cpu_topology_load(&r->hw, &r->topo, err, sizeof(err)), 0);
 	helpers_source_path("conf/uncored.conf", path, sizeof(path));
@@ -173,32 +176,64 @@ static void finish(struct run *r)
 	helpers_rmtree(r->root);
 }
 
-/* The seconds the collector exported, or -1 when absent. */
-static double exported(const struct run *r, const struct metric_family *f, int socket,
-		       const char *label)
+/* The family of the same name with a die label first, on packages of several dies. */
+static const struct metric_family *die_family(const struct run *r, const struct metric_family *f)
 {
-	const struct metric_sample *v = snapshot_find_sample(r->snap, f, socket, label);
+	if (r->n_dies <= 1)
+		return f;
+	if (f == &throttle_prochot_seconds)
+		return &throttle_prochot_die_seconds;
+	if (f == &throttle_frequency_limited_seconds)
+		return &throttle_frequency_limited_die_seconds;
+	if (f == &throttle_dram_channel_seconds)
+		return &throttle_dram_die_channel_seconds;
+	return &throttle_dram_die_critical_seconds;
+}
 
+/* The seconds the collector exported for die die, or -1 when absent. */
+static double exported_die(const struct run *r, const struct metric_family *f, int socket,
+			   int die, const char *label)
+{
+	const struct metric_sample *v;
+	char buf[96];
+
+	if (r->n_dies > 1) {
+		snprintf(buf, sizeof(buf), "%d" METRIC_LABEL_SEP "%s", die, label);
+		label = buf;
+	}
+	v = snapshot_find_sample(r->snap, die_family(r, f), socket, label);
 	return v ? v->value.d : -1.0;
 }
 
-/* Ground truth seconds of a PCU event of socket. */
-static double pcu_truth(struct run *r, int socket, enum xeon_pcu_event which)
+/* The seconds the collector exported (die 0), or -1 when absent. */
+static double exported(const struct run *r, const struct metric_family *f, int socket,
+		       const char *label)
+{
+	return exported_die(r, f, socket, 0, label);
+}
+
+/* Ground truth seconds of a PCU event of a die of socket. */
+static double pcu_truth_die(struct run *r, int socket, int die, enum xeon_pcu_event which)
 {
 	const struct xeon_uncore *xu = xeon_uncore_find(r->info.family, r->info.model);
 	uint64_t n = 0;
 
-	assert_int_equal(sim_box_ground_truth(r->sim, false, socket, 0, 0,
+	assert_int_equal(sim_box_ground_truth(r->sim, false, socket, die, 0,
 					      (uint64_t)xu->pcu_code[which], &n), 0);
 	return (double)n / (double)sim_box_clock_hz(false);
 }
 
-/* Ground truth seconds of the iMC event config of socket's channel. */
-static double imc_truth(struct run *r, int socket, int channel, uint64_t config)
+static double pcu_truth(struct run *r, int socket, enum xeon_pcu_event which)
+{
+	return pcu_truth_die(r, socket, 0, which);
+}
+
+/* Ground truth seconds of the iMC event config of a die's channel. */
+static double imc_truth(struct run *r, int socket, int die, int channel, uint64_t config)
 {
 	uint64_t n = 0;
 
-	assert_int_equal(sim_box_ground_truth(r->sim, true, socket, 0, channel, config, &n), 0);
+	assert_int_equal(sim_box_ground_truth(r->sim, true, socket, die, channel, config, &n), 0);
 	return (double)n / (double)sim_box_clock_hz(true);
 }
 
@@ -228,37 +263,44 @@ static void check_pcu(struct run *r)
 	};
 
 	for (int sk = 0; sk < r->topo.n_sockets; sk++)
-		for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++) {
-			double got = exported(r, series[i].f, sk, series[i].label);
+		for (int d = 0; d < r->n_dies; d++)
+			for (size_t i = 0; i < sizeof(series) / sizeof(series[0]); i++) {
+				double got = exported_die(r, series[i].f, sk, d, series[i].label);
 
-			if (!r->hw.perf && series[i].which == XEON_PCU_FREQ_POWER)
-				assert_true(got == -1.0);
-			else
-				assert_close(got, pcu_truth(r, sk, series[i].which),
-					     series[i].label, sk);
-		}
+				if (!r->hw.perf && series[i].which == XEON_PCU_FREQ_POWER)
+					assert_true(got == -1.0);
+				else
+					assert_close(got, pcu_truth_die(r, sk, d, series[i].which),
+						     series[i].label, sk);
+			}
 }
 
-/* Every channel's DRAM seconds, event by event of the generation, against the ground truth. */
+/* One channel's DRAM seconds, event by event of the generation, against the ground truth. */
+static void check_channel(struct run *r, const struct xeon_uncore *xu, int sk, int d, int ch)
+{
+	char label[64], what[96];
+
+	for (size_t i = 0; i < xu->n_imc_events; i++) {
+		const struct xeon_imc_event *e = &xu->imc_events[i];
+
+		snprintf(label, sizeof(label), "%d" METRIC_LABEL_SEP "%s", ch,
+			 xeon_dram_cause_name(e->cause));
+		snprintf(what, sizeof(what), "die %d channel %d %s", d, ch, e->name);
+		assert_close(exported_die(r, e->critical ? &throttle_dram_critical_seconds :
+					  &throttle_dram_channel_seconds, sk, d, label),
+			     imc_truth(r, sk, d, ch, e->code | (uint64_t)e->umask << 8), what, sk);
+	}
+}
+
+/* Every channel's DRAM seconds against the ground truth. */
 static void check_imc(struct run *r, int n_channels)
 {
 	const struct xeon_uncore *xu = xeon_uncore_find(r->info.family, r->info.model);
-	char label[64], what[96];
 
 	for (int sk = 0; sk < r->topo.n_sockets; sk++)
-		for (int ch = 0; ch < n_channels; ch++)
-			for (size_t i = 0; i < xu->n_imc_events; i++) {
-				const struct xeon_imc_event *e = &xu->imc_events[i];
-
-				snprintf(label, sizeof(label), "%d" METRIC_LABEL_SEP "%s", ch,
-					 xeon_dram_cause_name(e->cause));
-				snprintf(what, sizeof(what), "channel %d %s", ch, e->name);
-				assert_close(exported(r, e->critical ?
-						      &throttle_dram_critical_seconds :
-						      &throttle_dram_channel_seconds, sk, label),
-					     imc_truth(r, sk, ch, e->code | (uint64_t)e->umask << 8),
-					     what, sk);
-			}
+		for (int d = 0; d < r->n_dies; d++)
+			for (int ch = 0; ch < n_channels; ch++)
+				check_channel(r, xu, sk, d, ch);
 }
 
 /* The simulated server models and their memory channels per socket. */
@@ -270,6 +312,7 @@ static const struct {
 } models[] = {
 	{ "skylake-sp-2s", 6, true, "thermal_or_power" },
 	{ "sandy-bridge-ep-2s", 4, true, "thermal_or_power" },
+	{ "cascade-lake-ap-2s", 6, true, "thermal_or_power" },  /* 2 dies: die labels */
 	{ "icelake-sp-2s", 12, true, NULL },         /* no iMC events counted yet */
 	{ "sapphire-rapids-2s", 8, false, NULL },    /* no iMC events counted yet */
 	{ "granite-rapids-2s", 12, false, "thermal" },
