@@ -4,6 +4,7 @@
  * perf_groups per engine group (more only when the kernel refused the
  * whole as too large), and keeps the running totals across reopens.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,22 +107,28 @@ static int imc_index(const char *name)
 
 /*
  * Every uncore_imc_N under root into imc[N] (hardware-linux.md §4.1); the
- * count found, or -ENODEV with the reason when there is none.
+ * count found, or -ENODEV with the reason when there is none.  Only those
+ * directories are read: another PMU that does not parse is not our concern.
  */
 static int load_imc(const char *root, struct perf_pmu **imc, char *reason, size_t len)
 {
-	struct perf_pmu_set set = { 0 };
-	int r = perf_pmu_scan(root, &set, reason, len), n = 0;
+	char dir[4096];
+	struct dirent *de;
+	int r = 0, n = 0;
+	DIR *d;
 
-	for (size_t i = 0; r == 0 && i < set.n; i++) {
-		int k = imc_index(set.pmus[i]->name);
+	snprintf(dir, sizeof(dir), "%s%s", root, PERF_SYS_PMU_DIR);
+	d = opendir(dir);
+	while (d && r == 0 && (de = readdir(d))) {
+		int k = imc_index(de->d_name);
 
 		if (k < 0 || imc[k])
 			continue;
-		r = perf_pmu_load(root, set.pmus[i]->name, &imc[k], reason, len);
+		r = perf_pmu_load(root, de->d_name, &imc[k], reason, len);
 		n += r == 0;
 	}
-	perf_pmu_set_free(&set);
+	if (d)
+		closedir(d);
 	if ((r == 0 || r == -ENOENT) && n == 0) {
 		set_err(reason, len, "this kernel has no memory controller PMU (%s%s/%s0 absent: "
 			"not a Xeon server uncore, a virtual machine, the BIOS hides the iMC PMON "
