@@ -118,6 +118,33 @@ static const struct collector_ops shape_collector_ops = {
 
 COLLECTOR_REGISTER(shape_collector_ops)
 
+/*
+ * A second collector that declares m_flag too (a shared module's family)
+ * and a family of the same name with one more label (another label set).
+ */
+static const struct metric_family m_flag_kind = {
+	.name = "uncored_shape_flag", .help = "A status bit.", .type = METRIC_GAUGE, .unit = "",
+	.scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL, .label = "kind",
+};
+
+static const struct metric_family *const second_families[] = { &m_flag, &m_flag_kind };
+
+static const struct conf_section second_section = { .name = "second" };
+
+static const struct collector_ops second_collector_ops = {
+	.name = "second",
+	.start = shape_start,
+	.sample = shape_sample,
+	.stop = shape_stop,
+	.families = second_families,
+	.n_families = sizeof(second_families) / sizeof(second_families[0]),
+	.conf_section = &second_section,
+	.is_enabled = shape_is_enabled,
+	.conf_changed = shape_conf_changed,
+};
+
+COLLECTOR_REGISTER(second_collector_ops)
+
 static void add(struct snapshot *s, const struct metric_family *f, int where, const char *label,
 		uint64_t u, double d)
 {
@@ -194,6 +221,26 @@ static void prometheus_labels_kinds_and_json_only(void **state)
 	expect(text, "uncored_shape_events_total{socket=\"0\",core=\"1\",cpu=\"5\",event=\"x\"} 11\n"
 		     "uncored_shape_events_total{socket=\"0\",core=\"1\",cpu=\"5\",event=\"y\\\"z\"} 12\n");
 	refuse(text, "json_only");
+	free(text);
+	snapshot_release(s);
+}
+
+/* A family two collectors declare, and two families of one name, are one family in /metrics. */
+static void one_name_is_one_family(void **state)
+{
+	struct snapshot *s = shaped(1.5, 2);
+	char *text, *first;
+
+	(void)state;
+	add(s, &m_flag_kind, 1, "k", 0, 0);
+	text = written(fmt_prom_write, s);
+	first = strstr(text, "# TYPE uncored_shape_flag gauge\n");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "# TYPE uncored_shape_flag gauge"));
+	assert_null(strstr(strstr(text, "# HELP uncored_shape_flag ") + 1, "# HELP uncored_shape_flag "));
+	expect(text, "# TYPE uncored_shape_flag gauge\n"
+		     "uncored_shape_flag{socket=\"0\"} 1\n"
+		     "uncored_shape_flag{socket=\"1\",kind=\"k\"} 0\n");
 	free(text);
 	snapshot_release(s);
 }
@@ -303,6 +350,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(prometheus_labels_kinds_and_json_only),
+		cmocka_unit_test(one_name_is_one_family),
 		cmocka_unit_test(json_positions_nulls_and_groups),
 		cmocka_unit_test(table_lines_shared_by_parts),
 		cmocka_unit_test(carry_skips_foreign_and_absent),
