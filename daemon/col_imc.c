@@ -2,10 +2,12 @@
  * The iMC collector: per socket (and die, on packages of several: a die
  * label) and memory channel, the memory
  * controller's throttle cycles, critical-throttle cycles and the
- * channel's own DCLK clockticks (hardware-linux.md §4.3), one group per
- * channel through the perf engine on the kernel's uncore_imc_N PMUs (the
- * iMC counters are in PCI configuration space or MMIO, out of the msr
- * driver's reach).  Throttle cycles become seconds as their count over the
+ * channel's own DCLK clockticks (hardware-linux.md §4.3), through the perf
+ * engine on the kernel's uncore_imc_N PMUs (the iMC counters are in PCI
+ * configuration space or MMIO, out of the msr driver's reach).  A channel
+ * has 4 counters: each group holds the clock and up to 3 events, and
+ * generations with more events (one per DIMM slot from Ice Lake-SP on: a
+ * slot label) have a second group, each with its own clock.  Throttle cycles become seconds as their count over the
  * same channel's clockticks of the same group times the interval's wall
  * time (§4.4); the cause label says only what the event can tell
  * (before Granite Rapids: thermal_or_power, §4.5 item 3).  Raw counts stay
@@ -27,7 +29,9 @@
 #include "xeon_uncore.h"
 
 #define MAX_CHANNELS 64
-#define MAX_EVENTS 4        /* the channel's counters */
+#define MAX_EVENTS 8        /* the clock and the generation's throttle events */
+#define GROUP_SIZE 4        /* the channel's counters: the clock and 3 events */
+#define MAX_GROUPS 4
 
 /* The [imc] section. */
 struct imc_settings {
@@ -70,8 +74,10 @@ static const struct metric_family imc_die_events = {
 
 static const struct metric_family *const imc_families[] = {
 	&throttle_dram_channel_seconds,
+	&throttle_dram_slot_seconds,
 	&throttle_dram_die_channel_seconds,
 	&throttle_dram_critical_seconds,
+	&throttle_dram_slot_critical_seconds,
 	&throttle_dram_die_critical_seconds,
 	&imc_events,
 	&imc_die_events,
@@ -79,7 +85,7 @@ static const struct metric_family *const imc_families[] = {
 
 struct imc_channel {
 	int index;                        /* the N of uncore_imc_N */
-	struct engine_group *g;
+	struct engine_group *g[MAX_GROUPS];
 	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
 	double seconds[MAX_EVENTS];
 	bool has;
@@ -100,6 +106,13 @@ struct imc_state {
 	struct engine engine;
 	size_t n_events;                  /* clock + the generation's throttle events */
 	struct engine_event ev[MAX_EVENTS];
+	/*
+	 * Groups: each the clock and up to 3 events (the channel's 4 counters),
+	 * so each ratio is over its own window when the kernel rotates them.
+	 */
+	int n_groups;
+	size_t grp_first[MAX_GROUPS], grp_n[MAX_GROUPS];   /* over ev[1..] */
+	struct engine_event gev[MAX_GROUPS][GROUP_SIZE];
 	bool multi_die;                   /* die labels: a package has several dies */
 	int n_sockets;                    /* one per die of each socket */
 	struct imc_socket *sockets;
@@ -118,8 +131,10 @@ static void imc_free(struct imc_state *st)
 		return;
 	for (int i = 0; st->sockets && i < st->n_sockets; i++)
 		for (int k = 0; k < st->sockets[i].n_channels; k++)
-			if (st->sockets[i].channels[k].g)
-				engine_close(&st->engine, st->sockets[i].channels[k].g, NULL);
+			for (int j = 0; j < st->n_groups; j++)
+				if (st->sockets[i].channels[k].g[j])
+					engine_close(&st->engine, st->sockets[i].channels[k].g[j],
+						     NULL);
 	engine_destroy(&st->engine);
 	free(st->sockets);
 	free(st);
@@ -137,6 +152,16 @@ static void plan_events(struct imc_state *st)
 			.name = xu->imc_events[i].name, .code = xu->imc_events[i].code,
 			.umask = xu->imc_events[i].umask,
 		};
+	for (size_t e = 1; e < st->n_events && st->n_groups < MAX_GROUPS;) {
+		int k = st->n_groups++;
+
+		st->grp_first[k] = e;
+		st->grp_n[k] = st->n_events - e < GROUP_SIZE - 1 ? st->n_events - e : GROUP_SIZE - 1;
+		st->gev[k][0] = st->ev[0];
+		for (size_t i = 0; i < st->grp_n[k]; i++)
+			st->gev[k][1 + i] = st->ev[e + i];
+		e += st->grp_n[k];
+	}
 }
 
 static void label_channel(const struct imc_state *st, const struct imc_socket *is,
@@ -149,7 +174,12 @@ static void label_channel(const struct imc_state *st, const struct imc_socket *i
 	for (size_t e = 0; e < st->n_events; e++) {
 		snprintf(ch->raw_label[e], sizeof(ch->raw_label[e]), "%s%d" METRIC_LABEL_SEP "%s",
 			 die, ch->index, st->ev[e].name);
-		if (e > 0)
+		if (e > 0 && st->xu->imc_events[e - 1].per_slot)
+			snprintf(ch->seconds_label[e], sizeof(ch->seconds_label[e]),
+				 "%s%d" METRIC_LABEL_SEP "%d" METRIC_LABEL_SEP "%s", die, ch->index,
+				 st->xu->imc_events[e - 1].slot,
+				 xeon_dram_cause_name(st->xu->imc_events[e - 1].cause));
+		else if (e > 0)
 			snprintf(ch->seconds_label[e], sizeof(ch->seconds_label[e]),
 				 "%s%d" METRIC_LABEL_SEP "%s", die, ch->index,
 				 xeon_dram_cause_name(st->xu->imc_events[e - 1].cause));
@@ -169,20 +199,22 @@ static void open_socket(struct collector *c, struct imc_state *st, struct imc_so
 	for (int n = 0; n < MAX_CHANNELS; n++) {
 		struct imc_channel *ch = &is->channels[is->n_channels];
 		char err[256];
-		int r = engine_open(&st->engine, ENGINE_PMU_IMC, ENGINE_BOX_TARGET(n, cpu), st->ev,
-				    st->n_events, &ch->g, err, sizeof(err));
+		int r = 0;
 
+		for (int k = 0; k < st->n_groups && r != -ENODEV; k++) {
+			r = engine_open(&st->engine, ENGINE_PMU_IMC, ENGINE_BOX_TARGET(n, cpu),
+					st->gev[k], 1 + st->grp_n[k], &ch->g[k], err, sizeof(err));
+			if (r < 0 && r != -ENODEV) {
+				ch->g[k] = NULL;
+				collector_degrade(c, "open", "socket %d die %d channel %d: %s",
+						  is->unit.socket, is->unit.die, n, err);
+			}
+		}
 		if (r == -ENODEV)
 			continue;   /* no uncore_imc_N (discovery ids need not be contiguous) */
 		ch->index = n;
 		label_channel(st, is, ch);
 		is->n_channels++;
-		if (r < 0) {
-			ch->g = NULL;
-			collector_degrade(c, "open", "socket %d die %d channel %d: %s", is->unit.socket,
-					  is->unit.die, n,
-					  err);
-		}
 	}
 }
 
@@ -251,35 +283,51 @@ static int imc_start(struct collector *c)
 	return 0;
 }
 
+/* The family of the seconds of event e (1..) of the generation. */
+static const struct metric_family *seconds_family(const struct imc_state *st, size_t e)
+{
+	const struct xeon_imc_event *x = &st->xu->imc_events[e - 1];
+
+	if (x->critical)
+		return x->per_slot ? &throttle_dram_slot_critical_seconds :
+		       st->multi_die ? &throttle_dram_die_critical_seconds :
+				       &throttle_dram_critical_seconds;
+	return x->per_slot ? &throttle_dram_slot_seconds :
+	       st->multi_die ? &throttle_dram_die_channel_seconds : &throttle_dram_channel_seconds;
+}
+
 static void sample_channel(struct collector *c, struct imc_state *st, int socket,
 			   struct imc_channel *ch, struct snapshot *s)
 {
-	struct engine_reading r[MAX_EVENTS];
+	for (int k = 0; k < st->n_groups; k++) {
+		struct engine_reading r[GROUP_SIZE];
 
-	if (ch->g && engine_read(&st->engine, ch->g, r) == 0) {
-		for (size_t e = 0; e < st->n_events; e++) {
-			ch->raw[e] += r[e].delta;
-			if (e > 0)
-				ch->seconds[e] += throttle_seconds(r[e].raw_delta, r[0].raw_delta,
-								   r[0].enabled_ns);
+		if (!ch->g[k])
+			continue;
+		if (engine_read(&st->engine, ch->g[k], r) < 0) {
+			c->errors++;
+			continue;
+		}
+		/* The clock is in every group: its raw total comes from the first. */
+		if (k == 0)
+			ch->raw[0] += r[0].delta;
+		for (size_t i = 0; i < st->grp_n[k]; i++) {
+			size_t e = st->grp_first[k] + i;
+
+			ch->raw[e] += r[1 + i].delta;
+			ch->seconds[e] += throttle_seconds(r[1 + i].raw_delta, r[0].raw_delta,
+							   r[0].enabled_ns);
 		}
 		ch->has = true;
-	} else if (ch->g) {
-		c->errors++;
 	}
 	if (!ch->has)
 		return;
 	for (size_t e = 0; e < st->n_events; e++) {
 		snapshot_add_sample(s, st->multi_die ? &imc_die_events : &imc_events, socket,
 				    ch->raw_label[e], ch->raw[e], 0);
-		if (e > 0 && st->xu->imc_events[e - 1].critical)
-			snapshot_add_sample(s, st->multi_die ? &throttle_dram_die_critical_seconds :
-					    &throttle_dram_critical_seconds, socket,
-					    ch->seconds_label[e], 0, ch->seconds[e]);
-		else if (e > 0)
-			snapshot_add_sample(s, st->multi_die ? &throttle_dram_die_channel_seconds :
-					    &throttle_dram_channel_seconds, socket,
-					    ch->seconds_label[e], 0, ch->seconds[e]);
+		if (e > 0)
+			snapshot_add_sample(s, seconds_family(st, e), socket, ch->seconds_label[e], 0,
+					    ch->seconds[e]);
 	}
 }
 

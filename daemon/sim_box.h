@@ -14,7 +14,8 @@
  *   covers the channel, of cause power (RAPLBLK) while the socket's DRAM
  *   power limit holds, of cause thermal_or_power (POWER_THROTTLE_CYCLES
  *   before Granite Rapids) while either holds; a critical-throttle event
- *   while a dram-critical rule covers the channel.
+ *   while a dram-critical rule covers the channel.  Per-slot events (Ice
+ *   Lake-SP, Sapphire Rapids) count alike for every slot of the channel.
  * The PCU box is also a register file at the generation's MSR addresses
  * (hardware-linux.md §4.1) where it has them: BOX_CTL (FRZ stops every
  * counter; RST_CTRL and RST_CTRS clear the controls and the counters and

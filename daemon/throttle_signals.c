@@ -48,6 +48,18 @@ const struct metric_family throttle_frequency_limited_seconds = {
 	.kind = METRIC_DOUBLE, .label = "reason",
 };
 
+const struct metric_family throttle_dram_slot_seconds = {
+	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
+};
+
+const struct metric_family throttle_dram_slot_critical_seconds = {
+	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
+};
+
 const struct metric_family throttle_dram_die_channel_seconds = {
 	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,

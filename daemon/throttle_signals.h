@@ -41,6 +41,13 @@ extern const struct metric_family throttle_prochot_seconds;
 extern const struct metric_family throttle_frequency_limited_seconds;
 
 /*
+ * The same names where the hardware counts each DIMM slot of a channel on
+ * its own (Ice Lake-SP, Sapphire/Emerald Rapids): {socket,channel,slot,cause}.
+ */
+extern const struct metric_family throttle_dram_slot_seconds;
+extern const struct metric_family throttle_dram_slot_critical_seconds;
+
+/*
  * The same names on packages of several dies (Cascade Lake-AP), whose
  * uncore boxes are per die: a die label first ("DIE" METRIC_LABEL_SEP ...).
  */

@@ -3,13 +3,13 @@
  * hardware-linux.md §4.1-§4.3 (kernel uncore_snbep.c, intel/perfmon uncore
  * JSON); "(exp)" events there are Intel's experimental ones.
  *
- * iMC throttle events are counted where the rank umasks can be combined:
- * SNB-EP … CLX, "If multiple ranks are selected and are being throttled
- * at the same time, the counter will only increment by 1", so umask 0xff
- * counts the cycles any rank of the channel is throttled.  From ICX on the
- * events are per DIMM slot and no source says that slot umasks combine;
- * ICX, SPR and EMR have PCU events here and no iMC events yet; Granite
- * Rapids has its cause-split events.
+ * iMC throttle events: on SNB-EP … CLX the rank umasks combine, "If
+ * multiple ranks are selected and are being throttled at the same time,
+ * the counter will only increment by 1", so umask 0xff counts the cycles
+ * any rank of the channel is throttled.  From ICX on the events are per
+ * DIMM slot and no source says that slot umasks combine: each slot is
+ * counted on its own (a slot label).  Granite Rapids has its cause-split
+ * events.
  */
 #include <stddef.h>
 
@@ -30,8 +30,9 @@ static const struct xeon_pcu_msr hswep_pcu = {
 
 /* POWER_THROTTLE_CYCLES with every rank bit, POWER_CRITICAL_THROTTLE_CYCLES (§4.3). */
 static const struct xeon_imc_event rank_events[] = {
-	{ "power_throttle_cycles", 0x41, 0xff, false, XEON_CAUSE_THERMAL_OR_POWER },
-	{ "power_critical_throttle_cycles", 0x86, 0x00, true, XEON_CAUSE_THERMAL_OR_POWER },
+	{ "power_throttle_cycles", 0x41, 0xff, false, XEON_CAUSE_THERMAL_OR_POWER, false, 0 },
+	{ "power_critical_throttle_cycles", 0x86, 0x00, true, XEON_CAUSE_THERMAL_OR_POWER, false,
+	  0 },
 };
 
 #define N_RANK_EVENTS (sizeof(rank_events) / sizeof(rank_events[0]))
@@ -66,14 +67,34 @@ static const struct xeon_uncore skx = {
 	.imc_events = rank_events, .n_imc_events = N_RANK_EVENTS,
 };
 
+/*
+ * ICX, SPR, EMR: POWER_THROTTLE_CYCLES.SLOT0/1 0x46 umask 0x01/0x02 and
+ * POWER_CRIT_THROTTLE_CYCLES.SLOT0/1 0x86 umask 0x01/0x02 (§4.3; the
+ * critical text is a copy of the other's, §4.5 item 1).
+ */
+static const struct xeon_imc_event slot_events[] = {
+	{ "power_throttle_cycles_slot0", 0x46, 0x01, false, XEON_CAUSE_THERMAL_OR_POWER, true, 0 },
+	{ "power_throttle_cycles_slot1", 0x46, 0x02, false, XEON_CAUSE_THERMAL_OR_POWER, true, 1 },
+	{ "power_crit_throttle_cycles_slot0", 0x86, 0x01, true, XEON_CAUSE_THERMAL_OR_POWER, true,
+	  0 },
+	{ "power_crit_throttle_cycles_slot1", 0x86, 0x02, true, XEON_CAUSE_THERMAL_OR_POWER, true,
+	  1 },
+};
+
+#define N_SLOT_EVENTS (sizeof(slot_events) / sizeof(slot_events[0]))
+
+/* ICX: DCLK is the GP event 0x0000; its fixed counter counts HCLK (§4.3). */
 static const struct xeon_uncore icx = {
 	.generation = "icelake-x", .pcu_msr = &hswep_pcu, .pcu_code = PCU_CODES_CLK00,
 	.imc_clock_code = 0x00, .imc_clock_umask = 0x00,
+	.imc_events = slot_events, .n_imc_events = N_SLOT_EVENTS,
 };
 
+/* SPR, EMR: DCLK 0x0101 (§4.3). */
 static const struct xeon_uncore spr = {
 	.generation = "sapphirerapids-x", .pcu_msr = NULL, .pcu_code = PCU_CODES_CLK01,
 	.imc_clock_code = 0x01, .imc_clock_umask = 0x01,
+	.imc_events = slot_events, .n_imc_events = N_SLOT_EVENTS,
 };
 
 /*
@@ -83,8 +104,8 @@ static const struct xeon_uncore spr = {
  * counted: nothing says their slot umasks combine.
  */
 static const struct xeon_imc_event gnr_events[] = {
-	{ "power_throttle_cycles_raplblk", 0x46, 0x04, false, XEON_CAUSE_POWER },
-	{ "power_throttle_cycles_mr4blken", 0x46, 0x08, false, XEON_CAUSE_THERMAL },
+	{ "power_throttle_cycles_raplblk", 0x46, 0x04, false, XEON_CAUSE_POWER, false, 0 },
+	{ "power_throttle_cycles_mr4blken", 0x46, 0x08, false, XEON_CAUSE_THERMAL, false, 0 },
 };
 
 static const struct xeon_uncore gnr = {

@@ -187,7 +187,9 @@ static const struct metric_family *die_family(const struct run *r, const struct 
 		return &throttle_frequency_limited_die_seconds;
 	if (f == &throttle_dram_channel_seconds)
 		return &throttle_dram_die_channel_seconds;
-	return &throttle_dram_die_critical_seconds;
+	if (f == &throttle_dram_critical_seconds)
+		return &throttle_dram_die_critical_seconds;
+	return f;
 }
 
 /* The seconds the collector exported for die die, or -1 when absent. */
@@ -283,11 +285,19 @@ static void check_channel(struct run *r, const struct xeon_uncore *xu, int sk, i
 	for (size_t i = 0; i < xu->n_imc_events; i++) {
 		const struct xeon_imc_event *e = &xu->imc_events[i];
 
-		snprintf(label, sizeof(label), "%d" METRIC_LABEL_SEP "%s", ch,
-			 xeon_dram_cause_name(e->cause));
+		const struct metric_family *f = e->critical ?
+			(e->per_slot ? &throttle_dram_slot_critical_seconds :
+				       &throttle_dram_critical_seconds) :
+			(e->per_slot ? &throttle_dram_slot_seconds : &throttle_dram_channel_seconds);
+
+		if (e->per_slot)
+			snprintf(label, sizeof(label), "%d" METRIC_LABEL_SEP "%d" METRIC_LABEL_SEP "%s",
+				 ch, e->slot, xeon_dram_cause_name(e->cause));
+		else
+			snprintf(label, sizeof(label), "%d" METRIC_LABEL_SEP "%s", ch,
+				 xeon_dram_cause_name(e->cause));
 		snprintf(what, sizeof(what), "die %d channel %d %s", d, ch, e->name);
-		assert_close(exported_die(r, e->critical ? &throttle_dram_critical_seconds :
-					  &throttle_dram_channel_seconds, sk, d, label),
+		assert_close(exported_die(r, f, sk, d, label),
 			     imc_truth(r, sk, d, ch, e->code | (uint64_t)e->umask << 8), what, sk);
 	}
 }
@@ -313,8 +323,8 @@ static const struct {
 	{ "skylake-sp-2s", 6, true, "thermal_or_power" },
 	{ "sandy-bridge-ep-2s", 4, true, "thermal_or_power" },
 	{ "cascade-lake-ap-2s", 6, true, "thermal_or_power" },  /* 2 dies: die labels */
-	{ "icelake-sp-2s", 12, true, NULL },         /* no iMC events counted yet */
-	{ "sapphire-rapids-2s", 8, false, NULL },    /* no iMC events counted yet */
+	{ "icelake-sp-2s", 12, true, NULL },         /* per slot: check_imc() */
+	{ "sapphire-rapids-2s", 8, false, NULL },    /* per slot: check_imc() */
 	{ "granite-rapids-2s", 12, false, "thermal" },
 };
 
