@@ -155,13 +155,7 @@ static int64_t machine_now_ns(void *arg)
 	return hw_now_ns(arg);
 }
 
-static int cpu_online_of(void *arg, int cpu)
-{
-	(void)arg, (void)cpu;
-	return -ENOENT;   /* unknown: uncore events are migrated by the kernel */
-}
-
-static void pcu_free(struct collector *c, struct pcu_state *st)
+static void pcu_free(struct pcu_state *st)
 {
 	if (!st)
 		return;
@@ -172,7 +166,6 @@ static void pcu_free(struct collector *c, struct pcu_state *st)
 	engine_destroy(&st->engine);
 	free(st->sockets);
 	free(st);
-	(void)c;
 }
 
 /* The label values of ps's samples, with the die first on packages of several. */
@@ -233,7 +226,7 @@ static int choose_engine(struct collector *c, struct pcu_state *st)
 		snprintf(reason, sizeof(reason), "no perf_event interface is available");
 	if (r == 0) {
 		struct engine_perf_config cfg = {
-			.ps = c->hw->perf, .cpu_online = cpu_online_of, .cpu_socket = cpu_socket_of,
+			.ps = c->hw->perf, .cpu_socket = cpu_socket_of,
 			.arg = st,
 		};
 		char err[256];
@@ -293,7 +286,7 @@ static int pcu_start(struct collector *c)
 		struct uncore_unit *units;
 
 		if (uncore_units(c->topo, &units, &st->n_sockets, &st->multi_die) < 0) {
-			pcu_free(c, st);
+			pcu_free(st);
 			return -ENOMEM;
 		}
 		st->sockets = calloc((size_t)st->n_sockets + 1, sizeof(*st->sockets));
@@ -301,7 +294,7 @@ static int pcu_start(struct collector *c)
 			st->sockets[i].unit = units[i];
 		free(units);
 		if (!st->sockets) {
-			pcu_free(c, st);
+			pcu_free(st);
 			return -ENOMEM;
 		}
 	}
@@ -390,7 +383,7 @@ static void pcu_sample(struct collector *c, struct snapshot *s)
 
 static void pcu_stop(struct collector *c)
 {
-	pcu_free(c, c->state);
+	pcu_free(c->state);
 	c->state = NULL;
 }
 
