@@ -54,6 +54,7 @@ struct slot {
 struct engine_group {
 	int cpu;                   /* the CPU the registers are reached through */
 	int socket;                /* uncore: the box's socket */
+	int die;                   /* and die (a PCU box is per die) */
 	struct layout lay;
 	struct pmu_ledger *ledger;
 	int64_t last_ns;
@@ -434,9 +435,9 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 }
 
 /*
- * The uncore box is package scope: when the CPU it is reached through goes
- * offline, reach it through another online CPU of its socket, and move the
- * ledger's entries with it.  Returns 0, or -ENXIO when none is online.
+ * The uncore box is package scope (a PCU box: die scope): when the CPU it
+ * is reached through goes offline, reach it through another online CPU of
+ * its socket and die, and move the ledger's entries with it.  Returns 0, or -ENXIO when none is online.
  */
 static int move_box(struct msr_engine *e, struct engine_group *g)
 {
@@ -446,7 +447,8 @@ static int move_box(struct msr_engine *e, struct engine_group *g)
 	if (!g->lay.uncore || hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
 		return -ENXIO;
 	for (int i = 0; i < n && i < 1024; i++) {
-		if (cpus[i].socket != g->socket || !cpus[i].online || cpus[i].cpu == g->cpu)
+		if (cpus[i].socket != g->socket || cpus[i].die != g->die || !cpus[i].online ||
+		    cpus[i].cpu == g->cpu)
 			continue;
 		pmu_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
 		g->cpu = cpus[i].cpu;
@@ -575,16 +577,20 @@ static int op_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
 	return r;
 }
 
-static int socket_of(struct msr_engine *e, int cpu)
+/* The socket and die of cpu into *ret_die; the socket, or -1 when unknown. */
+static int socket_of(struct msr_engine *e, int cpu, int *ret_die)
 {
 	struct hw_cpu cpus[1024];
 	int n;
 
+	*ret_die = 0;
 	if (hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
 		return -1;
 	for (int i = 0; i < n && i < 1024; i++)
-		if (cpus[i].cpu == cpu)
+		if (cpus[i].cpu == cpu) {
+			*ret_die = cpus[i].die;
 			return cpus[i].socket;
+		}
 	return -1;
 }
 
@@ -612,7 +618,7 @@ static int op_open(void *ctx, enum engine_pmu pmu, int target, const struct engi
 		return r;
 	}
 	if (g->lay.uncore)
-		g->socket = socket_of(e, target);
+		g->socket = socket_of(e, target, &g->die);
 	g->last_ns = e->cfg.now_ns(e->cfg.now_arg);
 	for (size_t i = 0; i < n; i++) {
 		g->slots[i].ev = events[i];

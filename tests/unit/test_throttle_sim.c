@@ -481,6 +481,27 @@ static void pcu_counter_held_by_another_agent(void **state)
 	finish(&r);
 }
 
+/*
+ * Through MSRs, a die's PCU box is reached through another CPU of the same
+ * die when its CPU goes offline (cascade-lake-ap-2s: CPU 24 is the first
+ * of socket 0's die 1): the seconds of both dies still match.
+ */
+static void pcu_msr_box_follows_its_die_when_a_cpu_goes_offline(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start_with(&r, "cascade-lake-ap-2s:vr-prochot", false);
+	run_for(&r, 30);
+	assert_int_equal(sim_set_online(r.sim, 24, false), 0);
+	run_for(&r, 30);
+	check_pcu(&r);
+	assert_close(exported_die(&r, &throttle_prochot_seconds, 0, 1, "external"), 12.0,
+		     "die 1 external", 0);
+	assert_int_equal(sim_set_online(r.sim, 24, true), 0);
+	finish(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -490,6 +511,7 @@ int main(void)
 		cmocka_unit_test(hot_cores_limit_frequency_thermally),
 		cmocka_unit_test(pcu_through_msrs),
 		cmocka_unit_test(pcu_counter_held_by_another_agent),
+		cmocka_unit_test(pcu_msr_box_follows_its_die_when_a_cpu_goes_offline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
