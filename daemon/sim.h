@@ -134,7 +134,9 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps);
 /*
  * Write the PMU tree the kernel would show for sim's model under
  * root/sys/bus/event_source/devices ("cpu" on Intel models; "uncore" with
- * its cpumask on Nehalem/Westmere).  The caller owns and removes root.
+ * its cpumask on Nehalem/Westmere; "uncore_pcu" and "uncore_imc_N" with
+ * one CPU per die in their cpumasks on the server models).  The caller
+ * owns and removes root.
  * 0, or -errno with err naming the file.
  */
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen);

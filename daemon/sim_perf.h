@@ -108,10 +108,12 @@ size_t sim_perf_n_open(const struct sim_perf *p);
 
 /*
  * Write the PMU tree the kernel would show for m under
- * root/sys/bus/event_source/devices: cpu (type, format, events) and on
+ * root/sys/bus/event_source/devices: cpu (type, format, events), on
  * NHM/WSM models uncore (type, format, events/clockticks, cpumask with the
- * first CPU of each package, perf_event_mux_interval_ms).  0, or -errno
- * with err naming the file.
+ * first CPU of each package, perf_event_mux_interval_ms), and on server
+ * models uncore_pcu and uncore_imc_N (the generation's formats and
+ * aliases, a cpumask with the first CPU of each die).  0, or -errno with
+ * err naming the file.
  */
 int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err, size_t errlen);
 
