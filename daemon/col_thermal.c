@@ -128,7 +128,10 @@ static const struct metric_family core_throttling = {
 };
 
 static const struct metric_family core_prochot = {
-	.name = "uncored_core_prochot_active", .help = "Whether PROCHOT# or FORCEPR# is asserted now.",
+	/* IA32_THERM_STATUS bit 2; the core's own throttling is bit 0 (hardware-linux.md 3.1). */
+	.name = "uncored_core_prochot_active",
+	.help = "Whether PROCHOT# or FORCEPR# is asserted now by another agent on the platform "
+		"(IA32_THERM_STATUS bit 2), not the core's own thermal throttling.",
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_CORE, .kind = METRIC_BOOL,
 	.signal = METRIC_SIGNAL_PROCHOT,
 	.json_key = "prochot_active", .json_order = 30, .json_null = true,

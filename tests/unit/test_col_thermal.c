@@ -306,6 +306,23 @@ static void core_status_decoded_with_valid_bit_respected(void **state)
 	}
 }
 
+/* Bit 2 is another agent's PROCHOT#/FORCEPR#, not the core's own throttling (bit 0). */
+static void prochot_help_names_another_agent(void **state)
+{
+	const struct collector_ops *ops = &thermal_collector_ops;
+	const struct metric_family *fam = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < ops->n_families; i++)
+		if (strcmp(ops->families[i]->json_key, "prochot_active") == 0)
+			fam = ops->families[i];
+	assert_non_null(fam);
+	assert_string_equal(fam->name, "uncored_core_prochot_active");
+	assert_string_equal(fam->help, "Whether PROCHOT# or FORCEPR# is asserted now by another "
+			    "agent on the platform (IA32_THERM_STATUS bit 2), not the core's own "
+			    "thermal throttling.");
+}
+
 static void package_status_decoded(void **state)
 {
 	struct fx *f = fx_new(2, 1, 1);
@@ -618,6 +635,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_status_read_per_core_and_one_package_read_per_socket),
 		cmocka_unit_test(core_status_decoded_with_valid_bit_respected),
+		cmocka_unit_test(prochot_help_names_another_agent),
 		cmocka_unit_test(package_status_decoded),
 		cmocka_unit_test(package_absent_on_a_model_without_it),
 		cmocka_unit_test(tjmax_zero_means_no_temperatures_and_says_why),
