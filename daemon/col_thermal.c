@@ -82,7 +82,7 @@ struct thermal_socket {
 	const struct cpu_socket *topo;
 	bool has_tjmax;
 	unsigned tjmax_c;
-	bool has_rapl;       /* time unit known and at least one register present */
+	bool is_rapl_probed; /* whether pkg and dram say if the CPU has their registers */
 	double time_unit_s;
 	struct rapl_reg pkg, dram;
 	struct kcount kernel_pkg;
@@ -192,10 +192,23 @@ static const struct metric_family rapl_dram = {
 	.table_title = "RAPL power-limit throttled", .table_part = "dram",
 };
 
+/*
+ * In the JSON snapshot only: per socket, for each field above whose register
+ * a CPU may lack, whether this CPU has it.  true: a missing or null value
+ * means the register could not be read; false: the CPU does not have it.
+ * A field not listed is not known either way (e.g. RAPL off in the
+ * configuration).
+ */
+static const struct metric_family present = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL,
+	.label = "field",
+	.json_key = "present", .json_order = METRIC_JSON_SOCKET_FIXED + 300,
+};
+
 static const struct metric_family *const thermal_families[] = {
 	&core_temperature, &package_temperature, &tjmax, &core_throttling, &core_prochot,
 	&package_throttling, &package_prochot, &kernel_core_throttles, &kernel_package_throttles,
-	&rapl_package, &rapl_dram,
+	&rapl_package, &rapl_dram, &present,
 };
 
 static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
@@ -249,7 +262,11 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	uint64_t raw;
 	int err;
 
-	if (!c->info->fac.has_rapl_perf_status || !settings(c->conf)->rapl)
+	if (!c->info->fac.has_rapl_perf_status) {
+		ts->is_rapl_probed = true;   /* neither register */
+		return;
+	}
+	if (!settings(c->conf)->rapl)
 		return;
 	err = hw_read_msr(c->hw, cpu, MSR_RAPL_POWER_UNIT, &raw);
 	if (err) {
@@ -261,12 +278,12 @@ static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
 	ts->time_unit_s = decode_rapl_time_unit_s(raw);
 	setup_rapl_reg(c, &ts->pkg, cpu, MSR_PKG_PERF_STATUS);
 	setup_rapl_reg(c, &ts->dram, cpu, MSR_DRAM_PERF_STATUS);
-	ts->has_rapl = ts->pkg.is_present || ts->dram.is_present;
+	ts->is_rapl_probed = true;
 	if (!ts->pkg.is_present)
-		collector_note(c, "socket %d: no MSR_PKG_PERF_STATUS, package throttled time reads 0",
+		collector_note(c, "socket %d: no MSR_PKG_PERF_STATUS, no package throttled time",
 			       ts->topo->socket);
 	if (!ts->dram.is_present)
-		collector_note(c, "socket %d: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0",
+		collector_note(c, "socket %d: no MSR_DRAM_PERF_STATUS, no DRAM throttled time",
 			       ts->topo->socket);
 }
 
@@ -441,14 +458,12 @@ static void sample_package_status(struct collector *c, const struct thermal_sock
 	snapshot_add_sample(s, &package_prochot, socket, NULL, st.prochot, 0);
 }
 
-/* Accumulate one RAPL register; true when it is absent or was read. */
+/* Accumulate one RAPL register the CPU has; false when it could not be read. */
 static bool sample_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu)
 {
 	uint64_t raw;
 	int err;
 
-	if (!r->is_present)
-		return true;
 	err = hw_read_msr(c->hw, cpu, r->msr, &raw);
 	if (err) {
 		c->errors++;
@@ -466,25 +481,37 @@ static bool sample_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu)
 static void sample_rapl(struct collector *c, struct thermal_socket *ts, int cpu,
 			struct snapshot *s)
 {
-	bool is_pkg_ok, is_dram_ok;
+	/* hardware.md §4.1: power-limit throttled time in time units; an absent register adds nothing. */
+	if (ts->pkg.is_present && sample_rapl_reg(c, &ts->pkg, cpu))
+		snapshot_add_sample(s, &rapl_package, ts->topo->socket, NULL, 0,
+				    (double)ts->pkg.ctr.total * ts->time_unit_s);
+	if (ts->dram.is_present && sample_rapl_reg(c, &ts->dram, cpu))
+		snapshot_add_sample(s, &rapl_dram, ts->topo->socket, NULL, 0,
+				    (double)ts->dram.ctr.total * ts->time_unit_s);
+}
 
-	if (!ts->has_rapl)
+/* Which of the socket's optional registers this CPU has (the present family). */
+static void add_present(const struct collector *c, const struct thermal_socket *ts,
+			struct snapshot *s)
+{
+	bool pkg_status = c->info->fac.has_package_thermal;
+	int socket = ts->topo->socket;
+
+	snapshot_add_sample(s, &present, socket, tjmax.json_key, c->info->fac.has_tjmax, 0);
+	snapshot_add_sample(s, &present, socket, package_temperature.json_key, pkg_status, 0);
+	snapshot_add_sample(s, &present, socket, package_throttling.json_key, pkg_status, 0);
+	snapshot_add_sample(s, &present, socket, package_prochot.json_key, pkg_status, 0);
+	if (!ts->is_rapl_probed)
 		return;
-	is_pkg_ok = sample_rapl_reg(c, &ts->pkg, cpu);
-	is_dram_ok = sample_rapl_reg(c, &ts->dram, cpu);
-	if (!is_pkg_ok || !is_dram_ok)
-		return;
-	/* hardware.md §4.1: power-limit throttled time in time units. */
-	snapshot_add_sample(s, &rapl_package, ts->topo->socket, NULL, 0,
-			    (double)ts->pkg.ctr.total * ts->time_unit_s);
-	snapshot_add_sample(s, &rapl_dram, ts->topo->socket, NULL, 0,
-			    (double)ts->dram.ctr.total * ts->time_unit_s);
+	snapshot_add_sample(s, &present, socket, rapl_package.json_key, ts->pkg.is_present, 0);
+	snapshot_add_sample(s, &present, socket, rapl_dram.json_key, ts->dram.is_present, 0);
 }
 
 static void sample_socket(struct collector *c, struct thermal_socket *ts, struct snapshot *s)
 {
 	int reader = -1;
 
+	add_present(c, ts, s);
 	if (ts->has_tjmax)
 		snapshot_add_sample(s, &tjmax, ts->topo->socket, NULL, int_value(ts->tjmax_c), 0);
 	for (int i = 0; i < ts->topo->n_cores; i++) {

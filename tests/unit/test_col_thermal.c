@@ -161,7 +161,7 @@ struct core_view {
 
 struct socket_view {
 	bool has_tjmax, has_package_status, has_package_temperature, has_kernel_package_throttles;
-	bool has_rapl;
+	bool has_rapl, has_rapl_dram;   /* package, DRAM throttled time */
 	int tjmax_c, package_temperature_c;
 	bool package_thermal_throttling, package_prochot_active;
 	uint64_t kernel_package_throttles;
@@ -229,11 +229,27 @@ static const struct socket_view *socket_of(struct fx *f, int socket)
 	sv->kernel_package_throttles = u;
 	pkg = value_of(f, "package_throttled_seconds", socket);
 	dram = value_of(f, "dram_throttled_seconds", socket);
-	assert_int_equal(pkg != NULL, dram != NULL);
 	sv->has_rapl = pkg != NULL;
+	sv->has_rapl_dram = dram != NULL;
 	sv->rapl_package_throttled_s = pkg ? pkg->value.d : 0;
 	sv->rapl_dram_throttled_s = dram ? dram->value.d : 0;
 	return sv;
+}
+
+/* The present entry for field at socket: 1, 0, or -1 when not listed. */
+static int present_of(const struct fx *f, int socket, const char *field)
+{
+	const struct collector_ops *ops = &thermal_collector_ops;
+
+	for (size_t i = 0; i < ops->n_families; i++)
+		if (strcmp(ops->families[i]->json_key, "present") == 0) {
+			const struct metric_sample *v =
+				snapshot_find_sample(f->s, ops->families[i], socket, field);
+
+			return v ? (int)v->value.u : -1;
+		}
+	fail_msg("no present family");
+	return -1;
 }
 
 static void one_status_read_per_core_and_one_package_read_per_socket(void **state)
@@ -362,6 +378,11 @@ static void package_absent_on_a_model_without_it(void **state)
 	assert_false(ss->has_package_temperature);
 	assert_int_equal(regfile_reads(f->rf, -1, IA32_PACKAGE_THERM_STATUS), 0);
 	assert_true(core_of(f, 0, 0)->has_temperature);
+	/* Not on this CPU, as opposed to unread. */
+	assert_int_equal(present_of(f, 0, "package_temperature_celsius"), 0);
+	assert_int_equal(present_of(f, 0, "package_thermal_throttling"), 0);
+	assert_int_equal(present_of(f, 0, "package_prochot_active"), 0);
+	assert_int_equal(present_of(f, 0, "tjmax_celsius"), 1);
 	fx_free(f);
 }
 
@@ -443,6 +464,10 @@ static void rapl_off_in_config_or_model_reads_nothing(void **state)
 		assert_int_equal(fx_start(f), 0);
 		fx_sample(f);
 		assert_false(socket_of(f, 0)->has_rapl);
+		assert_false(socket_of(f, 0)->has_rapl_dram);
+		/* Off in the configuration: not known; a model without RAPL: absent. */
+		assert_int_equal(present_of(f, 0, "dram_throttled_seconds"), variant == 0 ? -1 : 0);
+		assert_int_equal(present_of(f, 0, "package_throttled_seconds"), variant == 0 ? -1 : 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_RAPL_POWER_UNIT), 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_PKG_PERF_STATUS), 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_DRAM_PERF_STATUS), 0);
@@ -464,12 +489,15 @@ static void rapl_register_reading_eio_is_absent(void **state)
 	ss = socket_of(f, 0);
 	assert_true(ss->has_rapl);
 	assert_true(ss->rapl_package_throttled_s == 1.0);
-	assert_true(ss->rapl_dram_throttled_s == 0.0);
+	/* Absent hardware is left out, not exported as 0. */
+	assert_false(ss->has_rapl_dram);
+	assert_int_equal(present_of(f, 0, "dram_throttled_seconds"), 0);
+	assert_int_equal(present_of(f, 0, "package_throttled_seconds"), 1);
 	/* Absent since start: never read again, not an error. */
 	assert_int_equal(regfile_reads(f->rf, 0, MSR_DRAM_PERF_STATUS), 1);
 	assert_int_equal(f->c.errors, 0);
 	assert_string_equal(REASON(&f->c),
-			    "socket 0: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0");
+			    "socket 0: no MSR_DRAM_PERF_STATUS, no DRAM throttled time");
 	fx_free(f);
 }
 
@@ -489,6 +517,9 @@ static void read_errors_are_counted_without_losing_rapl_totals(void **state)
 	fx_sample(f);
 	ss = socket_of(f, 0);
 	assert_false(ss->has_rapl);
+	assert_true(ss->has_rapl_dram);   /* the other register was read */
+	/* The CPU has the register: a missing value means it could not be read. */
+	assert_int_equal(present_of(f, 0, "package_throttled_seconds"), 1);
 	assert_true(ss->has_package_status);
 	assert_int_equal(f->c.errors, 1);
 
