@@ -736,6 +736,8 @@ static int run_once(const struct options *o, const struct conf *conf)
 		machine_close(&m);
 		return 1;
 	}
+	if (o->format == ONCE_TEXT)
+		sampler_quiet_episodes(sampler);   /* the table lists them */
 	first = sampler_sample(sampler);
 	sig = sleep_or_signal(signal_fd, conf->interval_s);
 	second = sig ? NULL : sampler_sample(sampler);

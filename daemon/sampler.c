@@ -36,6 +36,7 @@ struct sampler {
 	/* Totals a restarted collector adds to its own (the last snapshot before the restart). */
 	struct snapshot *carry[SNAPSHOT_MAX_COLLECTORS];
 	struct episode_tracker *episodes;
+	bool quiet_episodes;           /* episodes are not logged (--once prints them) */
 	struct history *history;       /* NULL when out of memory at start */
 	struct history_reading *readings; /* [topo->n_sockets], for history_add */
 	struct snapshot *previous;
@@ -239,6 +240,11 @@ static void log_episode(void *arg, const struct episode_change *c)
 			   c->episode.start, c->duration_s);
 }
 
+void sampler_quiet_episodes(struct sampler *s)
+{
+	s->quiet_episodes = true;
+}
+
 struct snapshot *sampler_sample(struct sampler *s)
 {
 	double t0 = monotonic_s();
@@ -258,7 +264,8 @@ struct snapshot *sampler_sample(struct sampler *s)
 			    (unsigned long long)snap->samples);
 	snap->last_sample_duration_s = monotonic_s() - t0;
 	self_metrics_add(snap);
-	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
+	if (episode_update_from_snapshot(s->episodes, s->previous, snap,
+					 s->quiet_episodes ? NULL : log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");
 	add_history(s, snap, t0);
 

@@ -155,10 +155,22 @@ function prochotFact(sock) {
 	return stateSpan('prochot-state', !known ? 'unknown' : active ? 'active' : 'ok', text);
 }
 
-function boolFact(v, onText, offText) {
+/*
+ * Whether the CPU has the register behind field of sock: the snapshot's
+ * "present" says so; without it, assume it does.
+ */
+function hasRegister(sock, field) {
+	return !(sock.present && sock.present[field] === false);
+}
+
+/* A status bit: "not on this CPU" when the CPU lacks it, "no reading" when it could not be read. */
+function boolFact(sock, field, onText, offText, kind) {
+	const v = sock[field];
+	if (!hasRegister(sock, field))
+		return stateSpan(kind, 'absent', 'not on this CPU');
 	if (typeof v !== 'boolean')
-		return stateSpan('', 'unknown', 'no reading');
-	return stateSpan('', v ? 'throttling' : 'ok', v ? onText : offText);
+		return stateSpan(kind, 'unknown', 'no reading');
+	return stateSpan(kind, v ? 'throttling' : 'ok', v ? onText : offText);
 }
 
 function coreCell(sock, c) {
@@ -198,7 +210,7 @@ function socketCard(sock) {
 		['Margin to TjMax', t === null || tj === null ? '—' : `${tj - t.value} °C (TjMax ${tj} °C)`],
 		...dramFacts(sock),
 		['PROCHOT', prochotFact(sock)],
-		['Package throttling', boolFact(sock.package_thermal_throttling, 'throttling now', 'no')],
+		['Package throttling', boolFact(sock, 'package_thermal_throttling', 'throttling now', 'no', 'package-state')],
 	];
 	const dl = el('dl', { class: 'facts' });
 	for (const [k, v] of facts)

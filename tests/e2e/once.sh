@@ -22,6 +22,44 @@ jq -e '.collectors | map(select(.up)) | length == 3' "$TEST_TMP/once.json" >/dev
 grep -qi "socket 1" "$TEST_TMP/once.txt" || fail "text table: $(cat "$TEST_TMP/once.txt")"
 grep -qi "ipc" "$TEST_TMP/once.txt" || fail "text table has no IPC"
 
+# Episodes are rows of the table, not log lines: one over within the interval, one running
+# through it, one first seen at its end.  The second sample comes 2 s after the first, which
+# comes before 1 s of simulated time has passed.
+cat >"$TEST_TMP/episodes.ini" <<'EOF'
+[scenario]
+description = core 1 throttled for the first second, core 2 throughout, socket 1 DRAM from the start
+
+[core-throttle.1]
+socket = 0
+core = 1
+start = 0
+end = 1
+
+[core-throttle.2]
+socket = 0
+core = 2
+start = 0
+
+[dram-throttle.1]
+socket = 1
+start = 0
+EOF
+UNCORED_TEST_INTERVAL=2 write_conf "$TEST_TMP/u2.conf" 9
+"$UNCORED_BIN" --config "$TEST_TMP/u2.conf" --once --simulate "westmere-ep-2s:$TEST_TMP/episodes.ini" \
+	>"$TEST_TMP/episodes.txt" 2>"$TEST_TMP/log" || { cat "$TEST_TMP/log"; fail "--once with episodes failed"; }
+grep -q 'throttling' "$TEST_TMP/log" && fail "episodes logged besides the table: $(cat "$TEST_TMP/log")"
+sed -n '/^episodes:$/,/^$/p' "$TEST_TMP/episodes.txt" | sed 's/after [0-9]*\.[0-9] s$/after N s/' >"$TEST_TMP/episodes.got"
+cat >"$TEST_TMP/episodes.want" <<'EOF'
+episodes:
+  socket 0 core 1    core_thermal_throttling      ended after N s
+  socket 0 core 2    core_thermal_throttling      still running after N s
+  socket 1           dram_thermal_throttling      started, still running
+
+EOF
+diff -u "$TEST_TMP/episodes.want" "$TEST_TMP/episodes.got" || fail "episodes in the table"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate westmere-ep-2s 2>/dev/null |
+	grep -qx 'episodes: none' || fail "an idle interval does not say 'episodes: none'"
+
 # Prometheus form passes promtool.
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --format prometheus --simulate skylake-sp-2s >"$TEST_TMP/once.prom" 2>"$TEST_TMP/log" ||
 	fail "--once prometheus failed"

@@ -64,6 +64,12 @@ async function check(page, errors) {
 	const frac = await page.textContent('article.socket[data-socket="1"] .dram-fraction');
 	if (!/% of time/.test(frac))
 		fail(`socket 1 DRAM fraction is ${JSON.stringify(frac)}`);
+	/* Westmere-EP has no IA32_PACKAGE_THERM_STATUS: said so, not "no reading". */
+	for (const s of [0, 1]) {
+		const pkg = await page.textContent(`article.socket[data-socket="${s}"] .package-state`);
+		if (pkg !== 'not on this CPU')
+			fail(`socket ${s} package throttling reads ${JSON.stringify(pkg)}, expected "not on this CPU"`);
+	}
 	const collectors = await page.locator('#collectors tr').count();
 	if (collectors < 1)
 		fail('no collector rows');

@@ -91,7 +91,8 @@ static struct fx *fx_new(int n_cpus)
 		f->cores[cpu] = (struct cpu_core){ .core = cpu, .n_cpus = 1, .cpus = { cpu } };
 		f->socket_cpus[cpu] = cpu;
 	}
-	f->socket = (struct cpu_socket){ 0, n_cpus, f->cores, n_cpus, f->socket_cpus };
+	f->socket = (struct cpu_socket){ .socket = 0, .n_cores = n_cpus, .cores = f->cores,
+					 .n_cpus = n_cpus, .cpus = f->socket_cpus };
 	f->topo = (struct cpu_topology){ n_cpus, f->cpus, 1, &f->socket };
 	f->conf.core_enabled = true;
 	f->conf.core_on_conflict = CONF_CONFLICT_RECLAIM;
