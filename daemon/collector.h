@@ -52,10 +52,12 @@ struct collector_ops {
 	/*
 	 * Allocate state, check the facility, claim counters.  Returns 0 when
 	 * the collector runs (possibly degraded: collector_degrade), -ENOTSUP
-	 * when the machine lacks the facility, or another negative errno; in
-	 * both error cases collector_refuse says why in one sentence and stop()
-	 * is still safe.  A config error detected here (too many events, say)
-	 * is -EINVAL.
+	 * when the machine lacks the facility (or the configuration turns the
+	 * collector off), or another negative errno; in both error cases
+	 * collector_refuse says why in one sentence and stop() is still safe.
+	 * An enabled collector that returns -ENOTSUP is *not applicable*: it
+	 * is reported as such, never as down (collector_start).  A config
+	 * error detected here (too many events, say) is -EINVAL.
 	 */
 	int (*start)(struct collector *c);
 
@@ -113,6 +115,11 @@ struct collector {
 	void *state;                      /* the collector's own */
 
 	bool up;
+	/*
+	 * Enabled, but start() said the machine lacks the facility (-ENOTSUP):
+	 * the collector is left out of uncored_collector_up and its alert.
+	 */
+	bool not_applicable;
 	bool started;                     /* start() returned 0, stop() not run yet; collector.c's */
 	struct collector_status status;   /* through the calls below */
 	uint64_t errors;                  /* failed hardware reads since start */
@@ -151,8 +158,8 @@ const struct collector_ops *collector_find(const char *name);
 
 /*
  * Set up c for ops with the shared context (borrowed; must outlive c) and
- * call ops->start.  Returns what start returned; c->up and c->status tell
- * the result.  When start fails without saying why, the degradations it
+ * call ops->start.  Returns what start returned; c->up, c->not_applicable
+ * and c->status tell the result.  When start fails without saying why, the degradations it
  * noted become the reason, or else a generic sentence with the errno.
  */
 int collector_start(struct collector *c, const struct collector_ops *ops, struct hw *hw,

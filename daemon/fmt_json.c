@@ -104,6 +104,7 @@ static void write_collectors(struct strbuf *out, bool *first, const struct snaps
 		field_str(out, &f, "name", c->name ? c->name : "");
 		field_bool(out, &f, "enabled", c->enabled);
 		field_bool(out, &f, "up", c->up);
+		field_str(out, &f, "state", snapshot_collector_state(c));
 		if (c->reason[0])
 			field_str(out, &f, "reason", c->reason);
 		else

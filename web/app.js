@@ -215,7 +215,9 @@ function renderCollectors(list) {
 	const body = $('collectors');
 	body.replaceChildren();
 	for (const c of list || []) {
-		const st = c.enabled === false ? ['unknown', 'disabled'] : c.up ? ['ok', 'up'] : ['throttling', 'down'];
+		const st = c.enabled === false ? ['unknown', 'disabled'] :
+			c.state === 'not_applicable' ? ['unknown', 'not applicable'] :
+			c.up ? ['ok', 'up'] : ['throttling', 'down'];
 		body.append(el('tr', { 'data-collector': c.name },
 			el('th', { scope: 'row', text: c.name }),
 			el('td', {}, stateSpan('', st[0], st[1])),
