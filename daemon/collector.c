@@ -42,6 +42,8 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 	c->info = info;
 	c->topo = topo;
 	c->conf = conf;
+	if (ops->throttle_signals && info && conf)
+		c->throttle_signals = ops->throttle_signals(info, conf);
 	err = ops->start(c);
 	c->up = err == 0;
 	c->started = err == 0;
@@ -71,6 +73,7 @@ void collector_sample(struct collector *c, struct snapshot *s)
 	sc->enabled = is_enabled(c);
 	sc->up = c->up;
 	sc->not_applicable = c->not_applicable;
+	sc->throttle_signals = c->throttle_signals;
 	sc->reason = snapshot_intern(s, collector_reason(c, reason, sizeof(reason)));
 	if (!sc->reason)
 		sc->reason = "";

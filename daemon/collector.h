@@ -85,6 +85,16 @@ struct collector_ops {
 	 */
 	void (*list_events)(const struct cpu_info *info, struct strbuf *out);
 
+	/*
+	 * The generation-independent throttling signals it delivers on the
+	 * CPU info describes, with conf, while it is up: THROTTLE_BIT()s of
+	 * throttle_signal.h, by what the generation has (never by probing).
+	 * Asked at every start, whether the collector then runs or not, so
+	 * that a signal the host cannot see names the collector that would
+	 * see it and why it does not.  NULL for a collector that delivers none.
+	 */
+	unsigned (*throttle_signals)(const struct cpu_info *info, const struct conf *conf);
+
 	/* Whether conf turns the collector on (a disabled one is still listed). */
 	bool (*is_enabled)(const struct conf *conf);
 
@@ -120,6 +130,7 @@ struct collector {
 	 * the collector is left out of uncored_collector_up and its alert.
 	 */
 	bool not_applicable;
+	unsigned throttle_signals;        /* ops->throttle_signals at start; collector.c's */
 	bool started;                     /* start() returned 0, stop() not run yet; collector.c's */
 	struct collector_status status;   /* through the calls below */
 	uint64_t errors;                  /* failed hardware reads since start */

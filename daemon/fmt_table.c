@@ -13,6 +13,7 @@
 #include "event.h"
 #include "fmt_table.h"
 #include "metric.h"
+#include "throttle_signal.h"
 
 static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
 {
@@ -256,11 +257,30 @@ static void write_collectors(const struct snapshot *s, struct strbuf *out)
 	}
 }
 
+/* Which throttling signals this host sees, and why not (throttle_signal.h). */
+static void write_throttling_signals(const struct snapshot *s, struct strbuf *out)
+{
+	struct throttle_signal_view views[THROTTLE_N_SIGNALS];
+
+	throttle_signals_view(s, views);
+	strbuf_append(out, "\nthrottling signals:\n");
+	for (int i = 0; i < THROTTLE_N_SIGNALS; i++) {
+		const struct throttle_signal_info *info = throttle_signal_info((enum throttle_signal)i);
+
+		if (views[i].visible)
+			strbuf_printf(out, "  %-34s seen (%s collector)\n", info->title,
+				      views[i].collector);
+		else
+			strbuf_printf(out, "  %-34s not seen: %s\n", info->title, views[i].why_not);
+	}
+}
+
 int fmt_table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out)
 {
 	write_header(first, second, out);
 	for (int i = 0; i < second->n_sockets; i++)
 		write_socket(first, second, &second->sockets[i], out);
 	write_collectors(second, out);
+	write_throttling_signals(second, out);
 	return out->failed ? -ENOMEM : 0;
 }

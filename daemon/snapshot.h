@@ -31,6 +31,7 @@ struct snapshot_collector {
 	bool enabled;              /* configured on; a disabled collector is still listed */
 	bool not_applicable;       /* enabled, but this machine lacks its facility (never "down") */
 	bool up;
+	unsigned throttle_signals; /* what it delivers on this CPU when up (throttle_signal.h) */
 	const char *reason;        /* why not up, then the degradations, "; "-separated (collector.h);
 				      "" when none; owned by the snapshot */
 	uint64_t errors;           /* failed hardware reads since start */

@@ -240,6 +240,7 @@ function renderSnapshot(s) {
 	$('updated').textContent = `Sample at ${hhmmss(s.time)}, every ${s.interval_seconds} s`;
 	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
 	renderCollectors(s.collectors);
+	Signals.render(s);
 }
 
 function renderEpisodes(now) {
