@@ -168,9 +168,10 @@ const void *collector_settings(const struct conf *conf, const struct collector_o
 const struct collector_ops *collector_find(const char *name);
 
 /*
- * Set up c for ops with the shared context (borrowed; must outlive c) and
- * call ops->start.  Returns what start returned; c->up, c->not_applicable
- * and c->status tell the result.  When start fails without saying why, the degradations it
+ * Set up c for ops with the shared context (borrowed; must outlive c),
+ * note the throttling signals it delivers here and call ops->start.
+ * Returns what start returned; c->up, c->not_applicable and c->status tell
+ * the result.  When start fails without saying why, the degradations it
  * noted become the reason, or else a generic sentence with the errno.
  */
 int collector_start(struct collector *c, const struct collector_ops *ops, struct hw *hw,

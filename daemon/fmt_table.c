@@ -249,8 +249,10 @@ static void write_collectors(const struct snapshot *s, struct strbuf *out)
 	strbuf_append(out, "\ncollectors:\n");
 	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
-		const char *state = c->not_applicable && c->enabled ? "not applicable" :
-				    snapshot_collector_state(c);
+		const char *state = snapshot_collector_state(c);
+
+		if (strcmp(state, "not_applicable") == 0)
+			state = "not applicable";
 
 		strbuf_printf(out, "  %-8s %-8s errors %" PRIu64 "%s%s\n", c->name ? c->name : "?",
 			      state, c->errors, c->reason[0] ? ": " : "", c->reason);

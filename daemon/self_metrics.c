@@ -52,7 +52,8 @@ static const struct metric_family sample_duration = {
 };
 
 const struct metric_family *const self_metric_families[] = {
-	&build_info, &cpu_info, &collector_up, &collector_applicable, &samples_total, &sample_errors, &sample_duration,
+	&build_info, &cpu_info, &collector_up, &collector_applicable, &samples_total,
+	&sample_errors, &sample_duration,
 };
 
 const size_t self_metric_n_families =
