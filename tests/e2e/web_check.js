@@ -133,6 +133,24 @@ async function checkSignalValues(context) {
 	if ((await page.locator('#signal-values tr[data-signal="prochot/internal"]').count()) !== 0)
 		fail('a signal the host does not see has value rows');
 	await page.close();
+
+	/* A host that sees none (a later Xeon without the pcu/imc collectors, a VM): it says so. */
+	const none = await context.newPage();
+	await none.route('**/api/v1/snapshot', async (route) => {
+		const r = await route.fetch();
+		const s = await r.json();
+		for (const sig of s.throttling_signals)
+			Object.assign(sig, { visible: false, collector: null,
+				why_not: 'no collector measures it on this CPU (skylake-sp)' });
+		await route.fulfill({ response: r, json: s });
+	});
+	await none.goto(url + '/', { timeout: 15000 });
+	await none.waitForSelector('#signals-none:not([hidden])', { timeout: 15000 });
+	if ((await none.locator('#signals-seen li').count()) !== 0)
+		fail('signals listed as seen on a host that sees none');
+	if ((await none.locator('#signals-unseen li').count()) !== 7)
+		fail('not every unseen signal is listed');
+	await none.close();
 }
 
 async function main() {
