@@ -22,6 +22,7 @@
 #include "event.h"
 #include "pmu.h"
 #include "msr.h"
+#include "throttle_signal.h"
 
 /*
  * A generous upper bound of the uncore clock.  Real parts run UCLK at
@@ -552,6 +553,18 @@ static void uncore_add_totals(struct snapshot *dst, const struct snapshot *src, 
 	}
 }
 
+/*
+ * Westmere's DRAM thermal throttled cycles (event 0x67, a default event;
+ * hardware.md §2.1) are DRAM throttling for heat, per socket.
+ */
+static unsigned uncore_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	if (info->fac.has_nhm_uncore && info->fac.has_uncore_thermal_events &&
+	    conf->uncore_default_events)
+		return THROTTLE_BIT(THROTTLE_DRAM_THERMAL);
+	return 0;
+}
+
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
 	.start = uncore_start,
@@ -559,6 +572,7 @@ const struct collector_ops uncore_collector_ops = {
 	.stop = uncore_stop,
 	.conf_section = &uncore_conf_section,
 	.list_events = uncore_list_events,
+	.throttle_signals = uncore_throttle_signals,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,
 	.add_totals = uncore_add_totals,

@@ -14,6 +14,7 @@
 #include "event.h"
 #include "fmt_table.h"
 #include "metric.h"
+#include "throttle_signal.h"
 
 static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
 {
@@ -283,10 +284,31 @@ static void write_collectors(const struct snapshot *s, struct strbuf *out)
 	strbuf_append(out, "\ncollectors:\n");
 	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
-		const char *state = !c->enabled ? "disabled" : c->up ? "up" : "down";
+		const char *state = snapshot_collector_state(c);
+
+		if (strcmp(state, "not_applicable") == 0)
+			state = "not applicable";
 
 		strbuf_printf(out, "  %-8s %-8s errors %" PRIu64 "%s%s\n", c->name ? c->name : "?",
 			      state, c->errors, c->reason[0] ? ": " : "", c->reason);
+	}
+}
+
+/* Which throttling signals this host sees, and why not (throttle_signal.h). */
+static void write_throttling_signals(const struct snapshot *s, struct strbuf *out)
+{
+	struct throttle_signal_view views[THROTTLE_N_SIGNALS];
+
+	throttle_signals_view(s, views);
+	strbuf_append(out, "\nthrottling signals:\n");
+	for (int i = 0; i < THROTTLE_N_SIGNALS; i++) {
+		const struct throttle_signal_info *info = throttle_signal_info((enum throttle_signal)i);
+
+		if (views[i].visible)
+			strbuf_printf(out, "  %-34s seen (%s collector)\n", info->title,
+				      views[i].collector);
+		else
+			strbuf_printf(out, "  %-34s not seen: %s\n", info->title, views[i].why_not);
 	}
 }
 
@@ -297,5 +319,6 @@ int fmt_table_write(const struct snapshot *first, const struct snapshot *second,
 		write_socket(first, second, &second->sockets[i], out);
 	write_episodes(first, second, out);
 	write_collectors(second, out);
+	write_throttling_signals(second, out);
 	return out->failed ? -ENOMEM : 0;
 }

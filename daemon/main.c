@@ -826,9 +826,10 @@ static void send_status(void)
 
 	if (!s)
 		return;
+	/* Out of those that should work here: a collector that does not apply is not counted. */
 	for (int i = 0; i < s->n_collectors; i++) {
-		enabled += s->collectors[i].enabled;
-		up += s->collectors[i].enabled && s->collectors[i].up;
+		enabled += snapshot_collector_applies(&s->collectors[i]);
+		up += snapshot_collector_applies(&s->collectors[i]) && s->collectors[i].up;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	service_status("%d sockets, collectors up %d/%d, last sample %.1f s ago",

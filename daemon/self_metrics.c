@@ -18,9 +18,18 @@ static const struct metric_family cpu_info = {
 	.label = "vendor,family,model,microarch",
 };
 
+/* Only collectors that should work here: one that does not apply is never "down". */
 static const struct metric_family collector_up = {
 	.name = "uncored_collector_up",
-	.help = "Whether an enabled collector is working (1) or not (0).",
+	.help = "Whether an enabled collector that applies to this CPU is working (1) or not (0).",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "collector",
+};
+
+static const struct metric_family collector_applicable = {
+	.name = "uncored_collector_applicable",
+	.help = "Whether this machine has an enabled collector's facility (1) or not (0, then the "
+		"collector is not in uncored_collector_up).",
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
 	.label = "collector",
 };
@@ -43,7 +52,8 @@ static const struct metric_family sample_duration = {
 };
 
 const struct metric_family *const self_metric_families[] = {
-	&build_info, &cpu_info, &collector_up, &samples_total, &sample_errors, &sample_duration,
+	&build_info, &cpu_info, &collector_up, &collector_applicable, &samples_total,
+	&sample_errors, &sample_duration,
 };
 
 const size_t self_metric_n_families =
@@ -62,8 +72,15 @@ void self_metrics_add(struct snapshot *s)
 	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 
-		if (c->enabled && c->name)
+		if (snapshot_collector_applies(c) && c->name)
 			snapshot_add_sample(s, &collector_up, 0, c->name, c->up ? 1 : 0, 0);
+	}
+	for (int i = 0; i < s->n_collectors; i++) {
+		const struct snapshot_collector *c = &s->collectors[i];
+
+		if (c->enabled && c->name)
+			snapshot_add_sample(s, &collector_applicable, 0, c->name,
+					    c->not_applicable ? 0 : 1, 0);
 	}
 	snapshot_add_sample(s, &samples_total, 0, NULL, s->samples, 0);
 	for (int i = 0; i < s->n_collectors; i++) {

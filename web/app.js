@@ -227,7 +227,9 @@ function renderCollectors(list) {
 	const body = $('collectors');
 	body.replaceChildren();
 	for (const c of list || []) {
-		const st = c.enabled === false ? ['unknown', 'disabled'] : c.up ? ['ok', 'up'] : ['throttling', 'down'];
+		const st = c.enabled === false ? ['unknown', 'disabled'] :
+			c.state === 'not_applicable' ? ['unknown', 'not applicable'] :
+			c.up ? ['ok', 'up'] : ['throttling', 'down'];
 		body.append(el('tr', { 'data-collector': c.name },
 			el('th', { scope: 'row', text: c.name }),
 			el('td', {}, stateSpan('', st[0], st[1])),
@@ -250,6 +252,7 @@ function renderSnapshot(s) {
 	$('updated').textContent = `Sample at ${hhmmss(s.time)}, every ${s.interval_seconds} s`;
 	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
 	renderCollectors(s.collectors);
+	Signals.render(s);
 }
 
 function renderEpisodes(now) {

@@ -14,7 +14,7 @@ jq -e '.cpu.model == 44 and .cpu.vendor == "GenuineIntel"' "$TEST_TMP/once.json"
 jq -e '[.sockets[].cores | length] == [6, 6]' "$TEST_TMP/once.json" >/dev/null || fail "cores per socket"
 jq -e '.cpus | length == 24' "$TEST_TMP/once.json" >/dev/null || fail "cpus"
 jq -e '[.cpus[] | select(.instructions > 0)] | length == 24' "$TEST_TMP/once.json" >/dev/null || fail "core counters"
-jq -e '.collectors | map(select(.up)) | length == 3' "$TEST_TMP/once.json" >/dev/null || fail "collectors up"
+jq -e '.collectors | map(select(.up and .state == "up")) | length == 3' "$TEST_TMP/once.json" >/dev/null || fail "collectors up"
 
 # Text table.
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate westmere-ep-2s:dram-heatwave >"$TEST_TMP/once.txt" 2>"$TEST_TMP/log" ||
@@ -70,8 +70,21 @@ if command -v promtool >/dev/null; then
 fi
 grep -q '^uncored_uncore_' "$TEST_TMP/once.prom" && fail "skylake must not export uncore metrics"
 grep -q '^uncored_rapl_dram_throttled_seconds_total{socket="1"}' "$TEST_TMP/once.prom" || fail "skylake RAPL"
-grep -q 'uncored_collector_up{collector="uncore"} 0' "$TEST_TMP/once.prom" || fail "skylake uncore collector must be down"
+# The Nehalem/Westmere uncore does not apply to Skylake-SP: not applicable, never down.
+grep -q 'uncored_collector_up{collector="uncore"}' "$TEST_TMP/once.prom" &&
+	fail "skylake: the uncore collector does not apply and must not be in uncored_collector_up"
+grep -q '^uncored_collector_applicable{collector="uncore"} 0$' "$TEST_TMP/once.prom" ||
+	fail "skylake: uncore collector must be reported not applicable"
+grep -q '^uncored_collector_up{collector="thermal"} 1$' "$TEST_TMP/once.prom" || fail "skylake: thermal collector"
 grep -q "uncore" "$TEST_TMP/log" || fail "skylake: no word on why the uncore collector is off"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate skylake-sp-2s >"$TEST_TMP/sky.json" 2>"$TEST_TMP/log" ||
+	fail "--once --json skylake failed"
+jq -e '.collectors[] | select(.name == "uncore") | .state == "not_applicable" and .enabled and (.up | not)' \
+	"$TEST_TMP/sky.json" >/dev/null || fail "skylake JSON: uncore state: $(jq -c .collectors "$TEST_TMP/sky.json")"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate skylake-sp-2s >"$TEST_TMP/sky.txt" 2>"$TEST_TMP/log" ||
+	fail "--once text skylake failed"
+grep -q '^  uncore   not applicable errors 0: this CPU (skylake-sp' "$TEST_TMP/sky.txt" ||
+	fail "skylake table: uncore not applicable: $(grep uncore "$TEST_TMP/sky.txt")"
 # The core collector on every Intel model: instructions and cycles on every CPU, IPC per CPU in the table.
 for model in westmere-ep-2s nehalem-ep-2s skylake-sp-2s big; do
 	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model" >"$TEST_TMP/m.json" 2>"$TEST_TMP/log" ||
