@@ -638,6 +638,9 @@ static const struct conf_key core_keys[] = {
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	/* auto = perf wherever the kernel has a core PMU, else msr. */
+	{ "engine", CONF_KIND_ENUM, CONF_FIELD(core_engine), .names = conf_engine_names,
+	  .def = "auto" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
 	  .count_offset = offsetof(struct conf, n_core_events) },
 };
@@ -652,6 +655,7 @@ static bool core_is_enabled(const struct conf *conf)
 	return conf->core_enabled;
 }
 
+/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
 static bool core_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->core_enabled != new->core_enabled ||

@@ -513,6 +513,9 @@ static const struct conf_key uncore_keys[] = {
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	/* auto = msr here: the direct uncore programming is the product's own (README). */
+	{ "engine", CONF_KIND_ENUM, CONF_FIELD(uncore_engine), .names = conf_engine_names,
+	  .def = "auto" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
 	  .count_offset = offsetof(struct conf, n_uncore_events) },
 };
@@ -527,6 +530,7 @@ static bool uncore_is_enabled(const struct conf *conf)
 	return conf->uncore_enabled;
 }
 
+/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
 static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->uncore_enabled != new->uncore_enabled ||

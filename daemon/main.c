@@ -860,8 +860,11 @@ static void kick_watchdog(struct daemon *d)
  * The keys a running daemon cannot apply: the socket and the HTTP server's
  * limits are fixed when the server starts, the episode list's length when
  * the sampler is made, and root, user and state_file are used only by
- * start-up.  Everything else (interval, log_level, the collectors'
- * sections) is applied live.
+ * start-up.  The counter engines ([core] engine, [uncore] engine) are
+ * chosen at start-up too: only then may a kernel PMU be opened as root
+ * (see run_daemon), and a collector switching engines mid-run would start
+ * its totals over.  Everything else (interval, log_level, the collectors'
+ * other keys) is applied live.
  */
 #define RESTART_KEY(name, field, is_string) \
 	{ name, offsetof(struct conf, field), sizeof(((struct conf *)0)->field), is_string }
@@ -879,6 +882,8 @@ static const struct {
 	RESTART_KEY("request_timeout", request_timeout_s, false),
 	RESTART_KEY("max_header_size", max_header_bytes, false),
 	RESTART_KEY("max_episodes", max_episodes, false),
+	RESTART_KEY("[uncore] engine", uncore_engine, false),
+	RESTART_KEY("[core] engine", core_engine, false),
 };
 
 /* For each key fresh changes that needs a restart: say so and keep the running value. */
