@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "col_core.h"
+#include "col_engine.h"
 #include "counter.h"
 #include "engine_msr.h"
 #include "event.h"
@@ -335,9 +336,14 @@ static int core_start(struct collector *c)
 	ecfg.policy = c->conf->core_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
 									    ENGINE_YIELD;
 	st->cpus = calloc((size_t)(c->topo->n_cpus ? c->topo->n_cpus : 1), sizeof(*st->cpus));
-	if (!st->cpus || engine_msr_new(&ecfg, &st->engine) < 0) {
+	if (!st->cpus) {
 		core_free(st);
 		return -ENOMEM;
+	}
+	err = col_engine_open(c, c->conf->core_engine, ENGINE_PMU_CORE, &ecfg, &st->engine);
+	if (err) {
+		core_free(st);
+		return err;
 	}
 	st->n_cpus = c->topo->n_cpus;
 	for (int i = 0; i < st->n_cpus; i++)

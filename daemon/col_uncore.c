@@ -18,6 +18,7 @@
 
 #include "collector.h"
 #include "counter.h"
+#include "col_engine.h"
 #include "engine_msr.h"
 #include "event.h"
 #include "pmu.h"
@@ -342,8 +343,11 @@ static int uncore_start(struct collector *c)
 									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
-	if (!st->sockets || engine_msr_new(&ecfg, &st->engine) < 0)
+	if (!st->sockets)
 		return fail_start(c, st, -ENOMEM);
+	err = col_engine_open(c, c->conf->uncore_engine, ENGINE_PMU_NHM_UNCORE, &ecfg, &st->engine);
+	if (err)
+		return fail_start(c, st, err);
 	err = build_event_list(c, st);
 	if (!err)
 		err = open_all(c, st);

@@ -46,6 +46,8 @@
 #include "listen_addr.h"
 #include "instance.h"
 #include "log.h"
+#include "perf_sys.h"
+#include "perf_sys_linux.h"
 #include "pmu.h"
 #include "privdrop.h"
 #include "privsep.h"
@@ -353,6 +355,23 @@ static const char *scenario_dir(const struct options *o)
 	return UNCORED_SCENARIO_DIR;
 }
 
+/*
+ * The real kernel's perf_event interface beside the device files, its PMU
+ * tree under the same root.  Opens nothing.  Returns 0 or -1 after logging.
+ */
+static int attach_linux_perf(struct hw *hw, const char *root)
+{
+	struct perf_sys *ps = calloc(1, sizeof(*ps));
+
+	if (!ps || perf_sys_linux_init(ps, root) < 0) {
+		free(ps);
+		log_error("perf: out of memory");
+		return -1;
+	}
+	hw_set_perf(hw, ps);
+	return 0;
+}
+
 /* Open the backend, detect the CPU and load the topology.  Returns 0 or -1 after logging. */
 static int machine_open(const struct options *o, const struct conf *conf, struct machine *m)
 {
@@ -368,6 +387,12 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 			return -1;
 		}
 		sim_bind(sim, &m->hw);
+		/* The simulator's kernel: the collectors count through it as through Linux. */
+		if (sim_attach_perf(sim, &m->hw, err, sizeof(err)) < 0) {
+			log_error("--simulate '%s': %s", o->simulate, err);
+			hw_close(&m->hw);
+			return -1;
+		}
 	} else {
 		r = hwdev_open(o->root ? o->root : conf->root, &m->hw, err, sizeof(err));
 		if (r < 0) {
@@ -380,6 +405,10 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 								     sizeof(where)), err);
 			else
 				log_error("%s", err);
+			return -1;
+		}
+		if (attach_linux_perf(&m->hw, o->root ? o->root : conf->root) < 0) {
+			hw_close(&m->hw);
 			return -1;
 		}
 	}

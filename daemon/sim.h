@@ -123,6 +123,15 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps);
  */
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen);
 
+/*
+ * Give hw (bound to sim with sim_bind) the simulated kernel's perf, as
+ * start-up gives a real machine perf_sys_linux: the PMU tree of
+ * sim_write_sysfs in a new directory under $TMPDIR (or /tmp), removed
+ * when sim is closed, and sim_perf_sys over it as hw->perf.  0, or
+ * -errno with err saying what failed.
+ */
+int sim_attach_perf(struct sim *sim, struct hw *hw, char *err, size_t errlen);
+
 /* Perf events still open on sim (tests: every fd closed). */
 size_t sim_perf_open_events(struct sim *sim);
 
