@@ -5,7 +5,8 @@
  * one that chooses the hardware backend (device files or simulation).  The
  * daemon starts as: parse the configuration, open the hardware and detect
  * the CPU, take or bind the listening socket, fork the HTTP server process
- * (privsep.h), drop privileges, start the collectors and the sampler, and
+ * (privsep.h), start the collectors, drop privileges (keeping CAP_PERFMON
+ * only where perf events may have to be opened again), start the sampler, and
  * tell systemd it is ready once the server has the first sample.  Stopping
  * runs the same steps backwards, and the collectors put every register they
  * changed back as they found it.
@@ -16,6 +17,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "col_engine.h"
 #include "collector.h"
 #include "conf_check.h"
 #include "conf_file.h"
@@ -79,6 +82,7 @@ struct options {
 
 struct machine {
 	struct hw hw;
+	struct sim *sim;          /* the simulated machine behind hw, or NULL */
 	struct cpu_info info;
 	struct cpu_topology topo;
 };
@@ -387,6 +391,7 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 			return -1;
 		}
 		sim_bind(sim, &m->hw);
+		m->sim = sim;
 		/* The simulator's kernel: the collectors count through it as through Linux. */
 		if (sim_attach_perf(sim, &m->hw, err, sizeof(err)) < 0) {
 			log_error("--simulate '%s': %s", o->simulate, err);
@@ -1012,6 +1017,55 @@ static int start_server(struct daemon *d, int listen_fd)
 	return 0;
 }
 
+/*
+ * What the hardware side keeps after the privilege drop: CAP_PERFMON, and
+ * only when a PMU collector counts, or would count once a reload enables
+ * it, through the real kernel's perf.  Opens made later need it (a CPU
+ * back online, a reload that restarts a collector; hardware-linux.md
+ * §3.1: the kernel checks privilege at perf_event_open only, so the fds
+ * already open need nothing).  CAP_PERFMON lets the process count CPU-wide
+ * events and nothing else; the msr fds, opened as root, need no capability
+ * afterwards.  The simulator's kernel checks no privilege: nothing is kept.
+ */
+static unsigned kept_privileges(const struct daemon *d)
+{
+	struct perf_sys *ps = d->machine.hw.perf;
+	struct col_engine_choice ch;
+
+	if (d->opt->simulate || !ps)
+		return 0;
+	if (col_engine_choose(d->conf.core_engine, ENGINE_PMU_CORE, ps, &ch) == 0 && ch.perf)
+		return PRIVDROP_KEEP_PERFMON;
+	if (col_engine_choose(d->conf.uncore_engine, ENGINE_PMU_NHM_UNCORE, ps, &ch) == 0 && ch.perf)
+		return PRIVDROP_KEEP_PERFMON;
+	return 0;
+}
+
+/* Drop to [daemon] user, keeping kept_privileges().  0, or -errno with err set. */
+static int drop_privileges(struct daemon *d, char *err, size_t errlen)
+{
+	unsigned keep = kept_privileges(d);
+	const char *user = d->conf.user;
+	struct passwd *pw;
+	int r;
+
+	/* The simulated PMU tree goes to the user, who removes it at exit. */
+	if (d->machine.sim && geteuid() == 0 && user[0] && strcmp(user, "root") != 0 &&
+	    (pw = getpwnam(user)) != NULL)
+		sim_perf_tree_chown(d->machine.sim, pw->pw_uid, pw->pw_gid);
+	r = privdrop_to_user_keep(user, keep, err, errlen);
+
+	if (r == 2)
+		log_warning("privileges: running as '%s' without CAP_PERFMON (this kernel does not "
+			    "know it, before Linux 5.8, or the unit's CapabilityBoundingSet= lacks it): "
+			    "a CPU that comes back online, or a reload that restarts a collector, "
+			    "cannot open its perf events again", d->conf.user);
+	else if (r == 0 && keep)
+		log_info("privileges: running as '%s' with CAP_PERFMON only, to open perf events "
+			 "again after CPU hotplug and reload", d->conf.user);
+	return r < 0 ? r : 0;
+}
+
 static int run_daemon(const struct options *o, struct conf *conf)
 {
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
@@ -1044,16 +1098,21 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	close(listen_fd);
 	listen_fd = -1;
 	snapshot_set_publish_hook(privsep_publish, d.server);
-	/* Every msr fd is open and the socket bound: root is no longer needed. */
-	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
-		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
-			  err);
-		goto out_listen;
-	}
+	/*
+	 * The collectors start as root, after the fork (the server holds none
+	 * of their fds): perf events are opened with every privilege they may
+	 * need, whatever the kernel's perf_event_paranoid.
+	 */
 	if (sampler_new(&d.conf, &d.machine.hw, &d.machine.info, &d.machine.topo, &d.sampler,
 			err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out_listen;
+	}
+	/* Every msr fd and perf event is open and the socket bound: root is no longer needed. */
+	if (drop_privileges(&d, err, sizeof(err)) < 0) {
+		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
+			  err);
+		goto out_sampler;
 	}
 	first = sampler_sample(d.sampler);
 	snapshot_release(first);

@@ -1672,6 +1672,26 @@ int sim_attach_perf(struct sim *sim, struct hw *hw, char *err, size_t errlen)
 	return 0;
 }
 
+static uid_t chown_uid;
+static gid_t chown_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return lchown(path, chown_uid, chown_gid) < 0 ? -errno : 0;
+}
+
+int sim_perf_tree_chown(struct sim *sim, uid_t uid, gid_t gid)
+{
+	if (!sim->pmu_root)
+		return 0;
+	chown_uid = uid;
+	chown_gid = gid;
+	return nftw(sim->pmu_root, chown_entry, 16, FTW_PHYS);
+}
+
 size_t sim_perf_open_events(struct sim *sim)
 {
 	size_t n;
