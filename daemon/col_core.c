@@ -533,6 +533,37 @@ static bool note_states(struct collector *c, const struct core_state *st)
 	return counts;
 }
 
+/*
+ * The perf engine's multiplexing ratio (engine.h): the smallest, over the
+ * CPU's events, of time running over time enabled in the last interval.
+ * 1 when nothing was multiplexed; below 1 the kernel took turns with
+ * other events and the counts are estimates scaled by enabled / running.
+ */
+static const struct metric_family multiplexing_ratio = {
+	.name = "uncored_core_multiplexing_ratio",
+	.help = "Perf engine: the smallest fraction of the last interval that one of the CPU's "
+		"core events was on a counter (time running over time enabled); below 1 the "
+		"kernel multiplexed them and their counts are scaled by its inverse.",
+	.type = METRIC_GAUGE, .unit = "ratio", .scope = METRIC_SCOPE_CPU, .kind = METRIC_DOUBLE,
+	.json_key = "multiplexing_ratio",
+};
+
+static const struct metric_family *const core_families[] = { &multiplexing_ratio };
+
+/* Add cc's multiplexing ratio to s when the perf engine read it this sample. */
+static void add_ratio(const struct collector *c, const struct core_cpu *cc, struct snapshot *s)
+{
+	double ratio = 2.0;
+
+	if (!c->engine || strcmp(c->engine, "perf") != 0 || !cc->is_fresh)
+		return;
+	for (size_t i = 0; i < cc->n_group; i++)
+		if (cc->readings[i].enabled_ns > 0 && engine_reading_ratio(&cc->readings[i]) < ratio)
+			ratio = engine_reading_ratio(&cc->readings[i]);
+	if (ratio <= 1.0)
+		snapshot_add_sample(s, &multiplexing_ratio, cc->cpu, NULL, 0, ratio);
+}
+
 static void core_sample(struct collector *c, struct snapshot *s)
 {
 	struct core_state *st = c->state;
@@ -550,6 +581,7 @@ static void core_sample(struct collector *c, struct snapshot *s)
 		sp = snapshot_cpu(s, cc->cpu);
 		if (sp)
 			fill_cpu(s, st, cc, sp, events ? &events[(size_t)i * (size_t)st->n_events] : NULL);
+		add_ratio(c, cc, s);
 	}
 	/* Up only while something is counted. */
 	counts = note_states(c, st);
@@ -692,6 +724,8 @@ const struct collector_ops core_collector_ops = {
 	.start = core_start,
 	.sample = core_sample,
 	.stop = core_stop,
+	.families = core_families,
+	.n_families = sizeof(core_families) / sizeof(core_families[0]),
 	.conf_section = &core_conf_section,
 	.list_events = core_list_events,
 	.is_enabled = core_is_enabled,
