@@ -45,7 +45,7 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sy
 			 reason);
 		return r;
 	}
-	snprintf(ret->why, sizeof(ret->why), "%s (engine = auto)", reason);
+	snprintf(ret->why, sizeof(ret->why), "%s; engine = auto falls back to msr", reason);
 	return 0;
 }
 
