@@ -613,7 +613,7 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 	const struct core_state *st = c->state;
 	uint64_t n = 0;
 
-	if (!st)
+	if (!st || (c->engine && strcmp(c->engine, "perf") == 0))
 		return 0;
 	for (int i = 0; i < st->n_cpus; i++) {
 		const struct core_cpu *cc = &st->cpus[i];
