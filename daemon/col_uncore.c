@@ -18,6 +18,7 @@
 
 #include "collector.h"
 #include "counter.h"
+#include "col_engine.h"
 #include "engine_msr.h"
 #include "event.h"
 #include "pmu.h"
@@ -343,8 +344,11 @@ static int uncore_start(struct collector *c)
 									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
-	if (!st->sockets || engine_msr_new(&ecfg, &st->engine) < 0)
+	if (!st->sockets)
 		return fail_start(c, st, -ENOMEM);
+	err = col_engine_open(c, c->conf->uncore_engine, ENGINE_PMU_NHM_UNCORE, &ecfg, &st->engine);
+	if (err)
+		return fail_start(c, st, err);
 	err = build_event_list(c, st);
 	if (!err)
 		err = open_all(c, st);
@@ -514,6 +518,9 @@ static const struct conf_key uncore_keys[] = {
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	/* auto = msr here: the direct uncore programming is the product's own (README). */
+	{ "engine", CONF_KIND_ENUM, CONF_FIELD(uncore_engine), .names = conf_engine_names,
+	  .def = "auto" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
 	  .count_offset = offsetof(struct conf, n_uncore_events) },
 };
@@ -528,6 +535,7 @@ static bool uncore_is_enabled(const struct conf *conf)
 	return conf->uncore_enabled;
 }
 
+/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
 static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->uncore_enabled != new->uncore_enabled ||

@@ -134,6 +134,10 @@ struct collector {
 	bool started;                     /* start() returned 0, stop() not run yet; collector.c's */
 	struct collector_status status;   /* through the calls below */
 	uint64_t errors;                  /* failed hardware reads since start */
+
+	/* A PMU collector's counter engine (col_engine.h); NULL for none or not chosen yet. */
+	const char *engine;               /* "perf" or "msr", static */
+	char engine_why[COLLECTOR_TEXT_MAX];
 };
 
 /*

@@ -7,13 +7,13 @@
  * touches an MSR; the collectors do that.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
 #include "decode.h"
+#include "err.h"
 #include "strbuf.h"
 
 #define CPUID_LEAF_VENDOR   0x0
@@ -100,20 +100,6 @@ static const struct {
 	{ "AuthenticAMD", "; on AMD read temperatures from the k10temp hwmon driver" },
 	{ "HygonGenuine", "; on Hygon read temperatures from the k10temp hwmon driver" },
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const struct model_entry *find_model(unsigned model)
 {

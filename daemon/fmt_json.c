@@ -111,6 +111,15 @@ static void write_collectors(struct strbuf *out, bool *first, const struct snaps
 		else
 			field_null(out, &f, "reason");
 		field_u64(out, &f, "errors", c->errors);
+		if (c->engine) {
+			bool fe = true;
+
+			key(out, &f, "engine");
+			strbuf_append(out, "{");
+			field_str(out, &fe, "name", c->engine);
+			field_str(out, &fe, "reason", c->engine_why ? c->engine_why : "");
+			strbuf_append(out, "}");
+		}
 		strbuf_append(out, "}");
 	}
 	strbuf_append(out, "]");

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "hw_dev.h"
 
 #define SYSFS_CPU_DIR "/sys/devices/system/cpu"
@@ -38,20 +38,6 @@ struct hwdev {
 	int n_cpus;
 	struct dev_cpu *cpus;   /* ascending CPU number */
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * Parse text as an unsigned decimal number, allowing trailing whitespace.

@@ -5,7 +5,8 @@
  * one that chooses the hardware backend (device files or simulation).  The
  * daemon starts as: parse the configuration, open the hardware and detect
  * the CPU, take or bind the listening socket, fork the HTTP server process
- * (privsep.h), drop privileges, start the collectors and the sampler, and
+ * (privsep.h), start the collectors, drop privileges (keeping CAP_PERFMON
+ * only where perf events may have to be opened again), start the sampler, and
  * tell systemd it is ready once the server has the first sample.  Stopping
  * runs the same steps backwards, and the collectors put every register they
  * changed back as they found it.
@@ -16,6 +17,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "col_engine.h"
 #include "collector.h"
 #include "conf_check.h"
 #include "conf_file.h"
@@ -46,6 +49,8 @@
 #include "listen_addr.h"
 #include "instance.h"
 #include "log.h"
+#include "perf_sys.h"
+#include "perf_sys_linux.h"
 #include "pmu.h"
 #include "privdrop.h"
 #include "privsep.h"
@@ -77,6 +82,7 @@ struct options {
 
 struct machine {
 	struct hw hw;
+	struct sim *sim;          /* the simulated machine behind hw, or NULL */
 	struct cpu_info info;
 	struct cpu_topology topo;
 };
@@ -353,6 +359,23 @@ static const char *scenario_dir(const struct options *o)
 	return UNCORED_SCENARIO_DIR;
 }
 
+/*
+ * The real kernel's perf_event interface beside the device files, its PMU
+ * tree under the same root.  Opens nothing.  Returns 0 or -1 after logging.
+ */
+static int attach_linux_perf(struct hw *hw, const char *root)
+{
+	struct perf_sys *ps = calloc(1, sizeof(*ps));
+
+	if (!ps || perf_sys_linux_init(ps, root) < 0) {
+		free(ps);
+		log_error("perf: out of memory");
+		return -1;
+	}
+	hw_set_perf(hw, ps);
+	return 0;
+}
+
 /* Open the backend, detect the CPU and load the topology.  Returns 0 or -1 after logging. */
 static int machine_open(const struct options *o, const struct conf *conf, struct machine *m)
 {
@@ -368,6 +391,13 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 			return -1;
 		}
 		sim_bind(sim, &m->hw);
+		m->sim = sim;
+		/* The simulator's kernel: the collectors count through it as through Linux. */
+		if (sim_attach_perf(sim, &m->hw, err, sizeof(err)) < 0) {
+			log_error("--simulate '%s': %s", o->simulate, err);
+			hw_close(&m->hw);
+			return -1;
+		}
 	} else {
 		r = hwdev_open(o->root ? o->root : conf->root, &m->hw, err, sizeof(err));
 		if (r < 0) {
@@ -380,6 +410,10 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 								     sizeof(where)), err);
 			else
 				log_error("%s", err);
+			return -1;
+		}
+		if (attach_linux_perf(&m->hw, o->root ? o->root : conf->root) < 0) {
+			hw_close(&m->hw);
 			return -1;
 		}
 	}
@@ -863,8 +897,11 @@ static void kick_watchdog(struct daemon *d)
  * The keys a running daemon cannot apply: the socket and the HTTP server's
  * limits are fixed when the server starts, the episode list's length when
  * the sampler is made, and root, user and state_file are used only by
- * start-up.  Everything else (interval, log_level, the collectors'
- * sections) is applied live.
+ * start-up.  The counter engines ([core] engine, [uncore] engine) are
+ * chosen at start-up too: only then may a kernel PMU be opened as root
+ * (see run_daemon), and a collector switching engines mid-run would start
+ * its totals over.  Everything else (interval, log_level, the collectors'
+ * other keys) is applied live.
  */
 #define RESTART_KEY(name, field, is_string) \
 	{ name, offsetof(struct conf, field), sizeof(((struct conf *)0)->field), is_string }
@@ -882,6 +919,8 @@ static const struct {
 	RESTART_KEY("request_timeout", request_timeout_s, false),
 	RESTART_KEY("max_header_size", max_header_bytes, false),
 	RESTART_KEY("max_episodes", max_episodes, false),
+	RESTART_KEY("[uncore] engine", uncore_engine, false),
+	RESTART_KEY("[core] engine", core_engine, false),
 };
 
 /* For each key fresh changes that needs a restart: say so and keep the running value. */
@@ -981,6 +1020,55 @@ static int start_server(struct daemon *d, int listen_fd)
 	return 0;
 }
 
+/*
+ * What the hardware side keeps after the privilege drop: CAP_PERFMON, and
+ * only when a PMU collector counts, or would count once a reload enables
+ * it, through the real kernel's perf.  Opens made later need it (a CPU
+ * back online, a reload that restarts a collector; hardware-linux.md
+ * §3.1: the kernel checks privilege at perf_event_open only, so the fds
+ * already open need nothing).  CAP_PERFMON lets the process count CPU-wide
+ * events and nothing else; the msr fds, opened as root, need no capability
+ * afterwards.  The simulator's kernel checks no privilege: nothing is kept.
+ */
+static unsigned kept_privileges(const struct daemon *d)
+{
+	struct perf_sys *ps = d->machine.hw.perf;
+	struct col_engine_choice ch;
+
+	if (d->opt->simulate || !ps)
+		return 0;
+	if (col_engine_choose(d->conf.core_engine, ENGINE_PMU_CORE, ps, &ch) == 0 && ch.perf)
+		return PRIVDROP_KEEP_PERFMON;
+	if (col_engine_choose(d->conf.uncore_engine, ENGINE_PMU_NHM_UNCORE, ps, &ch) == 0 && ch.perf)
+		return PRIVDROP_KEEP_PERFMON;
+	return 0;
+}
+
+/* Drop to [daemon] user, keeping kept_privileges().  0, or -errno with err set. */
+static int drop_privileges(struct daemon *d, char *err, size_t errlen)
+{
+	unsigned keep = kept_privileges(d);
+	const char *user = d->conf.user;
+	struct passwd *pw;
+	int r;
+
+	/* The simulated PMU tree goes to the user, who removes it at exit. */
+	if (d->machine.sim && geteuid() == 0 && user[0] && strcmp(user, "root") != 0 &&
+	    (pw = getpwnam(user)) != NULL)
+		sim_perf_tree_chown(d->machine.sim, pw->pw_uid, pw->pw_gid);
+	r = privdrop_to_user_keep(user, keep, err, errlen);
+
+	if (r == 2)
+		log_warning("privileges: running as '%s' without CAP_PERFMON (this kernel does not "
+			    "know it, before Linux 5.8, or the unit's CapabilityBoundingSet= lacks it): "
+			    "a CPU that comes back online, or a reload that restarts a collector, "
+			    "cannot open its perf events again", d->conf.user);
+	else if (r == 0 && keep)
+		log_info("privileges: running as '%s' with CAP_PERFMON only, to open perf events "
+			 "again after CPU hotplug and reload", d->conf.user);
+	return r < 0 ? r : 0;
+}
+
 static int run_daemon(const struct options *o, struct conf *conf)
 {
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
@@ -1013,16 +1101,21 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	close(listen_fd);
 	listen_fd = -1;
 	snapshot_set_publish_hook(privsep_publish, d.server);
-	/* Every msr fd is open and the socket bound: root is no longer needed. */
-	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
-		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
-			  err);
-		goto out_listen;
-	}
+	/*
+	 * The collectors start as root, after the fork (the server holds none
+	 * of their fds): perf events are opened with every privilege they may
+	 * need, whatever the kernel's perf_event_paranoid.
+	 */
 	if (sampler_new(&d.conf, &d.machine.hw, &d.machine.info, &d.machine.topo, &d.sampler,
 			err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out_listen;
+	}
+	/* Every msr fd and perf event is open and the socket bound: root is no longer needed. */
+	if (drop_privileges(&d, err, sizeof(err)) < 0) {
+		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
+			  err);
+		goto out_sampler;
 	}
 	first = sampler_sample(d.sampler);
 	snapshot_release(first);

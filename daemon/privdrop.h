@@ -31,4 +31,20 @@
  */
 int privdrop_to_user(const char *user, char *err, size_t errlen);
 
+/* What privdrop_to_user_keep may keep. */
+#define PRIVDROP_KEEP_PERFMON 0x1u   /* CAP_PERFMON: perf_event_open of CPU-wide events */
+
+/*
+ * privdrop_to_user, keeping the capabilities in keep in the permitted and
+ * effective sets (and nothing else: inheritable, ambient and bounding sets
+ * empty, no-new-privs set), so that the hardware side can open perf events
+ * again after the drop (a CPU back online, a reload that restarts a
+ * collector; hardware-linux.md §3.1).  The verification then expects
+ * exactly those bits in CapPrm and CapEff.  Returns as privdrop_to_user,
+ * and 2 when the drop was done but a capability of keep was not kept
+ * because the kernel does not know it (CAP_PERFMON: before Linux 5.8) or
+ * the process did not hold it (a bounding set without it).
+ */
+int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t errlen);
+
 #endif

@@ -83,6 +83,8 @@ static int start_collector(struct sampler *s, size_t id)
 
 	if (r == -EINVAL)
 		return r;
+	if (c->engine)
+		log_info("collector %s: %s engine: %s", c->ops->name, c->engine, c->engine_why);
 	collector_reason(c, reason, sizeof(reason));
 	/* Disabled by the configuration, or absent from this CPU: expected, so info. */
 	if (c->up)

@@ -35,6 +35,9 @@ struct snapshot_collector {
 	const char *reason;        /* why not up, then the degradations, "; "-separated (collector.h);
 				      "" when none; owned by the snapshot */
 	uint64_t errors;           /* failed hardware reads since start */
+	const char *engine;        /* a PMU collector's counter engine ("perf", "msr", static);
+				      NULL for a collector without one */
+	const char *engine_why;    /* why that engine; owned by the snapshot */
 };
 
 /*

@@ -93,7 +93,22 @@ for model in westmere-ep-2s nehalem-ep-2s skylake-sp-2s big; do
 	jq -e '(.cpus | length) as $n | [.cpus[] | select(.instructions > 0 and .cycles > 0 and .ref_cycles > 0)] | length == $n' \
 		"$TEST_TMP/m.json" >/dev/null || fail "$model: a CPU without core counts"
 	jq -e '.collectors[] | select(.name == "core") | .up' "$TEST_TMP/m.json" >/dev/null || fail "$model: core collector down"
+	# By default through the simulated kernel's perf, said in the JSON and the log.
+	jq -e '.collectors[] | select(.name == "core") | .engine.name == "perf"' "$TEST_TMP/m.json" >/dev/null ||
+		fail "$model: core collector not on the perf engine: $(jq -c .collectors "$TEST_TMP/m.json")"
+	grep -qxF 'uncored: collector core: perf engine: the kernel has a core PMU (engine = auto)' "$TEST_TMP/log" ||
+		fail "$model: no engine line in the log: $(cat "$TEST_TMP/log")"
 	echo "$model: $n cpus counted"
 done
+# engine = msr for the core, engine = perf for the Westmere uncore: counted all the same.
+write_conf "$TEST_TMP/e.conf" "$(free_port)" "[uncore]" "engine = perf" "[core]" "engine = msr"
+"$UNCORED_BIN" --config "$TEST_TMP/e.conf" --once --json --simulate westmere-ep-2s >"$TEST_TMP/e.json" 2>"$TEST_TMP/log" ||
+	{ cat "$TEST_TMP/log"; fail "engines swapped: --once failed"; }
+jq -e '[.collectors[] | select(.engine) | "\(.name)=\(.engine.name)"] == ["uncore=perf", "core=msr"]' \
+	"$TEST_TMP/e.json" >/dev/null || fail "engines swapped: $(jq -c .collectors "$TEST_TMP/e.json")"
+jq -e '[.sockets[].uncore.clockticks > 0, .cpus[].instructions > 0] | all' "$TEST_TMP/e.json" >/dev/null ||
+	fail "engines swapped: nothing counted"
+grep -qxF 'uncored: collector uncore: perf engine: engine = perf in [uncore]' "$TEST_TMP/log" ||
+	fail "engines swapped: no uncore engine line: $(cat "$TEST_TMP/log")"
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate nehalem-ep-2s 2>/dev/null | grep -q "IPC per cpu" || fail "no per-CPU IPC in the table"
 echo "once: ok"
