@@ -26,6 +26,7 @@
 #include "log.h"
 #include "sampler.h"
 #include "self_metrics.h"
+#include "hotplug.h"
 
 struct sampler {
 	struct conf conf;
@@ -39,6 +40,7 @@ struct sampler {
 	struct history *history;       /* NULL when out of memory at start */
 	struct history_reading *readings; /* [topo->n_sockets], for history_add */
 	struct snapshot *previous;
+	struct hotplug *hotplug;       /* NULL when out of memory at start */
 	uint64_t n_samples;
 	_Atomic uint64_t progress;
 
@@ -190,6 +192,7 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 		return -ENOMEM;
 	}
 	start_history(s);
+	s->hotplug = hotplug_new(hw);
 	pthread_mutex_init(&s->lock, NULL);
 	{
 		pthread_condattr_t attr;
@@ -249,6 +252,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->time = realtime_s();
 	snap->interval_s = s->conf.interval_s;
 	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
+	hotplug_check(s->hotplug);   /* first: registers it puts back are free for the collectors */
 	for (size_t id = 0; id < n_collectors(); id++)
 		collector_sample(&s->collectors[id], snap);
 	carry_totals(s, snap);
@@ -407,6 +411,7 @@ void sampler_free(struct sampler *s)
 	snapshot_release(s->previous);
 	episode_tracker_free(s->episodes);
 	history_free(s->history);
+	hotplug_free(s->hotplug);
 	free(s->readings);
 	free(s->pending);
 	pthread_cond_destroy(&s->wake);
