@@ -40,6 +40,7 @@
 #include "fmt_prom.h"
 #include "fmt_table.h"
 #include "http.h"
+#include "hwopen.h"
 #include "ledger_file.h"
 #include "hw.h"
 #include "hw_dev.h"
@@ -822,6 +823,7 @@ struct daemon {
 	struct ledger_file *journal;
 	struct sampler *sampler;
 	struct privsep *server;
+	struct hwopen *opener;         /* NULL when no privilege is dropped */
 	bool server_gone;
 	int signal_fd;
 	uint64_t last_progress;
@@ -1070,6 +1072,14 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	close(listen_fd);
 	listen_fd = -1;
 	snapshot_set_publish_hook(privsep_publish, d.server);
+	/* A CPU that comes online later needs its devices opened: the opener keeps that right. */
+	if (!o->simulate && privdrop_will_drop(d.conf.user)) {
+		if (hwopen_start(o->root ? o->root : d.conf.root, &d.opener, err, sizeof(err)) < 0) {
+			log_error("%s", err);
+			goto out_listen;
+		}
+		hwdev_set_opener(&d.machine.hw, hwopen_open, d.opener);
+	}
 	/* Every msr fd is open and the socket bound: root is no longer needed. */
 	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
 		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
@@ -1105,6 +1115,9 @@ out_sampler:
 	snapshot_set_publish_hook(NULL, NULL);
 	snapshot_clear();
 out_listen:
+	/* After the sampler: nothing asks it any more. */
+	hwdev_set_opener(&d.machine.hw, NULL, NULL);
+	hwopen_stop(d.opener);
 	if (listen_fd >= 0)
 		close(listen_fd);
 	if (d.server) {
