@@ -11,8 +11,9 @@
  * checkpoint, then copies it over the old records and truncates; a kill at
  * any point leaves a complete checkpoint or the old records.  (Not a
  * rename: after the privilege drop the daemon cannot write the directory,
- * which must not be writable by anyone but root.)  A clean stop empties
- * the file.  Its directory is locked (flock) for the daemon's lifetime, so
+ * which must not be writable by anyone but root.)  A stop that restored
+ * everything empties the file; one that could not keeps it
+ * (ledger_file_keep), listing what is left.  Its directory is locked (flock) for the daemon's lifetime, so
  * a second uncored using the same file neither recovers nor journals.
  *
  * The file is trusted only when it is a regular file owned by root (or by

@@ -261,6 +261,8 @@ struct snapshot *sampler_sample(struct sampler *s)
 		log_warning("sample %llu: out of memory, some events are left out of it",
 			    (unsigned long long)snap->samples);
 	snap->last_sample_duration_s = monotonic_s() - t0;
+	snap->cpus_went_offline = hotplug_offline_count(s->hotplug);
+	snap->cpus_came_online = hotplug_online_count(s->hotplug);
 	self_metrics_add(snap);
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");

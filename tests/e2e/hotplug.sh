@@ -7,7 +7,8 @@
 #  - The next start finishes the job when the CPU is online again;
 #  - or, when it is still offline, once it comes online during the run.
 #  - A CPU offline at start is monitored once it comes online.
-#  - Going offline and coming online are each logged once.
+#  - Going offline and coming online are each logged once and counted
+#    (uncored_cpu_hotplug_total).
 # cpu 1 is used: the uncore of socket 0 is reached through cpu 0, so only
 # core PMU registers (per CPU, like the tree's files) are on it.
 . "$(dirname "$0")/lib.sh"
@@ -125,6 +126,8 @@ wait_samples 3
 metrics=$(curl -fsS "$DAEMON_URL/metrics")
 printf '%s\n' "$metrics" | grep -q '^uncored_core_instructions_total{[^}]*cpu="1"' ||
 	fail "cpu 1 not monitored after it came online: $(printf '%s\n' "$metrics" | grep 'cpu="0"' | head -3)"
+[ "$(metric_value "$metrics" 'uncored_cpu_hotplug_total{event="online"}')" = 1 ] ||
+	fail "online during the run: not counted: $(printf '%s\n' "$metrics" | grep hotplug)"
 if grep -q 'cpu 1:' "$TEST_TMP/log.later"; then
 	fail "cpu 1 reported unusable: $(grep 'cpu 1:' "$TEST_TMP/log.later")"
 fi
@@ -140,5 +143,10 @@ wait_log "$TEST_TMP/log.flap" "cpu 1 came online" "flap"
 wait_samples 4
 [ "$(count "$TEST_TMP/log.flap" "cpu 1 went offline")" = 1 ] || fail "flap: offline not logged exactly once: $(cat "$TEST_TMP/log.flap")"
 [ "$(count "$TEST_TMP/log.flap" "cpu 1 came online")" = 1 ] || fail "flap: online not logged exactly once: $(cat "$TEST_TMP/log.flap")"
+metrics=$(curl -fsS "$DAEMON_URL/metrics")
+[ "$(metric_value "$metrics" 'uncored_cpu_hotplug_total{event="offline"}')" = 1 ] ||
+	fail "flap: offline not counted once: $(printf '%s\n' "$metrics" | grep hotplug)"
+[ "$(metric_value "$metrics" 'uncored_cpu_hotplug_total{event="online"}')" = 1 ] ||
+	fail "flap: online not counted once: $(printf '%s\n' "$metrics" | grep hotplug)"
 stop_clean flap
 echo "hotplug: stop while offline, next start, online during the run, offline at start, logged once: ok"
