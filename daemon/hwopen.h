@@ -14,7 +14,8 @@
  *     the bounding set included, and no-new-privs is set;
  *   - one end of a socketpair, and the standard streams for its log; every
  *     other fd is closed.
- * It answers one request at a time: a CPU number in, the two fds out
+ * (Started by a normal user, as in tests, it keeps that user's rights and
+ * drops nothing.)  It answers one request at a time: a CPU number in, the two fds out
  * (SCM_RIGHTS) or a negative errno.  It builds the paths itself from the
  * root prefix it was started with and the number, so it can open nothing
  * but those two device files of a CPU.  It ignores the stop signals (they
