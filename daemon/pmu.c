@@ -194,16 +194,56 @@ size_t pmu_left(const struct ledger_record **ret_records, const int **ret_errs)
 	return n_left;
 }
 
+static struct pmu_entry *find(const struct pmu_ledger *l, int cpu, uint32_t msr);
+
+/*
+ * A live ledger holds (cpu, msr) now: it restores the register itself, so
+ * give it the older record's original value (or bits) and settle the
+ * left record.  Returns whether one did.
+ */
+static bool merge_into_live(const struct ledger_record *r)
+{
+	for (struct pmu_ledger *l = live_ledgers; l; l = l->next) {
+		struct pmu_entry *e = find(l, r->cpu, r->msr);
+
+		if (!e)
+			continue;
+		if (e->is_owned && r->kind == LEDGER_OWN)
+			e->original = r->original;
+		else if (!e->is_owned && r->kind == LEDGER_BITS)
+			e->bits |= r->bits;
+		else
+			continue;   /* kinds differ: not the same use of it; leave the record */
+		return true;
+	}
+	return false;
+}
+
 unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
 {
 	struct ledger_recovery rec = { 0 };
-	size_t kept = 0, n = n_left;
+	size_t kept = 0, n;
+	unsigned merged = 0;
 	int *errs;
 
 	if (ret_rec)
 		*ret_rec = rec;
-	if (!n || !(errs = calloc(n, sizeof(*errs))))
-		return 0;
+	/* First the registers a live ledger has taken since: they are its to restore now. */
+	for (size_t i = 0; i < n_left; i++) {
+		if (merge_into_live(&left[i])) {
+			merged++;
+			continue;
+		}
+		left[kept] = left[i];
+		left_err[kept++] = left_err[i];
+	}
+	n = n_left = kept;
+	kept = 0;
+	if (!n || !(errs = calloc(n, sizeof(*errs)))) {
+		if (merged)
+			journal_rewrite();
+		return merged;
+	}
 	ledger_undo(hw, left, n, &rec, errs);
 	for (size_t i = 0; i < n; i++) {
 		if (!errs[i])
@@ -215,9 +255,9 @@ unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
 	if (ret_rec)
 		*ret_rec = rec;
 	n_left = kept;
-	if (kept < n)
+	if (kept < n || merged)
 		journal_rewrite();
-	return (unsigned)(n - kept);
+	return (unsigned)(n - kept) + merged;
 }
 
 void pmu_forget_left(void)

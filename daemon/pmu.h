@@ -129,9 +129,12 @@ size_t pmu_left(const struct ledger_record **ret_records, const int **ret_errs);
  * Try the registers left unrestored again (a CPU came back online), by
  * the rule for registers whose ledger is gone (ledger_undo): each is put
  * back if it still holds what uncored wrote, or left to the agent that
- * took it over.  Those that still cannot be reached stay.  Returns how
- * many were settled, with the details in *ret_rec (may be NULL); the
- * journal is rewritten when any was.
+ * took it over.  Those that still cannot be reached stay.  A register a
+ * live ledger has taken meanwhile is settled by giving that ledger the
+ * older original value (or the bits), so its restore puts back the value
+ * found first.  Returns how many were settled, with the details of those
+ * tried on the hardware in *ret_rec (may be NULL); the journal is
+ * rewritten when any was.
  */
 unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec);
 

@@ -323,6 +323,32 @@ static void finish_left_leaves_what_another_agent_took(void **state)
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1);
 }
 
+/*
+ * A register left unrestored that a live ledger has taken since (its CPU
+ * came back before the left records were tried): that ledger restores it,
+ * to the value found first.
+ */
+static void finish_left_hands_a_taken_register_to_its_ledger(void **state)
+{
+	struct fixture *f = *state;
+	const struct ledger_record *v;
+	struct pmu_ledger *b = pmu_ledger_new();
+	unsigned failed = 0;
+
+	regfile_set(f->rf, 2, MSR_UNCORE_PERFEVTSEL0, 0x5);
+	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	regfile_set_online(f->rf, 2, false);
+	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	regfile_set_online(f->rf, 2, true);
+	assert_int_equal(pmu_write(b, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420180), 0);
+	assert_int_equal(pmu_finish_left(&f->hw, NULL), 1);
+	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x420180);
+	assert_int_equal(pmu_restore(b, &f->hw, &failed), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x5);
+	pmu_ledger_free(b);
+}
+
 static void failed_first_write_records_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -435,6 +461,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(restore_offline_cpu_counts_failures, setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_offline_cpu_keeps_registers_left, setup, teardown),
 		cmocka_unit_test_setup_teardown(finish_left_leaves_what_another_agent_took, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(finish_left_hands_a_taken_register_to_its_ledger, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(failed_first_write_records_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(release_writes_original_and_forgets, setup, teardown),
