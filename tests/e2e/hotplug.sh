@@ -8,7 +8,7 @@
 #  - or, when it is still offline, once it comes online during the run.
 #  - A CPU offline at start is monitored once it comes online.
 #  - Going offline and coming online are each logged once and counted
-#    (uncored_cpu_hotplug_total).
+#    (uncored_cpu_hotplug_total), and the counters carry on.
 # cpu 1 is used: the uncore of socket 0 is reached through cpu 0, so only
 # core PMU registers (per CPU, like the tree's files) are on it.
 . "$(dirname "$0")/lib.sh"
@@ -133,13 +133,37 @@ if grep -q 'cpu 1:' "$TEST_TMP/log.later"; then
 fi
 stop_clean later
 
-# --- Offline and back during a run: each logged once, the counters carry on.
+# --- Offline and back during a run: each logged once, the counters carry on
+# from where they stopped.  cpu 1 counts instructions on fixed counter 0
+# (MSR 0x309); the test advances that counter as the CPU would.
+add_count() { # add_count N: add N to cpu 1's fixed counter 0
+	python3 -c 'import struct,sys
+f=open(sys.argv[1],"r+b"); f.seek(0x309*8); v=struct.unpack("<Q",f.read(8))[0]
+f.seek(0x309*8); f.write(struct.pack("<Q",v+int(sys.argv[2])))' "$tree/dev/cpu/1/msr" "$1"
+}
+instructions() { # cpu 1's exported instruction total
+	metric_value "$(curl -fsS "$DAEMON_URL/metrics")" 'uncored_core_instructions_total{socket="0",core="1",cpu="1"}'
+}
+wait_total() { # wait_total N NAME: until cpu 1's total is N
+	for _ in $(seq 1 300); do
+		[ "$(instructions || true)" = "$1" ] && return 0
+		sleep 0.1
+	done
+	fail "$2: cpu 1's instruction total is $(instructions || true), expected $1"
+}
 start_daemon "$port" "$TEST_TMP/log.flap" --config "$TEST_TMP/u.conf" --root "$tree"
+wait_samples 2
+add_count 1000
+wait_total 1000 "before offline"
 set_online 1 0
 wait_log "$TEST_TMP/log.flap" "cpu 1 went offline" "flap"
 wait_samples 4
+total=$(instructions || true)   # not exported while offline
+[ -z "$total" ] || [ "$total" = 1000 ] || fail "flap: the total changed while offline: $total"
+add_count 500
 set_online 1 1
 wait_log "$TEST_TMP/log.flap" "cpu 1 came online" "flap"
+wait_total 1500 "back online"
 wait_samples 4
 [ "$(count "$TEST_TMP/log.flap" "cpu 1 went offline")" = 1 ] || fail "flap: offline not logged exactly once: $(cat "$TEST_TMP/log.flap")"
 [ "$(count "$TEST_TMP/log.flap" "cpu 1 came online")" = 1 ] || fail "flap: online not logged exactly once: $(cat "$TEST_TMP/log.flap")"
