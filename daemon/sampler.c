@@ -23,10 +23,10 @@
 #include "episode.h"
 #include "event.h"
 #include "history.h"
+#include "hotplug.h"
 #include "log.h"
 #include "sampler.h"
 #include "self_metrics.h"
-#include "hotplug.h"
 
 struct sampler {
 	struct conf conf;
