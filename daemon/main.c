@@ -5,10 +5,12 @@
  * one that chooses the hardware backend (device files or simulation).  The
  * daemon starts as: parse the configuration, open the hardware and detect
  * the CPU, take or bind the listening socket, fork the HTTP server process
- * (privsep.h), drop privileges, start the collectors and the sampler, and
- * tell systemd it is ready once the server has the first sample.  Stopping
- * runs the same steps backwards, and the collectors put every register they
- * changed back as they found it.
+ * (privsep.h) and, when a user is switched to, the msr opener (hwopen.h),
+ * drop privileges, start the collectors and the sampler, and tell systemd
+ * it is ready once the server has the first sample.  Stopping runs the
+ * same steps backwards, and the collectors put every register they changed
+ * back as they found it; what they cannot reach (a CPU offline) is logged,
+ * stays in the state file, and makes the exit status 4.
  */
 #include <arpa/inet.h>
 #include <errno.h>
