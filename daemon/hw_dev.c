@@ -3,7 +3,9 @@
  * sysfs, reads their topology once (the kernel removes topology/ of a CPU
  * that goes offline, so the copy taken at open is kept) and opens every
  * online CPU's msr and cpuid device once; the fds are kept until close so
- * they survive a privilege drop.  Every path is built under a root prefix,
+ * they survive a privilege drop.  A CPU offline at open gets its devices
+ * at the first access once it is online (through the opener, if one is
+ * set: hwopen.h).  Every path is built under a root prefix,
  * so tests can use sparse regular files in place of the devices.  It does
  * not interpret any register; that is decode.c's and the collectors' job.
  */

@@ -22,7 +22,8 @@
  * Open the backend under root ("/" for the real machine): enumerate CPUs
  * from sysfs and open every online CPU's msr (read-write) and cpuid
  * (read-only) device once; the fds are kept until hw_close(), so they keep
- * working after privileges are dropped.  Returns 0 and fills ret_hw, or a
+ * working after privileges are dropped (and after the CPU goes offline and
+ * comes back, as the driver's do).  Returns 0 and fills ret_hw, or a
  * negative errno with a sentence in err naming the path and the remedy
  * (-ENOENT: msr driver not loaded; -EACCES/-EPERM: needs root or
  * CAP_SYS_RAWIO; -EINVAL: unreadable topology).
