@@ -5,11 +5,13 @@
  * one that chooses the hardware backend (device files or simulation).  The
  * daemon starts as: parse the configuration, open the hardware and detect
  * the CPU, take or bind the listening socket, fork the HTTP server process
- * (privsep.h), start the collectors, drop privileges (keeping CAP_PERFMON
- * only where perf events may have to be opened again), start the sampler, and
- * tell systemd it is ready once the server has the first sample.  Stopping
- * runs the same steps backwards, and the collectors put every register they
- * changed back as they found it.
+ * (privsep.h) and, when a user is switched to, the msr opener (hwopen.h),
+ * start the collectors, drop privileges (keeping CAP_PERFMON only where perf
+ * events may have to be opened again), start the sampler, and tell systemd
+ * it is ready once the server has the first sample.  Stopping runs the same
+ * steps backwards, and the collectors put every register they changed back
+ * as they found it; what they cannot reach (a CPU offline) is logged, stays
+ * in the state file, and makes the exit status 4.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -46,6 +48,7 @@
 #include "ledger_file.h"
 #include "hw.h"
 #include "hw_dev.h"
+#include "hwopen.h"
 #include "listen_addr.h"
 #include "instance.h"
 #include "log.h"
@@ -65,6 +68,8 @@
 #define EXIT_USAGE 2
 /* Not 1, which the unit takes for a refused start and does not restart. */
 #define EXIT_SERVER_DIED 3
+/* Stopped, but registers could not be restored (their CPU offline); the state file keeps them. */
+#define EXIT_NOT_RESTORED 4
 
 enum mode { MODE_DAEMON, MODE_ONCE, MODE_CHECK_CONFIG, MODE_LIST_EVENTS, MODE_VERSION, MODE_HELP };
 enum once_format { ONCE_TEXT, ONCE_JSON, ONCE_PROMETHEUS };
@@ -470,6 +475,19 @@ static void log_damage(const char *path, const struct ledger_recovery *rec)
 		log_notice("state file %s: the damaged file is kept as %s.damaged", path, path);
 }
 
+/* Each register recovery could not reach: it stays in the state file until it can be. */
+static void log_left_found(struct ledger_file *lf, const char *path)
+{
+	const struct ledger_record *v;
+	const int *errs;
+	size_t n = ledger_file_left(lf, &v, &errs);
+
+	for (size_t i = 0; i < n; i++)
+		log_warning("state file %s: cpu %d MSR 0x%x could not be restored yet: %s; kept, and "
+			    "put back when its CPU comes online", path, v[i].cpu, v[i].msr,
+			    hw_hint(errs[i], HW_OP_WRITE));
+}
+
 /*
  * Undo what a killed uncored left programmed and journal this run's
  * register changes to [daemon] state_file (SPEC §8).  Device backend only:
@@ -509,24 +527,65 @@ static int journal_open(const struct options *o, const struct conf *conf, struct
 	log_damage(conf->state_file, &rec);
 	if (rec.found)
 		log_notice("state file %s: the previous uncored did not stop cleanly; cleaned up %u "
-			   "registers it left programmed, left %u that another agent took over alone"
-			   "%s", conf->state_file, rec.cleaned, rec.left,
-			   rec.failed ? ", some could not be accessed" : "");
+			   "registers it left programmed, left %u that another agent took over alone",
+			   conf->state_file, rec.cleaned, rec.left);
+	log_left_found(lf, conf->state_file);
 	pmu_set_journal(lf);
 	*ret_lf = lf;
 	return 0;
 }
 
-/* After every register is restored: stop journaling and empty the state file. */
-static void journal_close(struct ledger_file *lf)
+/*
+ * After the collectors have stopped: log every register that could not be
+ * restored, stop journaling, and empty the state file, or keep it when
+ * registers were left so that the next start (or the CPU coming back
+ * online, while it runs) finishes the job.  Returns how many were left.
+ */
+static size_t journal_close(struct ledger_file *lf, const char *path)
 {
+	const struct ledger_record *v;
+	const int *errs;
+	size_t n = pmu_left(&v, &errs);
+
+	for (size_t i = 0; i < n; i++) {
+		char what[64];
+
+		if (v[i].kind == LEDGER_BITS)
+			snprintf(what, sizeof(what), "uncored's bits 0x%llx",
+				 (unsigned long long)v[i].bits);
+		else
+			snprintf(what, sizeof(what), "original value 0x%llx",
+				 (unsigned long long)v[i].original);
+		log_error("cpu %d MSR 0x%x: not restored (%s): %s; %s%s", v[i].cpu, v[i].msr, what,
+			  hw_hint(errs[i], HW_OP_WRITE),
+			  lf ? "kept in the state file " : "there is no state file to keep it",
+			  lf ? path : "");
+	}
 	if (!lf)
-		return;
+		return n;
 	pmu_set_journal(NULL);
 	if (ledger_file_error(lf))
 		log_warning("state file: a write failed (%s); the journal was incomplete",
 			    strerror(-ledger_file_error(lf)));
-	ledger_file_close(lf);
+	if (n)
+		ledger_file_keep(lf);
+	else
+		ledger_file_close(lf);
+	return n;
+}
+
+/* The last line of a stop: every register restored, or how many were not. */
+static int log_stopped(size_t n_left, bool has_journal, int rc)
+{
+	if (n_left) {
+		log_error("stopped; %zu registers could not be restored%s", n_left,
+			  has_journal ? " and stay in the state file: the next start, or their CPU "
+			  "coming back online while uncored runs, puts them back" : "");
+		return rc ? rc : EXIT_NOT_RESTORED;
+	}
+	if (rc == 0)
+		log_notice("stopped, every register restored");
+	return rc;
 }
 
 /* What each registered collector can count here, one block each. */
@@ -751,6 +810,7 @@ static int run_once(const struct options *o, const struct conf *conf)
 	struct ledger_file *journal;
 	char err[512];
 	int rc, sig, signal_fd, lock_fd;
+	size_t n_left;
 
 	if (check_at_start(o, conf, false) < 0)
 		return 1;
@@ -766,7 +826,7 @@ static int run_once(const struct options *o, const struct conf *conf)
 	}
 	if (sampler_new(conf, &m.hw, &m.info, &m.topo, &sampler, err, sizeof(err)) < 0) {
 		log_error("%s", err);
-		journal_close(journal);
+		journal_close(journal, conf->state_file);
 		machine_close(&m);
 		return 1;
 	}
@@ -776,10 +836,12 @@ static int run_once(const struct options *o, const struct conf *conf)
 	sig = sleep_or_signal(signal_fd, conf->interval_s);
 	second = sig ? NULL : sampler_sample(sampler);
 	sampler_free(sampler);   /* restores every register before anything is printed */
-	journal_close(journal);
 	if (sig)
 		log_notice("received SIG%s, stopping", sigabbrev_np(sig));
+	n_left = journal_close(journal, conf->state_file);
 	rc = first && second ? print_once(o->format, first, second) : 1;
+	if (n_left)
+		rc = log_stopped(n_left, journal != NULL, rc);
 	snapshot_release(first);
 	snapshot_release(second);
 	snapshot_clear();
@@ -799,6 +861,7 @@ struct daemon {
 	struct ledger_file *journal;
 	struct sampler *sampler;
 	struct privsep *server;
+	struct hwopen *opener;         /* NULL when no privilege is dropped */
 	bool server_gone;
 	int signal_fd;
 	uint64_t last_progress;
@@ -1075,6 +1138,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	struct snapshot *first;
 	char err[512], where[4400], listening[INET6_ADDRSTRLEN + 96];
 	int listen_fd = -1, rc = 1, lock_fd;
+	size_t n_left;
 
 	d.conf_path = o->config;
 	if (check_at_start(o, &d.conf, true) < 0)
@@ -1101,6 +1165,14 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	close(listen_fd);
 	listen_fd = -1;
 	snapshot_set_publish_hook(privsep_publish, d.server);
+	/* A CPU that comes online later needs its devices opened: the opener keeps that right. */
+	if (!o->simulate && privdrop_will_drop(d.conf.user)) {
+		if (hwopen_start(o->root ? o->root : d.conf.root, &d.opener, err, sizeof(err)) < 0) {
+			log_error("%s", err);
+			goto out_listen;
+		}
+		hwdev_set_opener(&d.machine.hw, hwopen_open, d.opener);
+	}
 	/*
 	 * The collectors start as root, after the fork (the server holds none
 	 * of their fds): perf events are opened with every privilege they may
@@ -1141,6 +1213,9 @@ out_sampler:
 	snapshot_set_publish_hook(NULL, NULL);
 	snapshot_clear();
 out_listen:
+	/* After the sampler: nothing asks it any more. */
+	hwdev_set_opener(&d.machine.hw, NULL, NULL);
+	hwopen_stop(d.opener);
 	if (listen_fd >= 0)
 		close(listen_fd);
 	if (d.server) {
@@ -1152,14 +1227,12 @@ out_listen:
 			log_notice("server process %s", how);
 	}
 out_machine:
-	journal_close(d.journal);
+	n_left = journal_close(d.journal, d.conf.state_file);
 	machine_close(&d.machine);
 	close(d.signal_fd);
 	if (lock_fd >= 0)
 		close(lock_fd);
-	if (rc == 0)
-		log_notice("stopped, every register restored");
-	return rc;
+	return log_stopped(n_left, d.journal != NULL, rc);
 }
 
 int main(int argc, char **argv)

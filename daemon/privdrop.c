@@ -259,3 +259,42 @@ int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t err
 		return 2;
 	return r;
 }
+
+int privdrop_keep_only(int cap, char *err, size_t errlen)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	int last = last_cap();
+
+	if (cap < 0 || cap > last || cap >= 32 * _LINUX_CAPABILITY_U32S_3) {
+		snprintf(err, errlen, "keep capability %d: no such capability", cap);
+		return -EINVAL;
+	}
+	for (int c = 0; c <= last; c++) {
+		if (c != cap && prctl(PR_CAPBSET_DROP, (unsigned long)c, 0, 0, 0) < 0 &&
+		    errno != EINVAL) {
+			snprintf(err, errlen, "drop the bounding set: %s", strerror(errno));
+			return -errno;
+		}
+	}
+	memset(data, 0, sizeof(data));
+	data[cap / 32].effective = data[cap / 32].permitted = 1u << (cap % 32);
+	if (syscall(SYS_capset, &hdr, data) < 0) {
+		snprintf(err, errlen, "capset: %s", strerror(errno));
+		return -errno;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) {
+		snprintf(err, errlen, "clear the ambient set: %s", strerror(errno));
+		return -errno;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		snprintf(err, errlen, "no-new-privileges: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+bool privdrop_will_drop(const char *user)
+{
+	return user && user[0] && strcmp(user, "root") != 0 && geteuid() == 0;
+}

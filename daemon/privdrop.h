@@ -7,6 +7,7 @@
 #ifndef UNCORED_PRIVDROP_H
 #define UNCORED_PRIVDROP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -46,5 +47,18 @@ int privdrop_to_user(const char *user, char *err, size_t errlen);
  * the process did not hold it (a bounding set without it).
  */
 int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t errlen);
+
+/* Whether privdrop_to_user(user) would drop anything (0 rather than 1). */
+bool privdrop_will_drop(const char *user);
+
+/*
+ * Stay the same user but keep only capability cap (linux/capability.h):
+ * effective and permitted hold cap alone, the bounding set nothing else,
+ * inheritable and ambient nothing; no-new-privs is set.  For the process
+ * that opens a late CPU's msr device (hwopen.h), which needs root's
+ * ownership of the device file and CAP_SYS_RAWIO, and nothing more.
+ * Returns 0 or a negative errno with a sentence in err.
+ */
+int privdrop_keep_only(int cap, char *err, size_t errlen);
 
 #endif

@@ -23,6 +23,7 @@
 #include "episode.h"
 #include "event.h"
 #include "history.h"
+#include "hotplug.h"
 #include "log.h"
 #include "sampler.h"
 #include "self_metrics.h"
@@ -40,6 +41,7 @@ struct sampler {
 	struct history *history;       /* NULL when out of memory at start */
 	struct history_reading *readings; /* [topo->n_sockets], for history_add */
 	struct snapshot *previous;
+	struct hotplug *hotplug;       /* NULL when out of memory at start */
 	uint64_t n_samples;
 	_Atomic uint64_t progress;
 
@@ -193,6 +195,7 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 		return -ENOMEM;
 	}
 	start_history(s);
+	s->hotplug = hotplug_new(hw);
 	pthread_mutex_init(&s->lock, NULL);
 	{
 		pthread_condattr_t attr;
@@ -257,6 +260,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->time = realtime_s();
 	snap->interval_s = s->conf.interval_s;
 	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
+	hotplug_check(s->hotplug);   /* first: registers it puts back are free for the collectors */
 	for (size_t id = 0; id < n_collectors(); id++)
 		collector_sample(&s->collectors[id], snap);
 	carry_totals(s, snap);
@@ -265,6 +269,8 @@ struct snapshot *sampler_sample(struct sampler *s)
 		log_warning("sample %llu: out of memory, some events are left out of it",
 			    (unsigned long long)snap->samples);
 	snap->last_sample_duration_s = monotonic_s() - t0;
+	snap->cpus_went_offline = hotplug_offline_count(s->hotplug);
+	snap->cpus_came_online = hotplug_online_count(s->hotplug);
 	self_metrics_add(snap);
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap,
 					 s->quiet_episodes ? NULL : log_episode, s) < 0)
@@ -416,6 +422,7 @@ void sampler_free(struct sampler *s)
 	snapshot_release(s->previous);
 	episode_tracker_free(s->episodes);
 	history_free(s->history);
+	hotplug_free(s->hotplug);
 	free(s->readings);
 	free(s->pending);
 	pthread_cond_destroy(&s->wake);

@@ -51,9 +51,16 @@ static const struct metric_family sample_duration = {
 	.kind = METRIC_DOUBLE,
 };
 
+static const struct metric_family cpu_hotplug = {
+	.name = "uncored_cpu_hotplug_total",
+	.help = "CPUs seen going offline or coming online since start.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "event",
+};
+
 const struct metric_family *const self_metric_families[] = {
 	&build_info, &cpu_info, &collector_up, &collector_applicable, &samples_total,
-	&sample_errors, &sample_duration,
+	&sample_errors, &sample_duration, &cpu_hotplug,
 };
 
 const size_t self_metric_n_families =
@@ -90,4 +97,6 @@ void self_metrics_add(struct snapshot *s)
 			snapshot_add_sample(s, &sample_errors, 0, c->name, c->errors, 0);
 	}
 	snapshot_add_sample(s, &sample_duration, 0, NULL, 0, s->last_sample_duration_s);
+	snapshot_add_sample(s, &cpu_hotplug, 0, "offline", s->cpus_went_offline, 0);
+	snapshot_add_sample(s, &cpu_hotplug, 0, "online", s->cpus_came_online, 0);
 }

@@ -116,6 +116,8 @@ struct snapshot {
 	double interval_s;
 	uint64_t samples;          /* samples taken since start, this one included */
 	double last_sample_duration_s;
+	uint64_t cpus_went_offline;   /* CPUs seen going offline since start (hotplug.h) */
+	uint64_t cpus_came_online;    /* and coming online */
 	char version[32];
 
 	struct snapshot_cpu_id cpu_id;

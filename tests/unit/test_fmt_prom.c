@@ -45,6 +45,10 @@ static const char tiny_expected[] =
 	"# HELP uncored_last_sample_duration_seconds Time the last sample took.\n"
 	"# TYPE uncored_last_sample_duration_seconds gauge\n"
 	"uncored_last_sample_duration_seconds 0.25\n"
+	"# HELP uncored_cpu_hotplug_total CPUs seen going offline or coming online since start.\n"
+	"# TYPE uncored_cpu_hotplug_total counter\n"
+	"uncored_cpu_hotplug_total{event=\"offline\"} 0\n"
+	"uncored_cpu_hotplug_total{event=\"online\"} 0\n"
 	"# HELP uncored_core_temperature_celsius Core temperature.\n"
 	"# TYPE uncored_core_temperature_celsius gauge\n"
 	"uncored_core_temperature_celsius{socket=\"0\",core=\"0\"} 55\n"
@@ -159,7 +163,7 @@ static void every_family_once_with_help_and_type(void **state)
 	assert_int_equal(count(text, "# HELP uncored_pmu_conflicts_total "), 1);
 	assert_int_equal(count(text, "# TYPE uncored_pmu_conflicts_total counter\n"), 1);
 	assert_int_equal(count(text, "# HELP "), count(text, "# TYPE "));
-	assert_int_equal(count(text, "# TYPE "), 22);
+	assert_int_equal(count(text, "# TYPE "), 23);
 	/* Fixed order: build info first, core events last. */
 	assert_ptr_equal(strstr(text, "# HELP uncored_build_info "), text);
 	assert_true(strstr(text, "uncored_core_ref_cycles_total") <
