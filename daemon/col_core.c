@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "col_core.h"
+#include "col_engine.h"
 #include "counter.h"
 #include "engine_msr.h"
 #include "event.h"
@@ -335,9 +336,14 @@ static int core_start(struct collector *c)
 	ecfg.policy = c->conf->core_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
 									    ENGINE_YIELD;
 	st->cpus = calloc((size_t)(c->topo->n_cpus ? c->topo->n_cpus : 1), sizeof(*st->cpus));
-	if (!st->cpus || engine_msr_new(&ecfg, &st->engine) < 0) {
+	if (!st->cpus) {
 		core_free(st);
 		return -ENOMEM;
+	}
+	err = col_engine_open(c, c->conf->core_engine, ENGINE_PMU_CORE, &ecfg, &st->engine);
+	if (err) {
+		core_free(st);
+		return err;
 	}
 	st->n_cpus = c->topo->n_cpus;
 	for (int i = 0; i < st->n_cpus; i++)
@@ -527,6 +533,37 @@ static bool note_states(struct collector *c, const struct core_state *st)
 	return counts;
 }
 
+/*
+ * The perf engine's multiplexing ratio (engine.h): the smallest, over the
+ * CPU's events, of time running over time enabled in the last interval.
+ * 1 when nothing was multiplexed; below 1 the kernel took turns with
+ * other events and the counts are estimates scaled by enabled / running.
+ */
+static const struct metric_family multiplexing_ratio = {
+	.name = "uncored_core_multiplexing_ratio",
+	.help = "Perf engine: the smallest fraction of the last interval that one of the CPU's "
+		"core events was on a counter (time running over time enabled); below 1 the "
+		"kernel multiplexed them and their counts are scaled by its inverse.",
+	.type = METRIC_GAUGE, .unit = "ratio", .scope = METRIC_SCOPE_CPU, .kind = METRIC_DOUBLE,
+	.json_key = "multiplexing_ratio",
+};
+
+static const struct metric_family *const core_families[] = { &multiplexing_ratio };
+
+/* Add cc's multiplexing ratio to s when the perf engine read it this sample. */
+static void add_ratio(const struct collector *c, const struct core_cpu *cc, struct snapshot *s)
+{
+	double ratio = 2.0;
+
+	if (!c->engine || strcmp(c->engine, "perf") != 0 || !cc->is_fresh)
+		return;
+	for (size_t i = 0; i < cc->n_group; i++)
+		if (cc->readings[i].enabled_ns > 0 && engine_reading_ratio(&cc->readings[i]) < ratio)
+			ratio = engine_reading_ratio(&cc->readings[i]);
+	if (ratio <= 1.0)
+		snapshot_add_sample(s, &multiplexing_ratio, cc->cpu, NULL, 0, ratio);
+}
+
 static void core_sample(struct collector *c, struct snapshot *s)
 {
 	struct core_state *st = c->state;
@@ -544,6 +581,7 @@ static void core_sample(struct collector *c, struct snapshot *s)
 		sp = snapshot_cpu(s, cc->cpu);
 		if (sp)
 			fill_cpu(s, st, cc, sp, events ? &events[(size_t)i * (size_t)st->n_events] : NULL);
+		add_ratio(c, cc, s);
 	}
 	/* Up only while something is counted. */
 	counts = note_states(c, st);
@@ -575,7 +613,7 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 	const struct core_state *st = c->state;
 	uint64_t n = 0;
 
-	if (!st)
+	if (!st || (c->engine && strcmp(c->engine, "perf") == 0))
 		return 0;
 	for (int i = 0; i < st->n_cpus; i++) {
 		const struct core_cpu *cc = &st->cpus[i];
@@ -638,6 +676,9 @@ static const struct conf_key core_keys[] = {
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	/* auto = perf wherever the kernel has a core PMU, else msr. */
+	{ "engine", CONF_KIND_ENUM, CONF_FIELD(core_engine), .names = conf_engine_names,
+	  .def = "auto" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
 	  .count_offset = offsetof(struct conf, n_core_events) },
 };
@@ -652,6 +693,7 @@ static bool core_is_enabled(const struct conf *conf)
 	return conf->core_enabled;
 }
 
+/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
 static bool core_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->core_enabled != new->core_enabled ||
@@ -682,6 +724,8 @@ const struct collector_ops core_collector_ops = {
 	.start = core_start,
 	.sample = core_sample,
 	.stop = core_stop,
+	.families = core_families,
+	.n_families = sizeof(core_families) / sizeof(core_families[0]),
 	.conf_section = &core_conf_section,
 	.list_events = core_list_events,
 	.is_enabled = core_is_enabled,

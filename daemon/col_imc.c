@@ -21,9 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "col_engine.h"
 #include "collector.h"
 #include "engine.h"
-#include "engine_perf.h"
+#include "throttle_signal.h"
 #include "throttle_signals.h"
 #include "uncore_unit.h"
 #include "xeon_uncore.h"
@@ -102,7 +103,6 @@ struct imc_socket {
 
 struct imc_state {
 	const struct xeon_uncore *xu;
-	const struct cpu_topology *topo;
 	struct engine engine;
 	size_t n_events;                  /* clock + the generation's throttle events */
 	struct engine_event ev[MAX_EVENTS];
@@ -117,13 +117,6 @@ struct imc_state {
 	int n_sockets;                    /* one per die of each socket */
 	struct imc_socket *sockets;
 };
-
-static int cpu_socket_of(void *arg, int cpu)
-{
-	const struct imc_state *st = arg;
-
-	return uncore_unit_key(st->topo, cpu);   /* the channel of the CPU's own die */
-}
 
 static void imc_free(struct imc_state *st)
 {
@@ -221,8 +214,6 @@ static void open_socket(struct collector *c, struct imc_state *st, struct imc_so
 static int imc_start(struct collector *c)
 {
 	const struct xeon_uncore *xu = xeon_uncore_find(c->info->family, c->info->model);
-	struct engine_perf_config cfg = { 0 };
-	char reason[256];
 	struct imc_state *st;
 	int r;
 
@@ -230,33 +221,28 @@ static int imc_start(struct collector *c)
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
-	if (!xu || !xu->n_imc_events) {
-		collector_refuse(c, "uncored counts no memory controller throttling on %s",
-				 xu ? xu->generation : c->info->microarch ? c->info->microarch :
-				 "this CPU");
+	if (!xu) {
+		collector_refuse(c, "%s has no server uncore memory controller", c->info->microarch ?
+				 c->info->microarch : "this CPU");
 		return -ENOTSUP;
 	}
-	if (!c->hw->perf) {
-		collector_refuse(c, "no perf_event interface is available (the iMC is counted "
-				 "through perf only)");
+	if (!xu->n_imc_events) {
+		collector_refuse(c, "uncored counts no memory controller events on %s",
+				 xu->generation);
 		return -ENOTSUP;
-	}
-	r = engine_perf_probe(c->hw->perf, ENGINE_PMU_IMC, reason, sizeof(reason));
-	if (r < 0) {
-		collector_refuse(c, "%s", reason);
-		return r == -ENODEV ? -ENOTSUP : r;
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	st->xu = xu;
-	st->topo = c->topo;
 	plan_events(st);
-	cfg = (struct engine_perf_config){ .ps = c->hw->perf, .cpu_socket = cpu_socket_of,
-					   .arg = st };
-	r = engine_perf_new(&cfg, &st->engine, reason, sizeof(reason));
+	/*
+	 * Perf only (no msr path): a kernel without uncore_imc_N PMUs (a
+	 * virtual machine, a BIOS that hides the iMC PMON devices) is a
+	 * missing facility.  No [imc] engine key: there is nothing to choose.
+	 */
+	r = col_engine_open(c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, NULL, &st->engine);
 	if (r < 0) {
-		collector_refuse(c, "perf engine: %s", reason);
 		free(st);
 		return r;
 	}
@@ -366,6 +352,24 @@ static void imc_list_events(const struct cpu_info *info, struct strbuf *out)
 			      xu->imc_events[i].critical ? ", critical" : "");
 }
 
+/* DRAM throttled, by each cause the generation's throttle events tell. */
+static unsigned imc_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+	static const enum throttle_signal sig[] = {
+		[XEON_CAUSE_THERMAL] = THROTTLE_DRAM_THERMAL,
+		[XEON_CAUSE_POWER] = THROTTLE_DRAM_POWER,
+		[XEON_CAUSE_THERMAL_OR_POWER] = THROTTLE_DRAM_THERMAL_OR_POWER,
+	};
+	unsigned mask = 0;
+
+	(void)conf;
+	for (size_t e = 0; xu && e < xu->n_imc_events; e++)
+		if (!xu->imc_events[e].critical)
+			mask |= THROTTLE_BIT(sig[xu->imc_events[e].cause]);
+	return mask;
+}
+
 static bool imc_is_enabled(const struct conf *conf)
 {
 	return settings(conf)->enabled;
@@ -385,6 +389,7 @@ const struct collector_ops imc_collector_ops = {
 	.n_families = sizeof(imc_families) / sizeof(imc_families[0]),
 	.conf_section = &imc_conf_section,
 	.list_events = imc_list_events,
+	.throttle_signals = imc_throttle_signals,
 	.is_enabled = imc_is_enabled,
 	.conf_changed = imc_conf_changed,
 };

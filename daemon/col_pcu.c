@@ -25,33 +25,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "col_engine.h"
 #include "collector.h"
 #include "engine.h"
 #include "engine_msr.h"
-#include "engine_perf.h"
 #include "msr.h"
+#include "throttle_signal.h"
 #include "throttle_signals.h"
 #include "uncore_unit.h"
 #include "xeon_uncore.h"
 
-enum pcu_engine {
-	PCU_ENGINE_AUTO,
-	PCU_ENGINE_PERF,
-	PCU_ENGINE_MSR,
-};
-
 /* The [pcu] section. */
 struct pcu_settings {
 	bool enabled;
-	enum pcu_engine engine;
+	enum conf_engine engine;         /* chosen by col_engine.h */
 };
-
-static const char *const engine_names[] = { "auto", "perf", "msr", NULL };
 
 static const struct conf_key pcu_keys[] = {
 	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct pcu_settings, enabled), .def = "yes" },
 	{ "engine", CONF_KIND_ENUM, CONF_SETTING(struct pcu_settings, engine),
-	  .names = engine_names, .def = "auto" },
+	  .names = conf_engine_names, .def = "auto" },
 };
 
 static const struct conf_section pcu_conf_section = {
@@ -134,21 +127,12 @@ struct pcu_socket {
 };
 
 struct pcu_state {
-	const char *engine_name;          /* "perf" or "msr" */
 	const struct xeon_uncore *xu;
-	const struct cpu_topology *topo;
 	struct engine engine;
 	bool multi_die;                   /* die labels: a package has several dies */
 	int n_sockets;                    /* boxes: one per die of each socket */
 	struct pcu_socket *sockets;
 };
-
-static int cpu_socket_of(void *arg, int cpu)
-{
-	const struct pcu_state *st = arg;
-
-	return uncore_unit_key(st->topo, cpu);   /* the box of the CPU's own die */
-}
 
 static int64_t machine_now_ns(void *arg)
 {
@@ -213,48 +197,19 @@ static void plan_socket(const struct xeon_uncore *xu, struct pcu_socket *ps)
 	ps->n_groups = ps->groups[1].n > 1 ? 2 : 1;
 }
 
-/* The engine the settings and the machine allow; refuses with the reason. */
+/*
+ * The engine [pcu] engine and the machine allow (col_engine.h): perf on
+ * uncore_pcu, or the PCU box at its fixed MSR addresses under the msr
+ * engine's ownership rule where the generation has them.
+ */
 static int choose_engine(struct collector *c, struct pcu_state *st)
 {
-	const struct pcu_settings *set = settings(c->conf);
-	char reason[256] = "";
-	int r = -ENODEV;
+	struct engine_msr_config cfg = {
+		.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns, .now_arg = c->hw,
+	};
 
-	if (set->engine != PCU_ENGINE_MSR && c->hw->perf)
-		r = engine_perf_probe(c->hw->perf, ENGINE_PMU_PCU, reason, sizeof(reason));
-	else if (set->engine != PCU_ENGINE_MSR)
-		snprintf(reason, sizeof(reason), "no perf_event interface is available");
-	if (r == 0) {
-		struct engine_perf_config cfg = {
-			.ps = c->hw->perf, .cpu_socket = cpu_socket_of,
-			.arg = st,
-		};
-		char err[256];
-
-		st->engine_name = "perf";
-		r = engine_perf_new(&cfg, &st->engine, err, sizeof(err));
-		if (r < 0)
-			collector_refuse(c, "perf engine: %s", err);
-		return r;
-	}
-	if (set->engine == PCU_ENGINE_PERF || !st->xu->pcu_msr) {
-		collector_refuse(c, "%s%s", reason[0] ? reason : "no uncore_pcu PMU",
-				 st->xu->pcu_msr ? "" : ", and this generation's PCU has no fixed "
-				 "MSR addresses");
-		return -ENOTSUP;
-	}
-	/* The PCU box at its fixed MSR addresses, under the msr engine's ownership rule. */
-	{
-		struct engine_msr_config cfg = {
-			.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns,
-			.now_arg = c->hw,
-		};
-
-		st->engine_name = "msr";
-		if (engine_msr_new(&cfg, &st->engine) < 0)
-			return -ENOMEM;
-	}
-	return 0;
+	return col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_PCU,
+			       st->xu->pcu_msr ? &cfg : NULL, &st->engine);
 }
 
 static int pcu_start(struct collector *c)
@@ -276,7 +231,6 @@ static int pcu_start(struct collector *c)
 	if (!st)
 		return -ENOMEM;
 	st->xu = xu;
-	st->topo = c->topo;
 	r = choose_engine(c, st);
 	if (r < 0) {
 		free(st);
@@ -309,7 +263,7 @@ static int pcu_start(struct collector *c)
 		 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
 		 * package throttled time (the thermal collector) covers power limits.
 		 */
-		if (strcmp(st->engine_name, "msr") == 0 && ps->n_groups > 1) {
+		if (strcmp(c->engine, "msr") == 0 && ps->n_groups > 1) {
 			ps->n_groups = 1;
 			collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
 				       "has 4 counters); perf's uncore_pcu PMU counts it");
@@ -403,6 +357,32 @@ static void pcu_list_events(const struct cpu_info *info, struct strbuf *out)
 				      xu->pcu_code[w]);
 }
 
+/* The signals the generation's PCU events give (its PCU, through either engine). */
+static unsigned pcu_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+	static const enum throttle_signal sig[XEON_PCU_N_EVENTS] = {
+		[XEON_PCU_CLOCKTICKS] = THROTTLE_N_SIGNALS,
+		[XEON_PCU_PROCHOT_EXTERNAL] = THROTTLE_PROCHOT_EXTERNAL,
+		[XEON_PCU_PROCHOT_INTERNAL] = THROTTLE_PROCHOT_INTERNAL,
+		[XEON_PCU_FREQ_THERMAL] = THROTTLE_FREQ_THERMAL,
+		[XEON_PCU_FREQ_POWER] = THROTTLE_FREQ_POWER,
+	};
+	unsigned mask = 0;
+
+	if (!xu)
+		return 0;
+	for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+		if (sig[w] == THROTTLE_N_SIGNALS || xu->pcu_code[w] == XEON_NO_EVENT)
+			continue;
+		/* Through MSRs the power limit does not fit the box's counters (pcu_start). */
+		if (w == XEON_PCU_FREQ_POWER && settings(conf)->engine == CONF_ENGINE_MSR)
+			continue;
+		mask |= THROTTLE_BIT(sig[w]);
+	}
+	return mask;
+}
+
 static bool pcu_is_enabled(const struct conf *conf)
 {
 	return settings(conf)->enabled;
@@ -422,6 +402,7 @@ const struct collector_ops pcu_collector_ops = {
 	.n_families = sizeof(pcu_families) / sizeof(pcu_families[0]),
 	.conf_section = &pcu_conf_section,
 	.list_events = pcu_list_events,
+	.throttle_signals = pcu_throttle_signals,
 	.is_enabled = pcu_is_enabled,
 	.conf_changed = pcu_conf_changed,
 };

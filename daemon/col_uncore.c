@@ -18,10 +18,12 @@
 
 #include "collector.h"
 #include "counter.h"
+#include "col_engine.h"
 #include "engine_msr.h"
 #include "event.h"
 #include "pmu.h"
 #include "msr.h"
+#include "throttle_signal.h"
 
 /*
  * A generous upper bound of the uncore clock.  Real parts run UCLK at
@@ -342,8 +344,11 @@ static int uncore_start(struct collector *c)
 									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
-	if (!st->sockets || engine_msr_new(&ecfg, &st->engine) < 0)
+	if (!st->sockets)
 		return fail_start(c, st, -ENOMEM);
+	err = col_engine_open(c, c->conf->uncore_engine, ENGINE_PMU_NHM_UNCORE, &ecfg, &st->engine);
+	if (err)
+		return fail_start(c, st, err);
 	err = build_event_list(c, st);
 	if (!err)
 		err = open_all(c, st);
@@ -513,6 +518,9 @@ static const struct conf_key uncore_keys[] = {
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	/* auto = msr here: the direct uncore programming is the product's own (README). */
+	{ "engine", CONF_KIND_ENUM, CONF_FIELD(uncore_engine), .names = conf_engine_names,
+	  .def = "auto" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
 	  .count_offset = offsetof(struct conf, n_uncore_events) },
 };
@@ -527,6 +535,7 @@ static bool uncore_is_enabled(const struct conf *conf)
 	return conf->uncore_enabled;
 }
 
+/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
 static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->uncore_enabled != new->uncore_enabled ||
@@ -552,6 +561,18 @@ static void uncore_add_totals(struct snapshot *dst, const struct snapshot *src, 
 	}
 }
 
+/*
+ * Westmere's DRAM thermal throttled cycles (event 0x67, a default event;
+ * hardware.md §2.1) are DRAM throttling for heat, per socket.
+ */
+static unsigned uncore_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	if (info->fac.has_nhm_uncore && info->fac.has_uncore_thermal_events &&
+	    conf->uncore_default_events)
+		return THROTTLE_BIT(THROTTLE_DRAM_THERMAL);
+	return 0;
+}
+
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
 	.start = uncore_start,
@@ -559,6 +580,7 @@ const struct collector_ops uncore_collector_ops = {
 	.stop = uncore_stop,
 	.conf_section = &uncore_conf_section,
 	.list_events = uncore_list_events,
+	.throttle_signals = uncore_throttle_signals,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,
 	.add_totals = uncore_add_totals,

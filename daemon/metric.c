@@ -375,6 +375,84 @@ static bool has_value_at(const struct snapshot *s, const struct metric_family *f
 	return false;
 }
 
+#define MAX_LABEL_PART 64
+
+/*
+ * Part idx (0-based, in the family's label order) of a label value of
+ * several labels (METRIC_LABEL_SEP between them), copied into buf.
+ */
+static const char *label_part(const char *value, int idx, char *buf, size_t len)
+{
+	const char *p = value ? value : "", *end;
+
+	for (int i = 0; i < idx && (p = strstr(p, METRIC_LABEL_SEP)) != NULL; i++)
+		p += strlen(METRIC_LABEL_SEP);
+	if (!p)
+		p = "";
+	end = strstr(p, METRIC_LABEL_SEP);
+	snprintf(buf, len, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+	return buf;
+}
+
+/* The label that nesting level depth of the JSON object is keyed by: the last first. */
+static int level_label(int n_labels, int depth)
+{
+	return depth == 0 ? n_labels - 1 : depth - 1;
+}
+
+/* Whether a and b have the same label parts at the levels before depth. */
+static bool same_path(const char *a, const char *b, int n_labels, int depth)
+{
+	char pa[MAX_LABEL_PART], pb[MAX_LABEL_PART];
+
+	for (int d = 0; d < depth; d++)
+		if (strcmp(label_part(a, level_label(n_labels, d), pa, sizeof(pa)),
+			   label_part(b, level_label(n_labels, d), pb, sizeof(pb))) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Level depth of the nested object of a family of n_labels labels at
+ * where: the values under rep's path, keyed by their part at this level,
+ * in the order first added.
+ */
+static void json_level(const struct snapshot *s, const struct metric_family *f, int where,
+		       int n_labels, int depth, const struct metric_sample *rep, struct strbuf *out)
+{
+	bool first = true;
+
+	strbuf_append(out, "{");
+	for (int i = 0; i < s->n_values; i++) {
+		const struct metric_sample *v = &s->values[i];
+		char part[MAX_LABEL_PART];
+		bool seen = false;
+
+		if (v->family != f || v->where != where ||
+		    (rep && !same_path(v->label_value, rep->label_value, n_labels, depth)))
+			continue;
+		for (int j = 0; j < i && !seen; j++) {
+			const struct metric_sample *w = &s->values[j];
+
+			seen = w->family == f && w->where == where &&
+			       same_path(w->label_value, v->label_value, n_labels, depth + 1);
+		}
+		if (seen)
+			continue;
+		strbuf_append(out, first ? "" : ", ");
+		strbuf_append_json_string(out, label_part(v->label_value,
+							  level_label(n_labels, depth), part,
+							  sizeof(part)));
+		strbuf_append(out, ": ");
+		if (depth == n_labels - 1)
+			append_value(out, v, true);
+		else
+			json_level(s, f, where, n_labels, depth + 1, v, out);
+		first = false;
+	}
+	strbuf_append(out, "}");
+}
+
 /* "key": value of f at where (an object of label values for a labelled family). */
 static void json_field(const struct snapshot *s, const struct metric_family *f, int where,
 		       const char *sep, struct strbuf *out)
@@ -391,6 +469,14 @@ static void json_field(const struct snapshot *s, const struct metric_family *f, 
 			append_value(out, v, true);
 		else
 			strbuf_append(out, "null");
+		return;
+	}
+	if (strchr(f->label, ',')) {
+		int n_labels = 1;
+
+		for (const char *p = f->label; (p = strchr(p, ',')) != NULL; p++)
+			n_labels++;
+		json_level(s, f, where, n_labels, 0, NULL, out);
 		return;
 	}
 	strbuf_append(out, "{");

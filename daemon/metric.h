@@ -63,7 +63,7 @@ enum metric_signal {
 	METRIC_SIGNAL_TEMPERATURE,     /* degrees Celsius (METRIC_INT) */
 	METRIC_SIGNAL_TJMAX,           /* TCC activation temperature (METRIC_INT) */
 	METRIC_SIGNAL_THROTTLING,      /* thermally throttled now (METRIC_BOOL) */
-	METRIC_SIGNAL_PROCHOT,         /* PROCHOT# or FORCEPR# asserted now (METRIC_BOOL) */
+	METRIC_SIGNAL_PROCHOT,         /* PROCHOT#/FORCEPR# asserted by another agent now (METRIC_BOOL) */
 	METRIC_SIGNAL_THROTTLE_COUNT,  /* times throttled (METRIC_UINT counter) */
 };
 
@@ -95,9 +95,12 @@ struct metric_family {
 	/*
 	 * One more label, whose value each sample gives (e.g. "event"), or
 	 * NULL.  With it, the JSON field is an object {label value: value}.
-	 * An info-style family (value 1, the facts in its labels) may name
-	 * several, comma-separated ("vendor,family"); its samples then give
-	 * the values separated by METRIC_LABEL_SEP, and it has no JSON key.
+	 * A family may name several, comma-separated ("channel,cause"); its
+	 * samples then give the values separated by METRIC_LABEL_SEP, and its
+	 * JSON field (if it has a key) nests one object per label: the last
+	 * label outermost (what the value means: cause, source), then the
+	 * others in order ({"thermal": {"CHANNEL": value}}).  An info-style
+	 * family (value 1, the facts in its labels) has no JSON key.
 	 */
 	const char *label;
 	/*

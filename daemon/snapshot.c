@@ -319,6 +319,15 @@ const struct snapshot_collector *snapshot_find_collector(const struct snapshot *
 	return NULL;
 }
 
+const char *snapshot_collector_state(const struct snapshot_collector *c)
+{
+	if (!c->enabled)
+		return "disabled";
+	if (c->not_applicable)
+		return "not_applicable";
+	return c->up ? "up" : "down";
+}
+
 void snapshot_add_event_totals(struct snapshot_event *dst, int n_dst,
 			       const struct snapshot_event *src, int n_src, int sign)
 {

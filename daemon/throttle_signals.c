@@ -18,6 +18,7 @@ const struct metric_family throttle_dram_channel_seconds = {
 	.help = DRAM_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "channel,cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
 };
 
 const struct metric_family throttle_dram_socket_seconds = {
@@ -25,6 +26,7 @@ const struct metric_family throttle_dram_socket_seconds = {
 	.help = DRAM_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
 };
 
 const struct metric_family throttle_dram_critical_seconds = {
@@ -32,6 +34,7 @@ const struct metric_family throttle_dram_critical_seconds = {
 	.help = CRITICAL_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "channel,cause",
+	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
 };
 
 const struct metric_family throttle_prochot_seconds = {
@@ -39,6 +42,7 @@ const struct metric_family throttle_prochot_seconds = {
 	.help = PROCHOT_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "source",
+	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
 };
 
 const struct metric_family throttle_frequency_limited_seconds = {
@@ -46,42 +50,49 @@ const struct metric_family throttle_frequency_limited_seconds = {
 	.help = FREQ_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "reason",
+	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
 };
 
 const struct metric_family throttle_dram_slot_seconds = {
 	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
 };
 
 const struct metric_family throttle_dram_slot_critical_seconds = {
 	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
+	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
 };
 
 const struct metric_family throttle_dram_die_channel_seconds = {
 	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "die,channel,cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
 };
 
 const struct metric_family throttle_dram_die_critical_seconds = {
 	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "die,channel,cause",
+	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
 };
 
 const struct metric_family throttle_prochot_die_seconds = {
 	.name = "uncored_prochot_seconds_total", .help = PROCHOT_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "die,source",
+	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
 };
 
 const struct metric_family throttle_frequency_limited_die_seconds = {
 	.name = "uncored_frequency_limited_seconds_total", .help = FREQ_HELP,
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "die,reason",
+	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
 };
 
 double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)

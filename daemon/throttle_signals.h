@@ -6,6 +6,11 @@
  * collector_ops.families (metric.c writes a family two collectors list
  * once) and adds seconds with throttle_add_seconds().
  *
+ * Each socket's JSON object carries them under the family name without
+ * "uncored_" and "_total" ("prochot_seconds": {"external": x, ...}),
+ * nested by channel, slot or die where the family has those labels
+ * (metric.h), as the page's signals section reads them.
+ *
  * Seconds come from cycles: Δevent / Δclockticks × Δwall over one
  * interval, the clockticks of the same box read in the same group
  * (hardware-linux.md §4.4), so nothing assumes a clock rate.

@@ -127,7 +127,15 @@ static const struct metric_family m_flag_kind = {
 	.scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL, .label = "kind",
 };
 
-static const struct metric_family *const second_families[] = { &m_flag, &m_flag_kind };
+/* Several labels: nested JSON objects, the last label outermost. */
+static const struct metric_family m_nested = {
+	.name = "uncored_shape_nested_seconds_total", .help = "Per channel, slot and cause.",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,slot,cause", .json_key = "shape_nested",
+	.json_order = METRIC_JSON_SOCKET_FIXED + 2,
+};
+
+static const struct metric_family *const second_families[] = { &m_flag, &m_flag_kind, &m_nested };
 
 static const struct conf_section second_section = { .name = "second" };
 
@@ -269,6 +277,30 @@ static void json_positions_nulls_and_groups(void **state)
 	snapshot_release(s);
 }
 
+/* A family of several labels: one object per label in JSON, one label set per sample in /metrics. */
+static void several_labels_nest_in_json(void **state)
+{
+	struct snapshot *s = shaped(1.5, 2);
+	char *json, *prom;
+
+	(void)state;
+	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "thermal", 0, 1);
+	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal", 0, 2);
+	add(s, &m_nested, 0, "1" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "thermal", 0, 3);
+	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "power", 0, 4);
+	json = written(fmt_json_snapshot, s);
+	expect(json, "\"shape_nested\": {\"thermal\": {\"0\": {\"0\": 1, \"1\": 2}, "
+		     "\"1\": {\"0\": 3}}, \"power\": {\"0\": {\"0\": 4}}}");
+	/* Socket 1 has none: no field. */
+	refuse(strstr(json, "{\"socket\": 1"), "shape_nested");
+	prom = written(fmt_prom_write, s);
+	expect(prom, "uncored_shape_nested_seconds_total{socket=\"0\",channel=\"1\",slot=\"0\","
+		     "cause=\"thermal\"} 3\n");
+	free(json);
+	free(prom);
+	snapshot_release(s);
+}
+
 static void table_lines_shared_by_parts(void **state)
 {
 	struct snapshot *a = shaped(1.5, 2), *b = shaped(2, 3.25);
@@ -352,6 +384,7 @@ int main(void)
 		cmocka_unit_test(prometheus_labels_kinds_and_json_only),
 		cmocka_unit_test(one_name_is_one_family),
 		cmocka_unit_test(json_positions_nulls_and_groups),
+		cmocka_unit_test(several_labels_nest_in_json),
 		cmocka_unit_test(table_lines_shared_by_parts),
 		cmocka_unit_test(carry_skips_foreign_and_absent),
 		cmocka_unit_test(signals_and_many_values),

@@ -68,7 +68,6 @@ static bool is_counter(uint32_t msr)
 struct run {
 	struct sim *sim;
 	struct hw hw;
-	struct perf_sys ps;
 	char root[256];
 	struct cpu_info info;
 	struct cpu_topology topo;
@@ -93,14 +92,25 @@ static void start_with(struct run *r, const char *spec, bool with_perf)
 	sim_bind(r->sim, &r->hw);
 	helpers_mkdtemp(r->root, sizeof(r->root));
 	assert_int_equal(sim_write_sysfs(r->sim, r->root, err, sizeof(err)), 0);
-	assert_int_equal(sim_perf_sys(r->sim, r->root, &r->ps), 0);
-	r->hw.perf = with_perf ? &r->ps : NULL;
+	if (with_perf) {
+		struct perf_sys *ps = calloc(1, sizeof(*ps));
+
+		assert_non_null(ps);
+		assert_int_equal(sim_perf_sys(r->sim, r->root, ps), 0);
+		hw_set_perf(&r->hw, ps);
+	}
 	r->n_dies = strstr(spec, "cascade-lake-ap") ? 2 : 1;
 	assert_int_equal(cpu_detect(&r->hw, &r->info, err, sizeof(err)), 0);
 	assert_int_equal(cpu_topology_load(&r->hw, &r->topo, err, sizeof(err)), 0);
 	helpers_source_path("conf/uncored.conf", path, sizeof(path));
 	if (conf_load(path, &r->conf, &errs) != 0)
 		fail_msg("%s does not load", path);
+	/*
+	 * The core collector through MSRs, so that every register the run
+	 * touches is uncored's to put back byte for byte; through perf the
+	 * kernel owns the core PMU and leaves a select it used with EN clear.
+	 */
+	r->conf.core_engine = CONF_ENGINE_MSR;
 	r->before = calloc(1, sizeof(*r->before));
 	assert_non_null(r->before);
 	sim_dump(r->sim, collect, r->before);
@@ -171,7 +181,6 @@ static void finish(struct run *r)
 	free(after);
 	free(r->before);
 	cpu_topology_free(&r->topo);
-	perf_sys_free(&r->ps);
 	hw_close(&r->hw);
 	helpers_rmtree(r->root);
 }
