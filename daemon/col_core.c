@@ -28,6 +28,7 @@
 #include "pmu.h"
 
 #define N_FIXED 3                 /* instructions, cycles, ref cycles */
+#define CORE_MAX_EVENTS 16        /* programmable events, defaults included */
 
 enum cpu_state {
 	CPU_PENDING,       /* not opened yet (offline at start) */
@@ -43,17 +44,70 @@ struct core_cpu {
 	struct cpu_perfmon pm;
 	struct engine_group *group;
 	size_t n_group;            /* the fixed events, then the events that exist here */
-	int slot[SNAPSHOT_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
-	struct engine_event group_events[N_FIXED + SNAPSHOT_MAX_EVENTS];
-	struct engine_reading readings[N_FIXED + SNAPSHOT_MAX_EVENTS];
+	int slot[CORE_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
+	struct engine_event group_events[N_FIXED + CORE_MAX_EVENTS];
+	struct engine_reading readings[N_FIXED + CORE_MAX_EVENTS];
 };
 
 struct core_state {
 	struct engine engine;
 	int n_events;
-	const struct event_spec *events[SNAPSHOT_MAX_EVENTS];
+	const struct event_spec *events[CORE_MAX_EVENTS];
 	int n_cpus;
 	struct core_cpu *cpus;
+};
+
+/*
+ * The families, in /metrics order; in JSON they are fields of the cpu
+ * objects (SPEC §5a): the fixed counters always (null when not counted),
+ * the rest while the CPU is counted.
+ */
+static const struct metric_family cpu_instructions = {
+	.name = "uncored_core_instructions_total", .help = "Instructions retired (fixed counter 0).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.signal = METRIC_SIGNAL_INSTRUCTIONS,
+	.json_key = "instructions", .json_order = 10, .json_null = true,
+};
+
+static const struct metric_family cpu_cycles = {
+	.name = "uncored_core_cycles_total", .help = "Unhalted core cycles (fixed counter 1).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.signal = METRIC_SIGNAL_CYCLES,
+	.json_key = "cycles", .json_order = 20, .json_null = true,
+};
+
+static const struct metric_family cpu_ref_cycles = {
+	.name = "uncored_core_ref_cycles_total", .help = "Unhalted reference cycles (fixed counter 2).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.json_key = "ref_cycles", .json_order = 30, .json_null = true,
+};
+
+static const struct metric_family cpu_events = {
+	.name = "uncored_core_events_total", .help = "Programmable core PMU event counts per CPU.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.label = "event", .signal = METRIC_SIGNAL_EVENT_COUNTS,
+	.json_key = "events", .json_order = 40,
+};
+
+/* In the JSON snapshot only: why each event that is not counted is not. */
+static const struct metric_family cpu_unavailable = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_TEXT,
+	.label = "event", .json_key = "unavailable", .json_order = 50,
+};
+
+/* The CPU's conflicts in JSON; /metrics has them in collector_pmu_conflicts. */
+static const struct metric_family cpu_conflicts_json = {
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.json_key = "conflicts", .json_order = 60,
+};
+
+static const struct metric_family *const core_families[] = {
+	&cpu_instructions, &cpu_cycles, &cpu_ref_cycles, &cpu_events, &collector_pmu_conflicts,
+	&cpu_unavailable, &cpu_conflicts_json,
+};
+
+static const struct metric_family *const fixed_families[N_FIXED] = {
+	&cpu_instructions, &cpu_cycles, &cpu_ref_cycles,
 };
 
 /* The fixed-counter events in the core PMU's encoding (hardware.md §5.3). */
@@ -86,10 +140,10 @@ static int collect_events(struct collector *c, struct core_state *st)
 	if (c->conf->core_default_events)
 		defaults = event_defaults(EVENT_PMU_CORE, &n_defaults);
 	total = n_defaults + (size_t)c->conf->n_core_events;
-	if (total > SNAPSHOT_MAX_EVENTS) {
+	if (total > CORE_MAX_EVENTS) {
 		collector_refuse(c,
 				 "%zu core events configured (defaults included), at most %d can be counted",
-				 total, SNAPSHOT_MAX_EVENTS);
+				 total, CORE_MAX_EVENTS);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n_defaults; i++)
@@ -450,37 +504,35 @@ static uint64_t cpu_conflicts(const struct core_cpu *cc)
 	return n;
 }
 
-/* events: st->n_events entries of s for this CPU (NULL when s had no memory). */
-static void fill_cpu(struct snapshot *s, const struct core_state *st, const struct core_cpu *cc,
-		     struct snapshot_cpu *sp, struct snapshot_event *events)
+/* The values of a CPU read this sample. */
+static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_state *st,
+		     const struct core_cpu *cc)
 {
-	const struct engine_reading *f[N_FIXED];
+	uint64_t conflicts = cpu_conflicts(cc);
 
-	sp->conflicts = cpu_conflicts(cc);
 	if (!cc->is_fresh)
 		return;
-	for (unsigned i = 0; i < N_FIXED; i++)
-		f[i] = reading_of(cc, (int)i);
-	sp->has_core_pmu = true;
-	sp->has_instructions = f[0] && f[0]->state == ENGINE_COUNTING;
-	sp->instructions = f[0] ? f[0]->total : 0;
-	sp->has_cycles = f[1] && f[1]->state == ENGINE_COUNTING;
-	sp->cycles = f[1] ? f[1]->total : 0;
-	sp->has_ref_cycles = f[2] && f[2]->state == ENGINE_COUNTING;
-	sp->ref_cycles = f[2] ? f[2]->total : 0;
-	sp->events = events;
-	/* On ENOMEM the events filled so far are kept. */
-	for (int k = 0; k < st->n_events && events; k++) {
-		const struct engine_reading *r = reading_of(cc, cc->slot[k]);
-		bool available = r && r->state == ENGINE_COUNTING;
-		char buf[128];
-		const char *reason = available ? "" : event_reason(st, cc, k, buf, sizeof(buf));
+	for (unsigned i = 0; i < N_FIXED; i++) {
+		const struct engine_reading *r = reading_of(cc, (int)i);
 
-		if (snapshot_set_event(s, &events[k], st->events[k]->name, available,
-				       r ? r->total : 0, reason) < 0)
-			break;
-		sp->n_events = k + 1;
+		if (r && r->state == ENGINE_COUNTING)
+			snapshot_add_sample(s, fixed_families[i], cc->cpu, NULL, r->total, 0);
 	}
+	/* The objects exist, empty or not. */
+	snapshot_add_sample(s, &cpu_events, cc->cpu, NULL, 0, 0);
+	snapshot_add_sample(s, &cpu_unavailable, cc->cpu, NULL, 0, 0);
+	for (int k = 0; k < st->n_events; k++) {
+		const struct engine_reading *r = reading_of(cc, cc->slot[k]);
+		char buf[128];
+
+		if (r && r->state == ENGINE_COUNTING)
+			snapshot_add_sample(s, &cpu_events, cc->cpu, st->events[k]->name, r->total, 0);
+		else
+			snapshot_add_text(s, &cpu_unavailable, cc->cpu, st->events[k]->name,
+					  event_reason(st, cc, k, buf, sizeof(buf)));
+	}
+	collector_add_conflicts(c, s, -1, -1, cc->cpu, conflicts);
+	snapshot_add_sample(s, &cpu_conflicts_json, cc->cpu, NULL, conflicts, 0);
 }
 
 /*
@@ -530,20 +582,16 @@ static bool note_states(struct collector *c, const struct core_state *st)
 static void core_sample(struct collector *c, struct snapshot *s)
 {
 	struct core_state *st = c->state;
-	struct snapshot_event *events;
 	bool counts;
 
 	if (!st)
 		return;
-	events = snapshot_alloc_events(s, (size_t)st->n_cpus * (size_t)st->n_events);
 	for (int i = 0; i < st->n_cpus; i++) {
 		struct core_cpu *cc = &st->cpus[i];
-		struct snapshot_cpu *sp;
 
 		sample_cpu(c, st, cc);
-		sp = snapshot_cpu(s, cc->cpu);
-		if (sp)
-			fill_cpu(s, st, cc, sp, events ? &events[(size_t)i * (size_t)st->n_events] : NULL);
+		if (s)
+			fill_cpu(c, s, st, cc);
 	}
 	/* Up only while something is counted. */
 	counts = note_states(c, st);
@@ -661,31 +709,16 @@ static bool core_conf_changed(const struct conf *old, const struct conf *new)
 				  new->core_events, new->n_core_events);
 }
 
-static void core_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
-{
-	for (int i = 0; i < src->n_cpus; i++) {
-		const struct snapshot_cpu *b = &src->cpus[i];
-		struct snapshot_cpu *d = snapshot_cpu(dst, b->cpu);
-
-		if (!d)
-			continue;
-		d->instructions = snapshot_add_signed(d->instructions, b->instructions, sign);
-		d->cycles = snapshot_add_signed(d->cycles, b->cycles, sign);
-		d->ref_cycles = snapshot_add_signed(d->ref_cycles, b->ref_cycles, sign);
-		d->conflicts = snapshot_add_signed(d->conflicts, b->conflicts, sign);
-		snapshot_add_event_totals(d->events, d->n_events, b->events, b->n_events, sign);
-	}
-}
-
 const struct collector_ops core_collector_ops = {
 	.name = "core",
 	.start = core_start,
 	.sample = core_sample,
 	.stop = core_stop,
+	.families = core_families,
+	.n_families = sizeof(core_families) / sizeof(core_families[0]),
 	.conf_section = &core_conf_section,
 	.list_events = core_list_events,
 	.is_enabled = core_is_enabled,
 	.conf_changed = core_conf_changed,
-	.add_totals = core_add_totals,
 };
 

@@ -7,7 +7,7 @@
  * the ownership rule and the conflict policy, and puts every register back
  * on stop.  It does not log; it reports through the collector status
  * (an event not counted is a degradation with the engine's reason) and the
- * snapshot.
+ * families it declares.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -30,7 +30,7 @@
  */
 #define UNCORE_MAX_CLOCK_HZ 4e9
 
-#define UNCORE_MAX_EVENTS SNAPSHOT_MAX_EVENTS
+#define UNCORE_MAX_EVENTS 16
 
 struct uncore_event {
 	const struct event_spec *spec;   /* into uncore_state.specs */
@@ -60,6 +60,48 @@ struct uncore_state {
 	struct event_spec specs[UNCORE_MAX_EVENTS];
 	int n_sockets;
 	struct uncore_socket *sockets;
+};
+
+/*
+ * The families, in /metrics order; in JSON they are the socket's "uncore"
+ * object (SPEC §5a), which exists while the socket is counted.
+ */
+static const struct metric_family uncore_clockticks;
+
+static const struct metric_family uncore_events = {
+	.name = "uncored_uncore_events_total", .help = "Uncore PMU event counts per socket.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "event", .signal = METRIC_SIGNAL_EVENT_COUNTS,
+	.json_key = "events", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED + 1,
+	.table_title = "uncore events", .table_percent_of = &uncore_clockticks,
+	.table_percent_label = EVENT_DRAM_THERMAL_THROTTLED,
+};
+
+static const struct metric_family uncore_clockticks = {
+	.name = "uncored_uncore_clockticks_total", .help = "Uncore fixed counter (uncore clock ticks).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.signal = METRIC_SIGNAL_CLOCK,
+	.json_key = "clockticks", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED,
+	.json_null = true, .table_title = "uncore clockticks",
+};
+
+/* In the JSON snapshot only: why each event that is not counted is not. */
+static const struct metric_family uncore_unavailable = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_TEXT,
+	.label = "event",
+	.json_key = "unavailable", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED + 2,
+	.table_title = "unavailable",
+};
+
+/* The socket's conflicts in JSON; /metrics has them in collector_pmu_conflicts. */
+static const struct metric_family uncore_conflicts = {
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.json_key = "conflicts", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED + 3,
+};
+
+static const struct metric_family *const uncore_families[] = {
+	&uncore_events, &uncore_clockticks, &collector_pmu_conflicts, &uncore_unavailable,
+	&uncore_conflicts,
 };
 
 /* Whether the collector is on and this model has the Nehalem/Westmere uncore PMU. */
@@ -398,36 +440,36 @@ static uint64_t socket_conflicts(const struct uncore_socket *us)
 	return n;
 }
 
-static void fill_snapshot(const struct uncore_socket *us, struct snapshot *s)
+/* The socket's values, while its group is open (totals held when a read failed). */
+static void fill_snapshot(struct collector *c, const struct uncore_socket *us, struct snapshot *s)
 {
-	struct snapshot_socket *ss = snapshot_socket(s, us->socket);
 	const struct engine_reading *clock = us->has_read ? &us->readings[us->clock_slot] : NULL;
+	uint64_t conflicts = socket_conflicts(us);
 
-	if (!ss)
+	if (!us->is_up)
 		return;
-	ss->has_uncore = us->is_up;
-	ss->has_uncore_clockticks = us->is_up && clock && clock->state == ENGINE_COUNTING;
-	ss->uncore_clockticks = clock ? clock->total : 0;
-	ss->uncore_conflicts = socket_conflicts(us);
-	ss->uncore_events = snapshot_alloc_events(s, (size_t)us->n_events);
-	if (!ss->uncore_events)
-		return;
-	/* On ENOMEM the events filled so far are kept. */
+	if (clock && clock->state == ENGINE_COUNTING)
+		snapshot_add_sample(s, &uncore_clockticks, us->socket, NULL, clock->total, 0);
+	/* The objects exist, empty or not. */
+	snapshot_add_sample(s, &uncore_events, us->socket, NULL, 0, 0);
+	snapshot_add_sample(s, &uncore_unavailable, us->socket, NULL, 0, 0);
 	for (int i = 0; i < us->n_events; i++) {
 		const struct uncore_event *ev = &us->events[i];
 		const struct engine_reading *r = ev->slot >= 0 && us->has_read ?
 						 &us->readings[ev->slot] : NULL;
-		bool available = us->is_up && r && r->state == ENGINE_COUNTING;
 		const char *reason = ev->reason;
 		char buf[COLLECTOR_TEXT_MAX];
 
-		if (!available && ev->slot >= 0 && us->is_up)
+		if (r && r->state == ENGINE_COUNTING) {
+			snapshot_add_sample(s, &uncore_events, us->socket, ev->spec->name, r->total, 0);
+			continue;
+		}
+		if (ev->slot >= 0)
 			reason = r ? reading_reason(r, buf, sizeof(buf)) : "not counted";
-		if (snapshot_set_event(s, &ss->uncore_events[i], ev->spec->name, available,
-				       r ? r->total : 0, available ? NULL : reason) < 0)
-			break;
-		ss->n_uncore_events = i + 1;
+		snapshot_add_text(s, &uncore_unavailable, us->socket, ev->spec->name, reason);
 	}
+	collector_add_conflicts(c, s, us->socket, -1, -1, conflicts);
+	snapshot_add_sample(s, &uncore_conflicts, us->socket, NULL, conflicts, 0);
 }
 
 static void uncore_sample(struct collector *c, struct snapshot *s)
@@ -443,7 +485,7 @@ static void uncore_sample(struct collector *c, struct snapshot *s)
 		if (us->is_up)
 			counts |= sample_socket(c, st, us);
 		if (s)
-			fill_snapshot(us, s);
+			fill_snapshot(c, us, s);
 	}
 	/* Up only while something is counted. */
 	c->up = counts;
@@ -470,7 +512,7 @@ static void uncore_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static const char *uncore_unavailable(const struct event_spec *ev, const void *arg)
+static const char *uncore_not_here(const struct event_spec *ev, const void *arg)
 {
 	const struct cpu_info *info = arg;
 
@@ -488,7 +530,7 @@ static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
 		      UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH);
 	strbuf_append(out, "  always counted:\n");
 	strbuf_printf(out, "    %-34s %s\n", "clockticks", "the uncore clock, fixed counter (MSR 0x394)");
-	event_list_builtins(EVENT_PMU_UNCORE, out, uncore_unavailable, info);
+	event_list_builtins(EVENT_PMU_UNCORE, out, uncore_not_here, info);
 	/* hardware-linux.md §2: the PCU's core numbering is documented nowhere. */
 	strbuf_append(out, "  coreN in an event name is the uncore's own core number (0-3), not a Linux core\n"
 		      "  id: which Linux core each one watches is documented nowhere, and a socket with\n"
@@ -536,30 +578,15 @@ static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 				  new->uncore_events, new->n_uncore_events);
 }
 
-static void uncore_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
-{
-	for (int i = 0; i < src->n_sockets; i++) {
-		const struct snapshot_socket *b = &src->sockets[i];
-		struct snapshot_socket *d = snapshot_socket(dst, b->socket);
-
-		if (!d)
-			continue;
-		d->uncore_clockticks = snapshot_add_signed(d->uncore_clockticks, b->uncore_clockticks,
-							   sign);
-		d->uncore_conflicts = snapshot_add_signed(d->uncore_conflicts, b->uncore_conflicts, sign);
-		snapshot_add_event_totals(d->uncore_events, d->n_uncore_events, b->uncore_events,
-					  b->n_uncore_events, sign);
-	}
-}
-
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
 	.start = uncore_start,
 	.sample = uncore_sample,
 	.stop = uncore_stop,
+	.families = uncore_families,
+	.n_families = sizeof(uncore_families) / sizeof(uncore_families[0]),
 	.conf_section = &uncore_conf_section,
 	.list_events = uncore_list_events,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,
-	.add_totals = uncore_add_totals,
 };

@@ -683,9 +683,8 @@ static void subtract_totals(struct snapshot *s, const struct snapshot *first)
 	for (size_t i = 0; i < collector_registry_n; i++) {
 		const struct collector_ops *ops = collector_registry[i];
 
-		if (ops->add_totals)
-			ops->add_totals(s, first, -1);
-		snapshot_add_sample_totals(s, first, ops->families, ops->n_families, -1);
+		snapshot_add_sample_totals(s, first, ops->families, ops->n_families,
+					   collector_source(ops), -1);
 	}
 }
 

@@ -37,15 +37,17 @@ static uint64_t uncore_minimum(const struct snapshot *s)
 {
 	uint64_t n = 0;
 
-	for (int i = 0; i < s->n_sockets; i++) {
-		const struct snapshot_socket *so = &s->sockets[i];
+	const struct metric_family *events = metric_family_find("uncore", "uncored_uncore_events_total");
+	const struct metric_family *clock = metric_family_find("uncore",
+								"uncored_uncore_clockticks_total");
 
-		if (!so->has_uncore)
-			continue;
-		for (int e = 0; e < so->n_uncore_events; e++)
-			n += so->uncore_events[e].available ? 2 : 0;
-		n += so->has_uncore_clockticks ? 2 : 0;
-		n += 1;
+	for (int i = 0; i < s->n_values; i++) {
+		const struct metric_sample *v = &s->values[i];
+
+		if (v->family == events)
+			n += v->label_value ? 2 : 1;   /* the object: the global control */
+		else if (v->family == clock)
+			n += 2;
 	}
 	return n;
 }
