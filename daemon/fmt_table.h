@@ -1,7 +1,8 @@
 /*
  * Two snapshots to the human table of `uncored --once` (SPEC §9): per
- * socket and core the temperature, throttling state, uncore event deltas,
- * kernel throttle counts and IPC.  Pure.
+ * socket a header, the lines of the collectors' declared families (event
+ * deltas, kernel throttle counts, ...), then per core the temperature,
+ * throttling state, kernel throttle count and IPC.  Pure.
  */
 #ifndef UNCORED_FMT_TABLE_H
 #define UNCORED_FMT_TABLE_H
