@@ -13,6 +13,12 @@
  * Offline CPUs: a CPU that was offline at start is opened when it comes
  * online; an open CPU whose read says it is offline is skipped without
  * counting an error, its totals kept.
+ *
+ * [core] per = core or socket exports the sums over the logical CPUs of a
+ * core or a socket instead of one series per CPU (fewer series for a
+ * fleet to store).  A sum holds each CPU's last total while the CPU is
+ * offline or its counter yielded, so it never goes down, and is there
+ * while any CPU of the place counts the event.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -57,10 +63,19 @@ struct core_state {
 	struct core_cpu *cpus;
 };
 
+enum core_per {
+	CORE_PER_CPU,
+	CORE_PER_CORE,
+	CORE_PER_SOCKET,
+};
+
+static const char *const core_per_names[] = { "cpu", "core", "socket", NULL };
+
 /*
- * The families, in /metrics order; in JSON they are fields of the cpu
- * objects (SPEC §5a): the fixed counters always (null when not counted),
- * the rest while the CPU is counted.
+ * The families, in /metrics order, for each setting of per.  In JSON the
+ * per-CPU ones are fields of the cpu objects (SPEC §5a): the fixed
+ * counters always (null when not counted), the rest while the CPU is
+ * counted; the sums are fields of the core or socket objects.
  */
 static const struct metric_family cpu_instructions = {
 	.name = "uncored_core_instructions_total", .help = "Instructions retired (fixed counter 0).",
@@ -101,14 +116,63 @@ static const struct metric_family cpu_conflicts_json = {
 	.json_key = "conflicts", .json_order = 60,
 };
 
+/* The sums of per = core (scope core) and per = socket (scope socket). */
+#define SUM_FAMILIES(p, scope_, what, order)                                                   \
+	static const struct metric_family p##_instructions = {                                 \
+		.name = "uncored_core_instructions_total",                                     \
+		.help = "Instructions retired (fixed counter 0), summed over the " what ".",   \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.signal = METRIC_SIGNAL_INSTRUCTIONS,                                           \
+		.json_key = "instructions", .json_order = (order),                              \
+	};                                                                                      \
+	static const struct metric_family p##_cycles = {                                       \
+		.name = "uncored_core_cycles_total",                                           \
+		.help = "Unhalted core cycles (fixed counter 1), summed over the " what ".",   \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.signal = METRIC_SIGNAL_CYCLES,                                                 \
+		.json_key = "cycles", .json_order = (order) + 1,                                \
+	};                                                                                      \
+	static const struct metric_family p##_ref_cycles = {                                   \
+		.name = "uncored_core_ref_cycles_total",                                       \
+		.help = "Unhalted reference cycles (fixed counter 2), summed over the " what ".", \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.json_key = "ref_cycles", .json_order = (order) + 2,                            \
+	};                                                                                      \
+	static const struct metric_family p##_events = {                                       \
+		.name = "uncored_core_events_total",                                           \
+		.help = "Programmable core PMU event counts, summed over the " what ".",       \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.label = "event", .signal = METRIC_SIGNAL_EVENT_COUNTS,                         \
+		.json_key = "events", .json_order = (order) + 3,                                \
+	};                                                                                      \
+	static const struct metric_family p##_conflicts_json = {                               \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.json_key = "conflicts", .json_order = (order) + 4,                             \
+	};
+
+SUM_FAMILIES(core, METRIC_SCOPE_CORE, "logical CPUs of the core", 100)
+SUM_FAMILIES(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket", METRIC_JSON_SOCKET_FIXED + 300)
+
 static const struct metric_family *const core_families[] = {
-	&cpu_instructions, &cpu_cycles, &cpu_ref_cycles, &cpu_events, &collector_pmu_conflicts,
-	&cpu_unavailable, &cpu_conflicts_json,
+	&cpu_instructions, &core_instructions, &socket_instructions,
+	&cpu_cycles, &core_cycles, &socket_cycles,
+	&cpu_ref_cycles, &core_ref_cycles, &socket_ref_cycles,
+	&cpu_events, &core_events, &socket_events,
+	&collector_pmu_conflicts,
+	&cpu_unavailable, &cpu_conflicts_json, &core_conflicts_json, &socket_conflicts_json,
 };
 
-static const struct metric_family *const fixed_families[N_FIXED] = {
-	&cpu_instructions, &cpu_cycles, &cpu_ref_cycles,
+/* Each setting's families: the fixed counters, the events, the JSON conflicts. */
+static const struct metric_family *const per_families[3][N_FIXED + 2] = {
+	[CORE_PER_CPU] = { &cpu_instructions, &cpu_cycles, &cpu_ref_cycles, &cpu_events,
+			   &cpu_conflicts_json },
+	[CORE_PER_CORE] = { &core_instructions, &core_cycles, &core_ref_cycles, &core_events,
+			    &core_conflicts_json },
+	[CORE_PER_SOCKET] = { &socket_instructions, &socket_cycles, &socket_ref_cycles,
+			      &socket_events, &socket_conflicts_json },
 };
+
+static const struct metric_family *const *const fixed_families = per_families[CORE_PER_CPU];
 
 /* The fixed-counter events in the core PMU's encoding (hardware.md §5.3). */
 static const struct engine_event fixed_events[N_FIXED] = {
@@ -531,8 +595,102 @@ static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_
 			snapshot_add_text(s, &cpu_unavailable, cc->cpu, st->events[k]->name,
 					  event_reason(st, cc, k, buf, sizeof(buf)));
 	}
+	/* A count that cannot grow on this engine is no series. */
+	if (!st->engine.ops->has_conflicts)
+		return;
 	collector_add_conflicts(c, s, -1, -1, cc->cpu, conflicts);
 	snapshot_add_sample(s, &cpu_conflicts_json, cc->cpu, NULL, conflicts, 0);
+}
+
+/* Totals summed over the CPUs of one place (per = core or socket). */
+struct core_sum {
+	uint64_t total[N_FIXED + CORE_MAX_EVENTS];   /* the fixed events, then st->events */
+	bool counts[N_FIXED + CORE_MAX_EVENTS];      /* some CPU of the place counts it now */
+	uint64_t conflicts;
+	bool any;                                    /* some CPU of the place has been read */
+};
+
+static const struct core_cpu *find_cpu(const struct core_state *st, int cpu)
+{
+	if (cpu >= 0 && cpu < st->n_cpus && st->cpus[cpu].cpu == cpu)
+		return &st->cpus[cpu];
+	for (int i = 0; i < st->n_cpus; i++)
+		if (st->cpus[i].cpu == cpu)
+			return &st->cpus[i];
+	return NULL;
+}
+
+/* Add the totals of cpus[0..n) into sum: each CPU's last read, held while it is not read. */
+static void sum_cpus(const struct core_state *st, const int *cpus, int n, struct core_sum *sum)
+{
+	for (int i = 0; i < n; i++) {
+		const struct core_cpu *cc = find_cpu(st, cpus[i]);
+
+		if (!cc || !cc->has_read)
+			continue;
+		sum->any = true;
+		sum->conflicts += cpu_conflicts(cc);
+		for (int k = 0; k < N_FIXED + st->n_events; k++) {
+			const struct engine_reading *r =
+				reading_of(cc, k < N_FIXED ? k : cc->slot[k - N_FIXED]);
+
+			if (!r)
+				continue;
+			sum->total[k] += r->total;
+			sum->counts[k] |= r->state == ENGINE_COUNTING;
+		}
+	}
+}
+
+/*
+ * The sums of one place: where by the families' scope (a core's first CPU,
+ * a socket id), socket and core (-1 for a socket) for the conflicts labels.
+ */
+static void fill_sum(struct collector *c, struct snapshot *s, const struct core_state *st,
+		     enum core_per per, int where, int socket, int core, const struct core_sum *sum)
+{
+	const struct metric_family *const *fam = per_families[per];
+
+	if (!sum->any)
+		return;
+	for (int k = 0; k < N_FIXED; k++)
+		if (sum->counts[k])
+			snapshot_add_sample(s, fam[k], where, NULL, sum->total[k], 0);
+	snapshot_add_sample(s, fam[N_FIXED], where, NULL, 0, 0);
+	for (int k = 0; k < st->n_events; k++)
+		if (sum->counts[N_FIXED + k])
+			snapshot_add_sample(s, fam[N_FIXED], where, st->events[k]->name,
+					    sum->total[N_FIXED + k], 0);
+	if (!st->engine.ops->has_conflicts)
+		return;
+	collector_add_conflicts(c, s, socket, core, -1, sum->conflicts);
+	snapshot_add_sample(s, fam[N_FIXED + 1], where, NULL, sum->conflicts, 0);
+}
+
+/* The sums per core or per socket (per_families). */
+static void fill_sums(struct collector *c, struct snapshot *s, const struct core_state *st,
+		      enum core_per per)
+{
+	for (int i = 0; i < c->topo->n_sockets; i++) {
+		const struct cpu_socket *cs = &c->topo->sockets[i];
+		struct core_sum sum;
+
+		if (per == CORE_PER_SOCKET) {
+			memset(&sum, 0, sizeof(sum));
+			sum_cpus(st, cs->cpus, cs->n_cpus, &sum);
+			fill_sum(c, s, st, per, cs->socket, cs->socket, -1, &sum);
+			continue;
+		}
+		for (int j = 0; j < cs->n_cores; j++) {
+			const struct cpu_core *cr = &cs->cores[j];
+
+			if (cr->n_cpus <= 0)
+				continue;
+			memset(&sum, 0, sizeof(sum));
+			sum_cpus(st, cr->cpus, cr->n_cpus, &sum);
+			fill_sum(c, s, st, per, cr->cpus[0], cs->socket, cr->core, &sum);
+		}
+	}
 }
 
 /*
@@ -590,9 +748,11 @@ static void core_sample(struct collector *c, struct snapshot *s)
 		struct core_cpu *cc = &st->cpus[i];
 
 		sample_cpu(c, st, cc);
-		if (s)
+		if (s && c->conf->core_per == CORE_PER_CPU)
 			fill_cpu(c, s, st, cc);
 	}
+	if (s && c->conf->core_per != CORE_PER_CPU)
+		fill_sums(c, s, st, c->conf->core_per);
 	/* Up only while something is counted. */
 	counts = note_states(c, st);
 	c->up = counts;
@@ -686,6 +846,7 @@ static const struct conf_key core_keys[] = {
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	{ "per", CONF_KIND_ENUM, CONF_FIELD(core_per), .names = core_per_names, .def = "cpu" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
 	  .count_offset = offsetof(struct conf, n_core_events) },
 };
@@ -704,7 +865,7 @@ static bool core_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->core_enabled != new->core_enabled ||
 	       old->core_default_events != new->core_default_events ||
-	       old->core_on_conflict != new->core_on_conflict ||
+	       old->core_on_conflict != new->core_on_conflict || old->core_per != new->core_per ||
 	       !conf_events_equal(old->core_events, old->n_core_events,
 				  new->core_events, new->n_core_events);
 }

@@ -81,6 +81,7 @@ struct conf {
 	bool core_enabled;
 	bool core_default_events;
 	enum conf_conflict_policy core_on_conflict;
+	int core_per;                     /* [core] per: col_core.c's enum core_per */
 	int n_core_events;
 	struct conf_event core_events[CONF_MAX_EVENTS];
 };

@@ -579,6 +579,7 @@ static void op_destroy(void *ctx)
 
 static const struct engine_ops msr_engine_ops = {
 	.name = "msr",
+	.has_conflicts = true,
 	.open = op_open,
 	.read = op_read,
 	.close = op_close,

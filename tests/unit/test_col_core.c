@@ -783,6 +783,161 @@ static struct snapshot *sample_both(struct sim_machine *m, struct collector *col
 	return s;
 }
 
+/* The value of the core collector's family name of scope at where with label, or NULL. */
+static const struct metric_sample *core_value(const struct snapshot *s, const char *name,
+					      enum metric_scope scope, int where, const char *label)
+{
+	const struct collector_ops *ops = collector_find("core");
+
+	for (size_t i = 0; i < ops->n_families; i++) {
+		const struct metric_family *f = ops->families[i];
+
+		if (f->name && strcmp(f->name, name) == 0 && f->scope == scope)
+			return snapshot_find_sample(s, f, where, label);
+	}
+	fail_msg("no family %s of that scope", name);
+	return NULL;
+}
+
+/* The per-CPU value of name (with label) summed over cpus[0..n); *ret_any: some CPU had it. */
+static uint64_t cpu_sum(const struct snapshot *s, const char *name, const char *label,
+			const int *cpus, int n, bool *ret_any)
+{
+	uint64_t sum = 0;
+
+	*ret_any = false;
+	for (int i = 0; i < n; i++) {
+		const struct metric_sample *v = core_value(s, name, METRIC_SCOPE_CPU, cpus[i], label);
+
+		if (v) {
+			sum += v->value.u;
+			*ret_any = true;
+		}
+	}
+	return sum;
+}
+
+/* What per = core or socket exports at where equals the sum of per = cpu over cpus. */
+static void assert_sums(const struct snapshot *by_cpu, const struct snapshot *summed,
+			enum metric_scope scope, int where, const int *cpus, int n)
+{
+	static const char *const fixed[] = { "uncored_core_instructions_total",
+					     "uncored_core_cycles_total",
+					     "uncored_core_ref_cycles_total" };
+	static const char *const events[] = { "llc_references", "llc_misses", "branch_misses" };
+	bool any;
+
+	for (size_t k = 0; k < 3; k++) {
+		const struct metric_sample *v = core_value(summed, fixed[k], scope, where, NULL);
+		uint64_t want = cpu_sum(by_cpu, fixed[k], NULL, cpus, n, &any);
+
+		assert_true(any);
+		assert_non_null(v);
+		assert_true(v->value.u > 0);
+		assert_int_equal(v->value.u, want);
+		assert_null(core_value(summed, fixed[k], METRIC_SCOPE_CPU, cpus[0], NULL));
+	}
+	for (size_t k = 0; k < 3; k++) {
+		const struct metric_sample *v = core_value(summed, "uncored_core_events_total", scope,
+							   where, events[k]);
+		uint64_t want = cpu_sum(by_cpu, "uncored_core_events_total", events[k], cpus, n, &any);
+
+		assert_true(any);
+		assert_non_null(v);
+		assert_int_equal(v->value.u, want);
+	}
+}
+
+static char *prom_text(const struct snapshot *s)
+{
+	struct strbuf sb;
+	char *text;
+
+	strbuf_init(&sb);
+	metric_write_prom(s, &sb);
+	text = strbuf_steal(&sb, NULL);
+	assert_non_null(text);
+	return text;
+}
+
+/*
+ * [core] per = core and per = socket: on twin simulated machines that
+ * run the same time, every sum equals the sum of the per-CPU values of
+ * the CPUs of its place, with labels socket,core or socket and no per-CPU
+ * series left.
+ */
+static void per_core_and_socket_sum_the_cpus(void **state)
+{
+	static const char *const names[] = { "cpu", "core", "socket" };
+
+	(void)state;
+	for (int per = 1; per <= 2; per++) {
+		struct sim_machine m, twin;
+		struct collector by_cpu, summed;
+		struct conf conf, conf_summed;
+		struct snapshot *a = NULL, *b = NULL;
+		char *text;
+
+		print_message("per = %s\n", names[per]);
+		machine_open(&m, "westmere-ep-2s");
+		machine_open(&twin, "westmere-ep-2s");
+		conf_defaults(&conf);
+		conf_summed = conf;
+		conf_summed.core_per = per;
+		assert_int_equal(collector_start(&by_cpu, &core_collector_ops, &m.hw, &m.info, &m.topo,
+						 &conf), 0);
+		assert_int_equal(collector_start(&summed, &core_collector_ops, &twin.hw, &twin.info,
+						 &twin.topo, &conf_summed), 0);
+		for (int i = 0; i < 3; i++) {
+			snapshot_release(a);
+			snapshot_release(b);
+			sim_advance(m.sim, 1.0);
+			sim_advance(twin.sim, 1.0);
+			a = snapshot_new(&m.topo, &m.info);
+			b = snapshot_new(&twin.topo, &twin.info);
+			assert_non_null(a);
+			assert_non_null(b);
+			collector_sample(&by_cpu, a);
+			collector_sample(&summed, b);
+		}
+		for (int i = 0; i < twin.topo.n_sockets; i++) {
+			const struct cpu_socket *cs = &twin.topo.sockets[i];
+
+			if (per == 2) {
+				assert_sums(a, b, METRIC_SCOPE_SOCKET, cs->socket, cs->cpus, cs->n_cpus);
+				continue;
+			}
+			for (int j = 0; j < cs->n_cores; j++)
+				assert_sums(a, b, METRIC_SCOPE_CORE, cs->cores[j].cpus[0],
+					    cs->cores[j].cpus, cs->cores[j].n_cpus);
+		}
+		text = prom_text(b);
+		if (per == 1) {
+			assert_non_null(strstr(text, "\nuncored_core_instructions_total{socket=\"1\","
+						     "core=\"0\"} "));
+			assert_non_null(strstr(text, "\nuncored_core_events_total{socket=\"0\",core=\"1\","
+						     "event=\"llc_misses\"} "));
+			assert_non_null(strstr(text, "\nuncored_pmu_conflicts_total{collector=\"core\","
+						     "socket=\"1\",core=\"0\"} 0\n"));
+		} else {
+			assert_non_null(strstr(text, "\nuncored_core_instructions_total{socket=\"1\"} "));
+			assert_non_null(strstr(text, "\nuncored_core_events_total{socket=\"0\","
+						     "event=\"llc_misses\"} "));
+			assert_non_null(strstr(text, "\nuncored_pmu_conflicts_total{collector=\"core\","
+						     "socket=\"1\"} 0\n"));
+			assert_null(strstr(text, "core=\""));
+		}
+		assert_null(strstr(text, "cpu=\""));
+		free(text);
+		snapshot_release(a);
+		snapshot_release(b);
+		collector_stop(&summed);
+		collector_stop(&by_cpu);
+		machine_close(&twin);
+		machine_close(&m);
+	}
+}
+
 static void run_model(const char *model)
 {
 	struct sim_machine m, twin;
@@ -951,6 +1106,7 @@ int main(void)
 		cmocka_unit_test(disabled_in_config_does_not_start),
 		cmocka_unit_test(both_collectors_on_every_simulated_model),
 		cmocka_unit_test(perf_user_takes_a_gp_counter_again_and_again),
+		cmocka_unit_test(per_core_and_socket_sum_the_cpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
