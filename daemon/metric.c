@@ -106,49 +106,66 @@ static int grow(struct snapshot *s)
 	return 0;
 }
 
-/* The index of a new value of f at where with label (interned), or -ENOMEM. */
-static int append_value_slot(struct snapshot *s, const struct metric_family *f, int where,
-			     const char *label)
+/* Room for n more values; -ENOMEM (is_short_of_memory set) when there is none. */
+static int make_room(struct snapshot *s, int n)
 {
-	if (s->n_values == s->cap_values && grow(s) < 0) {
-		s->is_short_of_memory = true;
-		return -ENOMEM;
-	}
+	while (s->cap_values - s->n_values < n)
+		if (grow(s) < 0) {
+			s->is_short_of_memory = true;
+			return -ENOMEM;
+		}
+	return 0;
+}
+
+/* A new value of f at where with label (interned) at index slot k; room made.  Its index. */
+static int append_at(struct snapshot *s, size_t k, const struct metric_family *f, int where,
+		     const char *label)
+{
 	s->values[s->n_values] = (struct metric_sample){ .family = f, .where = where,
 							 .label_value = label, .source = s->source };
-	s->value_index[slot_of(s, f, where, label)] = ++s->n_values;
+	s->value_index[k] = ++s->n_values;
 	return s->n_values - 1;
 }
 
-/* The index of the head of the chain of labelled f at where, added if need be, or -ENOMEM. */
+/* The index of the head of the chain of labelled f at where, added if need be; room made. */
 static int chain_head(struct snapshot *s, const struct metric_family *f, int where)
 {
-	int i = find_index(s, f, where, NULL);
+	size_t k = slot_of(s, f, where, NULL);
+	int i = s->value_index[k] - 1;
 
-	return i >= 0 ? i : append_value_slot(s, f, where, NULL);
+	return i >= 0 ? i : append_at(s, k, f, where, NULL);
 }
 
 int snapshot_add_sample(struct snapshot *s, const struct metric_family *f, int where,
 			const char *label_value, uint64_t u, double d)
 {
-	int i = find_index(s, f, where, label_value);
+	const char *label = f->label ? label_value : NULL;
 	struct metric_sample *v;
+	size_t k;
+	int i;
 
-	if (f->label && !label_value)
-		return chain_head(s, f, where) < 0 ? -ENOMEM : 0;
+	/* A value and the head of its chain at most: no regrowing in between. */
+	if (make_room(s, 2) < 0)
+		return -ENOMEM;
+	if (f->label && !label) {
+		chain_head(s, f, where);
+		return 0;
+	}
+	k = slot_of(s, f, where, label);
+	i = s->value_index[k] - 1;
 	if (i < 0) {
-		const char *label = NULL;
-		int head = -1;
+		int head = -1, n = s->n_values;
 
-		if (f->label) {
-			label = snapshot_intern(s, label_value);
-			head = label ? chain_head(s, f, where) : -ENOMEM;
-			if (head < 0)
+		if (label) {
+			label = snapshot_intern(s, label);
+			if (!label)
 				return -ENOMEM;
+			head = chain_head(s, f, where);
+			/* A new head may have taken the slot found for the value. */
+			if (s->n_values != n)
+				k = slot_of(s, f, where, label);
 		}
-		i = append_value_slot(s, f, where, label);
-		if (i < 0)
-			return i;
+		i = append_at(s, k, f, where, label);
 		if (head >= 0) {
 			struct metric_sample *h = &s->values[head];
 
