@@ -61,6 +61,7 @@ static void assert_default_values(const struct conf *c)
 	assert_true(c->core_enabled);
 	assert_true(c->core_default_events);
 	assert_int_equal(c->core_on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(c->core_per, 0);   /* cpu */
 	assert_int_equal(c->n_core_events, 0);
 }
 
@@ -139,6 +140,7 @@ static void every_key_parses(void **state)
 	assert_int_equal(conf.core_events[0].spec.arch_event, 6);
 	assert_string_equal(conf.core_events[1].spec.name, "l2_misses");
 	assert_int_equal(conf.core_events[1].spec.umask, 0xaa);
+	assert_int_equal(conf.core_per, 2);   /* socket, the third of cpu, core, socket */
 }
 
 /* A file that turns every collector off is refused as a whole, with what to do. */
@@ -245,6 +247,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:2: log_level: expected error, warning, notice, info or debug, got 'loud'", 1 },
 	{ "unknown conflict policy", "[core]\non_conflict = steal\n",
 	  "t.conf:2: on_conflict: expected reclaim or yield, got 'steal'", 1 },
+	{ "unknown per", "[core]\nper = thread\n",
+	  "t.conf:2: per: expected cpu, core or socket, got 'thread'", 1 },
 	{ "relative root", "[daemon]\nroot = var/lib/x\n",
 	  "t.conf:2: root: expected an absolute path, got 'var/lib/x'", 1 },
 	{ "user too long", "[daemon]\nuser = " LONG_USER "\n",
