@@ -147,8 +147,9 @@ struct metric_family {
 	 * - with a label, as one line per label value of the second
 	 *   snapshot, titled by the label value ("-" when the first lacks
 	 *   it); a METRIC_TEXT family's line is "title: text".
-	 * Values with a signal are shown in the socket header and the core
-	 * rows instead (fmt_table.c).
+	 * The lines go by json_order.  A family with a signal and no title is
+	 * shown only where fmt_table.c derives from it (the socket header and
+	 * the core rows).
 	 */
 	const char *table_title;
 	const char *table_part;
