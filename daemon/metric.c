@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,19 +235,68 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 	return 0;
 }
 
-/* The families the registered collectors declare, in registration then declaration order. */
-static size_t declared_families(const struct metric_family **ret)
+/*
+ * The families the registered collectors declare, in registration then
+ * declaration order, and the same by json_order (stably): worked out once
+ * and again only when the registry has grown, since every JSON object asks.
+ */
+static struct {
+	pthread_mutex_t lock;
+	size_t registry_n;                 /* what the lists were made from */
+	size_t n;
+	const struct metric_family *declared[MAX_FAMILIES];
+	const struct metric_family *by_json_order[MAX_FAMILIES];
+} family_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .registry_n = SIZE_MAX };
+
+static int json_position(const struct metric_family *f)
 {
+	return f->json_order ? f->json_order : INT_MAX;
+}
+
+static void make_family_lists(void)
+{
+	const struct metric_family **by = family_cache.by_json_order;
 	size_t n = 0;
 
 	for (size_t i = 0; i < collector_registry_n; i++) {
 		const struct collector_ops *ops = collector_registry[i];
 
 		for (size_t k = 0; k < ops->n_families && n < MAX_FAMILIES; k++)
-			if (!is_one_of(ops->families[k], ret, n))
-				ret[n++] = ops->families[k];
+			if (!is_one_of(ops->families[k], family_cache.declared, n))
+				family_cache.declared[n++] = ops->families[k];
 	}
+	memcpy(by, family_cache.declared, n * sizeof(*by));
+	/* An insertion sort of a few. */
+	for (size_t i = 1; i < n; i++) {
+		const struct metric_family *f = by[i];
+		size_t j = i;
+
+		for (; j > 0 && json_position(by[j - 1]) > json_position(f); j--)
+			by[j] = by[j - 1];
+		by[j] = f;
+	}
+	family_cache.n = n;
+	family_cache.registry_n = collector_registry_n;
+}
+
+/* The declared families (by json_order when asked) into ret; how many. */
+static size_t copy_families(const struct metric_family **ret, bool by_json_order)
+{
+	size_t n;
+
+	pthread_mutex_lock(&family_cache.lock);
+	if (family_cache.registry_n != collector_registry_n)
+		make_family_lists();
+	n = family_cache.n;
+	memcpy(ret, by_json_order ? family_cache.by_json_order : family_cache.declared,
+	       n * sizeof(*ret));
+	pthread_mutex_unlock(&family_cache.lock);
 	return n;
+}
+
+static size_t declared_families(const struct metric_family **ret)
+{
+	return copy_families(ret, false);
 }
 
 const struct metric_family *metric_family_find(const char *collector, const char *name)
@@ -443,25 +493,9 @@ void metric_write_prom_families(const struct snapshot *s,
 	}
 }
 
-static int json_position(const struct metric_family *f)
+static size_t families_by_json_order(const struct metric_family **ret)
 {
-	return f->json_order ? f->json_order : INT_MAX;
-}
-
-/* The declared families by json_order, stably (an insertion sort of a few). */
-static size_t families_by_json_order(const struct metric_family **families)
-{
-	size_t n = declared_families(families);
-
-	for (size_t i = 1; i < n; i++) {
-		const struct metric_family *f = families[i];
-		size_t j = i;
-
-		for (; j > 0 && json_position(families[j - 1]) > json_position(f); j--)
-			families[j] = families[j - 1];
-		families[j] = f;
-	}
-	return n;
+	return copy_families(ret, true);
 }
 
 /* Whether f has any value at where (for a labelled family, the head of its chain). */
