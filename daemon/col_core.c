@@ -78,7 +78,8 @@ static const char *const core_per_names[] = { "cpu", "core", "socket", NULL };
  * counted; the sums are fields of the core or socket objects.
  */
 static const struct metric_family cpu_instructions = {
-	.name = "uncored_core_instructions_total", .help = "Instructions retired (fixed counter 0).",
+	.name = "uncored_core_instructions_total",
+	.help = "Instructions retired (fixed counter 0).",
 	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
 	.signal = METRIC_SIGNAL_INSTRUCTIONS,
 	.json_key = "instructions", .json_order = 10, .json_null = true,
@@ -92,7 +93,8 @@ static const struct metric_family cpu_cycles = {
 };
 
 static const struct metric_family cpu_ref_cycles = {
-	.name = "uncored_core_ref_cycles_total", .help = "Unhalted reference cycles (fixed counter 2).",
+	.name = "uncored_core_ref_cycles_total",
+	.help = "Unhalted reference cycles (fixed counter 2).",
 	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
 	.json_key = "ref_cycles", .json_order = 30, .json_null = true,
 };
@@ -151,7 +153,8 @@ static const struct metric_family cpu_conflicts_json = {
 	};
 
 SUM_FAMILIES(core, METRIC_SCOPE_CORE, "logical CPUs of the core", 100)
-SUM_FAMILIES(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket", METRIC_JSON_SOCKET_FIXED + 300)
+SUM_FAMILIES(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket",
+	     METRIC_JSON_SOCKET_FIXED + 300)
 
 static const struct metric_family *const core_families[] = {
 	&cpu_instructions, &core_instructions, &socket_instructions,

@@ -78,7 +78,8 @@ static const struct metric_family uncore_events = {
 };
 
 static const struct metric_family uncore_clockticks = {
-	.name = "uncored_uncore_clockticks_total", .help = "Uncore fixed counter (uncore clock ticks).",
+	.name = "uncored_uncore_clockticks_total",
+	.help = "Uncore fixed counter (uncore clock ticks).",
 	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
 	.signal = METRIC_SIGNAL_CLOCK,
 	.json_key = "clockticks", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED,
@@ -88,8 +89,8 @@ static const struct metric_family uncore_clockticks = {
 /* In the JSON snapshot only: why each event that is not counted is not. */
 static const struct metric_family uncore_unavailable = {
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_TEXT,
-	.label = "event",
-	.json_key = "unavailable", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED + 2,
+	.label = "event", .json_key = "unavailable", .json_group = "uncore",
+	.json_order = METRIC_JSON_SOCKET_FIXED + 2,
 	.table_title = "unavailable",
 };
 
@@ -462,7 +463,8 @@ static void fill_snapshot(struct collector *c, const struct uncore_state *st,
 		char buf[COLLECTOR_TEXT_MAX];
 
 		if (r && r->state == ENGINE_COUNTING) {
-			snapshot_add_sample(s, &uncore_events, us->socket, ev->spec->name, r->total, 0);
+			snapshot_add_sample(s, &uncore_events, us->socket, ev->spec->name, r->total,
+					    0);
 			continue;
 		}
 		if (ev->slot >= 0)
