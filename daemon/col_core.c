@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "col_core.h"
+#include "col_engine.h"
 #include "counter.h"
 #include "engine_msr.h"
 #include "event.h"
@@ -118,6 +119,43 @@ static const struct metric_family cpu_conflicts_json = {
 	.json_key = "conflicts", .json_order = 60,
 };
 
+/*
+ * The perf engine's multiplexing ratio (engine.h): the smallest, over the
+ * CPU's events, of time running over time enabled in the last interval.
+ * 1 when nothing was multiplexed; below 1 the kernel took turns with
+ * other events and the counts are estimates scaled by enabled / running.
+ * With per = core or socket, the smallest over the place's CPUs.
+ */
+static const struct metric_family cpu_multiplexing_ratio = {
+	.name = "uncored_core_multiplexing_ratio",
+	.help = "Perf engine: the smallest fraction of the last interval that one of the CPU's "
+		"core events was on a counter (time running over time enabled); below 1 the "
+		"kernel multiplexed them and their counts are scaled by its inverse.",
+	.type = METRIC_GAUGE, .unit = "ratio", .scope = METRIC_SCOPE_CPU, .kind = METRIC_DOUBLE,
+	.json_key = "multiplexing_ratio", .json_order = 70,
+};
+
+#define RATIO_FAMILY(p, scope_, what, order)                                                    \
+	static const struct metric_family p##_multiplexing_ratio = {                           \
+		.name = "uncored_core_multiplexing_ratio",                                     \
+		.help = "Perf engine: the smallest fraction of the last interval that one "    \
+			"core event of one of the " what " was on a counter (time running "    \
+			"over time enabled); below 1 the kernel multiplexed them and their "   \
+			"counts are scaled by its inverse.",                                   \
+		.type = METRIC_GAUGE, .unit = "ratio", .scope = scope_, .kind = METRIC_DOUBLE, \
+		.json_key = "multiplexing_ratio", .json_order = (order),                       \
+	};
+
+RATIO_FAMILY(core, METRIC_SCOPE_CORE, "logical CPUs of the core", 105)
+RATIO_FAMILY(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket",
+	     METRIC_JSON_SOCKET_FIXED + 305)
+
+static const struct metric_family *const ratio_families[3] = {
+	[CORE_PER_CPU] = &cpu_multiplexing_ratio,
+	[CORE_PER_CORE] = &core_multiplexing_ratio,
+	[CORE_PER_SOCKET] = &socket_multiplexing_ratio,
+};
+
 /* The sums of per = core (scope core) and per = socket (scope socket). */
 #define SUM_FAMILIES(p, scope_, what, order)                                                   \
 	static const struct metric_family p##_instructions = {                                 \
@@ -157,6 +195,7 @@ SUM_FAMILIES(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket",
 	     METRIC_JSON_SOCKET_FIXED + 300)
 
 static const struct metric_family *const core_families[] = {
+	&cpu_multiplexing_ratio, &core_multiplexing_ratio, &socket_multiplexing_ratio,
 	&cpu_instructions, &core_instructions, &socket_instructions,
 	&cpu_cycles, &core_cycles, &socket_cycles,
 	&cpu_ref_cycles, &core_ref_cycles, &socket_ref_cycles,
@@ -456,9 +495,14 @@ static int core_start(struct collector *c)
 	ecfg.policy = c->conf->core_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
 									    ENGINE_YIELD;
 	st->cpus = calloc((size_t)(c->topo->n_cpus ? c->topo->n_cpus : 1), sizeof(*st->cpus));
-	if (!st->cpus || engine_msr_new(&ecfg, &st->engine) < 0) {
+	if (!st->cpus) {
 		core_free(st);
 		return -ENOMEM;
+	}
+	err = col_engine_open(c, c->conf->core_engine, ENGINE_PMU_CORE, &ecfg, &st->engine);
+	if (err) {
+		core_free(st);
+		return err;
 	}
 	st->n_cpus = c->topo->n_cpus;
 	for (int i = 0; i < st->n_cpus; i++)
@@ -571,6 +615,34 @@ static uint64_t cpu_conflicts(const struct core_cpu *cc)
 	return n;
 }
 
+/*
+ * cc's multiplexing ratio into *ratio when the perf engine read it this
+ * sample (the msr engine never multiplexes).  Returns whether it did.
+ */
+static bool cpu_ratio(const struct collector *c, const struct core_cpu *cc, double *ratio)
+{
+	double r = 2.0;
+
+	if (!c->engine || strcmp(c->engine, "perf") != 0 || !cc->is_fresh)
+		return false;
+	for (size_t i = 0; i < cc->n_group; i++)
+		if (cc->readings[i].enabled_ns > 0 && engine_reading_ratio(&cc->readings[i]) < r)
+			r = engine_reading_ratio(&cc->readings[i]);
+	if (r > 1.0)
+		return false;
+	*ratio = r;
+	return true;
+}
+
+/* Add cc's multiplexing ratio to s when the perf engine read it this sample. */
+static void add_ratio(const struct collector *c, const struct core_cpu *cc, struct snapshot *s)
+{
+	double ratio;
+
+	if (cpu_ratio(c, cc, &ratio))
+		snapshot_add_sample(s, &cpu_multiplexing_ratio, cc->cpu, NULL, 0, ratio);
+}
+
 /* The values of a CPU read this sample. */
 static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_state *st,
 		     const struct core_cpu *cc)
@@ -598,9 +670,6 @@ static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_
 			snapshot_add_text(s, &cpu_unavailable, cc->cpu, st->events[k]->name,
 					  event_reason(st, cc, k, buf, sizeof(buf)));
 	}
-	/* A count that cannot grow on this engine is no series. */
-	if (!st->engine.ops->has_conflicts)
-		return;
 	collector_add_conflicts(c, s, -1, -1, cc->cpu, conflicts);
 	snapshot_add_sample(s, &cpu_conflicts_json, cc->cpu, NULL, conflicts, 0);
 }
@@ -611,6 +680,8 @@ struct core_sum {
 	bool counts[N_FIXED + CORE_MAX_EVENTS];      /* some CPU of the place counts it now */
 	uint64_t conflicts;
 	bool any;                                    /* some CPU of the place has been read */
+	bool has_ratio;                              /* some CPU's ratio was read this sample */
+	double ratio;                                /* the smallest of them */
 };
 
 static const struct core_cpu *find_cpu(const struct core_state *st, int cpu)
@@ -623,15 +694,24 @@ static const struct core_cpu *find_cpu(const struct core_state *st, int cpu)
 	return NULL;
 }
 
-/* Add the totals of cpus[0..n) into sum: each CPU's last read, held while it is not read. */
-static void sum_cpus(const struct core_state *st, const int *cpus, int n, struct core_sum *sum)
+/*
+ * Add the totals of cpus[0..n) into sum: each CPU's last read, held while
+ * it is not read; and the smallest multiplexing ratio read this sample.
+ */
+static void sum_cpus(const struct collector *c, const struct core_state *st, const int *cpus,
+		     int n, struct core_sum *sum)
 {
 	for (int i = 0; i < n; i++) {
 		const struct core_cpu *cc = find_cpu(st, cpus[i]);
+		double ratio;
 
 		if (!cc || !cc->has_read)
 			continue;
 		sum->any = true;
+		if (cpu_ratio(c, cc, &ratio) && (!sum->has_ratio || ratio < sum->ratio)) {
+			sum->ratio = ratio;
+			sum->has_ratio = true;
+		}
 		sum->conflicts += cpu_conflicts(cc);
 		for (int k = 0; k < N_FIXED + st->n_events; k++) {
 			const struct engine_reading *r =
@@ -656,6 +736,8 @@ static void fill_sum(struct collector *c, struct snapshot *s, const struct core_
 
 	if (!sum->any)
 		return;
+	if (sum->has_ratio)
+		snapshot_add_sample(s, ratio_families[per], where, NULL, 0, sum->ratio);
 	for (int k = 0; k < N_FIXED; k++)
 		if (sum->counts[k])
 			snapshot_add_sample(s, fam[k], where, NULL, sum->total[k], 0);
@@ -664,8 +746,6 @@ static void fill_sum(struct collector *c, struct snapshot *s, const struct core_
 		if (sum->counts[N_FIXED + k])
 			snapshot_add_sample(s, fam[N_FIXED], where, st->events[k]->name,
 					    sum->total[N_FIXED + k], 0);
-	if (!st->engine.ops->has_conflicts)
-		return;
 	collector_add_conflicts(c, s, socket, core, -1, sum->conflicts);
 	snapshot_add_sample(s, fam[N_FIXED + 1], where, NULL, sum->conflicts, 0);
 }
@@ -680,7 +760,7 @@ static void fill_sums(struct collector *c, struct snapshot *s, const struct core
 
 		if (per == CORE_PER_SOCKET) {
 			memset(&sum, 0, sizeof(sum));
-			sum_cpus(st, cs->cpus, cs->n_cpus, &sum);
+			sum_cpus(c, st, cs->cpus, cs->n_cpus, &sum);
 			fill_sum(c, s, st, per, cs->socket, cs->socket, -1, &sum);
 			continue;
 		}
@@ -690,7 +770,7 @@ static void fill_sums(struct collector *c, struct snapshot *s, const struct core
 			if (cr->n_cpus <= 0)
 				continue;
 			memset(&sum, 0, sizeof(sum));
-			sum_cpus(st, cr->cpus, cr->n_cpus, &sum);
+			sum_cpus(c, st, cr->cpus, cr->n_cpus, &sum);
 			fill_sum(c, s, st, per, cr->cpus[0], cs->socket, cr->core, &sum);
 		}
 	}
@@ -751,8 +831,10 @@ static void core_sample(struct collector *c, struct snapshot *s)
 		struct core_cpu *cc = &st->cpus[i];
 
 		sample_cpu(c, st, cc);
-		if (s && c->conf->core_per == CORE_PER_CPU)
+		if (s && c->conf->core_per == CORE_PER_CPU) {
 			fill_cpu(c, s, st, cc);
+			add_ratio(c, cc, s);
+		}
 	}
 	if (s && c->conf->core_per != CORE_PER_CPU)
 		fill_sums(c, s, st, c->conf->core_per);
@@ -786,7 +868,7 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 	const struct core_state *st = c->state;
 	uint64_t n = 0;
 
-	if (!st)
+	if (!st || (c->engine && strcmp(c->engine, "perf") == 0))
 		return 0;
 	for (int i = 0; i < st->n_cpus; i++) {
 		const struct core_cpu *cc = &st->cpus[i];
@@ -850,6 +932,9 @@ static const struct conf_key core_keys[] = {
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
 	{ "per", CONF_KIND_ENUM, CONF_FIELD(core_per), .names = core_per_names, .def = "cpu" },
+	/* auto = perf wherever the kernel has a core PMU, else msr. */
+	{ "engine", CONF_KIND_ENUM, CONF_FIELD(core_engine), .names = conf_engine_names,
+	  .def = "auto" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
 	  .count_offset = offsetof(struct conf, n_core_events) },
 };
@@ -864,6 +949,7 @@ static bool core_is_enabled(const struct conf *conf)
 	return conf->core_enabled;
 }
 
+/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
 static bool core_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->core_enabled != new->core_enabled ||

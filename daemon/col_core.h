@@ -18,7 +18,8 @@
  * of IA32_PERF_GLOBAL_CTRL and 2 per counted event (its counter and its
  * own event select or IA32_FIXED_CTR_CTRL, the msr engine's ownership
  * check).  A conflict adds the reads of a new claim; an offline CPU costs
- * its one failing read.  Returns 0 when c is not started.
+ * its one failing read.  Returns 0 when c is not started, and on the perf
+ * engine, which reads no MSR (one group read per CPU instead).
  */
 uint64_t core_collector_reads_per_sample(const struct collector *c);
 

@@ -3,7 +3,8 @@
  * status bits, the RAPL power-limit throttled-time counters and the
  * kernel's thermal_throttle counts from sysfs.  It reads IA32_THERM_STATUS
  * once per physical core (not per SMT sibling) and the package registers
- * once per socket.  It never writes any MSR: the sticky log bits of the
+ * once per die of each socket (once per socket on a package of one die),
+ * the dies making one package value.  It never writes any MSR: the sticky log bits of the
  * thermal status registers belong to the kernel's interrupt handler
  * (hardware.md §3.5), so only the live status bits are used.
  *
@@ -15,6 +16,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,16 +78,29 @@ struct rapl_reg {
 
 struct thermal_core {
 	struct kcount kernel;
+	int die;             /* index in the socket's dies */
+};
+
+/*
+ * One die of a package: package-scope registers are read once per die,
+ * where the kernel keeps package thermal and RAPL state (hardware-linux.md
+ * 3.2, 4.1).  A package of one die has one.
+ */
+struct thermal_die {
+	int die;             /* die_id */
+	bool has_tjmax;
+	unsigned tjmax_c;
+	bool is_rapl_probed; /* whether pkg and dram say if the CPU has their registers */
+	double time_unit_s;
+	struct rapl_reg pkg, dram;
+	struct kcount kernel_pkg;
+	int reader;          /* this sample: a CPU of the die that answered, or -1 */
 };
 
 struct thermal_socket {
 	const struct cpu_socket *topo;
-	bool has_tjmax;
-	unsigned tjmax_c;
-	bool has_rapl;       /* time unit known and at least one register present */
-	double time_unit_s;
-	struct rapl_reg pkg, dram;
-	struct kcount kernel_pkg;
+	int n_dies;          /* at least 1 */
+	struct thermal_die *dies;
 	struct thermal_core *cores;   /* parallel to topo->cores */
 };
 
@@ -128,7 +143,10 @@ static const struct metric_family core_throttling = {
 };
 
 static const struct metric_family core_prochot = {
-	.name = "uncored_core_prochot_active", .help = "Whether PROCHOT# or FORCEPR# is asserted now.",
+	/* IA32_THERM_STATUS bit 2; the core's own throttling is bit 0 (hardware-linux.md 3.1). */
+	.name = "uncored_core_prochot_active",
+	.help = "Whether PROCHOT# or FORCEPR# is asserted now by another agent on the platform "
+		"(IA32_THERM_STATUS bit 2), not the core's own thermal throttling.",
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_CORE, .kind = METRIC_BOOL,
 	.signal = METRIC_SIGNAL_PROCHOT,
 	.json_key = "prochot_active", .json_order = 30, .json_null = true,
@@ -189,37 +207,62 @@ static const struct metric_family rapl_dram = {
 	.table_title = "RAPL power-limit throttled", .table_part = "dram",
 };
 
+/*
+ * In the JSON snapshot only: per socket, for each field above whose register
+ * a CPU may lack, whether this CPU has it.  true: a missing or null value
+ * means the register could not be read; false: the CPU does not have it.
+ * A field not listed is not known either way (e.g. RAPL off in the
+ * configuration).
+ */
+static const struct metric_family present = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL,
+	.label = "field",
+	.json_key = "present", .json_order = METRIC_JSON_SOCKET_FIXED + 300,
+};
+
 static const struct metric_family *const thermal_families[] = {
 	&core_temperature, &package_temperature, &tjmax, &core_throttling, &core_prochot,
 	&package_throttling, &package_prochot, &kernel_core_throttles, &kernel_package_throttles,
-	&rapl_package, &rapl_dram,
+	&rapl_package, &rapl_dram, &present,
 };
 
-static void setup_tjmax(struct collector *c, struct thermal_socket *ts, int cpu)
+/* "socket S", or "socket S die D" on a package of several dies, for notes. */
+static const char *die_place(const struct thermal_socket *ts, const struct thermal_die *d,
+			     char *buf, size_t len)
 {
+	if (ts->n_dies > 1)
+		snprintf(buf, len, "socket %d die %d", ts->topo->socket, d->die);
+	else
+		snprintf(buf, len, "socket %d", ts->topo->socket);
+	return buf;
+}
+
+static void setup_tjmax(struct collector *c, const struct thermal_socket *ts, struct thermal_die *d,
+			int cpu)
+{
+	char place[48];
 	uint64_t raw;
 	int err;
 
+	die_place(ts, d, place, sizeof(place));
 	if (!c->info->fac.has_tjmax) {
-		collector_note(c, "socket %d: no MSR_TEMPERATURE_TARGET on this model, no temperatures",
-			       ts->topo->socket);
+		collector_note(c, "%s: no MSR_TEMPERATURE_TARGET on this model, no temperatures", place);
 		return;
 	}
 	err = hw_read_msr(c->hw, cpu, MSR_TEMPERATURE_TARGET, &raw);
 	if (err) {
 		c->errors++;
-		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET unreadable (%s), no temperatures",
-			       ts->topo->socket, strerror(-err));
+		collector_note(c, "%s: MSR_TEMPERATURE_TARGET unreadable (%s), no temperatures", place,
+			       strerror(-err));
 		return;
 	}
 	/* hardware.md §3.4: no guessing of a default TjMax. */
-	ts->tjmax_c = decode_tjmax(raw);
-	if (ts->tjmax_c == 0) {
-		collector_note(c, "socket %d: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures",
-			       ts->topo->socket);
+	d->tjmax_c = decode_tjmax(raw);
+	if (d->tjmax_c == 0) {
+		collector_note(c, "%s: MSR_TEMPERATURE_TARGET reports TjMax 0, no temperatures", place);
 		return;
 	}
-	ts->has_tjmax = true;
+	d->has_tjmax = true;
 }
 
 /* First reading of a RAPL register; -EIO means the register is absent. */
@@ -241,48 +284,76 @@ static void setup_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu, uin
 	r->has_base = true;
 }
 
-static void setup_rapl(struct collector *c, struct thermal_socket *ts, int cpu)
+static void setup_rapl(struct collector *c, const struct thermal_socket *ts, struct thermal_die *d,
+		       int cpu)
 {
+	char place[48];
 	uint64_t raw;
 	int err;
 
-	if (!c->info->fac.has_rapl_perf_status || !settings(c->conf)->rapl)
+	die_place(ts, d, place, sizeof(place));
+	if (!c->info->fac.has_rapl_perf_status) {
+		d->is_rapl_probed = true;   /* neither register */
+		return;
+	}
+	if (!settings(c->conf)->rapl)
 		return;
 	err = hw_read_msr(c->hw, cpu, MSR_RAPL_POWER_UNIT, &raw);
 	if (err) {
 		c->errors++;
-		collector_note(c, "socket %d: MSR_RAPL_POWER_UNIT unreadable (%s), no RAPL throttled time",
-			       ts->topo->socket, strerror(-err));
+		collector_note(c, "%s: MSR_RAPL_POWER_UNIT unreadable (%s), no RAPL throttled time",
+			       place, strerror(-err));
 		return;
 	}
-	ts->time_unit_s = decode_rapl_time_unit_s(raw);
-	setup_rapl_reg(c, &ts->pkg, cpu, MSR_PKG_PERF_STATUS);
-	setup_rapl_reg(c, &ts->dram, cpu, MSR_DRAM_PERF_STATUS);
-	ts->has_rapl = ts->pkg.is_present || ts->dram.is_present;
-	if (!ts->pkg.is_present)
-		collector_note(c, "socket %d: no MSR_PKG_PERF_STATUS, package throttled time reads 0",
-			       ts->topo->socket);
-	if (!ts->dram.is_present)
-		collector_note(c, "socket %d: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0",
-			       ts->topo->socket);
+	d->time_unit_s = decode_rapl_time_unit_s(raw);
+	setup_rapl_reg(c, &d->pkg, cpu, MSR_PKG_PERF_STATUS);
+	setup_rapl_reg(c, &d->dram, cpu, MSR_DRAM_PERF_STATUS);
+	d->is_rapl_probed = true;
+	if (!d->pkg.is_present)
+		collector_note(c, "%s: no MSR_PKG_PERF_STATUS, no package throttled time", place);
+	if (!d->dram.is_present)
+		collector_note(c, "%s: no MSR_DRAM_PERF_STATUS, no DRAM throttled time", place);
+}
+
+/* The lowest-numbered online CPU of cpus[0..n), or -1. */
+static int first_online(struct hw *hw, const int *cpus, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (hw_cpu_online(hw, cpus[i]) == 1)
+			return cpus[i];
+	return -1;
+}
+
+static void setup_die(struct collector *c, struct thermal_socket *ts, int k)
+{
+	const struct cpu_socket *sock = ts->topo;
+	struct thermal_die *d = &ts->dies[k];
+	int cpu = sock->n_dies > 0 ? first_online(c->hw, sock->dies[k].cpus, sock->dies[k].n_cpus)
+				   : cpu_socket_first_online(c->hw, sock);
+	char place[48];
+
+	d->die = sock->n_dies > 0 ? sock->dies[k].die : 0;
+	if (cpu < 0) {
+		collector_note(c, "%s: no online CPU, no TjMax", die_place(ts, d, place, sizeof(place)));
+		return;
+	}
+	setup_tjmax(c, ts, d, cpu);
+	setup_rapl(c, ts, d, cpu);
 }
 
 static int setup_socket(struct collector *c, struct thermal_socket *ts,
 			const struct cpu_socket *sock)
 {
-	int cpu;
-
 	ts->topo = sock;
+	ts->n_dies = sock->n_dies > 0 ? sock->n_dies : 1;
+	ts->dies = calloc((size_t)ts->n_dies, sizeof(*ts->dies));
 	ts->cores = calloc((size_t)(sock->n_cores ? sock->n_cores : 1), sizeof(*ts->cores));
-	if (!ts->cores)
+	if (!ts->dies || !ts->cores)
 		return -ENOMEM;
-	cpu = cpu_socket_first_online(c->hw, sock);
-	if (cpu < 0) {
-		collector_note(c, "socket %d: no online CPU, no TjMax", sock->socket);
-		return 0;
-	}
-	setup_tjmax(c, ts, cpu);
-	setup_rapl(c, ts, cpu);
+	for (int i = 0; i < sock->n_cores; i++)
+		ts->cores[i].die = cpu_socket_die_of(sock, sock->cores[i].cpus[0]);
+	for (int k = 0; k < ts->n_dies; k++)
+		setup_die(c, ts, k);
 	return 0;
 }
 
@@ -290,8 +361,10 @@ static void thermal_free(struct thermal_state *st)
 {
 	if (!st)
 		return;
-	for (int i = 0; i < st->n_sockets; i++)
+	for (int i = 0; i < st->n_sockets; i++) {
 		free(st->sockets[i].cores);
+		free(st->sockets[i].dies);
+	}
 	free(st->sockets);
 	free(st);
 }
@@ -382,70 +455,90 @@ static uint64_t int_value(int64_t v)
 	return (uint64_t)v;
 }
 
-static void add_core_status(struct snapshot *s, const struct thermal_socket *ts, uint64_t raw,
+static void add_core_status(struct snapshot *s, const struct thermal_die *d, uint64_t raw,
 			    int where)
 {
 	struct decode_therm_status st = decode_therm_status(raw);
 
-	if (ts->has_tjmax && st.reading_valid)
+	if (d->has_tjmax && st.reading_valid)
 		snapshot_add_sample(s, &core_temperature, where, NULL,
-				    int_value((int64_t)ts->tjmax_c - st.readout), 0);
+				    int_value((int64_t)d->tjmax_c - st.readout), 0);
 	snapshot_add_sample(s, &core_throttling, where, NULL, st.thermal, 0);
 	snapshot_add_sample(s, &core_prochot, where, NULL, st.prochot, 0);
 }
 
-/* One core; returns the CPU that answered (-1 when the core is offline). */
-static int sample_core(struct collector *c, struct thermal_socket *ts, int i, struct snapshot *s)
+/* One core; a CPU of it that answered becomes its die's reader if the die has none yet. */
+static void sample_core(struct collector *c, struct thermal_socket *ts, int i, struct snapshot *s)
 {
 	const struct cpu_core *core = &ts->topo->cores[i];
+	struct thermal_die *d = &ts->dies[ts->cores[i].die];
 	int where = core->cpus[0];   /* METRIC_SCOPE_CORE */
 	uint64_t raw;
 	int cpu, err;
 
 	err = read_core_status(c->hw, core, &cpu, &raw);
 	if (cpu < 0)
-		return -1;
+		return;
+	if (d->reader < 0)
+		d->reader = cpu;
 	if (err)
 		c->errors++;
 	else
-		add_core_status(s, ts, raw, where);
+		add_core_status(s, d, raw, where);
 	if (settings(c->conf)->kernel_counts &&
 	    read_kcount(c, &ts->cores[i].kernel, cpu, ATTR_CORE_THROTTLES))
 		snapshot_add_sample(s, &kernel_core_throttles, where, NULL, ts->cores[i].kernel.total, 0);
-	return cpu;
 }
 
-static void sample_package_status(struct collector *c, const struct thermal_socket *ts, int cpu,
+/*
+ * IA32_PACKAGE_THERM_STATUS of every die that answers, as one package: the
+ * hottest die's temperature, a status bit set when it is set on any die.
+ * Left out for the sample when a read fails.
+ */
+static void sample_package_status(struct collector *c, const struct thermal_socket *ts,
 				  struct snapshot *s)
 {
-	int socket = ts->topo->socket;
-	struct decode_therm_status st;
-	uint64_t raw;
-	int err;
+	int socket = ts->topo->socket, hottest = 0;
+	bool has_temperature = false, thermal = false, prochot = false;
 
 	if (!c->info->fac.has_package_thermal)
 		return;
-	err = hw_read_msr(c->hw, cpu, IA32_PACKAGE_THERM_STATUS, &raw);
-	if (err) {
-		c->errors++;
-		return;
+	for (int k = 0; k < ts->n_dies; k++) {
+		const struct thermal_die *d = &ts->dies[k];
+		struct decode_therm_status st;
+		uint64_t raw;
+		int err;
+
+		if (d->reader < 0)
+			continue;
+		err = hw_read_msr(c->hw, d->reader, IA32_PACKAGE_THERM_STATUS, &raw);
+		if (err) {
+			c->errors++;
+			return;
+		}
+		st = decode_package_therm_status(raw);
+		if (d->has_tjmax) {
+			int celsius = (int)d->tjmax_c - (int)st.readout;
+
+			if (!has_temperature || celsius > hottest)
+				hottest = celsius;
+		}
+		has_temperature |= d->has_tjmax;
+		thermal |= st.thermal;
+		prochot |= st.prochot;
 	}
-	st = decode_package_therm_status(raw);
-	if (ts->has_tjmax)
-		snapshot_add_sample(s, &package_temperature, socket, NULL,
-				    int_value((int64_t)ts->tjmax_c - st.readout), 0);
-	snapshot_add_sample(s, &package_throttling, socket, NULL, st.thermal, 0);
-	snapshot_add_sample(s, &package_prochot, socket, NULL, st.prochot, 0);
+	if (has_temperature)
+		snapshot_add_sample(s, &package_temperature, socket, NULL, int_value(hottest), 0);
+	snapshot_add_sample(s, &package_throttling, socket, NULL, thermal, 0);
+	snapshot_add_sample(s, &package_prochot, socket, NULL, prochot, 0);
 }
 
-/* Accumulate one RAPL register; true when it is absent or was read. */
+/* Accumulate one RAPL register the CPU has; false when it could not be read. */
 static bool sample_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu)
 {
 	uint64_t raw;
 	int err;
 
-	if (!r->is_present)
-		return true;
 	err = hw_read_msr(c->hw, cpu, r->msr, &raw);
 	if (err) {
 		c->errors++;
@@ -460,45 +553,100 @@ static bool sample_rapl_reg(struct collector *c, struct rapl_reg *r, int cpu)
 	return true;
 }
 
-static void sample_rapl(struct collector *c, struct thermal_socket *ts, int cpu,
+/*
+ * One RAPL register (offsetof struct thermal_die) over the dies: each die
+ * that answers is read, and the throttled time of every die that has the
+ * register is summed.  Adds nothing when no die has it or a read failed.
+ */
+static void sample_rapl(struct collector *c, struct thermal_socket *ts, size_t reg,
+			const struct metric_family *f, struct snapshot *s)
+{
+	bool any = false, ok = true;
+	double seconds = 0;
+
+	for (int k = 0; k < ts->n_dies; k++) {
+		struct thermal_die *d = &ts->dies[k];
+		struct rapl_reg *r = (struct rapl_reg *)((char *)d + reg);
+
+		if (!r->is_present)
+			continue;
+		any = true;
+		if (d->reader >= 0 && !sample_rapl_reg(c, r, d->reader))
+			ok = false;
+		/* hardware.md §4.1: power-limit throttled time in time units. */
+		seconds += (double)r->ctr.total * d->time_unit_s;
+	}
+	if (any && ok)
+		snapshot_add_sample(s, f, ts->topo->socket, NULL, 0, seconds);
+}
+
+/* The kernel's package throttle count of every die that answers, summed. */
+static void sample_kernel_package(struct collector *c, struct thermal_socket *ts,
+				  struct snapshot *s)
+{
+	uint64_t total = 0;
+
+	for (int k = 0; k < ts->n_dies; k++) {
+		struct thermal_die *d = &ts->dies[k];
+
+		if (d->reader >= 0 && !read_kcount(c, &d->kernel_pkg, d->reader, ATTR_PACKAGE_THROTTLES))
+			return;
+		total += d->kernel_pkg.total;
+	}
+	snapshot_add_sample(s, &kernel_package_throttles, ts->topo->socket, NULL, total, 0);
+}
+
+/* Which of the socket's optional registers this CPU has (the present family). */
+static void add_present(const struct collector *c, const struct thermal_socket *ts,
 			struct snapshot *s)
 {
-	bool is_pkg_ok, is_dram_ok;
+	bool pkg_status = c->info->fac.has_package_thermal;
+	bool pkg = false, dram = false;
+	int socket = ts->topo->socket;
 
-	if (!ts->has_rapl)
-		return;
-	is_pkg_ok = sample_rapl_reg(c, &ts->pkg, cpu);
-	is_dram_ok = sample_rapl_reg(c, &ts->dram, cpu);
-	if (!is_pkg_ok || !is_dram_ok)
-		return;
-	/* hardware.md §4.1: power-limit throttled time in time units. */
-	snapshot_add_sample(s, &rapl_package, ts->topo->socket, NULL, 0,
-			    (double)ts->pkg.ctr.total * ts->time_unit_s);
-	snapshot_add_sample(s, &rapl_dram, ts->topo->socket, NULL, 0,
-			    (double)ts->dram.ctr.total * ts->time_unit_s);
+	snapshot_add_sample(s, &present, socket, tjmax.json_key, c->info->fac.has_tjmax, 0);
+	snapshot_add_sample(s, &present, socket, package_temperature.json_key, pkg_status, 0);
+	snapshot_add_sample(s, &present, socket, package_throttling.json_key, pkg_status, 0);
+	snapshot_add_sample(s, &present, socket, package_prochot.json_key, pkg_status, 0);
+	for (int k = 0; k < ts->n_dies; k++) {
+		if (!ts->dies[k].is_rapl_probed)
+			return;
+		pkg |= ts->dies[k].pkg.is_present;
+		dram |= ts->dies[k].dram.is_present;
+	}
+	snapshot_add_sample(s, &present, socket, rapl_package.json_key, pkg, 0);
+	snapshot_add_sample(s, &present, socket, rapl_dram.json_key, dram, 0);
 }
 
 static void sample_socket(struct collector *c, struct thermal_socket *ts, struct snapshot *s)
 {
-	int reader = -1;
+	bool has_tjmax = false, any_reader = false;
+	unsigned lowest_tjmax = 0;
 
-	if (ts->has_tjmax)
-		snapshot_add_sample(s, &tjmax, ts->topo->socket, NULL, int_value(ts->tjmax_c), 0);
-	for (int i = 0; i < ts->topo->n_cores; i++) {
-		int cpu = sample_core(c, ts, i, s);
+	add_present(c, ts, s);
+	/* Dies of one package share a TjMax in practice; the lowest is the conservative one. */
+	for (int k = 0; k < ts->n_dies; k++) {
+		const struct thermal_die *d = &ts->dies[k];
 
-		if (reader < 0)
-			reader = cpu;
+		if (d->has_tjmax && (!has_tjmax || d->tjmax_c < lowest_tjmax))
+			lowest_tjmax = d->tjmax_c;
+		has_tjmax |= d->has_tjmax;
+		ts->dies[k].reader = -1;
 	}
+	if (has_tjmax)
+		snapshot_add_sample(s, &tjmax, ts->topo->socket, NULL, int_value(lowest_tjmax), 0);
+	for (int i = 0; i < ts->topo->n_cores; i++)
+		sample_core(c, ts, i, s);
+	for (int k = 0; k < ts->n_dies; k++)
+		any_reader |= ts->dies[k].reader >= 0;
 	/* Every core offline: nothing of the package is reachable. */
-	if (reader < 0)
+	if (!any_reader)
 		return;
-	sample_package_status(c, ts, reader, s);
-	sample_rapl(c, ts, reader, s);
-	if (settings(c->conf)->kernel_counts &&
-	    read_kcount(c, &ts->kernel_pkg, reader, ATTR_PACKAGE_THROTTLES))
-		snapshot_add_sample(s, &kernel_package_throttles, ts->topo->socket, NULL,
-				    ts->kernel_pkg.total, 0);
+	sample_package_status(c, ts, s);
+	sample_rapl(c, ts, offsetof(struct thermal_die, pkg), &rapl_package, s);
+	sample_rapl(c, ts, offsetof(struct thermal_die, dram), &rapl_dram, s);
+	if (settings(c->conf)->kernel_counts)
+		sample_kernel_package(c, ts, s);
 }
 
 static void thermal_sample(struct collector *c, struct snapshot *s)

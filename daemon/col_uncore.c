@@ -18,10 +18,12 @@
 
 #include "collector.h"
 #include "counter.h"
+#include "col_engine.h"
 #include "engine_msr.h"
 #include "event.h"
 #include "pmu.h"
 #include "msr.h"
+#include "throttle_signal.h"
 
 /*
  * A generous upper bound of the uncore clock.  Real parts run UCLK at
@@ -385,8 +387,11 @@ static int uncore_start(struct collector *c)
 									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
-	if (!st->sockets || engine_msr_new(&ecfg, &st->engine) < 0)
+	if (!st->sockets)
 		return fail_start(c, st, -ENOMEM);
+	err = col_engine_open(c, c->conf->uncore_engine, ENGINE_PMU_NHM_UNCORE, &ecfg, &st->engine);
+	if (err)
+		return fail_start(c, st, err);
 	err = build_event_list(c, st);
 	if (!err)
 		err = open_all(c, st);
@@ -442,8 +447,7 @@ static uint64_t socket_conflicts(const struct uncore_socket *us)
 }
 
 /* The socket's values, while its group is open (totals held when a read failed). */
-static void fill_snapshot(struct collector *c, const struct uncore_state *st,
-			  const struct uncore_socket *us, struct snapshot *s)
+static void fill_snapshot(struct collector *c, const struct uncore_socket *us, struct snapshot *s)
 {
 	const struct engine_reading *clock = us->has_read ? &us->readings[us->clock_slot] : NULL;
 	uint64_t conflicts = socket_conflicts(us);
@@ -471,9 +475,6 @@ static void fill_snapshot(struct collector *c, const struct uncore_state *st,
 			reason = r ? reading_reason(r, buf, sizeof(buf)) : "not counted";
 		snapshot_add_text(s, &uncore_unavailable, us->socket, ev->spec->name, reason);
 	}
-	/* A count that cannot grow on this engine is no series. */
-	if (!st->engine.ops->has_conflicts)
-		return;
 	collector_add_conflicts(c, s, us->socket, -1, -1, conflicts);
 	snapshot_add_sample(s, &uncore_conflicts, us->socket, NULL, conflicts, 0);
 }
@@ -491,7 +492,7 @@ static void uncore_sample(struct collector *c, struct snapshot *s)
 		if (us->is_up)
 			counts |= sample_socket(c, st, us);
 		if (s)
-			fill_snapshot(c, st, us, s);
+			fill_snapshot(c, us, s);
 	}
 	/* Up only while something is counted. */
 	c->up = counts;
@@ -561,6 +562,9 @@ static const struct conf_key uncore_keys[] = {
 	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
 	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	/* auto = msr here: the direct uncore programming is the product's own (README). */
+	{ "engine", CONF_KIND_ENUM, CONF_FIELD(uncore_engine), .names = conf_engine_names,
+	  .def = "auto" },
 	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
 	  .count_offset = offsetof(struct conf, n_uncore_events) },
 };
@@ -575,6 +579,7 @@ static bool uncore_is_enabled(const struct conf *conf)
 	return conf->uncore_enabled;
 }
 
+/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
 static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 {
 	return old->uncore_enabled != new->uncore_enabled ||
@@ -582,6 +587,18 @@ static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 	       old->uncore_on_conflict != new->uncore_on_conflict ||
 	       !conf_events_equal(old->uncore_events, old->n_uncore_events,
 				  new->uncore_events, new->n_uncore_events);
+}
+
+/*
+ * Westmere's DRAM thermal throttled cycles (event 0x67, a default event;
+ * hardware.md §2.1) are DRAM throttling for heat, per socket.
+ */
+static unsigned uncore_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	if (info->fac.has_nhm_uncore && info->fac.has_uncore_thermal_events &&
+	    conf->uncore_default_events)
+		return THROTTLE_BIT(THROTTLE_DRAM_THERMAL);
+	return 0;
 }
 
 const struct collector_ops uncore_collector_ops = {
@@ -593,6 +610,7 @@ const struct collector_ops uncore_collector_ops = {
 	.n_families = sizeof(uncore_families) / sizeof(uncore_families[0]),
 	.conf_section = &uncore_conf_section,
 	.list_events = uncore_list_events,
+	.throttle_signals = uncore_throttle_signals,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,
 };

@@ -78,9 +78,13 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 	c->info = info;
 	c->topo = topo;
 	c->conf = conf;
+	if (ops->throttle_signals && info && conf)
+		c->throttle_signals = ops->throttle_signals(info, conf);
 	err = ops->start(c);
 	c->up = err == 0;
 	c->started = err == 0;
+	/* A disabled collector also says -ENOTSUP; only an enabled one can lack the facility. */
+	c->not_applicable = err == -ENOTSUP && is_enabled(c);
 	if (err) {
 		/* A collector that does not run has nothing degraded, only a reason. */
 		explain_failure(c, err);
@@ -107,10 +111,16 @@ void collector_sample(struct collector *c, struct snapshot *s)
 		return;
 	sc->enabled = is_enabled(c);
 	sc->up = c->up;
+	sc->not_applicable = c->not_applicable;
+	sc->throttle_signals = c->throttle_signals;
 	sc->reason = snapshot_intern(s, collector_reason(c, reason, sizeof(reason)));
 	if (!sc->reason)
 		sc->reason = "";
 	sc->errors = c->errors;
+	sc->engine = c->engine;
+	sc->engine_why = c->engine ? snapshot_intern(s, c->engine_why) : NULL;
+	if (c->engine && !sc->engine_why)
+		sc->engine_why = "";
 }
 
 void collector_stop(struct collector *c)

@@ -52,10 +52,12 @@ struct collector_ops {
 	/*
 	 * Allocate state, check the facility, claim counters.  Returns 0 when
 	 * the collector runs (possibly degraded: collector_degrade), -ENOTSUP
-	 * when the machine lacks the facility, or another negative errno; in
-	 * both error cases collector_refuse says why in one sentence and stop()
-	 * is still safe.  A config error detected here (too many events, say)
-	 * is -EINVAL.
+	 * when the machine lacks the facility (or the configuration turns the
+	 * collector off), or another negative errno; in both error cases
+	 * collector_refuse says why in one sentence and stop() is still safe.
+	 * An enabled collector that returns -ENOTSUP is *not applicable*: it
+	 * is reported as such, never as down (collector_start).  A config
+	 * error detected here (too many events, say) is -EINVAL.
 	 */
 	int (*start)(struct collector *c);
 
@@ -82,6 +84,16 @@ struct collector_ops {
 	 * NULL for a collector without events.
 	 */
 	void (*list_events)(const struct cpu_info *info, struct strbuf *out);
+
+	/*
+	 * The generation-independent throttling signals it delivers on the
+	 * CPU info describes, with conf, while it is up: THROTTLE_BIT()s of
+	 * throttle_signal.h, by what the generation has (never by probing).
+	 * Asked at every start, whether the collector then runs or not, so
+	 * that a signal the host cannot see names the collector that would
+	 * see it and why it does not.  NULL for a collector that delivers none.
+	 */
+	unsigned (*throttle_signals)(const struct cpu_info *info, const struct conf *conf);
 
 	/* Whether conf turns the collector on (a disabled one is still listed). */
 	bool (*is_enabled)(const struct conf *conf);
@@ -117,9 +129,19 @@ struct collector {
 	void *state;                      /* the collector's own */
 
 	bool up;
+	/*
+	 * Enabled, but start() said the machine lacks the facility (-ENOTSUP):
+	 * the collector is left out of uncored_collector_up and its alert.
+	 */
+	bool not_applicable;
+	unsigned throttle_signals;        /* ops->throttle_signals at start; collector.c's */
 	bool started;                     /* start() returned 0, stop() not run yet; collector.c's */
 	struct collector_status status;   /* through the calls below */
 	uint64_t errors;                  /* failed hardware reads since start */
+
+	/* A PMU collector's counter engine (col_engine.h); NULL for none or not chosen yet. */
+	const char *engine;               /* "perf" or "msr", static */
+	char engine_why[COLLECTOR_TEXT_MAX];
 };
 
 /*
@@ -160,8 +182,9 @@ int collector_source(const struct collector_ops *ops);
 const struct collector_ops *collector_find(const char *name);
 
 /*
- * Set up c for ops with the shared context (borrowed; must outlive c) and
- * call ops->start.  Returns what start returned; c->up and c->status tell
+ * Set up c for ops with the shared context (borrowed; must outlive c),
+ * note the throttling signals it delivers here and call ops->start.
+ * Returns what start returned; c->up, c->not_applicable and c->status tell
  * the result.  When start fails without saying why, the degradations it
  * noted become the reason, or else a generic sentence with the errno.
  */

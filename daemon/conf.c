@@ -38,6 +38,7 @@
 static const char *const log_level_names[] = { "error", "warning", "notice", "info", "debug", NULL };
 
 const char *const conf_conflict_names[] = { "reclaim", "yield", NULL };
+const char *const conf_engine_names[] = { "auto", "perf", "msr", NULL };
 
 /*
  * The interval bound: a counter must not wrap twice between two samples.

@@ -32,6 +32,16 @@ enum conf_log_level {
 /* "reclaim", "yield": the names of enum conf_conflict_policy, NULL-terminated. */
 extern const char *const conf_conflict_names[];
 
+/* How a PMU collector counts ([core] engine, [uncore] engine; engine.h). */
+enum conf_engine {
+	CONF_ENGINE_AUTO,       /* the collector's default: see its conf_section */
+	CONF_ENGINE_PERF,       /* the kernel's perf_event_open (engine_perf.h) */
+	CONF_ENGINE_MSR,        /* direct programming through the msr driver (engine_msr.h) */
+};
+
+/* "auto", "perf", "msr": the names of enum conf_engine, NULL-terminated. */
+extern const char *const conf_engine_names[];
+
 struct conf_event {
 	struct event_spec spec;
 	int line;                     /* where it was configured */
@@ -74,6 +84,7 @@ struct conf {
 	bool uncore_enabled;
 	bool uncore_default_events;
 	enum conf_conflict_policy uncore_on_conflict;
+	enum conf_engine uncore_engine;   /* used from start-up on; a reload keeps the running one */
 	int n_uncore_events;
 	struct conf_event uncore_events[CONF_MAX_EVENTS];
 
@@ -82,6 +93,7 @@ struct conf {
 	bool core_default_events;
 	enum conf_conflict_policy core_on_conflict;
 	int core_per;                     /* [core] per: col_core.c's enum core_per */
+	enum conf_engine core_engine;     /* used from start-up on; a reload keeps the running one */
 	int n_core_events;
 	struct conf_event core_events[CONF_MAX_EVENTS];
 };

@@ -7,13 +7,13 @@
  * touches an MSR; the collectors do that.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cpu.h"
 #include "decode.h"
+#include "err.h"
 #include "strbuf.h"
 
 #define CPUID_LEAF_VENDOR   0x0
@@ -100,20 +100,6 @@ static const struct {
 	{ "AuthenticAMD", "; on AMD read temperatures from the k10temp hwmon driver" },
 	{ "HygonGenuine", "; on Hygon read temperatures from the k10temp hwmon driver" },
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static const struct model_entry *find_model(unsigned model)
 {
@@ -380,7 +366,7 @@ static int compare_cpu_number(const void *a, const void *b)
 	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
 }
 
-/* Order by socket, then core, then CPU number. */
+/* Order by socket, then die, then core, then CPU number. */
 static int compare_placement(const void *a, const void *b)
 {
 	const struct hw_cpu *x = *(const struct hw_cpu *const *)a;
@@ -388,6 +374,8 @@ static int compare_placement(const void *a, const void *b)
 
 	if (x->socket != y->socket)
 		return (x->socket > y->socket) - (x->socket < y->socket);
+	if (x->die != y->die)
+		return (x->die > y->die) - (x->die < y->die);
 	if (x->core != y->core)
 		return (x->core > y->core) - (x->core < y->core);
 	return (x->cpu > y->cpu) - (x->cpu < y->cpu);
@@ -400,9 +388,48 @@ static int compare_int(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Whether placed[i] starts a new core (or die) of its socket. */
+static bool starts_core(struct hw_cpu *const *placed, int i)
+{
+	return i == 0 || placed[i]->core != placed[i - 1]->core ||
+	       placed[i]->die != placed[i - 1]->die;
+}
+
+/* The dies of s from placed[0..n), ordered by die. */
+static int fill_dies(struct cpu_socket *s, struct hw_cpu *const *placed, int n)
+{
+	s->n_dies = 0;
+	for (int i = 0; i < n; i++)
+		if (i == 0 || placed[i]->die != placed[i - 1]->die)
+			s->n_dies++;
+	s->dies = calloc(s->n_dies, sizeof(*s->dies));
+	if (!s->dies)
+		return -ENOMEM;
+	for (int i = 0, k = -1; i < n; i++) {
+		struct cpu_die *d;
+
+		if (i == 0 || placed[i]->die != placed[i - 1]->die) {
+			int j = i;
+
+			while (j < n && placed[j]->die == placed[i]->die)
+				j++;
+			d = &s->dies[++k];
+			d->die = placed[i]->die;
+			d->cpus = calloc(j - i, sizeof(*d->cpus));
+			if (!d->cpus)
+				return -ENOMEM;
+		}
+		d = &s->dies[k];
+		d->cpus[d->n_cpus++] = placed[i]->cpu;
+	}
+	for (int k = 0; k < s->n_dies; k++)
+		qsort(s->dies[k].cpus, s->dies[k].n_cpus, sizeof(int), compare_int);
+	return 0;
+}
+
 /*
  * Fill one socket from placed[0..n), all of the same socket, ordered by
- * core then CPU number.
+ * die, core, then CPU number.
  */
 static int fill_socket(struct cpu_socket *s, struct hw_cpu *const *placed, int n,
 		       char *err, size_t errlen)
@@ -412,11 +439,11 @@ static int fill_socket(struct cpu_socket *s, struct hw_cpu *const *placed, int n
 	s->socket = placed[0]->socket;
 	s->n_cores = 0;
 	for (int i = 0; i < n; i++)
-		if (i == 0 || placed[i]->core != placed[i - 1]->core)
+		if (starts_core(placed, i))
 			s->n_cores++;
 	s->cores = calloc(s->n_cores, sizeof(*s->cores));
 	s->cpus = calloc(n, sizeof(*s->cpus));
-	if (!s->cores || !s->cpus) {
+	if (!s->cores || !s->cpus || fill_dies(s, placed, n) < 0) {
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -424,7 +451,7 @@ static int fill_socket(struct cpu_socket *s, struct hw_cpu *const *placed, int n
 	for (int i = 0, k = -1; i < n; i++) {
 		struct cpu_core *c;
 
-		if (i == 0 || placed[i]->core != placed[i - 1]->core)
+		if (starts_core(placed, i))
 			s->cores[++k].core = placed[i]->core;
 		c = &s->cores[k];
 		if (c->n_cpus == CORE_MAX_CPUS) {
@@ -499,6 +526,9 @@ void cpu_topology_free(struct cpu_topology *topo)
 	if (!topo)
 		return;
 	for (int i = 0; topo->sockets && i < topo->n_sockets; i++) {
+		for (int k = 0; topo->sockets[i].dies && k < topo->sockets[i].n_dies; k++)
+			free(topo->sockets[i].dies[k].cpus);
+		free(topo->sockets[i].dies);
 		free(topo->sockets[i].cores);
 		free(topo->sockets[i].cpus);
 	}
@@ -530,4 +560,13 @@ int cpu_socket_first_online(struct hw *hw, const struct cpu_socket *sock)
 		if (hw_cpu_online(hw, sock->cpus[i]) == 1)
 			return sock->cpus[i];
 	return -1;
+}
+
+int cpu_socket_die_of(const struct cpu_socket *sock, int cpu)
+{
+	for (int k = 0; k < sock->n_dies; k++)
+		for (int i = 0; i < sock->dies[k].n_cpus; i++)
+			if (sock->dies[k].cpus[i] == cpu)
+				return k;
+	return 0;
 }

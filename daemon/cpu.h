@@ -86,12 +86,29 @@ struct cpu_core {
 	int cpus[8];                   /* logical CPUs of this core, ascending */
 };
 
+/*
+ * One die of a multi-die package (Linux's topology/die_id): where the kernel
+ * keeps package thermal and RAPL state, so package-scope MSRs are read once
+ * per die (hardware-linux.md 3.2, 4.1).
+ */
+struct cpu_die {
+	int die;                       /* die_id */
+	int n_cpus;
+	int *cpus;                     /* the die's logical CPUs, ascending */
+};
+
 struct cpu_socket {
 	int socket;                    /* physical_package_id */
 	int n_cores;
-	struct cpu_core *cores;        /* ascending core id */
+	struct cpu_core *cores;        /* ascending die id, then core id */
 	int n_cpus;
 	int *cpus;                     /* all logical CPUs of the socket, ascending */
+	/*
+	 * Ascending die id; at least one once loaded.  0 (a topology built by
+	 * hand) reads as one die holding every CPU of the socket.
+	 */
+	int n_dies;
+	struct cpu_die *dies;
 };
 
 struct cpu_topology {
@@ -123,5 +140,8 @@ const struct cpu_socket *cpu_topology_socket(const struct cpu_topology *topo, in
  * CPUs come and go.
  */
 int cpu_socket_first_online(struct hw *hw, const struct cpu_socket *sock);
+
+/* The index in sock->dies of the die holding cpu, or 0 when not found or without dies. */
+int cpu_socket_die_of(const struct cpu_socket *sock, int cpu);
 
 #endif

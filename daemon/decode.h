@@ -15,7 +15,7 @@
 struct decode_therm_status {
 	bool thermal;             /* bit 0: at/above TCC activation now */
 	bool thermal_log;         /* bit 1 */
-	bool prochot;             /* bit 2: PROCHOT#/FORCEPR# now */
+	bool prochot;             /* bit 2: PROCHOT#/FORCEPR# asserted by another agent now */
 	bool prochot_log;         /* bit 3 */
 	bool critical;            /* bit 4 */
 	bool power_limit;         /* bit 10 */

@@ -85,13 +85,6 @@ struct engine_group;         /* an engine's state of one open group */
 struct engine_ops {
 	const char *name;        /* "msr" or "perf", for logs */
 	/*
-	 * Whether another agent can take a counter of it, so that a reading's
-	 * conflicts can ever grow (msr); perf's kernel shares counters by
-	 * rotation and takes nobody's (engine_perf.h).
-	 */
-	bool has_conflicts;
-
-	/*
 	 * Open a group of n events on pmu/target and start counting what can
 	 * be counted.  An event that finds no counter is not an error: it reads
 	 * as ENGINE_WAITING.  Returns 0, or a negative errno with a sentence in

@@ -517,6 +517,10 @@ static int op_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
 		*ret_failed = 0;
 	if (!g)
 		return 0;
+	/* A box whose CPU went offline since the last read is restored through another. */
+	if (g->lay.uncore && hw_cpu_online(e->cfg.hw, g->cpu) == 0)
+		(void)move_box(e, g);
+	/* What cannot be reached is kept by the ledger as left unrestored (pmu.h). */
 	r = pmu_restore(g->ledger, e->cfg.hw, ret_failed);
 	pmu_ledger_free(g->ledger);
 	free(g->slots);
@@ -579,7 +583,6 @@ static void op_destroy(void *ctx)
 
 static const struct engine_ops msr_engine_ops = {
 	.name = "msr",
-	.has_conflicts = true,
 	.open = op_open,
 	.read = op_read,
 	.close = op_close,

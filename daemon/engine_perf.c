@@ -5,12 +5,12 @@
  * whole as too large), and keeps the running totals across reopens.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine_perf.h"
+#include "err.h"
 #include "perf_group.h"
 #include "perf_pmu.h"
 
@@ -45,20 +45,6 @@ struct engine_group {
 	size_t n_parts;
 	bool offline;                   /* closed because its CPU went offline */
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- PMUs ---- */
 

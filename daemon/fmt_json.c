@@ -14,6 +14,7 @@
 
 #include "fmt_json.h"
 #include "metric.h"
+#include "throttle_signal.h"
 
 /* "key": — comma handling is the caller's, via *first. */
 static void key(struct strbuf *out, bool *first, const char *name)
@@ -96,11 +97,55 @@ static void write_collectors(struct strbuf *out, bool *first, const struct snaps
 		field_str(out, &f, "name", c->name ? c->name : "");
 		field_bool(out, &f, "enabled", c->enabled);
 		field_bool(out, &f, "up", c->up);
+		field_str(out, &f, "state", snapshot_collector_state(c));
 		if (c->reason[0])
 			field_str(out, &f, "reason", c->reason);
 		else
 			field_null(out, &f, "reason");
 		field_u64(out, &f, "errors", c->errors);
+		if (c->engine) {
+			bool fe = true;
+
+			key(out, &f, "engine");
+			strbuf_append(out, "{");
+			field_str(out, &fe, "name", c->engine);
+			field_str(out, &fe, "reason", c->engine_why ? c->engine_why : "");
+			strbuf_append(out, "}");
+		}
+		strbuf_append(out, "}");
+	}
+	strbuf_append(out, "]");
+}
+
+/*
+ * "throttling_signals": every generation-independent signal, whether this
+ * host sees it, through which collector, and why not (throttle_signal.h).
+ */
+static void write_throttling_signals(struct strbuf *out, bool *first, const struct snapshot *s)
+{
+	struct throttle_signal_view views[THROTTLE_N_SIGNALS];
+
+	throttle_signals_view(s, views);
+	key(out, first, "throttling_signals");
+	strbuf_append(out, "[");
+	for (int i = 0; i < THROTTLE_N_SIGNALS; i++) {
+		const struct throttle_signal_info *info = throttle_signal_info((enum throttle_signal)i);
+		const struct throttle_signal_view *v = &views[i];
+		bool f = true;
+
+		strbuf_append(out, i ? ", {" : "{");
+		field_str(out, &f, "signal", info->signal);
+		field_str(out, &f, "family", info->family);
+		field_str(out, &f, info->label, info->value);
+		field_bool(out, &f, "visible", v->visible);
+		if (v->collector)
+			field_str(out, &f, "collector", v->collector);
+		else
+			field_null(out, &f, "collector");
+		if (v->visible)
+			field_null(out, &f, "why_not");
+		else
+			field_str(out, &f, "why_not", v->why_not);
 		strbuf_append(out, "}");
 	}
 	strbuf_append(out, "]");
@@ -169,6 +214,7 @@ int fmt_json_snapshot(const struct snapshot *s, struct strbuf *out)
 	field_double(out, &f, "last_sample_duration_seconds", s->last_sample_duration_s);
 	write_cpu_id(out, &f, &s->cpu_id);
 	write_collectors(out, &f, s);
+	write_throttling_signals(out, &f, s);
 	key(out, &f, "sockets");
 	strbuf_append(out, "[");
 	for (int i = 0; i < s->n_sockets; i++) {

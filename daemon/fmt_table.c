@@ -4,8 +4,9 @@
  * between them.  Per socket a header, the lines of the declared families
  * (metric.h), then one row per core; IPC is instructions over unhalted
  * cycles of the CPUs concerned (or of the core or socket where the counts
- * are summed so).  Pure text formatting: missing values print as "-",
- * nothing is ever guessed.
+ * are summed so); then the throttle episodes of the interval and the
+ * collectors.  Pure text formatting: missing values print as "-", nothing
+ * is ever guessed.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 
 #include "fmt_table.h"
 #include "metric.h"
+#include "throttle_signal.h"
 
 static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
 {
@@ -208,15 +210,70 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		write_core_row(a, b, find_core(sa, sb->cores[i].core), &sb->cores[i], out);
 }
 
+/*
+ * One line per throttle episode seen in the interval from a to b: ended in
+ * it, or still running at b.  An episode's start is the stamp of the sample
+ * that first saw it, so "started" means b saw it and a did not.
+ */
+static void write_episodes(const struct snapshot *a, const struct snapshot *b, struct strbuf *out)
+{
+	bool any = false;
+
+	for (int i = b->n_episodes - 1; i >= 0; i--) {   /* oldest first */
+		const struct snapshot_episode *e = &b->episodes[i];
+		char place[48];
+
+		if (e->end != 0 && e->end < a->time)
+			continue;   /* over before this interval */
+		if (!any)
+			strbuf_append(out, "\nepisodes:\n");
+		any = true;
+		if (e->core >= 0)
+			snprintf(place, sizeof(place), "socket %d core %d", e->socket, e->core);
+		else
+			snprintf(place, sizeof(place), "socket %d", e->socket);
+		strbuf_printf(out, "  %-18s %-28s ", place, e->kind);
+		if (e->end != 0)
+			strbuf_printf(out, "ended after %.1f s\n", e->end - e->start);
+		else if (e->start > a->time)
+			strbuf_append(out, "started, still running\n");
+		else
+			strbuf_printf(out, "still running after %.1f s\n", b->time - e->start);
+	}
+	if (!any)
+		strbuf_append(out, "\nepisodes: none\n");
+}
+
 static void write_collectors(const struct snapshot *s, struct strbuf *out)
 {
 	strbuf_append(out, "\ncollectors:\n");
 	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
-		const char *state = !c->enabled ? "disabled" : c->up ? "up" : "down";
+		const char *state = snapshot_collector_state(c);
+
+		if (strcmp(state, "not_applicable") == 0)
+			state = "not applicable";
 
 		strbuf_printf(out, "  %-8s %-8s errors %" PRIu64 "%s%s\n", c->name ? c->name : "?",
 			      state, c->errors, c->reason[0] ? ": " : "", c->reason);
+	}
+}
+
+/* Which throttling signals this host sees, and why not (throttle_signal.h). */
+static void write_throttling_signals(const struct snapshot *s, struct strbuf *out)
+{
+	struct throttle_signal_view views[THROTTLE_N_SIGNALS];
+
+	throttle_signals_view(s, views);
+	strbuf_append(out, "\nthrottling signals:\n");
+	for (int i = 0; i < THROTTLE_N_SIGNALS; i++) {
+		const struct throttle_signal_info *info = throttle_signal_info((enum throttle_signal)i);
+
+		if (views[i].visible)
+			strbuf_printf(out, "  %-34s seen (%s collector)\n", info->title,
+				      views[i].collector);
+		else
+			strbuf_printf(out, "  %-34s not seen: %s\n", info->title, views[i].why_not);
 	}
 }
 
@@ -225,6 +282,8 @@ int fmt_table_write(const struct snapshot *first, const struct snapshot *second,
 	write_header(first, second, out);
 	for (int i = 0; i < second->n_sockets; i++)
 		write_socket(first, second, &second->sockets[i], out);
+	write_episodes(first, second, out);
 	write_collectors(second, out);
+	write_throttling_signals(second, out);
 	return out->failed ? -ENOMEM : 0;
 }

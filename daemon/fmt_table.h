@@ -2,7 +2,8 @@
  * Two snapshots to the human table of `uncored --once` (SPEC §9): per
  * socket a header, the lines of the collectors' declared families (event
  * deltas, kernel throttle counts, ...), then per core the temperature,
- * throttling state, kernel throttle count and IPC.  Pure.
+ * throttling state, kernel throttle count and IPC, then the throttle
+ * episodes that ended in the interval or are still running.  Pure.
  */
 #ifndef UNCORED_FMT_TABLE_H
 #define UNCORED_FMT_TABLE_H

@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "hw.h"
+#include "perf_sys.h"
 
 int hw_read_msr(struct hw *hw, int cpu, uint32_t msr, uint64_t *ret_value)
 {
@@ -58,10 +61,27 @@ int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_
 	return hw->ops->read_cpu_attr(hw->ctx, cpu, relpath, ret_value);
 }
 
+static void free_perf(struct hw *hw)
+{
+	if (!hw->perf)
+		return;
+	perf_sys_free(hw->perf);
+	free(hw->perf);
+	hw->perf = NULL;
+}
+
+void hw_set_perf(struct hw *hw, struct perf_sys *ps)
+{
+	free_perf(hw);
+	hw->perf = ps;
+}
+
 void hw_close(struct hw *hw)
 {
 	const struct hw_ops *ops = hw->ops;
 
+	/* First: the simulator's perf borrows the machine closed below. */
+	free_perf(hw);
 	if (!ops)
 		return;
 	hw->ops = NULL;

@@ -80,11 +80,21 @@ struct hw_ops {
 	void (*close)(void *ctx);
 };
 
+struct perf_sys;
+
 struct hw {
 	const struct hw_ops *ops;
 	void *ctx;
 	uint64_t n_reads;   /* MSR reads issued through this handle */
 	uint64_t n_writes;  /* MSR writes issued through this handle */
+	/*
+	 * The same machine's kernel perf_event interface (perf_sys.h), set by
+	 * start-up next to the backend: the real system calls beside the
+	 * device files, the simulator's kernel beside a simulated machine.
+	 * Owned by hw (hw_close frees it first).  NULL when there is none:
+	 * every collector then counts through the msr engine.
+	 */
+	struct perf_sys *perf;
 };
 
 /* Read one MSR on one CPU.  Counts the read in hw->n_reads. */
@@ -107,6 +117,12 @@ int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_
 
 /* Close the backend; the struct hw itself is the caller's. Safe on a closed hw. */
 void hw_close(struct hw *hw);
+
+/*
+ * Hand ps (malloc'ed, filled by perf_sys_linux_init or sim_perf_sys) to hw
+ * as hw->perf; a perf interface set before is freed.  hw owns it from now.
+ */
+void hw_set_perf(struct hw *hw, struct perf_sys *ps);
 
 /*
  * The operator's sentence for error err (negative errno) from operation op,

@@ -3,7 +3,9 @@
  * sysfs, reads their topology once (the kernel removes topology/ of a CPU
  * that goes offline, so the copy taken at open is kept) and opens every
  * online CPU's msr and cpuid device once; the fds are kept until close so
- * they survive a privilege drop.  Every path is built under a root prefix,
+ * they survive a privilege drop.  A CPU offline at open gets its devices
+ * at the first access once it is online (through the opener, if one is
+ * set: hwopen.h).  Every path is built under a root prefix,
  * so tests can use sparse regular files in place of the devices.  It does
  * not interpret any register; that is decode.c's and the collectors' job.
  */
@@ -12,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "err.h"
 #include "hw_dev.h"
 
 #define SYSFS_CPU_DIR "/sys/devices/system/cpu"
@@ -27,8 +29,9 @@
 
 struct dev_cpu {
 	struct hw_cpu info;
-	int msr_fd;     /* -1 when the CPU was offline at open */
+	int msr_fd;     /* -1 while the CPU has not been online since open */
 	int cpuid_fd;
+	int online_fd;  /* a regular-file stand-in's online attribute, else -1 */
 	unsigned msr_stride;    /* bytes per MSR address: 1 for the device, 8 for a file */
 	unsigned cpuid_stride;  /* bytes per leaf|subleaf<<32: 1 for the device, 16 for a file */
 };
@@ -37,21 +40,9 @@ struct hwdev {
 	char *root;     /* prefix without a trailing slash; "" for "/" */
 	int n_cpus;
 	struct dev_cpu *cpus;   /* ascending CPU number */
+	hwdev_opener opener;    /* opens a late CPU's devices; NULL: open them here */
+	void *opener_arg;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * Parse text as an unsigned decimal number, allowing trailing whitespace.
@@ -322,28 +313,121 @@ static unsigned offset_stride(int fd, unsigned record_size)
 	return 1;
 }
 
+static struct dev_cpu *find_cpu(const struct hwdev *d, int cpu);
+
+/*
+ * Take msr_fd and cpuid_fd as c's devices.  A regular file standing in for
+ * a device also gets its CPU's online attribute kept open: the driver
+ * answers -ENXIO while its CPU is offline, and so must the stand-in.
+ */
+static void attach_devices(const struct hwdev *d, struct dev_cpu *c, int msr_fd, int cpuid_fd)
+{
+	char path[PATH_MAX];
+
+	c->msr_fd = msr_fd;
+	c->cpuid_fd = cpuid_fd;
+	c->msr_stride = offset_stride(c->msr_fd, sizeof(uint64_t));
+	c->cpuid_stride = offset_stride(c->cpuid_fd, 4 * sizeof(uint32_t));
+	if (c->msr_stride != 1 && c->online_fd < 0) {
+		cpu_path(d, path, sizeof(path), c->info.cpu, "online");
+		c->online_fd = open(path, O_RDONLY | O_CLOEXEC);   /* none for cpu0: always online */
+	}
+}
+
 /* Open msr and cpuid of an online CPU; a CPU that raced offline is marked so. */
 static int open_cpu_devices(struct hwdev *d, struct dev_cpu *c, char *err, size_t errlen)
 {
-	int r;
+	int r, msr_fd = -1, cpuid_fd = -1;
 
 	if (!c->info.online)
 		return 0;
-	r = open_device(d, c->info.cpu, "msr", O_RDWR, &c->msr_fd, err, errlen);
+	r = open_device(d, c->info.cpu, "msr", O_RDWR, &msr_fd, err, errlen);
 	if (r == 0)
-		r = open_device(d, c->info.cpu, "cpuid", O_RDONLY, &c->cpuid_fd, err, errlen);
+		r = open_device(d, c->info.cpu, "cpuid", O_RDONLY, &cpuid_fd, err, errlen);
 	if (r == 0) {
-		c->msr_stride = offset_stride(c->msr_fd, sizeof(uint64_t));
-		c->cpuid_stride = offset_stride(c->cpuid_fd, 4 * sizeof(uint32_t));
+		attach_devices(d, c, msr_fd, cpuid_fd);
+		return 0;
 	}
+	if (msr_fd >= 0)
+		close(msr_fd);
 	if (r == -ENXIO) {
-		if (c->msr_fd >= 0)
-			close(c->msr_fd);
-		c->msr_fd = -1;
 		c->info.online = false;
 		return 0;
 	}
 	return r;
+}
+
+int hwdev_open_cpu(const char *root, int cpu, int *ret_msr_fd, int *ret_cpuid_fd)
+{
+	char prefix[PATH_MAX];
+	struct hwdev d = { .root = prefix };
+	size_t len;
+	int r;
+
+	*ret_msr_fd = *ret_cpuid_fd = -1;
+	if (cpu < 0)
+		return -EINVAL;
+	snprintf(prefix, sizeof(prefix), "%s", root ? root : "");
+	len = strlen(prefix);
+	while (len > 0 && prefix[len - 1] == '/')
+		prefix[--len] = '\0';
+	r = open_device(&d, cpu, "msr", O_RDWR, ret_msr_fd, NULL, 0);
+	if (r == 0)
+		r = open_device(&d, cpu, "cpuid", O_RDONLY, ret_cpuid_fd, NULL, 0);
+	if (r < 0 && *ret_msr_fd >= 0) {
+		close(*ret_msr_fd);
+		*ret_msr_fd = -1;
+	}
+	return r;
+}
+
+/*
+ * A CPU without devices (offline at open, or since): open them if it is
+ * online now, through the opener when one is set.  Returns 0 when c has
+ * its devices, else -ENXIO (offline) or the open's negative errno.
+ */
+static int late_attach(struct hwdev *d, struct dev_cpu *c)
+{
+	int msr_fd, cpuid_fd, r = read_online(d, c->info.cpu, NULL, 0);
+
+	if (r <= 0)
+		return r == 0 ? -ENXIO : r;
+	if (d->opener)
+		r = d->opener(d->opener_arg, c->info.cpu, &msr_fd, &cpuid_fd);
+	else
+		r = hwdev_open_cpu(d->root, c->info.cpu, &msr_fd, &cpuid_fd);
+	if (r < 0)
+		return r;
+	attach_devices(d, c, msr_fd, cpuid_fd);
+	c->info.online = true;
+	/* Offline at open, its topology was not there yet. */
+	if (c->info.socket < 0 && read_topology(d, &c->info, NULL, 0) == 0)
+		number_threads(d);
+	return 0;
+}
+
+/*
+ * The devices of cpu, ready for an access: opened late if need be, and
+ * -ENXIO for a stand-in whose CPU is offline, as the driver answers.
+ */
+static int usable_cpu(struct hwdev *d, int cpu, struct dev_cpu **ret_c)
+{
+	struct dev_cpu *c = find_cpu(d, cpu);
+	char buf[8];
+	ssize_t n;
+	int r;
+
+	if (!c)
+		return -ENXIO;
+	if (c->msr_fd < 0 && (r = late_attach(d, c)) < 0)
+		return r;
+	if (c->online_fd >= 0) {
+		n = pread(c->online_fd, buf, sizeof(buf), 0);
+		if (n > 0 && buf[0] == '0')
+			return -ENXIO;
+	}
+	*ret_c = c;
+	return 0;
 }
 
 static void dev_close(void *ctx)
@@ -357,6 +441,8 @@ static void dev_close(void *ctx)
 			close(d->cpus[i].msr_fd);
 		if (d->cpus[i].cpuid_fd >= 0)
 			close(d->cpus[i].cpuid_fd);
+		if (d->cpus[i].online_fd >= 0)
+			close(d->cpus[i].online_fd);
 	}
 	free(d->cpus);
 	free(d->root);
@@ -371,19 +457,20 @@ static int compare_dev_cpu(const void *key, const void *elem)
 	return (cpu > c->info.cpu) - (cpu < c->info.cpu);
 }
 
-static const struct dev_cpu *find_cpu(const struct hwdev *d, int cpu)
+static struct dev_cpu *find_cpu(const struct hwdev *d, int cpu)
 {
 	return bsearch(&cpu, d->cpus, d->n_cpus, sizeof(*d->cpus), compare_dev_cpu);
 }
 
 static int dev_read_msr(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value)
 {
-	const struct dev_cpu *c = find_cpu(ctx, cpu);
+	struct dev_cpu *c = NULL;
 	uint64_t v;
 	ssize_t n;
+	int r = usable_cpu(ctx, cpu, &c);
 
-	if (!c || c->msr_fd < 0)
-		return -ENXIO;
+	if (r < 0)
+		return r;
 	/* hardware.md §6: 8 bytes at offset = MSR number; off_t is 64-bit. */
 	n = pread(c->msr_fd, &v, sizeof(v), (off_t)msr * c->msr_stride);
 	if (n < 0)
@@ -396,11 +483,12 @@ static int dev_read_msr(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value)
 
 static int dev_write_msr(void *ctx, int cpu, uint32_t msr, uint64_t value)
 {
-	const struct dev_cpu *c = find_cpu(ctx, cpu);
+	struct dev_cpu *c = NULL;
 	ssize_t n;
+	int r = usable_cpu(ctx, cpu, &c);
 
-	if (!c || c->msr_fd < 0)
-		return -ENXIO;
+	if (r < 0)
+		return r;
 	n = pwrite(c->msr_fd, &value, sizeof(value), (off_t)msr * c->msr_stride);
 	if (n < 0)
 		return -errno;
@@ -409,12 +497,13 @@ static int dev_write_msr(void *ctx, int cpu, uint32_t msr, uint64_t value)
 
 static int dev_cpuid(void *ctx, int cpu, uint32_t leaf, uint32_t subleaf, struct hw_cpuid *ret_regs)
 {
-	const struct dev_cpu *c = find_cpu(ctx, cpu);
+	struct dev_cpu *c = NULL;
 	uint32_t regs[4];
 	ssize_t n;
+	int r = usable_cpu(ctx, cpu, &c);
 
-	if (!c || c->cpuid_fd < 0)
-		return -ENXIO;
+	if (r < 0)
+		return r;
 	/* The cpuid driver takes the leaf in the low and the subleaf in the high 32 bits. */
 	n = pread(c->cpuid_fd, regs, sizeof(regs),
 		  (off_t)(leaf | (uint64_t)subleaf << 32) * c->cpuid_stride);
@@ -487,7 +576,7 @@ static int alloc_cpus(struct hwdev *d, const int *list, int n)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
 		d->cpus[i].info.cpu = list[i];
-		d->cpus[i].msr_fd = d->cpus[i].cpuid_fd = -1;
+		d->cpus[i].msr_fd = d->cpus[i].cpuid_fd = d->cpus[i].online_fd = -1;
 	}
 	d->n_cpus = n;
 	return 0;
@@ -554,4 +643,14 @@ int hwdev_open(const char *root, struct hw *ret_hw, char *err, size_t errlen)
 	ret_hw->n_reads = 0;
 	ret_hw->n_writes = 0;
 	return 0;
+}
+
+void hwdev_set_opener(struct hw *hw, hwdev_opener opener, void *arg)
+{
+	struct hwdev *d = hw->ctx;
+
+	if (hw->ops != &hwdev_ops)
+		return;
+	d->opener = opener;
+	d->opener_arg = arg;
 }

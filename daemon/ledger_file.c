@@ -35,6 +35,9 @@ struct ledger_file {
 	size_t header_len;
 	size_t size;           /* bytes of records after the header */
 	int error;
+	struct ledger_record *left;   /* records recovery could not apply (ledger_file_left) */
+	int *left_err;
+	size_t n_left;
 };
 
 /* ---- records ---- */
@@ -390,86 +393,100 @@ static bool holds_written(uint32_t msr, uint64_t now, uint64_t written)
 	return now == written;
 }
 
-/* Restore an owned register if it still holds what uncored wrote; false if taken over. */
-static bool restore_if_ours(struct hw *hw, const struct ledger_record *r,
-			    struct ledger_recovery *rec)
+/*
+ * Restore an owned register if it still holds what uncored wrote.  Returns
+ * 1 when done (or nothing was to do), 0 when another agent took it over,
+ * or the negative errno of the read or write.
+ */
+static int restore_if_ours(struct hw *hw, const struct ledger_record *r,
+			   struct ledger_recovery *rec)
 {
 	uint64_t now;
+	int e = hw_read_msr(hw, r->cpu, r->msr, &now);
 
-	if (hw_read_msr(hw, r->cpu, r->msr, &now)) {
-		rec->failed++;
-		return true;
-	}
+	if (e)
+		return e;
 	/* Put back already (its drop record was lost to a full disk): nothing to do. */
 	if (holds_written(r->msr, now, r->original) && !holds_written(r->msr, now, r->written))
-		return true;
+		return 1;
 	if (!holds_written(r->msr, now, r->written)) {
 		rec->left++;
-		return false;
+		return 0;
 	}
-	if (hw_write_msr(hw, r->cpu, r->msr, r->original))
-		rec->failed++;
-	else
-		rec->cleaned++;
-	return true;
+	e = hw_write_msr(hw, r->cpu, r->msr, r->original);
+	if (e)
+		return e;
+	rec->cleaned++;
+	return 1;
 }
 
-static void clear_bits(struct hw *hw, const struct ledger_record *r, struct ledger_recovery *rec)
+/* Clear the bits of r still set.  Returns 0 or a negative errno. */
+static int clear_bits(struct hw *hw, const struct ledger_record *r, struct ledger_recovery *rec)
 {
 	uint64_t now;
+	int e = hw_read_msr(hw, r->cpu, r->msr, &now);
 
-	if (hw_read_msr(hw, r->cpu, r->msr, &now)) {
-		rec->failed++;
-		return;
-	}
+	if (e)
+		return e;
 	if (!(now & r->bits))
-		return;
-	if (hw_write_msr(hw, r->cpu, r->msr, now & ~r->bits))
-		rec->failed++;
-	else
+		return 0;
+	e = hw_write_msr(hw, r->cpu, r->msr, now & ~r->bits);
+	if (e == 0)
 		rec->cleaned++;
+	return e;
 }
 
-/*
- * Undo the replayed state.  Owned registers are judged first: one that no
- * longer holds uncored's value marks its CPU as shared with another agent,
- * and on such a CPU the enable bits and the counters uncored only
- * remembered are left alone (the other agent may be relying on them).
- * Elsewhere enable bits are cleared first, so nothing counts while the
- * rest is put back.
- */
-static void recover(struct hw *hw, const struct replay *s, struct ledger_recovery *rec)
+/* Count a failure of record i in rec and in ret_err. */
+static void note_failed(int e, size_t i, struct ledger_recovery *rec, int *ret_err)
 {
-	int *taken = calloc(s->n + 1, sizeof(*taken));
+	rec->failed++;
+	if (ret_err)
+		ret_err[i] = e;
+}
+
+int ledger_undo(struct hw *hw, const struct ledger_record *v, size_t n,
+		struct ledger_recovery *rec, int *ret_err)
+{
+	int *taken = calloc(n + 1, sizeof(*taken));
 	size_t n_taken = 0;
+	int e;
 
+	if (ret_err)
+		memset(ret_err, 0, n * sizeof(*ret_err));
 	if (!taken) {
-		rec->failed += (unsigned)s->n;
-		return;
+		for (size_t i = 0; i < n; i++)
+			note_failed(-ENOMEM, i, rec, ret_err);
+		return -ENOMEM;
 	}
-	for (size_t i = 0; i < s->n; i++) {
-		const struct ledger_record *r = &s->v[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct ledger_record *r = &v[i];
 
-		if (r->kind == LEDGER_OWN && r->has_written && !restore_if_ours(hw, r, rec) &&
-		    !cpu_listed(taken, n_taken, r->cpu))
+		if (r->kind != LEDGER_OWN || !r->has_written)
+			continue;
+		e = restore_if_ours(hw, r, rec);
+		if (e < 0)
+			note_failed(e, i, rec, ret_err);
+		else if (e == 0 && !cpu_listed(taken, n_taken, r->cpu))
 			taken[n_taken++] = r->cpu;
 	}
-	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].kind == LEDGER_BITS && !cpu_listed(taken, n_taken, s->v[i].cpu))
-			clear_bits(hw, &s->v[i], rec);
-	for (size_t i = 0; i < s->n; i++) {
-		const struct ledger_record *r = &s->v[i];
+	for (size_t i = 0; i < n; i++)
+		if (v[i].kind == LEDGER_BITS && !cpu_listed(taken, n_taken, v[i].cpu) &&
+		    (e = clear_bits(hw, &v[i], rec)) < 0)
+			note_failed(e, i, rec, ret_err);
+	for (size_t i = 0; i < n; i++) {
+		const struct ledger_record *r = &v[i];
 
 		if (r->kind != LEDGER_OWN || r->has_written)
 			continue;
 		if (cpu_listed(taken, n_taken, r->cpu))
 			rec->left++;
-		else if (hw_write_msr(hw, r->cpu, r->msr, r->original))
-			rec->failed++;
+		else if ((e = hw_write_msr(hw, r->cpu, r->msr, r->original)) < 0)
+			note_failed(e, i, rec, ret_err);
 		else
 			rec->cleaned++;
 	}
 	free(taken);
+	return 0;
 }
 
 /* ---- the file ---- */
@@ -682,6 +699,34 @@ static int keep_damaged(struct ledger_file *lf, struct ledger_recovery *rec)
 	return 0;
 }
 
+/*
+ * Undo the replayed state s on hw; the records whose registers could not
+ * be reached are kept in lf->left.  Returns 0 or -ENOMEM.
+ */
+static int keep_left(struct ledger_file *lf, struct hw *hw, const struct replay *s,
+		     struct ledger_recovery *rec)
+{
+	int *errs = calloc(s->n + 1, sizeof(*errs));
+
+	if (!errs)
+		return -ENOMEM;
+	ledger_undo(hw, s->v, s->n, rec, errs);
+	lf->left = calloc(rec->failed + 1, sizeof(*lf->left));
+	lf->left_err = calloc(rec->failed + 1, sizeof(*lf->left_err));
+	if (!lf->left || !lf->left_err) {
+		free(errs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (!errs[i])
+			continue;
+		lf->left[lf->n_left] = s->v[i];
+		lf->left_err[lf->n_left++] = errs[i];
+	}
+	free(errs);
+	return 0;
+}
+
 static int recover_file(struct ledger_file *lf, const char *backend_id, struct hw *hw,
 			struct ledger_recovery *rec, char *err, size_t errlen)
 {
@@ -697,8 +742,7 @@ static int recover_file(struct ledger_file *lf, const char *backend_id, struct h
 		snprintf(err, errlen, "%s: %s", lf->path, strerror(-r));
 	} else if (r > 0) {
 		rec->found = true;
-		recover(hw, &s, rec);
-		r = 0;
+		r = keep_left(lf, hw, &s, rec);
 		if (rec->header_damaged || rec->damaged || rec->refused) {
 			int e = keep_damaged(lf, rec);
 
@@ -710,6 +754,9 @@ static int recover_file(struct ledger_file *lf, const char *backend_id, struct h
 	free(s.v);
 	if (r == 0)
 		r = reset(lf, backend_id);
+	/* What could not be undone stays journaled before anything else is. */
+	for (size_t i = 0; r == 0 && i < lf->n_left; i++)
+		r = ledger_file_append(lf, &lf->left[i]);
 	if (r == 0 && fsync(lf->fd) < 0)
 		r = -errno;
 	return r;
@@ -739,6 +786,8 @@ int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
 			close(lf->fd);
 		if (lf->dir_fd >= 0)
 			close(lf->dir_fd);
+		free(lf->left);
+		free(lf->left_err);
 		free(lf);
 		return r;
 	}
@@ -832,6 +881,24 @@ int ledger_file_error(const struct ledger_file *lf)
 	return lf->error;
 }
 
+size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record **ret_records,
+			const int **ret_errs)
+{
+	*ret_records = lf->left;
+	if (ret_errs)
+		*ret_errs = lf->left_err;
+	return lf->n_left;
+}
+
+static void release(struct ledger_file *lf)
+{
+	close(lf->fd);
+	close(lf->dir_fd);
+	free(lf->left);
+	free(lf->left_err);
+	free(lf);
+}
+
 void ledger_file_close(struct ledger_file *lf)
 {
 	if (!lf)
@@ -840,7 +907,14 @@ void ledger_file_close(struct ledger_file *lf)
 		log_warning("%s: cannot empty the state file: %s", lf->path, strerror(errno));
 	/* Fails once privileges are dropped; the empty file says the same. */
 	(void)unlinkat(lf->dir_fd, lf->name, 0);
-	close(lf->fd);
-	close(lf->dir_fd);
-	free(lf);
+	release(lf);
+}
+
+void ledger_file_keep(struct ledger_file *lf)
+{
+	if (!lf)
+		return;
+	if (fsync(lf->fd) < 0)
+		log_warning("%s: cannot sync the state file: %s", lf->path, strerror(errno));
+	release(lf);
 }

@@ -11,8 +11,9 @@
  * checkpoint, then copies it over the old records and truncates; a kill at
  * any point leaves a complete checkpoint or the old records.  (Not a
  * rename: after the privilege drop the daemon cannot write the directory,
- * which must not be writable by anyone but root.)  A clean stop empties
- * the file.  Its directory is locked (flock) for the daemon's lifetime, so
+ * which must not be writable by anyone but root.)  A stop that restored
+ * everything empties the file; one that could not keeps it
+ * (ledger_file_keep), listing what is left.  Its directory is locked (flock) for the daemon's lifetime, so
  * a second uncored using the same file neither recovers nor journals.
  *
  * The file is trusted only when it is a regular file owned by root (or by
@@ -53,7 +54,8 @@ struct ledger_recovery {
 	bool found;            /* the file held a dead daemon's records */
 	unsigned cleaned;      /* registers restored or bits cleared */
 	unsigned left;         /* registers another agent took over, left alone */
-	unsigned failed;       /* registers that could not be read or written */
+	unsigned failed;       /* registers that could not be read or written (their CPU is
+				  offline, say): kept in the journal, see ledger_file_left */
 	/* Damage: the file was kept as PATH.damaged when any of these is set. */
 	bool header_damaged;   /* the first line was not a valid header; records replayed anyway */
 	unsigned damaged;      /* lines that failed their checksum or did not parse */
@@ -72,6 +74,23 @@ struct ledger_recovery {
 bool ledger_record_allowed(const struct ledger_record *r);
 
 /*
+ * Undo the n records v (the last record of every register still held) on
+ * hw.  Owned registers are judged first: one that no longer holds what
+ * uncored wrote belongs to another agent now and is left alone (counted
+ * in rec->left), and marks its CPU as shared, so on that CPU the enable
+ * bits and the counters uncored only remembered are left alone too (the
+ * other agent may rely on them).  Elsewhere, enable bits still set are
+ * cleared first, so nothing counts while the rest is put back.  A register
+ * that could not be read or written is counted in rec->failed and its
+ * negative errno set in ret_err[i] (may be NULL; 0 for every other
+ * record).  Returns 0, or -ENOMEM (every record then counted as failed).
+ * This is the rule for every register whose own ledger is gone: a killed
+ * daemon's, and one a stop could not restore (pmu_finish_left).
+ */
+int ledger_undo(struct hw *hw, const struct ledger_record *v, size_t n,
+		struct ledger_recovery *rec, int *ret_err);
+
+/*
  * Open (creating it, mode 0600) and lock the state file at path, for the
  * backend identified by backend_id (the device root; a file written for
  * another backend is discarded unapplied).  If it holds records of a
@@ -80,7 +99,9 @@ bool ledger_record_allowed(const struct ledger_record *r);
  * value back, bits it set that are still set are cleared, and counters it
  * only remembered get their original value on CPUs where nothing of it was
  * taken over; registers that hold something else belong to another agent
- * now and are left alone.  The file is then emptied and journals this run.
+ * now and are left alone (ledger_undo).  The file is then emptied and
+ * journals this run; the records recovery could not apply (their CPU is
+ * offline) are journaled again first, and listed by ledger_file_left.
  * Damaged lines and refused records are counted in *ret_rec and the file
  * is kept as PATH.damaged before a fresh journal starts; records after
  * them are still replayed.  Returns 0 with *ret_lf and *ret_rec filled;
@@ -130,6 +151,20 @@ int ledger_file_error(const struct ledger_file *lf);
  * test can kill the process there.  NULL (the default) in the daemon.
  */
 extern void (*ledger_file_rewrite_hook)(int step);
+
+/*
+ * The records recovery could not apply at open, and each one's negative
+ * errno (ret_errs may be NULL).  Valid until ledger_file_close/keep.
+ */
+size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record **ret_records,
+			const int **ret_errs);
+
+/*
+ * After a stop that left registers unrestored: keep the file as it is (it
+ * lists them, so the next start finishes the job), sync it, unlock and
+ * free.  NULL is allowed.
+ */
+void ledger_file_keep(struct ledger_file *lf);
 
 /*
  * After a clean stop (every register restored): empty the file, try to

@@ -5,10 +5,13 @@
  * one that chooses the hardware backend (device files or simulation).  The
  * daemon starts as: parse the configuration, open the hardware and detect
  * the CPU, take or bind the listening socket, fork the HTTP server process
- * (privsep.h), drop privileges, start the collectors and the sampler, and
- * tell systemd it is ready once the server has the first sample.  Stopping
- * runs the same steps backwards, and the collectors put every register they
- * changed back as they found it.
+ * (privsep.h) and, when a user is switched to, the msr opener (hwopen.h),
+ * start the collectors, drop privileges (keeping CAP_PERFMON only where perf
+ * events may have to be opened again), start the sampler, and tell systemd
+ * it is ready once the server has the first sample.  Stopping runs the same
+ * steps backwards, and the collectors put every register they changed back
+ * as they found it; what they cannot reach (a CPU offline) is logged, stays
+ * in the state file, and makes the exit status 4.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <pwd.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -30,6 +34,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "col_engine.h"
 #include "collector.h"
 #include "conf_check.h"
 #include "conf_file.h"
@@ -43,9 +48,12 @@
 #include "ledger_file.h"
 #include "hw.h"
 #include "hw_dev.h"
+#include "hwopen.h"
 #include "listen_addr.h"
 #include "instance.h"
 #include "log.h"
+#include "perf_sys.h"
+#include "perf_sys_linux.h"
 #include "pmu.h"
 #include "privdrop.h"
 #include "privsep.h"
@@ -60,6 +68,8 @@
 #define EXIT_USAGE 2
 /* Not 1, which the unit takes for a refused start and does not restart. */
 #define EXIT_SERVER_DIED 3
+/* Stopped, but registers could not be restored (their CPU offline); the state file keeps them. */
+#define EXIT_NOT_RESTORED 4
 
 enum mode { MODE_DAEMON, MODE_ONCE, MODE_CHECK_CONFIG, MODE_LIST_EVENTS, MODE_VERSION, MODE_HELP };
 enum once_format { ONCE_TEXT, ONCE_JSON, ONCE_PROMETHEUS };
@@ -77,6 +87,7 @@ struct options {
 
 struct machine {
 	struct hw hw;
+	struct sim *sim;          /* the simulated machine behind hw, or NULL */
 	struct cpu_info info;
 	struct cpu_topology topo;
 };
@@ -353,6 +364,23 @@ static const char *scenario_dir(const struct options *o)
 	return UNCORED_SCENARIO_DIR;
 }
 
+/*
+ * The real kernel's perf_event interface beside the device files, its PMU
+ * tree under the same root.  Opens nothing.  Returns 0 or -1 after logging.
+ */
+static int attach_linux_perf(struct hw *hw, const char *root)
+{
+	struct perf_sys *ps = calloc(1, sizeof(*ps));
+
+	if (!ps || perf_sys_linux_init(ps, root) < 0) {
+		free(ps);
+		log_error("perf: out of memory");
+		return -1;
+	}
+	hw_set_perf(hw, ps);
+	return 0;
+}
+
 /* Open the backend, detect the CPU and load the topology.  Returns 0 or -1 after logging. */
 static int machine_open(const struct options *o, const struct conf *conf, struct machine *m)
 {
@@ -368,6 +396,13 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 			return -1;
 		}
 		sim_bind(sim, &m->hw);
+		m->sim = sim;
+		/* The simulator's kernel: the collectors count through it as through Linux. */
+		if (sim_attach_perf(sim, &m->hw, err, sizeof(err)) < 0) {
+			log_error("--simulate '%s': %s", o->simulate, err);
+			hw_close(&m->hw);
+			return -1;
+		}
 	} else {
 		r = hwdev_open(o->root ? o->root : conf->root, &m->hw, err, sizeof(err));
 		if (r < 0) {
@@ -380,6 +415,10 @@ static int machine_open(const struct options *o, const struct conf *conf, struct
 								     sizeof(where)), err);
 			else
 				log_error("%s", err);
+			return -1;
+		}
+		if (attach_linux_perf(&m->hw, o->root ? o->root : conf->root) < 0) {
+			hw_close(&m->hw);
 			return -1;
 		}
 	}
@@ -436,6 +475,19 @@ static void log_damage(const char *path, const struct ledger_recovery *rec)
 		log_notice("state file %s: the damaged file is kept as %s.damaged", path, path);
 }
 
+/* Each register recovery could not reach: it stays in the state file until it can be. */
+static void log_left_found(struct ledger_file *lf, const char *path)
+{
+	const struct ledger_record *v;
+	const int *errs;
+	size_t n = ledger_file_left(lf, &v, &errs);
+
+	for (size_t i = 0; i < n; i++)
+		log_warning("state file %s: cpu %d MSR 0x%x could not be restored yet: %s; kept, and "
+			    "put back when its CPU comes online", path, v[i].cpu, v[i].msr,
+			    hw_hint(errs[i], HW_OP_WRITE));
+}
+
 /*
  * Undo what a killed uncored left programmed and journal this run's
  * register changes to [daemon] state_file (SPEC §8).  Device backend only:
@@ -475,24 +527,65 @@ static int journal_open(const struct options *o, const struct conf *conf, struct
 	log_damage(conf->state_file, &rec);
 	if (rec.found)
 		log_notice("state file %s: the previous uncored did not stop cleanly; cleaned up %u "
-			   "registers it left programmed, left %u that another agent took over alone"
-			   "%s", conf->state_file, rec.cleaned, rec.left,
-			   rec.failed ? ", some could not be accessed" : "");
+			   "registers it left programmed, left %u that another agent took over alone",
+			   conf->state_file, rec.cleaned, rec.left);
+	log_left_found(lf, conf->state_file);
 	pmu_set_journal(lf);
 	*ret_lf = lf;
 	return 0;
 }
 
-/* After every register is restored: stop journaling and empty the state file. */
-static void journal_close(struct ledger_file *lf)
+/*
+ * After the collectors have stopped: log every register that could not be
+ * restored, stop journaling, and empty the state file, or keep it when
+ * registers were left so that the next start (or the CPU coming back
+ * online, while it runs) finishes the job.  Returns how many were left.
+ */
+static size_t journal_close(struct ledger_file *lf, const char *path)
 {
+	const struct ledger_record *v;
+	const int *errs;
+	size_t n = pmu_left(&v, &errs);
+
+	for (size_t i = 0; i < n; i++) {
+		char what[64];
+
+		if (v[i].kind == LEDGER_BITS)
+			snprintf(what, sizeof(what), "uncored's bits 0x%llx",
+				 (unsigned long long)v[i].bits);
+		else
+			snprintf(what, sizeof(what), "original value 0x%llx",
+				 (unsigned long long)v[i].original);
+		log_error("cpu %d MSR 0x%x: not restored (%s): %s; %s%s", v[i].cpu, v[i].msr, what,
+			  hw_hint(errs[i], HW_OP_WRITE),
+			  lf ? "kept in the state file " : "there is no state file to keep it",
+			  lf ? path : "");
+	}
 	if (!lf)
-		return;
+		return n;
 	pmu_set_journal(NULL);
 	if (ledger_file_error(lf))
 		log_warning("state file: a write failed (%s); the journal was incomplete",
 			    strerror(-ledger_file_error(lf)));
-	ledger_file_close(lf);
+	if (n)
+		ledger_file_keep(lf);
+	else
+		ledger_file_close(lf);
+	return n;
+}
+
+/* The last line of a stop: every register restored, or how many were not. */
+static int log_stopped(size_t n_left, bool has_journal, int rc)
+{
+	if (n_left) {
+		log_error("stopped; %zu registers could not be restored%s", n_left,
+			  has_journal ? " and stay in the state file: the next start, or their CPU "
+			  "coming back online while uncored runs, puts them back" : "");
+		return rc ? rc : EXIT_NOT_RESTORED;
+	}
+	if (rc == 0)
+		log_notice("stopped, every register restored");
+	return rc;
 }
 
 /* What each registered collector can count here, one block each. */
@@ -716,6 +809,7 @@ static int run_once(const struct options *o, const struct conf *conf)
 	struct ledger_file *journal;
 	char err[512];
 	int rc, sig, signal_fd, lock_fd;
+	size_t n_left;
 
 	if (check_at_start(o, conf, false) < 0)
 		return 1;
@@ -731,18 +825,22 @@ static int run_once(const struct options *o, const struct conf *conf)
 	}
 	if (sampler_new(conf, &m.hw, &m.info, &m.topo, &sampler, err, sizeof(err)) < 0) {
 		log_error("%s", err);
-		journal_close(journal);
+		journal_close(journal, conf->state_file);
 		machine_close(&m);
 		return 1;
 	}
+	if (o->format == ONCE_TEXT)
+		sampler_quiet_episodes(sampler);   /* the table lists them */
 	first = sampler_sample(sampler);
 	sig = sleep_or_signal(signal_fd, conf->interval_s);
 	second = sig ? NULL : sampler_sample(sampler);
 	sampler_free(sampler);   /* restores every register before anything is printed */
-	journal_close(journal);
 	if (sig)
 		log_notice("received SIG%s, stopping", sigabbrev_np(sig));
+	n_left = journal_close(journal, conf->state_file);
 	rc = first && second ? print_once(o->format, first, second) : 1;
+	if (n_left)
+		rc = log_stopped(n_left, journal != NULL, rc);
 	snapshot_release(first);
 	snapshot_release(second);
 	snapshot_clear();
@@ -762,6 +860,7 @@ struct daemon {
 	struct ledger_file *journal;
 	struct sampler *sampler;
 	struct privsep *server;
+	struct hwopen *opener;         /* NULL when no privilege is dropped */
 	bool server_gone;
 	int signal_fd;
 	uint64_t last_progress;
@@ -823,9 +922,10 @@ static void send_status(void)
 
 	if (!s)
 		return;
+	/* Out of those that should work here: a collector that does not apply is not counted. */
 	for (int i = 0; i < s->n_collectors; i++) {
-		enabled += s->collectors[i].enabled;
-		up += s->collectors[i].enabled && s->collectors[i].up;
+		enabled += snapshot_collector_applies(&s->collectors[i]);
+		up += snapshot_collector_applies(&s->collectors[i]) && s->collectors[i].up;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	service_status("%d sockets, collectors up %d/%d, last sample %.1f s ago",
@@ -859,8 +959,11 @@ static void kick_watchdog(struct daemon *d)
  * The keys a running daemon cannot apply: the socket and the HTTP server's
  * limits are fixed when the server starts, the episode list's length when
  * the sampler is made, and root, user and state_file are used only by
- * start-up.  Everything else (interval, log_level, the collectors'
- * sections) is applied live.
+ * start-up.  The counter engines ([core] engine, [uncore] engine) are
+ * chosen at start-up too: only then may a kernel PMU be opened as root
+ * (see run_daemon), and a collector switching engines mid-run would start
+ * its totals over.  Everything else (interval, log_level, the collectors'
+ * other keys) is applied live.
  */
 #define RESTART_KEY(name, field, is_string) \
 	{ name, offsetof(struct conf, field), sizeof(((struct conf *)0)->field), is_string }
@@ -878,6 +981,8 @@ static const struct {
 	RESTART_KEY("request_timeout", request_timeout_s, false),
 	RESTART_KEY("max_header_size", max_header_bytes, false),
 	RESTART_KEY("max_episodes", max_episodes, false),
+	RESTART_KEY("[uncore] engine", uncore_engine, false),
+	RESTART_KEY("[core] engine", core_engine, false),
 };
 
 /* For each key fresh changes that needs a restart: say so and keep the running value. */
@@ -977,12 +1082,62 @@ static int start_server(struct daemon *d, int listen_fd)
 	return 0;
 }
 
+/*
+ * What the hardware side keeps after the privilege drop: CAP_PERFMON, and
+ * only when a PMU collector counts, or would count once a reload enables
+ * it, through the real kernel's perf.  Opens made later need it (a CPU
+ * back online, a reload that restarts a collector; hardware-linux.md
+ * §3.1: the kernel checks privilege at perf_event_open only, so the fds
+ * already open need nothing).  CAP_PERFMON lets the process count CPU-wide
+ * events and nothing else; the msr fds, opened as root, need no capability
+ * afterwards.  The simulator's kernel checks no privilege: nothing is kept.
+ */
+static unsigned kept_privileges(const struct daemon *d)
+{
+	struct perf_sys *ps = d->machine.hw.perf;
+	struct col_engine_choice ch;
+
+	if (d->opt->simulate || !ps)
+		return 0;
+	if (col_engine_choose(d->conf.core_engine, ENGINE_PMU_CORE, ps, &ch) == 0 && ch.perf)
+		return PRIVDROP_KEEP_PERFMON;
+	if (col_engine_choose(d->conf.uncore_engine, ENGINE_PMU_NHM_UNCORE, ps, &ch) == 0 && ch.perf)
+		return PRIVDROP_KEEP_PERFMON;
+	return 0;
+}
+
+/* Drop to [daemon] user, keeping kept_privileges().  0, or -errno with err set. */
+static int drop_privileges(struct daemon *d, char *err, size_t errlen)
+{
+	unsigned keep = kept_privileges(d);
+	const char *user = d->conf.user;
+	struct passwd *pw;
+	int r;
+
+	/* The simulated PMU tree goes to the user, who removes it at exit. */
+	if (d->machine.sim && geteuid() == 0 && user[0] && strcmp(user, "root") != 0 &&
+	    (pw = getpwnam(user)) != NULL)
+		sim_perf_tree_chown(d->machine.sim, pw->pw_uid, pw->pw_gid);
+	r = privdrop_to_user_keep(user, keep, err, errlen);
+
+	if (r == 2)
+		log_warning("privileges: running as '%s' without CAP_PERFMON (this kernel does not "
+			    "know it, before Linux 5.8, or the unit's CapabilityBoundingSet= lacks it): "
+			    "a CPU that comes back online, or a reload that restarts a collector, "
+			    "cannot open its perf events again", d->conf.user);
+	else if (r == 0 && keep)
+		log_info("privileges: running as '%s' with CAP_PERFMON only, to open perf events "
+			 "again after CPU hotplug and reload", d->conf.user);
+	return r < 0 ? r : 0;
+}
+
 static int run_daemon(const struct options *o, struct conf *conf)
 {
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
 	struct snapshot *first;
 	char err[512], where[4400], listening[INET6_ADDRSTRLEN + 96];
 	int listen_fd = -1, rc = 1, lock_fd;
+	size_t n_left;
 
 	d.conf_path = o->config;
 	if (check_at_start(o, &d.conf, true) < 0)
@@ -1009,16 +1164,29 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	close(listen_fd);
 	listen_fd = -1;
 	snapshot_set_publish_hook(privsep_publish, d.server);
-	/* Every msr fd is open and the socket bound: root is no longer needed. */
-	if (privdrop_to_user(d.conf.user, err, sizeof(err)) < 0) {
-		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
-			  err);
-		goto out_listen;
+	/* A CPU that comes online later needs its devices opened: the opener keeps that right. */
+	if (!o->simulate && privdrop_will_drop(d.conf.user)) {
+		if (hwopen_start(o->root ? o->root : d.conf.root, &d.opener, err, sizeof(err)) < 0) {
+			log_error("%s", err);
+			goto out_listen;
+		}
+		hwdev_set_opener(&d.machine.hw, hwopen_open, d.opener);
 	}
+	/*
+	 * The collectors start as root, after the fork (the server holds none
+	 * of their fds): perf events are opened with every privilege they may
+	 * need, whatever the kernel's perf_event_paranoid.
+	 */
 	if (sampler_new(&d.conf, &d.machine.hw, &d.machine.info, &d.machine.topo, &d.sampler,
 			err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out_listen;
+	}
+	/* Every msr fd and perf event is open and the socket bound: root is no longer needed. */
+	if (drop_privileges(&d, err, sizeof(err)) < 0) {
+		log_error("%s: %s", conf_check_where(conf_path(o), "user", 0, where, sizeof(where)),
+			  err);
+		goto out_sampler;
 	}
 	first = sampler_sample(d.sampler);
 	snapshot_release(first);
@@ -1044,6 +1212,9 @@ out_sampler:
 	snapshot_set_publish_hook(NULL, NULL);
 	snapshot_clear();
 out_listen:
+	/* After the sampler: nothing asks it any more. */
+	hwdev_set_opener(&d.machine.hw, NULL, NULL);
+	hwopen_stop(d.opener);
 	if (listen_fd >= 0)
 		close(listen_fd);
 	if (d.server) {
@@ -1055,14 +1226,12 @@ out_listen:
 			log_notice("server process %s", how);
 	}
 out_machine:
-	journal_close(d.journal);
+	n_left = journal_close(d.journal, d.conf.state_file);
 	machine_close(&d.machine);
 	close(d.signal_fd);
 	if (lock_fd >= 0)
 		close(lock_fd);
-	if (rc == 0)
-		log_notice("stopped, every register restored");
-	return rc;
+	return log_stopped(n_left, d.journal != NULL, rc);
 }
 
 int main(int argc, char **argv)

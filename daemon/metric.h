@@ -65,7 +65,7 @@ enum metric_signal {
 	METRIC_SIGNAL_TEMPERATURE,     /* degrees Celsius (METRIC_INT) */
 	METRIC_SIGNAL_TJMAX,           /* TCC activation temperature (METRIC_INT) */
 	METRIC_SIGNAL_THROTTLING,      /* thermally throttled now (METRIC_BOOL) */
-	METRIC_SIGNAL_PROCHOT,         /* PROCHOT# or FORCEPR# asserted now (METRIC_BOOL) */
+	METRIC_SIGNAL_PROCHOT,         /* PROCHOT#/FORCEPR# asserted by another agent now (METRIC_BOOL) */
 	METRIC_SIGNAL_THROTTLE_COUNT,  /* times throttled (METRIC_UINT counter) */
 	METRIC_SIGNAL_INSTRUCTIONS,    /* instructions retired (counter): IPC */
 	METRIC_SIGNAL_CYCLES,          /* unhalted core cycles (counter): IPC */

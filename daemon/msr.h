@@ -48,7 +48,7 @@
 #define MSR_TEMPERATURE_TARGET           0x1a2
 #define THERM_STATUS_THERMAL             MSR_BIT(0)  /* at/above TCC activation now */
 #define THERM_STATUS_THERMAL_LOG         MSR_BIT(1)
-#define THERM_STATUS_PROCHOT             MSR_BIT(2)  /* PROCHOT#/FORCEPR# asserted now */
+#define THERM_STATUS_PROCHOT             MSR_BIT(2)  /* PROCHOT#/FORCEPR# asserted by another agent now */
 #define THERM_STATUS_PROCHOT_LOG         MSR_BIT(3)
 #define THERM_STATUS_CRITICAL            MSR_BIT(4)
 #define THERM_STATUS_CRITICAL_LOG        MSR_BIT(5)

@@ -6,31 +6,17 @@
  * does not choose events, reopen after hotplug, or log.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "err.h"
 #include "perf_group.h"
 
 /* read_format: { nr, time_enabled, time_running, { value, id } [nr] } (perf_event_open(2)). */
 #define READ_FORMAT (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | \
 		     PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID)
 #define HEADER_WORDS 3
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * The attr of one counting event.  Exclude bits stay clear: uncore and msr

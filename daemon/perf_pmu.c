@@ -9,12 +9,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "err.h"
 #include "perf_pmu.h"
 #include "perf_sys.h"
 
@@ -30,20 +30,6 @@ static const char *const target_names[PERF_PMU_TARGET_COUNT] = {
 const char *perf_pmu_target_name(enum perf_pmu_target target)
 {
 	return (unsigned)target < PERF_PMU_TARGET_COUNT ? target_names[target] : "?";
-}
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
 }
 
 /* Text for an error message: no trailing whitespace, unprintables as '?'. */

@@ -44,6 +44,14 @@ struct pmu_ledger {
 
 static struct ledger_file *journal;
 static struct pmu_ledger *live_ledgers;
+/*
+ * Registers whose ledger is gone but which could not be put back (their
+ * CPU was offline): journaled with the live ledgers until pmu_finish_left
+ * puts them back, so neither a stop nor a crash loses them.
+ */
+static struct ledger_record *left;
+static int *left_err;
+static size_t n_left, cap_left;
 static size_t journal_compacted;     /* bytes after the last rewrite */
 static int journal_refused_err;      /* the error of the last change the journal refused */
 
@@ -67,12 +75,16 @@ static void journal_rewrite(void)
 		return;
 	for (struct pmu_ledger *l = live_ledgers; l; l = l->next)
 		n += l->n;
+	n += n_left;
 	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return;
 	for (struct pmu_ledger *l = live_ledgers; l; l = l->next)
 		for (size_t k = 0; k < l->n; k++)
 			v[i++] = entry_record(&l->entries[k]);
+	/* Last, so that on replay they win over a live entry of the same register. */
+	for (size_t k = 0; k < n_left; k++)
+		v[i++] = left[k];
 	ledger_file_rewrite(journal, v, n);
 	journal_compacted = ledger_file_size(journal);
 	free(v);
@@ -126,9 +138,131 @@ static void journal_drop(int cpu, uint32_t msr)
 	(void)journal_record(&(struct ledger_record){ .kind = LEDGER_DROP, .cpu = cpu, .msr = msr });
 }
 
+/*
+ * Keep r as a register left unrestored, with the error that stopped it.
+ * A register held already keeps its older record (its original value);
+ * shared bits are merged.  Returns 0 or -ENOMEM.
+ */
+static int left_add(const struct ledger_record *r, int err)
+{
+	for (size_t i = 0; i < n_left; i++) {
+		if (left[i].cpu != r->cpu || left[i].msr != r->msr)
+			continue;
+		if (left[i].kind == LEDGER_BITS && r->kind == LEDGER_BITS)
+			left[i].bits |= r->bits;
+		left_err[i] = err;
+		return 0;
+	}
+	if (n_left == cap_left) {
+		size_t cap = cap_left ? 2 * cap_left : 16;
+		struct ledger_record *v = realloc(left, cap * sizeof(*v));
+		int *ev;
+
+		if (!v)
+			return -ENOMEM;
+		left = v;
+		ev = realloc(left_err, cap * sizeof(*ev));
+		if (!ev)
+			return -ENOMEM;
+		left_err = ev;
+		cap_left = cap;
+	}
+	left[n_left] = *r;
+	left_err[n_left++] = err;
+	return 0;
+}
+
 void pmu_set_journal(struct ledger_file *lf)
 {
 	journal = lf;
+	if (lf) {
+		const struct ledger_record *v;
+		const int *errs;
+		size_t n = ledger_file_left(lf, &v, &errs);
+
+		for (size_t i = 0; i < n; i++)
+			(void)left_add(&v[i], errs[i]);
+	}
+	journal_rewrite();
+}
+
+size_t pmu_left(const struct ledger_record **ret_records, const int **ret_errs)
+{
+	*ret_records = left;
+	if (ret_errs)
+		*ret_errs = left_err;
+	return n_left;
+}
+
+static struct pmu_entry *find(const struct pmu_ledger *l, int cpu, uint32_t msr);
+
+/*
+ * A live ledger holds (cpu, msr) now: it restores the register itself, so
+ * give it the older record's original value (or bits) and settle the
+ * left record.  Returns whether one did.
+ */
+static bool merge_into_live(const struct ledger_record *r)
+{
+	for (struct pmu_ledger *l = live_ledgers; l; l = l->next) {
+		struct pmu_entry *e = find(l, r->cpu, r->msr);
+
+		if (!e)
+			continue;
+		if (e->is_owned && r->kind == LEDGER_OWN)
+			e->original = r->original;
+		else if (!e->is_owned && r->kind == LEDGER_BITS)
+			e->bits |= r->bits;
+		else
+			continue;   /* kinds differ: not the same use of it; leave the record */
+		return true;
+	}
+	return false;
+}
+
+unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
+{
+	struct ledger_recovery rec = { 0 };
+	size_t kept = 0, n;
+	unsigned merged = 0;
+	int *errs;
+
+	if (ret_rec)
+		*ret_rec = rec;
+	/* First the registers a live ledger has taken since: they are its to restore now. */
+	for (size_t i = 0; i < n_left; i++) {
+		if (merge_into_live(&left[i])) {
+			merged++;
+			continue;
+		}
+		left[kept] = left[i];
+		left_err[kept++] = left_err[i];
+	}
+	n = n_left = kept;
+	kept = 0;
+	if (!n || !(errs = calloc(n, sizeof(*errs)))) {
+		if (merged)
+			journal_rewrite();
+		return merged;
+	}
+	ledger_undo(hw, left, n, &rec, errs);
+	for (size_t i = 0; i < n; i++) {
+		if (!errs[i])
+			continue;
+		left[kept] = left[i];
+		left_err[kept++] = errs[i];
+	}
+	free(errs);
+	if (ret_rec)
+		*ret_rec = rec;
+	n_left = kept;
+	if (kept < n || merged)
+		journal_rewrite();
+	return (unsigned)(n - kept) + merged;
+}
+
+void pmu_forget_left(void)
+{
+	n_left = 0;
 	journal_rewrite();
 }
 
@@ -422,25 +556,32 @@ static void note_failure(int err, int *first_err, unsigned *n_failed)
 	(*n_failed)++;
 }
 
+/* One entry's restore failed: count it, and keep it as left unrestored. */
+static void restore_failed(const struct pmu_entry *e, int err, int *first_err, unsigned *n_failed)
+{
+	struct ledger_record r = entry_record(e);
+
+	note_failure(err, first_err, n_failed);
+	(void)left_add(&r, err);
+}
+
 int pmu_restore(struct pmu_ledger *l, struct hw *hw, unsigned *ret_failed)
 {
 	unsigned n_failed = 0;
-	int first_err = 0;
+	int first_err = 0, err;
 
 	/* Disable first: clearing uncored's enable bits stops its counting. */
 	for (size_t i = l->n; i-- > 0;) {
 		const struct pmu_entry *e = &l->entries[i];
 
-		if (!e->is_owned)
-			note_failure(clear_in_register(hw, e->cpu, e->msr, e->bits),
-				     &first_err, &n_failed);
+		if (!e->is_owned && (err = clear_in_register(hw, e->cpu, e->msr, e->bits)))
+			restore_failed(e, err, &first_err, &n_failed);
 	}
 	for (size_t i = l->n; i-- > 0;) {
 		const struct pmu_entry *e = &l->entries[i];
 
-		if (e->is_owned)
-			note_failure(hw_write_msr(hw, e->cpu, e->msr, e->original),
-				     &first_err, &n_failed);
+		if (e->is_owned && (err = hw_write_msr(hw, e->cpu, e->msr, e->original)))
+			restore_failed(e, err, &first_err, &n_failed);
 	}
 	l->n = 0;
 	journal_rewrite();

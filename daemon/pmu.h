@@ -14,10 +14,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stddef.h>
+
 #include "hw.h"
 
 struct pmu_ledger;
 struct ledger_file;
+struct ledger_record;
+struct ledger_recovery;
 
 /*
  * Journal every ledger's changes to lf from now on (ledger_file.h), each
@@ -106,9 +110,36 @@ unsigned pmu_count(const struct pmu_ledger *l);
  * Restore everything, in reverse order of first change: shared registers
  * first get uncored's bits cleared, then owned registers their original
  * value.  Continues past errors; returns 0 or the first negative errno and
- * counts failures in *ret_failed (may be NULL).  The ledger is empty after.
+ * counts failures in *ret_failed (may be NULL).  The ledger is empty after:
+ * a register that could not be restored (its CPU is offline, say) is kept
+ * process-wide as left unrestored (pmu_left), and stays in the journal.
  */
 int pmu_restore(struct pmu_ledger *l, struct hw *hw, unsigned *ret_failed);
+
+/*
+ * The registers left unrestored: what pmu_restore could not put back, and
+ * what the state file's recovery could not (ledger_file_left, taken over
+ * by pmu_set_journal).  Returns how many, with their records and each
+ * one's last negative errno (ret_errs may be NULL).  Valid until the next
+ * pmu call.
+ */
+size_t pmu_left(const struct ledger_record **ret_records, const int **ret_errs);
+
+/*
+ * Try the registers left unrestored again (a CPU came back online), by
+ * the rule for registers whose ledger is gone (ledger_undo): each is put
+ * back if it still holds what uncored wrote, or left to the agent that
+ * took it over.  Those that still cannot be reached stay.  A register a
+ * live ledger has taken meanwhile is settled by giving that ledger the
+ * older original value (or the bits), so its restore puts back the value
+ * found first.  Returns how many were settled, with the details of those
+ * tried on the hardware in *ret_rec (may be NULL); the journal is
+ * rewritten when any was.
+ */
+unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec);
+
+/* Forget every register left unrestored without writing anything (tests). */
+void pmu_forget_left(void);
 
 /*
  * Move every entry recorded for from_cpu to to_cpu (package-scope registers

@@ -7,6 +7,7 @@
 #ifndef UNCORED_PRIVDROP_H
 #define UNCORED_PRIVDROP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -30,5 +31,34 @@
  * a failure the process may be half-dropped and must not serve.
  */
 int privdrop_to_user(const char *user, char *err, size_t errlen);
+
+/* What privdrop_to_user_keep may keep. */
+#define PRIVDROP_KEEP_PERFMON 0x1u   /* CAP_PERFMON: perf_event_open of CPU-wide events */
+
+/*
+ * privdrop_to_user, keeping the capabilities in keep in the permitted and
+ * effective sets (and nothing else: inheritable, ambient and bounding sets
+ * empty, no-new-privs set), so that the hardware side can open perf events
+ * again after the drop (a CPU back online, a reload that restarts a
+ * collector; hardware-linux.md §3.1).  The verification then expects
+ * exactly those bits in CapPrm and CapEff.  Returns as privdrop_to_user,
+ * and 2 when the drop was done but a capability of keep was not kept
+ * because the kernel does not know it (CAP_PERFMON: before Linux 5.8) or
+ * the process did not hold it (a bounding set without it).
+ */
+int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t errlen);
+
+/* Whether privdrop_to_user(user) would drop anything (0 rather than 1). */
+bool privdrop_will_drop(const char *user);
+
+/*
+ * Stay the same user but keep only capability cap (linux/capability.h):
+ * effective and permitted hold cap alone, the bounding set nothing else,
+ * inheritable and ambient nothing; no-new-privs is set.  For the process
+ * that opens a late CPU's msr device (hwopen.h), which needs root's
+ * ownership of the device file and CAP_SYS_RAWIO, and nothing more.
+ * Returns 0 or a negative errno with a sentence in err.
+ */
+int privdrop_keep_only(int cap, char *err, size_t errlen);
 
 #endif

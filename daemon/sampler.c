@@ -23,6 +23,7 @@
 #include "episode.h"
 #include "event.h"
 #include "history.h"
+#include "hotplug.h"
 #include "log.h"
 #include "sampler.h"
 #include "self_metrics.h"
@@ -36,9 +37,11 @@ struct sampler {
 	/* Totals a restarted collector adds to its own (the last snapshot before the restart). */
 	struct snapshot *carry[SNAPSHOT_MAX_COLLECTORS];
 	struct episode_tracker *episodes;
+	bool quiet_episodes;           /* episodes are not logged (--once prints them) */
 	struct history *history;       /* NULL when out of memory at start */
 	struct history_reading *readings; /* [topo->n_sockets], for history_add */
 	struct snapshot *previous;
+	struct hotplug *hotplug;       /* NULL when out of memory at start */
 	uint64_t n_samples;
 	_Atomic uint64_t progress;
 
@@ -82,6 +85,8 @@ static int start_collector(struct sampler *s, size_t id)
 
 	if (r == -EINVAL)
 		return r;
+	if (c->engine)
+		log_info("collector %s: %s engine: %s", c->ops->name, c->engine, c->engine_why);
 	collector_reason(c, reason, sizeof(reason));
 	/* Disabled by the configuration, or absent from this CPU: expected, so info. */
 	if (c->up)
@@ -204,6 +209,7 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 		return -ENOMEM;
 	}
 	start_history(s);
+	s->hotplug = hotplug_new(hw);
 	pthread_mutex_init(&s->lock, NULL);
 	{
 		pthread_condattr_t attr;
@@ -252,6 +258,11 @@ static void log_episode(void *arg, const struct episode_change *c)
 			   c->episode.start, c->duration_s);
 }
 
+void sampler_quiet_episodes(struct sampler *s)
+{
+	s->quiet_episodes = true;
+}
+
 struct snapshot *sampler_sample(struct sampler *s)
 {
 	double t0 = monotonic_s();
@@ -262,6 +273,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->time = realtime_s();
 	snap->interval_s = s->conf.interval_s;
 	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
+	hotplug_check(s->hotplug);   /* first: registers it puts back are free for the collectors */
 	for (size_t id = 0; id < n_collectors(); id++)
 		collector_sample(&s->collectors[id], snap);
 	carry_totals(s, snap);
@@ -270,8 +282,11 @@ struct snapshot *sampler_sample(struct sampler *s)
 		log_warning("sample %llu: out of memory, some events are left out of it",
 			    (unsigned long long)snap->samples);
 	snap->last_sample_duration_s = monotonic_s() - t0;
+	snap->cpus_went_offline = hotplug_offline_count(s->hotplug);
+	snap->cpus_came_online = hotplug_online_count(s->hotplug);
 	self_metrics_add(snap);
-	if (episode_update_from_snapshot(s->episodes, s->previous, snap, log_episode, s) < 0)
+	if (episode_update_from_snapshot(s->episodes, s->previous, snap,
+					 s->quiet_episodes ? NULL : log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");
 	add_history(s, snap, t0);
 
@@ -420,6 +435,7 @@ void sampler_free(struct sampler *s)
 	snapshot_release(s->previous);
 	episode_tracker_free(s->episodes);
 	history_free(s->history);
+	hotplug_free(s->hotplug);
 	free(s->readings);
 	free(s->pending);
 	pthread_cond_destroy(&s->wake);

@@ -31,6 +31,12 @@ int sampler_new(const struct conf *conf, struct hw *hw, const struct cpu_info *i
 		char *err, size_t errlen);
 
 /*
+ * Stop logging episodes as they start and end: the caller reports them
+ * from the snapshots' episode lists (--once prints them in its table).
+ */
+void sampler_quiet_episodes(struct sampler *s);
+
+/*
  * Take one sample now and publish it.  Returns a new reference to the
  * published snapshot (the caller releases it), or NULL on ENOMEM.
  */

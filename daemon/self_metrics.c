@@ -18,9 +18,18 @@ static const struct metric_family cpu_info = {
 	.label = "vendor,family,model,microarch",
 };
 
+/* Only collectors that should work here: one that does not apply is never "down". */
 static const struct metric_family collector_up = {
 	.name = "uncored_collector_up",
-	.help = "Whether an enabled collector is working (1) or not (0).",
+	.help = "Whether an enabled collector that applies to this CPU is working (1) or not (0).",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "collector",
+};
+
+static const struct metric_family collector_applicable = {
+	.name = "uncored_collector_applicable",
+	.help = "Whether this machine has an enabled collector's facility (1) or not (0, then the "
+		"collector is not in uncored_collector_up).",
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
 	.label = "collector",
 };
@@ -42,8 +51,16 @@ static const struct metric_family sample_duration = {
 	.kind = METRIC_DOUBLE,
 };
 
+static const struct metric_family cpu_hotplug = {
+	.name = "uncored_cpu_hotplug_total",
+	.help = "CPUs seen going offline or coming online since start.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "event",
+};
+
 const struct metric_family *const self_metric_families[] = {
-	&build_info, &cpu_info, &collector_up, &samples_total, &sample_errors, &sample_duration,
+	&build_info, &cpu_info, &collector_up, &collector_applicable, &samples_total,
+	&sample_errors, &sample_duration, &cpu_hotplug,
 };
 
 const size_t self_metric_n_families =
@@ -62,8 +79,15 @@ void self_metrics_add(struct snapshot *s)
 	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];
 
-		if (c->enabled && c->name)
+		if (snapshot_collector_applies(c) && c->name)
 			snapshot_add_sample(s, &collector_up, 0, c->name, c->up ? 1 : 0, 0);
+	}
+	for (int i = 0; i < s->n_collectors; i++) {
+		const struct snapshot_collector *c = &s->collectors[i];
+
+		if (c->enabled && c->name)
+			snapshot_add_sample(s, &collector_applicable, 0, c->name,
+					    c->not_applicable ? 0 : 1, 0);
 	}
 	snapshot_add_sample(s, &samples_total, 0, NULL, s->samples, 0);
 	for (int i = 0; i < s->n_collectors; i++) {
@@ -73,4 +97,6 @@ void self_metrics_add(struct snapshot *s)
 			snapshot_add_sample(s, &sample_errors, 0, c->name, c->errors, 0);
 	}
 	snapshot_add_sample(s, &sample_duration, 0, NULL, 0, s->last_sample_duration_s);
+	snapshot_add_sample(s, &cpu_hotplug, 0, "offline", s->cpus_went_offline, 0);
+	snapshot_add_sample(s, &cpu_hotplug, 0, "online", s->cpus_came_online, 0);
 }

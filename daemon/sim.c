@@ -28,14 +28,18 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "hw.h"
 #include "msr.h"
 #include "sim.h"
 #include "sim_kernel.h"
@@ -147,6 +151,7 @@ struct sim {
 	enum sim_boot boot;
 	struct sim_kernel *kernel;
 	struct sim_perf *perf;
+	char *pmu_root;                /* sim_attach_perf's PMU tree, removed at close */
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
 	int64_t rw_period;
@@ -950,6 +955,26 @@ static int op_read_cpu_attr(void *ctx, int cpu, const char *relpath, uint64_t *r
 	return r;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/*
+ * Remove the tree sim_attach_perf wrote.  Best effort: a process that
+ * dropped root after writing it may no longer be allowed to.
+ */
+static void remove_pmu_root(struct sim *s)
+{
+	if (!s->pmu_root)
+		return;
+	nftw(s->pmu_root, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(s->pmu_root);
+	s->pmu_root = NULL;
+}
+
 static void sim_free(struct sim *s);
 
 static void op_close(void *ctx)
@@ -1311,6 +1336,7 @@ static void sim_free(struct sim *s)
 	free(s->cores);
 	free(s->cpus);
 	sim_perf_free(s->perf);
+	remove_pmu_root(s);
 	sim_kernel_free(s->kernel);
 	free(s->rewrites);
 	sim_scenario_free(s->scn);
@@ -1604,6 +1630,66 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps)
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen)
 {
 	return sim_perf_write_sysfs(sim->model, root, err, errlen);
+}
+
+int sim_attach_perf(struct sim *sim, struct hw *hw, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+	struct perf_sys *ps;
+	char root[4096];
+	int r;
+
+	snprintf(root, sizeof(root), "%s/uncored-sim-pmu.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	if (!mkdtemp(root)) {
+		r = -errno;
+		snprintf(err, errlen, "simulated PMU tree: mkdtemp %s: %s", root, strerror(-r));
+		return r;
+	}
+	/* Readable after a privilege drop, as the real sysfs is. */
+	chmod(root, 0755);
+	remove_pmu_root(sim);
+	sim->pmu_root = strdup(root);
+	ps = calloc(1, sizeof(*ps));
+	if (!sim->pmu_root || !ps) {
+		free(ps);
+		if (!sim->pmu_root)
+			rmdir(root);
+		remove_pmu_root(sim);
+		snprintf(err, errlen, "simulated PMU tree: out of memory");
+		return -ENOMEM;
+	}
+	r = sim_write_sysfs(sim, root, err, errlen);
+	if (r == 0)
+		r = sim_perf_sys(sim, root, ps);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			snprintf(err, errlen, "simulated perf: out of memory");
+		free(ps);
+		remove_pmu_root(sim);
+		return r;
+	}
+	hw_set_perf(hw, ps);
+	return 0;
+}
+
+static uid_t chown_uid;
+static gid_t chown_gid;
+
+static int chown_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return lchown(path, chown_uid, chown_gid) < 0 ? -errno : 0;
+}
+
+int sim_perf_tree_chown(struct sim *sim, uid_t uid, gid_t gid)
+{
+	if (!sim->pmu_root)
+		return 0;
+	chown_uid = uid;
+	chown_gid = gid;
+	return nftw(sim->pmu_root, chown_entry, 16, FTW_PHYS);
 }
 
 size_t sim_perf_open_events(struct sim *sim)

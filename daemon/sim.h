@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hw.h"
 #include "perf_sys.h"
@@ -122,6 +123,21 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps);
  * 0, or -errno with err naming the file.
  */
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen);
+
+/*
+ * Give hw (bound to sim with sim_bind) the simulated kernel's perf, as
+ * start-up gives a real machine perf_sys_linux: the PMU tree of
+ * sim_write_sysfs in a new directory under $TMPDIR (or /tmp), removed
+ * when sim is closed, and sim_perf_sys over it as hw->perf.  0, or
+ * -errno with err saying what failed.
+ */
+int sim_attach_perf(struct sim *sim, struct hw *hw, char *err, size_t errlen);
+
+/*
+ * Hand sim_attach_perf's PMU tree to uid:gid, so that a process that drops
+ * root to that user can still remove it at close.  0 or -errno.
+ */
+int sim_perf_tree_chown(struct sim *sim, uid_t uid, gid_t gid);
 
 /* Perf events still open on sim (tests: every fd closed). */
 size_t sim_perf_open_events(struct sim *sim);

@@ -302,3 +302,12 @@ const struct snapshot_collector *snapshot_find_collector(const struct snapshot *
 			return &s->collectors[i];
 	return NULL;
 }
+
+const char *snapshot_collector_state(const struct snapshot_collector *c)
+{
+	if (!c->enabled)
+		return "disabled";
+	if (c->not_applicable)
+		return "not_applicable";
+	return c->up ? "up" : "down";
+}

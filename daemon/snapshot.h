@@ -28,10 +28,15 @@
 struct snapshot_collector {
 	const char *name;          /* the collector's name (a static string) */
 	bool enabled;              /* configured on; a disabled collector is still listed */
+	bool not_applicable;       /* enabled, but this machine lacks its facility (never "down") */
 	bool up;
+	unsigned throttle_signals; /* what it delivers on this CPU when up (throttle_signal.h) */
 	const char *reason;        /* why not up, then the degradations, "; "-separated (collector.h);
 				      "" when none; owned by the snapshot */
 	uint64_t errors;           /* failed hardware reads since start */
+	const char *engine;        /* a PMU collector's counter engine ("perf", "msr", static);
+				      NULL for a collector without one */
+	const char *engine_why;    /* why that engine; owned by the snapshot */
 };
 
 struct snapshot_core {
@@ -84,6 +89,8 @@ struct snapshot {
 	double interval_s;
 	uint64_t samples;          /* samples taken since start, this one included */
 	double last_sample_duration_s;
+	uint64_t cpus_went_offline;   /* CPUs seen going offline since start (hotplug.h) */
+	uint64_t cpus_came_online;    /* and coming online */
 	char version[32];
 
 	struct snapshot_cpu_id cpu_id;
@@ -162,6 +169,19 @@ const char *snapshot_intern(struct snapshot *s, const char *text);
  * listed.  name must outlive s.  Only while s is being filled.
  */
 struct snapshot_collector *snapshot_add_collector(struct snapshot *s, const char *name);
+
+/*
+ * What c's entry says, as one word for every output: "disabled" (by the
+ * configuration), "not_applicable" (this machine lacks the facility),
+ * "up", or "down" (it should work and does not).
+ */
+const char *snapshot_collector_state(const struct snapshot_collector *c);
+
+/* Whether c is expected to work here: enabled and applicable (uncored_collector_up lists it). */
+static inline bool snapshot_collector_applies(const struct snapshot_collector *c)
+{
+	return c->enabled && !c->not_applicable;
+}
 
 /* The entry of collector name, or NULL. */
 const struct snapshot_collector *snapshot_find_collector(const struct snapshot *s,

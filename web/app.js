@@ -155,10 +155,22 @@ function prochotFact(sock) {
 	return stateSpan('prochot-state', !known ? 'unknown' : active ? 'active' : 'ok', text);
 }
 
-function boolFact(v, onText, offText) {
+/*
+ * Whether the CPU has the register behind field of sock: the snapshot's
+ * "present" says so; without it, assume it does.
+ */
+function hasRegister(sock, field) {
+	return !(sock.present && sock.present[field] === false);
+}
+
+/* A status bit: "not on this CPU" when the CPU lacks it, "no reading" when it could not be read. */
+function boolFact(sock, field, onText, offText, kind) {
+	const v = sock[field];
+	if (!hasRegister(sock, field))
+		return stateSpan(kind, 'absent', 'not on this CPU');
 	if (typeof v !== 'boolean')
-		return stateSpan('', 'unknown', 'no reading');
-	return stateSpan('', v ? 'throttling' : 'ok', v ? onText : offText);
+		return stateSpan(kind, 'unknown', 'no reading');
+	return stateSpan(kind, v ? 'throttling' : 'ok', v ? onText : offText);
 }
 
 function coreCell(sock, c) {
@@ -198,7 +210,7 @@ function socketCard(sock) {
 		['Margin to TjMax', t === null || tj === null ? '—' : `${tj - t.value} °C (TjMax ${tj} °C)`],
 		...dramFacts(sock),
 		['PROCHOT', prochotFact(sock)],
-		['Package throttling', boolFact(sock.package_thermal_throttling, 'throttling now', 'no')],
+		['Package throttling', boolFact(sock, 'package_thermal_throttling', 'throttling now', 'no', 'package-state')],
 	];
 	const dl = el('dl', { class: 'facts' });
 	for (const [k, v] of facts)
@@ -215,7 +227,9 @@ function renderCollectors(list) {
 	const body = $('collectors');
 	body.replaceChildren();
 	for (const c of list || []) {
-		const st = c.enabled === false ? ['unknown', 'disabled'] : c.up ? ['ok', 'up'] : ['throttling', 'down'];
+		const st = c.enabled === false ? ['unknown', 'disabled'] :
+			c.state === 'not_applicable' ? ['unknown', 'not applicable'] :
+			c.up ? ['ok', 'up'] : ['throttling', 'down'];
 		body.append(el('tr', { 'data-collector': c.name },
 			el('th', { scope: 'row', text: c.name }),
 			el('td', {}, stateSpan('', st[0], st[1])),
@@ -238,6 +252,7 @@ function renderSnapshot(s) {
 	$('updated').textContent = `Sample at ${hhmmss(s.time)}, every ${s.interval_seconds} s`;
 	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
 	renderCollectors(s.collectors);
+	Signals.render(s);
 }
 
 function renderEpisodes(now) {

@@ -1,11 +1,19 @@
 /*
- * Cost of one sample, per collector, on the simulated 'big' machine
- * (2 sockets x 56 cores x 2 threads): MSR reads per sample against the
- * fewest reads that give every value, and CPU time per sample.  Prints a
- * table; it asserts nothing, so it never fails on a slow machine.
+ * Cost of one sample, per collector and counter engine, on the simulated
+ * 'big' machine (2 sockets x 56 cores x 2 threads), with the simulator's
+ * kernel perf beside it as the daemon runs it: MSR reads per sample
+ * against the fewest reads that give every value, system calls per sample
+ * (each MSR access is one pread or pwrite, each perf call one system
+ * call), cross-CPU reads per sample (each MSR read of a CPU's register
+ * is one, counted as remote whatever CPU the sampler runs on; each perf
+ * group read is one, the kernel reading all its members on that CPU at
+ * once), and CPU time per sample.  The uncore and core collectors are run
+ * on both engines; "default" marks what the shipped configuration uses.
+ * Prints a table; it asserts nothing, so it never fails on a slow machine.
  *
  * Usage: bench_sample [SAMPLES] [MODEL[:SCENARIO]]
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +29,7 @@ extern const struct collector_ops uncore_collector_ops;
 #include "conf.h"
 #include "config.h"
 #include "cpu.h"
+#include "perf_sys.h"
 #include "sim.h"
 #include "snapshot.h"
 
@@ -74,12 +83,34 @@ static uint64_t thermal_minimum(const struct snapshot *s)
 	return n;
 }
 
+/* One row: a collector on an engine ("-" for one without engines). */
+struct bench_row {
+	const struct collector_ops *ops;
+	const char *engine;
+	bool is_default;
+};
+
+static void set_engine(struct conf *conf, const struct bench_row *row)
+{
+	enum conf_engine e = strcmp(row->engine, "perf") == 0 ? CONF_ENGINE_PERF : CONF_ENGINE_MSR;
+
+	conf->core_engine = conf->uncore_engine = CONF_ENGINE_AUTO;
+	if (row->ops == &core_collector_ops)
+		conf->core_engine = e;
+	else if (row->ops == &uncore_collector_ops)
+		conf->uncore_engine = e;
+}
+
 int main(int argc, char **argv)
 {
 	int samples = argc > 1 ? atoi(argv[1]) : 200;
 	const char *spec = argc > 2 ? argv[2] : "big:idle";
-	static const struct collector_ops *const ops[] = {
-		&uncore_collector_ops, &thermal_collector_ops, &core_collector_ops,
+	static const struct bench_row rows[] = {
+		{ &uncore_collector_ops, "msr", true },
+		{ &uncore_collector_ops, "perf", false },
+		{ &thermal_collector_ops, "-", true },
+		{ &core_collector_ops, "msr", false },
+		{ &core_collector_ops, "perf", true },
 	};
 	char err[512];
 	struct sim *sim = sim_open(spec, UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err, sizeof(err));
@@ -93,7 +124,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sim_bind(sim, &hw);
-	if (cpu_detect(&hw, &info, err, sizeof(err)) < 0 ||
+	if (sim_attach_perf(sim, &hw, err, sizeof(err)) < 0 ||
+	    cpu_detect(&hw, &info, err, sizeof(err)) < 0 ||
 	    cpu_topology_load(&hw, &topo, err, sizeof(err)) < 0) {
 		fprintf(stderr, "bench_sample: %s\n", err);
 		return 1;
@@ -101,21 +133,28 @@ int main(int argc, char **argv)
 	conf_defaults(&conf);
 	printf("machine: %s (%s), %d sockets, %d cpus; %d samples\n\n", spec, info.microarch,
 	       topo.n_sockets, topo.n_cpus, samples);
-	printf("%-10s %16s %16s %18s\n", "collector", "MSR reads/sample", "minimum needed",
-	       "CPU us/sample");
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+	printf("%-10s %-6s %16s %16s %16s %22s %14s %8s\n", "collector", "engine", "MSR reads/sample",
+	       "minimum needed", "syscalls/sample", "cross-CPU reads/sample", "CPU us/sample",
+	       "default");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const struct collector_ops *ops = rows[i].ops;
 		struct collector c;
 		struct snapshot *s = NULL;
-		uint64_t reads0, minimum = 0;
-		double t0;
+		uint64_t reads0, writes0, calls0, group_reads0, minimum = 0;
+		double t0, reads, calls, cross;
 
 		memset(&c, 0, sizeof(c));
-		if (collector_start(&c, ops[i], &hw, &info, &topo, &conf) < 0 || !c.up) {
-			printf("%-10s %16s (%s)\n", ops[i]->name, "off", c.status.why_not);
+		set_engine(&conf, &rows[i]);
+		if (collector_start(&c, ops, &hw, &info, &topo, &conf) < 0 || !c.up) {
+			printf("%-10s %-6s %16s (%s)\n", ops->name, rows[i].engine, "off",
+			       c.status.why_not);
 			collector_stop(&c);
 			continue;
 		}
 		reads0 = hw.n_reads;
+		writes0 = hw.n_writes;
+		calls0 = perf_sys_calls(hw.perf);
+		group_reads0 = hw.perf->counts.n_read;
 		t0 = cpu_time_s();
 		for (int k = 0; k < samples; k++) {
 			sim_advance(sim, conf.interval_s);
@@ -124,15 +163,19 @@ int main(int argc, char **argv)
 			collector_sample(&c, s);
 		}
 		t0 = cpu_time_s() - t0;
-		if (ops[i] == &core_collector_ops)
+		if (ops == &core_collector_ops)
 			minimum = core_collector_reads_per_sample(&c);
-		else if (ops[i] == &uncore_collector_ops)
-			minimum = uncore_minimum(s);
+		else if (ops == &uncore_collector_ops)
+			minimum = strcmp(rows[i].engine, "perf") == 0 ? 0 : uncore_minimum(s);
 		else
 			minimum = thermal_minimum(s);
-		printf("%-10s %16.1f %16llu %18.1f\n", ops[i]->name,
-		       (double)(hw.n_reads - reads0) / samples, (unsigned long long)minimum,
-		       t0 / samples * 1e6);
+		reads = (double)(hw.n_reads - reads0) / samples;
+		calls = reads + (double)(hw.n_writes - writes0) / samples +
+			(double)(perf_sys_calls(hw.perf) - calls0) / samples;
+		cross = reads + (double)(hw.perf->counts.n_read - group_reads0) / samples;
+		printf("%-10s %-6s %16.1f %16llu %16.1f %22.1f %14.1f %8s\n", ops->name,
+		       rows[i].engine, reads, (unsigned long long)minimum, calls, cross,
+		       t0 / samples * 1e6, rows[i].is_default ? "yes" : "-");
 		snapshot_release(s);
 		collector_stop(&c);
 	}

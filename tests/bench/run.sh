@@ -265,13 +265,27 @@ row "/metrics body" "bytes" "$u_bytes" "$n_bytes" - -
 row "/metrics body, gzip" "bytes" "$u_gz" "$n_gz" - -
 row "  uncored gzip / identity" "bytes" "$u_gz" "$u_bytes" le 0.1
 
-echo "MSR reads per sample (bench_sample) ..." >&2
+echo "MSR reads, system calls and cross-CPU reads per sample (bench_sample) ..." >&2
 "$BUILD/tests/bench/bench_sample" 200 big:idle >"$TEST_TMP/sample.out"
-awk 'f && NF == 4 { r += $2; m += $3; c += $4 } /^collector/ { f = 1 }
-	END { printf "%s %s %s\n", r, m, c }' "$TEST_TMP/sample.out" >"$TEST_TMP/sample.sum"
-read -r msr_reads msr_min sample_cpu <"$TEST_TMP/sample.sum"
+# Rows: collector engine msr-reads minimum syscalls cross-cpu cpu-us default.
+# The shipped configuration is the sum of the rows marked default.
+awk 'f && NF == 8 && $8 == "yes" { r += $3; m += $4; sc += $5; x += $6; c += $7 }
+	/^collector/ { f = 1 }
+	END { printf "%s %s %s %s %s\n", r, m, sc, x, c }' "$TEST_TMP/sample.out" >"$TEST_TMP/sample.sum"
+read -r msr_reads msr_min sample_calls sample_cross sample_cpu <"$TEST_TMP/sample.sum"
 row "CPU per sample (bench_sample)" "us" "$sample_cpu" "-" - -
 row "MSR reads per sample" "reads" "$msr_reads" "$msr_min" eq 1
+row "system calls per sample" "calls" "$sample_calls" "-" - -
+row "cross-CPU reads per sample" "reads" "$sample_cross" "-" - -
+# The core collector on each engine: the perf engine reads each CPU's group once.
+for engine in msr perf; do
+	awk -v e="$engine" 'f && $1 == "core" && $2 == e { printf "%s %s %s\n", $3, $5, $6 }
+		/^collector/ { f = 1 }' "$TEST_TMP/sample.out" >"$TEST_TMP/core.$engine"
+	read -r c_reads c_calls c_cross <"$TEST_TMP/core.$engine"
+	row "  core, $engine engine: MSR reads" "reads" "$c_reads" "-" - -
+	row "  core, $engine engine: syscalls" "calls" "$c_calls" "-" - -
+	row "  core, $engine engine: cross-CPU" "reads" "$c_cross" "-" - -
+done
 
 # ---------------------------------------------------------------- table
 

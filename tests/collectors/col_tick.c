@@ -63,9 +63,10 @@ static int tick_start(struct collector *c)
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
+	/* A failure, not a missing facility (-ENOTSUP): the collector is down, not "not applicable". */
 	if (ts->refuse) {
 		collector_refuse(c, "refused by its configuration");
-		return -ENOTSUP;
+		return -EIO;
 	}
 	c->state = calloc(1, sizeof(struct tick_state));
 	if (!c->state)

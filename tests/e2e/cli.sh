@@ -36,6 +36,8 @@ interval = 0.001
 nonsense = 1
 [uncore]
 on_conflict = ignore
+[core]
+engine = kernel
 CONF
 rc=0
 "$UNCORED_BIN" --check-config "$TEST_TMP/bad.conf" 2>"$TEST_TMP/err" || rc=$?
@@ -43,6 +45,8 @@ rc=0
 grep -q "^$TEST_TMP/bad.conf:2: interval: " "$TEST_TMP/err" || fail "no located interval error: $(cat "$TEST_TMP/err")"
 grep -q "^$TEST_TMP/bad.conf:3: nonsense: " "$TEST_TMP/err" || fail "no located unknown-key error"
 grep -q "^$TEST_TMP/bad.conf:5: on_conflict: " "$TEST_TMP/err" || fail "no located enum error"
+grep -qxF "$TEST_TMP/bad.conf:7: engine: expected auto, perf or msr, got 'kernel'" "$TEST_TMP/err" ||
+	fail "no located engine error: $(cat "$TEST_TMP/err")"
 
 # A missing config file.
 rc=0

@@ -125,6 +125,7 @@ start_daemon "$port" "$TEST_TMP/log.reload" --config "$TEST_TMP/u.conf" --root "
 		-e 's/^user =.*/user = nobody/' "$TEST_TMP/u.conf"
 	printf 'max_connections = 5\nmax_connections_per_ip = 2\nrequest_timeout = 3\n'
 	printf 'max_header_size = 2048\nmax_episodes = 9\nroot = %s/elsewhere\n' "$TEST_TMP"
+	printf '[uncore]\nengine = perf\n[core]\nengine = msr\n'
 } >"$TEST_TMP/new.conf"
 cp "$TEST_TMP/u.conf" "$TEST_TMP/u.conf.orig"
 cp "$TEST_TMP/new.conf" "$TEST_TMP/u.conf"
@@ -140,6 +141,8 @@ uncored: max_connections_per_ip changed: takes effect at restart
 uncored: request_timeout changed: takes effect at restart
 uncored: max_header_size changed: takes effect at restart
 uncored: max_episodes changed: takes effect at restart
+uncored: [uncore] engine changed: takes effect at restart
+uncored: [core] engine changed: takes effect at restart
 EOF
 diff "$TEST_TMP/want" "$TEST_TMP/got" >&2 || fail "reload: restart keys"
 # The running state file stays the journal: nothing at the new path.

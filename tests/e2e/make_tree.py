@@ -9,11 +9,17 @@ register values are what a Westmere-EP could hold at boot, with an uncore
 counter 7 and its enable bit already taken by another agent so the daemon
 must leave them alone.
 
-Usage: make_tree.py ROOT [--cores N] [--boot linux]          build the tree
-       make_tree.py ROOT [--cores N] [--boot linux] --dump   print every register, one per line
+Usage: make_tree.py ROOT [--cores N] [--dies N] [--boot linux]          build the tree
+       make_tree.py ROOT [--cores N] [--dies N] [--boot linux] --dump   print every register
 
 --cores N gives each socket N cores instead of 6 (core ids 0..N-1), as for
 the benchmark's 2 x 56 x 2 machine.
+
+--dies N splits each socket's cores into N dies (topology/die_id, the first
+cores on die 0), as on a multi-die package.  Each die then holds its own
+package-scope values, which tell where a reading came from: die D has
+TjMax 95 + 5 x D in MSR_TEMPERATURE_TARGET and a kernel
+thermal_throttle/package_throttle_count of 3 + D.
 
 --boot linux starts the PMU as a Linux host leaves it (hardware-linux.md
 §1.1-§1.3), as the simulator's SIM_BOOT_LINUX does: IA32_PERF_GLOBAL_CTRL
@@ -27,6 +33,7 @@ import struct
 import sys
 
 SOCKETS, CORES, THREADS = 2, 6, 2
+DIES = 1
 CORE_IDS = [0, 1, 2, 8, 9, 10]
 MSR_SIZE = 8 << 32
 
@@ -67,6 +74,15 @@ def cpus():
                 cpu += 1
 
 
+def die_of(core_id):
+    return CORE_IDS.index(core_id) * DIES // CORES
+
+
+def die_values(die):
+    """The package-scope registers that differ per die (only with --dies)."""
+    return {0x1a2: (95 + 5 * die) << 16} if DIES > 1 else {}
+
+
 def package_shift():
     """APIC id bits below the package id: one thread bit and the core bits."""
     return 1 + max(4, max(CORE_IDS).bit_length())
@@ -99,7 +115,7 @@ def build(root):
         os.makedirs(devdir, exist_ok=True)
         with open(os.path.join(devdir, "msr"), "wb") as f:
             f.truncate(MSR_SIZE)
-            for msr, value in list(UNCORE.items()) + list(CORE.items()):
+            for msr, value in list(UNCORE.items()) + list(CORE.items()) + list(die_values(die_of(core)).items()):
                 f.seek(msr * 8)
                 f.write(struct.pack("<Q", value))
         with open(os.path.join(devdir, "cpuid"), "wb") as f:
@@ -109,10 +125,13 @@ def build(root):
         top = os.path.join(sysdir, "cpu%d" % cpu, "topology")
         write_file(os.path.join(top, "physical_package_id"), "%d\n" % socket)
         write_file(os.path.join(top, "core_id"), "%d\n" % core)
-        write_file(os.path.join(top, "die_id"), "0\n")
+        write_file(os.path.join(top, "die_id"), "%d\n" % die_of(core))
         if cpu != 0:
             write_file(os.path.join(sysdir, "cpu%d" % cpu, "online"), "1\n")
         write_file(os.path.join(sysdir, "cpu%d" % cpu, "thermal_throttle/core_throttle_count"), "0\n")
+        if DIES > 1:
+            write_file(os.path.join(sysdir, "cpu%d" % cpu, "thermal_throttle/package_throttle_count"),
+                       "%d\n" % (3 + die_of(core)))
 
 
 def dump(root):
@@ -130,6 +149,12 @@ if __name__ == "__main__":
         CORES = int(args[i + 1])
         if CORES != 6:
             CORE_IDS = list(range(CORES))
+        del args[i:i + 2]
+    if "--dies" in args:
+        i = args.index("--dies")
+        DIES = int(args[i + 1])
+        if not 1 <= DIES <= CORES:
+            sys.exit(__doc__)
         del args[i:i + 2]
     if "--boot" in args:
         i = args.index("--boot")

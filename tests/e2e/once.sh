@@ -14,13 +14,51 @@ jq -e '.cpu.model == 44 and .cpu.vendor == "GenuineIntel"' "$TEST_TMP/once.json"
 jq -e '[.sockets[].cores | length] == [6, 6]' "$TEST_TMP/once.json" >/dev/null || fail "cores per socket"
 jq -e '.cpus | length == 24' "$TEST_TMP/once.json" >/dev/null || fail "cpus"
 jq -e '[.cpus[] | select(.instructions > 0)] | length == 24' "$TEST_TMP/once.json" >/dev/null || fail "core counters"
-jq -e '.collectors | map(select(.up)) | length == 3' "$TEST_TMP/once.json" >/dev/null || fail "collectors up"
+jq -e '.collectors | map(select(.up and .state == "up")) | length == 3' "$TEST_TMP/once.json" >/dev/null || fail "collectors up"
 
 # Text table.
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate westmere-ep-2s:dram-heatwave >"$TEST_TMP/once.txt" 2>"$TEST_TMP/log" ||
 	fail "--once text failed"
 grep -qi "socket 1" "$TEST_TMP/once.txt" || fail "text table: $(cat "$TEST_TMP/once.txt")"
 grep -qi "ipc" "$TEST_TMP/once.txt" || fail "text table has no IPC"
+
+# Episodes are rows of the table, not log lines: one over within the interval, one running
+# through it, one first seen at its end.  The second sample comes 2 s after the first, which
+# comes before 1 s of simulated time has passed.
+cat >"$TEST_TMP/episodes.ini" <<'EOF'
+[scenario]
+description = core 1 throttled for the first second, core 2 throughout, socket 1 DRAM from the start
+
+[core-throttle.1]
+socket = 0
+core = 1
+start = 0
+end = 1
+
+[core-throttle.2]
+socket = 0
+core = 2
+start = 0
+
+[dram-throttle.1]
+socket = 1
+start = 0
+EOF
+UNCORED_TEST_INTERVAL=2 write_conf "$TEST_TMP/u2.conf" 9
+"$UNCORED_BIN" --config "$TEST_TMP/u2.conf" --once --simulate "westmere-ep-2s:$TEST_TMP/episodes.ini" \
+	>"$TEST_TMP/episodes.txt" 2>"$TEST_TMP/log" || { cat "$TEST_TMP/log"; fail "--once with episodes failed"; }
+grep -q 'throttling' "$TEST_TMP/log" && fail "episodes logged besides the table: $(cat "$TEST_TMP/log")"
+sed -n '/^episodes:$/,/^$/p' "$TEST_TMP/episodes.txt" | sed 's/after [0-9]*\.[0-9] s$/after N s/' >"$TEST_TMP/episodes.got"
+cat >"$TEST_TMP/episodes.want" <<'EOF'
+episodes:
+  socket 0 core 1    core_thermal_throttling      ended after N s
+  socket 0 core 2    core_thermal_throttling      still running after N s
+  socket 1           dram_thermal_throttling      started, still running
+
+EOF
+diff -u "$TEST_TMP/episodes.want" "$TEST_TMP/episodes.got" || fail "episodes in the table"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate westmere-ep-2s 2>/dev/null |
+	grep -qx 'episodes: none' || fail "an idle interval does not say 'episodes: none'"
 
 # Prometheus form passes promtool.
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --format prometheus --simulate skylake-sp-2s >"$TEST_TMP/once.prom" 2>"$TEST_TMP/log" ||
@@ -32,8 +70,21 @@ if command -v promtool >/dev/null; then
 fi
 grep -q '^uncored_uncore_' "$TEST_TMP/once.prom" && fail "skylake must not export uncore metrics"
 grep -q '^uncored_rapl_dram_throttled_seconds_total{socket="1"}' "$TEST_TMP/once.prom" || fail "skylake RAPL"
-grep -q 'uncored_collector_up{collector="uncore"} 0' "$TEST_TMP/once.prom" || fail "skylake uncore collector must be down"
+# The Nehalem/Westmere uncore does not apply to Skylake-SP: not applicable, never down.
+grep -q 'uncored_collector_up{collector="uncore"}' "$TEST_TMP/once.prom" &&
+	fail "skylake: the uncore collector does not apply and must not be in uncored_collector_up"
+grep -q '^uncored_collector_applicable{collector="uncore"} 0$' "$TEST_TMP/once.prom" ||
+	fail "skylake: uncore collector must be reported not applicable"
+grep -q '^uncored_collector_up{collector="thermal"} 1$' "$TEST_TMP/once.prom" || fail "skylake: thermal collector"
 grep -q "uncore" "$TEST_TMP/log" || fail "skylake: no word on why the uncore collector is off"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate skylake-sp-2s >"$TEST_TMP/sky.json" 2>"$TEST_TMP/log" ||
+	fail "--once --json skylake failed"
+jq -e '.collectors[] | select(.name == "uncore") | .state == "not_applicable" and .enabled and (.up | not)' \
+	"$TEST_TMP/sky.json" >/dev/null || fail "skylake JSON: uncore state: $(jq -c .collectors "$TEST_TMP/sky.json")"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate skylake-sp-2s >"$TEST_TMP/sky.txt" 2>"$TEST_TMP/log" ||
+	fail "--once text skylake failed"
+grep -q '^  uncore   not applicable errors 0: this CPU (skylake-sp' "$TEST_TMP/sky.txt" ||
+	fail "skylake table: uncore not applicable: $(grep uncore "$TEST_TMP/sky.txt")"
 # The core collector on every Intel model: instructions and cycles on every CPU, IPC per CPU in the table.
 for model in westmere-ep-2s nehalem-ep-2s skylake-sp-2s big; do
 	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model" >"$TEST_TMP/m.json" 2>"$TEST_TMP/log" ||
@@ -42,7 +93,22 @@ for model in westmere-ep-2s nehalem-ep-2s skylake-sp-2s big; do
 	jq -e '(.cpus | length) as $n | [.cpus[] | select(.instructions > 0 and .cycles > 0 and .ref_cycles > 0)] | length == $n' \
 		"$TEST_TMP/m.json" >/dev/null || fail "$model: a CPU without core counts"
 	jq -e '.collectors[] | select(.name == "core") | .up' "$TEST_TMP/m.json" >/dev/null || fail "$model: core collector down"
+	# By default through the simulated kernel's perf, said in the JSON and the log.
+	jq -e '.collectors[] | select(.name == "core") | .engine.name == "perf"' "$TEST_TMP/m.json" >/dev/null ||
+		fail "$model: core collector not on the perf engine: $(jq -c .collectors "$TEST_TMP/m.json")"
+	grep -qxF 'uncored: collector core: perf engine: the kernel has a core PMU (engine = auto)' "$TEST_TMP/log" ||
+		fail "$model: no engine line in the log: $(cat "$TEST_TMP/log")"
 	echo "$model: $n cpus counted"
 done
+# engine = msr for the core, engine = perf for the Westmere uncore: counted all the same.
+write_conf "$TEST_TMP/e.conf" "$(free_port)" "[uncore]" "engine = perf" "[core]" "engine = msr"
+"$UNCORED_BIN" --config "$TEST_TMP/e.conf" --once --json --simulate westmere-ep-2s >"$TEST_TMP/e.json" 2>"$TEST_TMP/log" ||
+	{ cat "$TEST_TMP/log"; fail "engines swapped: --once failed"; }
+jq -e '[.collectors[] | select(.engine) | "\(.name)=\(.engine.name)"] == ["uncore=perf", "core=msr"]' \
+	"$TEST_TMP/e.json" >/dev/null || fail "engines swapped: $(jq -c .collectors "$TEST_TMP/e.json")"
+jq -e '[.sockets[].uncore.clockticks > 0, .cpus[].instructions > 0] | all' "$TEST_TMP/e.json" >/dev/null ||
+	fail "engines swapped: nothing counted"
+grep -qxF 'uncored: collector uncore: perf engine: engine = perf in [uncore]' "$TEST_TMP/log" ||
+	fail "engines swapped: no uncore engine line: $(cat "$TEST_TMP/log")"
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate nehalem-ep-2s 2>/dev/null | grep -q "IPC per cpu" || fail "no per-CPU IPC in the table"
 echo "once: ok"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Privilege drop, as root: after start-up the daemon runs as the configured
 # user with empty capability sets and no-new-privileges, and /metrics keeps
-# updating through the msr fds opened before the drop.
+# updating through the msr fds opened before the drop.  A CPU that comes
+# online after the drop is opened by the privileged opener (hwopen.h).
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root"
@@ -33,3 +34,43 @@ python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/fresh" --dump >"$
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers not restored by the unprivileged daemon"
 echo "privdrop: uid $uid, no capabilities, still sampling and restoring: ok"
+
+# --- A CPU offline at start, online after the drop: its devices are opened
+# by the opener, the one process that kept root and CAP_SYS_RAWIO (bit 17)
+# and nothing else; the daemon itself still has no capability.
+rm -rf "$tree"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
+echo 0 >"$tree/sys/devices/system/cpu/cpu1/online"
+start_daemon "$port" "$TEST_TMP/log.late" --config "$TEST_TMP/u.conf" --root "$tree"
+opener=""
+for st in /proc/[0-9]*/status; do
+	if grep -q "^PPid:[[:space:]]*$DAEMON_PID\$" "$st" 2>/dev/null && grep -q '^Uid:[[:space:]]*0[[:space:]]' "$st"; then
+		opener=$st
+	fi
+done
+[ -n "$opener" ] || fail "no opener process running as root under the daemon"
+grep -q '^CapEff:[[:space:]]*0000000000020000' "$opener" || fail "opener CapEff: $(grep CapEff "$opener")"
+grep -q '^CapPrm:[[:space:]]*0000000000020000' "$opener" || fail "opener CapPrm: $(grep CapPrm "$opener")"
+grep -q '^CapBnd:[[:space:]]*0000000000020000' "$opener" || fail "opener CapBnd: $(grep CapBnd "$opener")"
+grep -q '^CapInh:[[:space:]]*0000000000000000' "$opener" || fail "opener CapInh: $(grep CapInh "$opener")"
+grep -q '^NoNewPrivs:[[:space:]]*1' "$opener" || fail "opener: no-new-privileges not set"
+[ "$(ls "$(dirname "$opener")/fd" | wc -l)" -le 4 ] ||
+	fail "opener holds more than its socket and the standard streams: $(ls -l "$(dirname "$opener")/fd")"
+grep -q "^CapEff:[[:space:]]*0000000000000000" "/proc/$DAEMON_PID/status" || fail "the daemon kept a capability"
+echo 1 >"$tree/sys/devices/system/cpu/cpu1/online"
+late_cpu_metrics() {
+	printf '%s\n' "$(curl -fsS "$DAEMON_URL/metrics")" | grep '^uncored_core_instructions_total{[^}]*cpu="1"'
+}
+for _ in $(seq 1 300); do
+	[ -n "$(late_cpu_metrics)" ] && break
+	sleep 0.1
+done
+[ -n "$(late_cpu_metrics)" ] || fail "cpu 1 not monitored after it came online: $(cat "$TEST_TMP/log.late")"
+grep -qF "cpu 1 came online; monitoring it" "$TEST_TMP/log.late" || fail "cpu 1 online not logged"
+if grep -q 'cpu 1:' "$TEST_TMP/log.late"; then
+	fail "cpu 1 unusable: $(grep 'cpu 1:' "$TEST_TMP/log.late")"
+fi
+stop_daemon "$DAEMON_PID" || fail "late cpu: exit status after SIGTERM"
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
+diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "late cpu: registers not restored"
+echo "privdrop: a CPU online after the drop opened by the opener (root, CAP_SYS_RAWIO only): ok"

@@ -21,11 +21,16 @@ python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
 chmod 755 "$TEST_TMP"
 nobody=$(id -u nobody)
 
-# The server: the daemon's only child.  Waits up to 10 s.
+# The server: the daemon's child running as nobody (with a configured user
+# the other child is the msr opener, which stays root).  Waits up to 10 s.
 server_of() {
 	for _ in $(seq 1 100); do
-		s=$(pgrep -P "$1" || true)
-		[ -n "$s" ] && { echo "$s"; return 0; }
+		for s in $(pgrep -P "$1" || true); do
+			if grep -q "^Uid:[[:space:]]*$nobody[[:space:]]" "/proc/$s/status" 2>/dev/null; then
+				echo "$s"
+				return 0
+			fi
+		done
 		sleep 0.1
 	done
 	fail "no server process under $1"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Prometheus rules and the Grafana dashboard: `promtool check rules`, the
 # promtool unit tests of every alert and recording rule, the dashboard is
-# valid JSON, and every PromQL expression of the dashboard parses.
+# valid JSON, every PromQL expression of the dashboard parses, and the
+# dashboard shows the generation-independent throttling families.
 # Skips (77) when promtool is not installed.
 set -eu
 
@@ -35,6 +36,22 @@ for panel in dash["panels"]:
         out.append(f"      - record: dashboard:query{n}")
         out.append("        expr: " + json.dumps(expr))
 assert n > 0, "no queries in the dashboard"
+# The generation-independent families each have a panel that says when no
+# selected host measures them; the fleet DRAM panel reads the record every
+# generation has; the collector panel shows not applicable apart from down.
+exprs = {p["title"]: [t["expr"] for t in p.get("targets", [])] for p in dash["panels"]}
+novalue = {p["title"]: p.get("fieldConfig", {}).get("defaults", {}).get("noValue") for p in dash["panels"]}
+for family in ("uncored_dram_throttled_seconds_total", "uncored_prochot_seconds_total",
+               "uncored_frequency_limited_seconds_total"):
+    panels = [t for t, es in exprs.items() if any(family in e for e in es)]
+    assert panels, f"no panel shows {family}"
+    assert all(novalue[t] for t in panels), f"a panel of {family} has no noValue text"
+assert any("uncored:dram_throttled_fraction:rate1m" in e for es in exprs.values() for e in es), \
+    "no panel reads uncored:dram_throttled_fraction:rate1m"
+assert not any("uncored:dram_thermal_throttled_fraction" in e for es in exprs.values() for e in es), \
+    "a panel still reads the deprecated Westmere-only record"
+assert any("uncored_collector_applicable" in e for es in exprs.values() for e in es), \
+    "no panel shows collector applicability"
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 PY
 timeout 60 promtool check rules "$tmp/dashboard.rules.yml" >/dev/null

@@ -26,6 +26,16 @@ if grep -q '@[a-z]*@' "$tmp/uncored.service"; then
 	exit 1
 fi
 
+# The perf engine's needs, and no more: CAP_PERFMON among the start-up
+# capabilities, perf_event_open allowed, one fd per event and CPU.
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$tmp/uncored.service")
+[ "$caps" = "CAP_SYS_RAWIO CAP_SETUID CAP_SETGID CAP_SETPCAP CAP_PERFMON" ] ||
+	{ echo "CapabilityBoundingSet= is '$caps'" >&2; exit 1; }
+grep -qx 'AmbientCapabilities=' "$tmp/uncored.service" || { echo "ambient capabilities granted" >&2; exit 1; }
+grep -qx 'SystemCallFilter=perf_event_open' "$tmp/uncored.service" ||
+	{ echo "perf_event_open not allowed" >&2; exit 1; }
+grep -qx 'LimitNOFILE=16384' "$tmp/uncored.service" || { echo "no LimitNOFILE=16384" >&2; exit 1; }
+
 # Documentation=man:... is checked with man(1); let it find ours.
 mkdir -p "$tmp/man/man8" "$tmp/man/man5"
 cp "$src/man/uncored.8" "$tmp/man/man8/"

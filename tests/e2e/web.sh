@@ -2,7 +2,7 @@
 # The web page in headless Chromium against a simulated Westmere-EP whose
 # socket 1 DRAM overheats: the assets are served with their types, the grid
 # has one cell per physical core, socket 1 shows DRAM throttling and socket 0
-# does not, a screenshot goes to tests/artifacts/web.png, and after the
+# does not, the package status it lacks is "not on this CPU", a screenshot goes to tests/artifacts/web.png, and after the
 # daemon stops the page says it is not answering.
 # Needs Debian's chromium and npm (playwright-core is installed into
 # ~/.cache/uncored-npm on first use); skips (77) without them.

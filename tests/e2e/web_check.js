@@ -64,12 +64,20 @@ async function check(page, errors) {
 	const frac = await page.textContent('article.socket[data-socket="1"] .dram-fraction');
 	if (!/% of time/.test(frac))
 		fail(`socket 1 DRAM fraction is ${JSON.stringify(frac)}`);
+	/* Westmere-EP has no IA32_PACKAGE_THERM_STATUS: said so, not "no reading". */
+	for (const s of [0, 1]) {
+		const pkg = await page.textContent(`article.socket[data-socket="${s}"] .package-state`);
+		if (pkg !== 'not on this CPU')
+			fail(`socket ${s} package throttling reads ${JSON.stringify(pkg)}, expected "not on this CPU"`);
+	}
 	const collectors = await page.locator('#collectors tr').count();
 	if (collectors < 1)
 		fail('no collector rows');
 	if (!(await page.isHidden('#banner')))
 		fail('the not-answering banner shows while the daemon answers');
+	await checkSignals(page);
 	await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
+	await checkSignalValues(page.context());
 
 	fs.writeFileSync(process.env.STOP_REQUEST, 'stop\n');
 	await waitForFile(process.env.STOPPED, 20000);
@@ -82,6 +90,73 @@ async function check(page, errors) {
 	/* Fetch failures after the stop are expected; anything else is a bug. */
 	if (errors.length)
 		fail('page errors: ' + errors.join('; '));
+}
+
+/* Westmere-EP: DRAM thermal throttling is seen through the uncore collector, nothing else. */
+async function checkSignals(page) {
+	const seen = await page.textContent('#signals-seen li[data-signal="dram_throttled/thermal"]');
+	if (seen !== 'DRAM throttled (thermal): uncore collector')
+		fail(`seen signal says ${JSON.stringify(seen)}`);
+	if ((await page.locator('#signals-seen li').count()) !== 1)
+		fail('more than one signal seen on Westmere-EP');
+	if (await page.isHidden('#signals-unseen-box'))
+		fail('the signals not measured here are hidden');
+	const unseen = await page.textContent('#signals-unseen li[data-signal="prochot/external"]');
+	if (unseen !== 'PROCHOT (external): no collector measures it on this CPU (westmere-ep)')
+		fail(`unseen signal says ${JSON.stringify(unseen)}`);
+	/* The generation-independent families are not in this snapshot: no value rows. */
+	if ((await page.locator('#signal-values tr').count()) !== 0)
+		fail('signal value rows without the families in the snapshot');
+}
+
+/*
+ * A snapshot that carries a seen signal's family (as a PCU collector's
+ * would): the page shows its share of time per socket, and only there.
+ */
+async function checkSignalValues(context) {
+	const page = await context.newPage();
+	await page.route('**/api/v1/snapshot', async (route) => {
+		const r = await route.fetch();
+		const s = await r.json();
+		for (const sig of s.throttling_signals)
+			if (sig.signal === 'prochot' && sig.source === 'external')
+				Object.assign(sig, { visible: true, collector: 'pcu', why_not: null });
+		for (const sock of s.sockets)
+			sock.prochot_seconds = { external: sock.socket === 1 ? s.time / 4 : 0, internal: s.time };
+		await route.fulfill({ response: r, json: s });
+	});
+	await page.goto(url + '/', { timeout: 15000 });
+	const row = '#signal-values tr[data-signal="prochot/external"]';
+	await page.waitForFunction((sel) => {
+		const e = document.querySelector(`${sel}[data-socket="1"] td:last-child`);
+		return e && /% of time/.test(e.textContent);
+	}, row, { timeout: 20000 });
+	const s1 = await page.textContent(`${row}[data-socket="1"] td:last-child`);
+	const s0 = await page.textContent(`${row}[data-socket="0"] td:last-child`);
+	if (s1 !== '25.0 % of time' || s0 !== '0.0 % of time')
+		fail(`PROCHOT external shares: socket 0 ${JSON.stringify(s0)}, socket 1 ${JSON.stringify(s1)}`);
+	/* Internal is in the snapshot but not seen: not shown. */
+	if ((await page.locator('#signal-values tr[data-signal="prochot/internal"]').count()) !== 0)
+		fail('a signal the host does not see has value rows');
+	await page.close();
+
+	/* A host that sees none (a later Xeon without the pcu/imc collectors, a VM): it says so. */
+	const none = await context.newPage();
+	await none.route('**/api/v1/snapshot', async (route) => {
+		const r = await route.fetch();
+		const s = await r.json();
+		for (const sig of s.throttling_signals)
+			Object.assign(sig, { visible: false, collector: null,
+				why_not: 'no collector measures it on this CPU (skylake-sp)' });
+		await route.fulfill({ response: r, json: s });
+	});
+	await none.goto(url + '/', { timeout: 15000 });
+	await none.waitForSelector('#signals-none:not([hidden])', { timeout: 15000 });
+	if ((await none.locator('#signals-seen li').count()) !== 0)
+		fail('signals listed as seen on a host that sees none');
+	if ((await none.locator('#signals-unseen li').count()) !== 7)
+		fail('not every unseen signal is listed');
+	await none.close();
 }
 
 async function main() {

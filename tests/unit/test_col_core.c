@@ -21,6 +21,7 @@ extern const struct collector_ops core_collector_ops;
 extern const struct collector_ops thermal_collector_ops;
 #include "config.h"
 #include "event.h"
+#include "metric.h"
 #include "msr.h"
 #include "regfile.h"
 #include "sample_views.h"
@@ -92,7 +93,8 @@ static struct fx *fx_new(int n_cpus)
 		f->cores[cpu] = (struct cpu_core){ .core = cpu, .n_cpus = 1, .cpus = { cpu } };
 		f->socket_cpus[cpu] = cpu;
 	}
-	f->socket = (struct cpu_socket){ 0, n_cpus, f->cores, n_cpus, f->socket_cpus };
+	f->socket = (struct cpu_socket){ .socket = 0, .n_cores = n_cpus, .cores = f->cores,
+					 .n_cpus = n_cpus, .cpus = f->socket_cpus };
 	f->topo = (struct cpu_topology){ n_cpus, f->cpus, 1, &f->socket };
 	f->conf.core_enabled = true;
 	f->conf.core_on_conflict = CONF_CONFLICT_RECLAIM;
@@ -938,6 +940,108 @@ static void per_core_and_socket_sum_the_cpus(void **state)
 	}
 }
 
+/* The core collector's multiplexing ratio of scope at where in s, or -1 when it has none. */
+static double ratio_at(const struct snapshot *s, enum metric_scope scope, int where)
+{
+	const struct collector_ops *ops = &core_collector_ops;
+
+	for (size_t i = 0; i < ops->n_families; i++) {
+		const struct metric_family *f = ops->families[i];
+		const struct metric_sample *v;
+
+		if (!f->name || strcmp(f->name, "uncored_core_multiplexing_ratio") != 0 ||
+		    f->scope != scope)
+			continue;
+		v = snapshot_find_sample(s, f, where, NULL);
+		return v ? v->value.d : -1.0;
+	}
+	fail_msg("no multiplexing ratio of scope %d", (int)scope);
+	return -1.0;
+}
+
+/*
+ * per = core and socket on the perf engine with more events than counters
+ * (westmere-ep-2s): the multiplexing ratio of a core or socket is the
+ * smallest of its CPUs' (a twin machine counted per CPU), below 1, and no
+ * CPU has one of its own.
+ */
+static void per_core_and_socket_ratio_is_the_smallest_of_the_cpus(void **state)
+{
+	static const char text[] =
+		"[core]\n"
+		"event = branch_instructions\n"
+		"event = ref_cycles_gp, event=0x3c, umask=0x01\n"
+		"event = branch_misses_again, event=0xc5, umask=0x00\n";
+	static const char *const names[] = { "cpu", "core", "socket" };
+
+	(void)state;
+	for (int per = 1; per <= 2; per++) {
+		struct sim_machine m, twin;
+		struct collector by_cpu, summed;
+		struct conf conf, conf_summed;
+		struct conf_errors errs;
+		struct snapshot *a, *b;
+		char err[512];
+
+		print_message("per = %s\n", names[per]);
+		machine_open(&m, "westmere-ep-2s");
+		machine_open(&twin, "westmere-ep-2s");
+		if (sim_attach_perf(m.sim, &m.hw, err, sizeof(err)) ||
+		    sim_attach_perf(twin.sim, &twin.hw, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(conf_load_string("t.conf", text, &conf, &errs), 0);
+		conf_summed = conf;
+		conf_summed.core_per = per;
+		assert_int_equal(collector_start(&by_cpu, &core_collector_ops, &m.hw, &m.info, &m.topo,
+						 &conf), 0);
+		assert_int_equal(collector_start(&summed, &core_collector_ops, &twin.hw, &twin.info,
+						 &twin.topo, &conf_summed), 0);
+		assert_string_equal(summed.engine, "perf");
+		sim_advance(m.sim, 1.0);
+		sim_advance(twin.sim, 1.0);
+		a = snapshot_new(&m.topo, &m.info);
+		b = snapshot_new(&twin.topo, &twin.info);
+		assert_non_null(a);
+		assert_non_null(b);
+		collector_sample(&by_cpu, a);
+		collector_sample(&summed, b);
+		for (int i = 0; i < twin.topo.n_cpus; i++)
+			assert_true(ratio_at(b, METRIC_SCOPE_CPU, twin.topo.cpus[i].cpu) == -1.0);
+		for (int i = 0; i < twin.topo.n_sockets; i++) {
+			const struct cpu_socket *cs = &twin.topo.sockets[i];
+
+			for (int j = 0; j < cs->n_cores; j++) {
+				const struct cpu_core *cr = &cs->cores[j];
+				double core_min = 2.0;
+
+				for (int k = 0; k < cr->n_cpus; k++) {
+					double r = ratio_at(a, METRIC_SCOPE_CPU, cr->cpus[k]);
+
+					assert_true(r > 0.0 && r < 1.0);
+					if (r < core_min)
+						core_min = r;
+				}
+				if (per == 1)
+					assert_true(ratio_at(b, METRIC_SCOPE_CORE, cr->cpus[0]) == core_min);
+			}
+			if (per == 2) {
+				double socket_min = 2.0;
+
+				for (int k = 0; k < cs->n_cpus; k++)
+					if (ratio_at(a, METRIC_SCOPE_CPU, cs->cpus[k]) < socket_min)
+						socket_min = ratio_at(a, METRIC_SCOPE_CPU, cs->cpus[k]);
+				assert_true(ratio_at(b, METRIC_SCOPE_SOCKET, cs->socket) == socket_min);
+			}
+		}
+		snapshot_release(a);
+		snapshot_release(b);
+		collector_stop(&summed);
+		collector_stop(&by_cpu);
+		machine_close(&twin);
+		machine_close(&m);
+	}
+}
+
 static void run_model(const char *model)
 {
 	struct sim_machine m, twin;
@@ -999,6 +1103,152 @@ static void both_collectors_on_every_simulated_model(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(sim_models) / sizeof(sim_models[0]); i++)
 		run_model(sim_models[i]);
+}
+
+/* The core collector's multiplexing ratio of cpu in s, or -1 when it has none. */
+static double multiplexing_ratio(const struct snapshot *s, int cpu)
+{
+	const struct metric_sample *v =
+		snapshot_find_sample(s, family_of("core", "uncored_core_multiplexing_ratio"), cpu, NULL);
+
+	return v ? v->value.d : -1.0;
+}
+
+/*
+ * Every simulated Intel model, booted as Linux leaves it, with the
+ * simulator's kernel perf beside it as the daemon runs it: the core
+ * collector counts through perf by default (exactly the ground truth: in
+ * the boot state every event has a counter, the ratio is 1), and through
+ * the msr engine with engine = msr.
+ */
+static void every_model_counts_through_perf_by_default(void **state)
+{
+	(void)state;
+	for (const char *const *model = sim_model_names(); *model; model++) {
+		for (int want_msr = 0; want_msr < 2; want_msr++) {
+			struct sim_machine m;
+			struct collector c;
+			struct conf conf;
+			struct conf_errors errs;
+			char err[512];
+			struct snapshot *s;
+
+			m.sim = sim_open(*model, UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err, sizeof(err));
+			assert_non_null(m.sim);
+			sim_bind(m.sim, &m.hw);
+			if (cpu_detect(&m.hw, &m.info, err, sizeof(err))) {
+				hw_close(&m.hw);   /* not an Intel CPU uncored takes */
+				break;
+			}
+			print_message("%s, %s\n", *model, want_msr ? "engine = msr" : "default");
+			assert_int_equal(cpu_topology_load(&m.hw, &m.topo, err, sizeof(err)), 0);
+			if (sim_attach_perf(m.sim, &m.hw, err, sizeof(err)))
+				fail_msg("%s", err);
+			assert_int_equal(conf_load_string("t.conf", want_msr ? "[core]\nengine = msr\n" : "",
+							  &conf, &errs), 0);
+			assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo,
+							 &conf), 0);
+			assert_string_equal(c.engine, want_msr ? "msr" : "perf");
+			assert_string_equal(c.engine_why, want_msr ? "engine = msr in [core]" :
+					    "the kernel has a core PMU (engine = auto)");
+			sim_advance(m.sim, 1.0);
+			s = snapshot_new(&m.topo, &m.info);
+			assert_non_null(s);
+			collector_sample(&c, s);
+			assert_true(c.up);
+			check_core_exact(&m, s);
+			for (int i = 0; i < s->n_cpus; i++)
+				assert_true(multiplexing_ratio(s, s->cpus[i].cpu) == (want_msr ? -1.0 : 1.0));
+			assert_string_equal(s->collectors[0].engine, want_msr ? "msr" : "perf");
+			snapshot_release(s);
+			assert_int_equal(c.errors, 0);
+			collector_stop(&c);
+			assert_int_equal(sim_perf_open_events(m.sim), 0);
+			machine_close(&m);
+		}
+	}
+}
+
+static bool within_2_percent(uint64_t got, uint64_t want)
+{
+	double d = (double)got - (double)want;
+
+	return want > 0 && (d < 0 ? -d : d) <= 0.02 * (double)want;
+}
+
+/*
+ * More core events than counters on the perf engine (westmere-ep: 4 GP
+ * counters per CPU; cycles on one of them beside the NMI watchdog, and 6
+ * configured events, none of which a fixed counter could take): the
+ * engine splits the group the kernel refuses, the kernel takes turns, and the collector's totals,
+ * scaled by time enabled over time running, stay within 2 % of the
+ * simulator's ground truth, while the multiplexing ratio below 1 is
+ * exported for every CPU.
+ */
+static void multiplexed_events_are_scaled_and_the_ratio_exported(void **state)
+{
+	static const char text[] =
+		"[core]\n"
+		"event = branch_instructions\n"
+		"event = ref_cycles_gp, event=0x3c, umask=0x01\n"
+		"event = branch_misses_again, event=0xc5, umask=0x00\n";
+	struct sim_machine m;
+	struct collector c;
+	struct conf conf;
+	struct conf_errors errs;
+	char err[512];
+
+	(void)state;
+	machine_open(&m, "westmere-ep-2s");
+	if (sim_attach_perf(m.sim, &m.hw, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(conf_load_string("t.conf", text, &conf, &errs), 0);
+	assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo, &conf), 0);
+	assert_string_equal(c.engine, "perf");
+	for (int step = 0; step < 5; step++) {
+		struct snapshot *s = snapshot_new(&m.topo, &m.info);
+
+		sim_advance(m.sim, 1.0);
+		assert_non_null(s);
+		collector_sample(&c, s);
+		assert_true(c.up);
+		for (int i = 0; i < s->n_cpus; i++) {
+			const struct cpu_view *sp = cpu_view(s, s->cpus[i].cpu);
+			int cpu = s->cpus[i].cpu;
+			double ratio = multiplexing_ratio(s, cpu);
+			uint64_t truth;
+
+			assert_int_equal(sp->n_events, 6);
+			for (int k = 0; k < sp->n_events; k++) {
+				const struct conf_event *ce = NULL;
+				const struct event_spec *ev = event_builtin(EVENT_PMU_CORE, sp->events[k].name);
+
+				for (int j = 0; !ev && j < conf.n_core_events; j++)
+					if (strcmp(conf.core_events[j].spec.name, sp->events[k].name) == 0)
+						ce = &conf.core_events[j];
+				if (!ev)
+					ev = &ce->spec;
+				if (!sp->events[k].available)
+					fail_msg("cpu %d %s: %s", cpu, sp->events[k].name,
+						 sp->events[k].reason);
+				assert_int_equal(sim_ground_truth(m.sim, false, cpu, ev->code, ev->umask,
+								  ev->edge, &truth), 0);
+				if (!within_2_percent(sp->events[k].total, truth))
+					fail_msg("cpu %d %s: scaled %llu, truth %llu", cpu,
+						 sp->events[k].name, (unsigned long long)sp->events[k].total,
+						 (unsigned long long)truth);
+			}
+			assert_int_equal(sim_ground_truth(m.sim, false, cpu, 0x3c, 0, false, &truth), 0);
+			assert_true(within_2_percent(sp->cycles, truth));
+			/* Six GP events and cycles on four GP counters: each runs part of the time. */
+			assert_true(ratio > 0.1 && ratio < 0.9);
+		}
+		snapshot_release(s);
+	}
+	assert_int_equal(c.errors, 0);
+	collector_stop(&c);
+	assert_int_equal(sim_perf_open_events(m.sim), 0);
+	machine_close(&m);
 }
 
 /*
@@ -1107,6 +1357,9 @@ int main(void)
 		cmocka_unit_test(both_collectors_on_every_simulated_model),
 		cmocka_unit_test(perf_user_takes_a_gp_counter_again_and_again),
 		cmocka_unit_test(per_core_and_socket_sum_the_cpus),
+		cmocka_unit_test(every_model_counts_through_perf_by_default),
+		cmocka_unit_test(multiplexed_events_are_scaled_and_the_ratio_exported),
+		cmocka_unit_test(per_core_and_socket_ratio_is_the_smallest_of_the_cpus),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

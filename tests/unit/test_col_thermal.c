@@ -38,6 +38,8 @@ struct fx {
 	struct cpu_core cores[2][4];
 	int socket_cpus[2][MAX_CPUS];
 	struct cpu_socket sockets[2];
+	struct cpu_die dies[2][2];
+	int die_cpus[2][2][MAX_CPUS];
 	struct cpu_topology topo;
 	struct cpu_info info;
 	struct conf conf;
@@ -46,6 +48,7 @@ struct fx {
 	struct collector c;
 	struct snapshot *s;
 	int n_sockets, n_cores, n_threads;
+	int n_dies;          /* per socket; 1: the topology lists none, as one built by hand */
 };
 
 
@@ -68,25 +71,49 @@ static void build_topology(struct fx *f)
 		int core_idx = cpu % f->n_cores;
 		struct cpu_core *core = &f->cores[socket][core_idx];
 		struct cpu_socket *sock = &f->sockets[socket];
+		int die = core_idx * f->n_dies / f->n_cores;
+		struct cpu_die *d = &f->dies[socket][die];
 
-		f->cpus[cpu] = (struct hw_cpu){ cpu, socket, 0, 2 * core_idx, thread, true };
+		f->cpus[cpu] = (struct hw_cpu){ cpu, socket, die, 2 * core_idx, thread, true };
 		core->core = 2 * core_idx;
 		core->cpus[core->n_cpus++] = cpu;
 		f->socket_cpus[socket][sock->n_cpus++] = cpu;
+		d->die = die;
+		d->cpus = f->die_cpus[socket][die];
+		d->cpus[d->n_cpus++] = cpu;
 	}
 	for (int s = 0; s < f->n_sockets; s++) {
 		f->sockets[s].socket = s;
 		f->sockets[s].n_cores = f->n_cores;
 		f->sockets[s].cores = f->cores[s];
 		f->sockets[s].cpus = f->socket_cpus[s];
+		if (f->n_dies > 1) {
+			f->sockets[s].n_dies = f->n_dies;
+			f->sockets[s].dies = f->dies[s];
+		}
 	}
 	f->topo = (struct cpu_topology){ n, f->cpus, f->n_sockets, f->sockets };
 }
 
-/* Every register a Westmere-like package has, with quiet values. */
+/*
+ * Every register a Westmere-like package has, with quiet values.  With
+ * several dies the package registers are each CPU's own, so that each die
+ * can hold its own values (set them through every CPU of the die).
+ */
 static void define_registers(struct fx *f)
 {
+	static const uint32_t package[] = {
+		MSR_TEMPERATURE_TARGET, IA32_PACKAGE_THERM_STATUS, MSR_RAPL_POWER_UNIT,
+		MSR_PKG_PERF_STATUS, MSR_DRAM_PERF_STATUS,
+	};
+	const uint64_t values[] = { TJMAX_RAW, READOUT(35), TU_1024 | 0xa0e03, 0, 0 };
+
 	regfile_define_all(f->rf, IA32_THERM_STATUS, VALID | READOUT(40));
+	if (f->n_dies > 1) {
+		for (size_t i = 0; i < sizeof(package) / sizeof(package[0]); i++)
+			regfile_define_all(f->rf, package[i], values[i]);
+		return;
+	}
 	for (int s = 0; s < f->n_sockets; s++) {
 		regfile_define_socket(f->rf, s, MSR_TEMPERATURE_TARGET, TJMAX_RAW);
 		regfile_define_socket(f->rf, s, IA32_PACKAGE_THERM_STATUS, READOUT(35));
@@ -96,12 +123,14 @@ static void define_registers(struct fx *f)
 	}
 }
 
-static struct fx *fx_new(int n_sockets, int n_cores, int n_threads)
+/* A machine of n_sockets x n_dies x (n_cores / n_dies) x n_threads. */
+static struct fx *fx_new_dies(int n_sockets, int n_dies, int n_cores, int n_threads)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 
 	assert_non_null(f);
 	f->n_sockets = n_sockets;
+	f->n_dies = n_dies;
 	f->n_cores = n_cores;
 	f->n_threads = n_threads;
 	build_topology(f);
@@ -115,6 +144,20 @@ static struct fx *fx_new(int n_sockets, int n_cores, int n_threads)
 	regfile_bind(f->rf, &f->hw);
 	define_registers(f);
 	return f;
+}
+
+static struct fx *fx_new(int n_sockets, int n_cores, int n_threads)
+{
+	return fx_new_dies(n_sockets, 1, n_cores, n_threads);
+}
+
+/* Set msr on every CPU of die of socket (package registers of a multi-die fx). */
+static void set_die(struct fx *f, int socket, int die, uint32_t msr, uint64_t value)
+{
+	const struct cpu_die *d = &f->dies[socket][die];
+
+	for (int i = 0; i < d->n_cpus; i++)
+		regfile_set(f->rf, d->cpus[i], msr, value);
 }
 
 static int fx_start(struct fx *f)
@@ -161,7 +204,7 @@ struct core_view {
 
 struct socket_view {
 	bool has_tjmax, has_package_status, has_package_temperature, has_kernel_package_throttles;
-	bool has_rapl;
+	bool has_rapl, has_rapl_dram;   /* package, DRAM throttled time */
 	int tjmax_c, package_temperature_c;
 	bool package_thermal_throttling, package_prochot_active;
 	uint64_t kernel_package_throttles;
@@ -229,11 +272,27 @@ static const struct socket_view *socket_of(struct fx *f, int socket)
 	sv->kernel_package_throttles = u;
 	pkg = value_of(f, "package_throttled_seconds", socket);
 	dram = value_of(f, "dram_throttled_seconds", socket);
-	assert_int_equal(pkg != NULL, dram != NULL);
 	sv->has_rapl = pkg != NULL;
+	sv->has_rapl_dram = dram != NULL;
 	sv->rapl_package_throttled_s = pkg ? pkg->value.d : 0;
 	sv->rapl_dram_throttled_s = dram ? dram->value.d : 0;
 	return sv;
+}
+
+/* The present entry for field at socket: 1, 0, or -1 when not listed. */
+static int present_of(const struct fx *f, int socket, const char *field)
+{
+	const struct collector_ops *ops = &thermal_collector_ops;
+
+	for (size_t i = 0; i < ops->n_families; i++)
+		if (strcmp(ops->families[i]->json_key, "present") == 0) {
+			const struct metric_sample *v =
+				snapshot_find_sample(f->s, ops->families[i], socket, field);
+
+			return v ? (int)v->value.u : -1;
+		}
+	fail_msg("no present family");
+	return -1;
 }
 
 static void one_status_read_per_core_and_one_package_read_per_socket(void **state)
@@ -260,6 +319,80 @@ static void one_status_read_per_core_and_one_package_read_per_socket(void **stat
 	assert_true(f->c.up);
 	assert_string_equal(REASON(&f->c), "");
 	assert_int_equal(f->c.errors, 0);
+	fx_free(f);
+}
+
+/*
+ * One package of two dies, two cores each: the package registers are read
+ * once per die, through a CPU of that die, and make one package value (the
+ * hottest die, a bit set on any die, the dies' throttled time summed).
+ */
+static void package_registers_read_per_die(void **state)
+{
+	struct fx *f = fx_new_dies(1, 2, 4, 2);
+	const struct socket_view *ss;
+
+	(void)state;
+	/* Die 0: CPUs 0, 1, 4, 5; die 1: CPUs 2, 3, 6, 7. */
+	set_die(f, 0, 1, IA32_PACKAGE_THERM_STATUS, READOUT(10) | THERM_STATUS_PROCHOT);
+	set_die(f, 0, 0, MSR_PKG_PERF_STATUS, 1024);
+	set_die(f, 0, 1, MSR_PKG_PERF_STATUS, 2048);
+	regfile_set_attr(f->rf, 0, PKG_ATTR, 3);
+	regfile_set_attr(f->rf, 2, PKG_ATTR, 4);
+	assert_int_equal(fx_start(f), 0);
+	set_die(f, 0, 0, MSR_PKG_PERF_STATUS, 2048);   /* die 0: +1 s */
+	set_die(f, 0, 1, MSR_PKG_PERF_STATUS, 4096);   /* die 1: +2 s */
+	set_die(f, 0, 1, MSR_DRAM_PERF_STATUS, 512);   /* die 1: +0.5 s */
+	fx_sample(f);
+	ss = socket_of(f, 0);
+	assert_true(ss->has_package_status);
+	assert_int_equal(ss->package_temperature_c, 90);   /* die 1: TjMax 100 - 10 */
+	assert_false(ss->package_thermal_throttling);
+	assert_true(ss->package_prochot_active);
+	assert_true(ss->rapl_package_throttled_s == 3.0);
+	assert_true(ss->rapl_dram_throttled_s == 0.5);
+	assert_true(ss->has_kernel_package_throttles);
+	assert_int_equal(ss->kernel_package_throttles, 7);
+	/* Through the first CPU of each die, once per die and sample (TjMax and unit at start). */
+	for (int cpu = 0; cpu < 8; cpu++) {
+		unsigned want = cpu == 0 || cpu == 2 ? 1 : 0;
+
+		assert_int_equal(regfile_reads(f->rf, cpu, IA32_PACKAGE_THERM_STATUS), want);
+		assert_int_equal(regfile_reads(f->rf, cpu, MSR_TEMPERATURE_TARGET), want);
+		assert_int_equal(regfile_reads(f->rf, cpu, MSR_RAPL_POWER_UNIT), want);
+		assert_int_equal(regfile_reads(f->rf, cpu, MSR_PKG_PERF_STATUS), 2 * want);
+	}
+	/* Die 1 cools down and drops PROCHOT#: the package follows die 0. */
+	set_die(f, 0, 1, IA32_PACKAGE_THERM_STATUS, READOUT(50));
+	set_die(f, 0, 0, IA32_PACKAGE_THERM_STATUS, READOUT(20) | THERM_STATUS_THERMAL);
+	fx_sample(f);
+	ss = socket_of(f, 0);
+	assert_int_equal(ss->package_temperature_c, 80);
+	assert_true(ss->package_thermal_throttling);
+	assert_false(ss->package_prochot_active);
+	assert_string_equal(REASON(&f->c), "");
+	assert_int_equal(f->c.errors, 0);
+	fx_free(f);
+}
+
+/* A die that cannot be read leaves the package values out; the other die's totals are kept. */
+static void a_die_failing_leaves_the_package_out(void **state)
+{
+	struct fx *f = fx_new_dies(1, 2, 2, 1);
+	const struct socket_view *ss;
+
+	(void)state;
+	/* Die 0: CPU 0; die 1: CPU 1. */
+	assert_int_equal(fx_start(f), 0);
+	regfile_fail_reads(f->rf, 1, IA32_PACKAGE_THERM_STATUS, -EIO);
+	fx_sample(f);
+	ss = socket_of(f, 0);
+	assert_false(ss->has_package_status);
+	assert_true(ss->has_rapl);
+	assert_int_equal(f->c.errors, 1);
+	regfile_fail_reads(f->rf, 0, 0, 0);
+	fx_sample(f);
+	assert_true(socket_of(f, 0)->has_package_status);
 	fx_free(f);
 }
 
@@ -306,6 +439,23 @@ static void core_status_decoded_with_valid_bit_respected(void **state)
 	}
 }
 
+/* Bit 2 is another agent's PROCHOT#/FORCEPR#, not the core's own throttling (bit 0). */
+static void prochot_help_names_another_agent(void **state)
+{
+	const struct collector_ops *ops = &thermal_collector_ops;
+	const struct metric_family *fam = NULL;
+
+	(void)state;
+	for (size_t i = 0; i < ops->n_families; i++)
+		if (strcmp(ops->families[i]->json_key, "prochot_active") == 0)
+			fam = ops->families[i];
+	assert_non_null(fam);
+	assert_string_equal(fam->name, "uncored_core_prochot_active");
+	assert_string_equal(fam->help, "Whether PROCHOT# or FORCEPR# is asserted now by another "
+			    "agent on the platform (IA32_THERM_STATUS bit 2), not the core's own "
+			    "thermal throttling.");
+}
+
 static void package_status_decoded(void **state)
 {
 	struct fx *f = fx_new(2, 1, 1);
@@ -345,6 +495,11 @@ static void package_absent_on_a_model_without_it(void **state)
 	assert_false(ss->has_package_temperature);
 	assert_int_equal(regfile_reads(f->rf, -1, IA32_PACKAGE_THERM_STATUS), 0);
 	assert_true(core_of(f, 0, 0)->has_temperature);
+	/* Not on this CPU, as opposed to unread. */
+	assert_int_equal(present_of(f, 0, "package_temperature_celsius"), 0);
+	assert_int_equal(present_of(f, 0, "package_thermal_throttling"), 0);
+	assert_int_equal(present_of(f, 0, "package_prochot_active"), 0);
+	assert_int_equal(present_of(f, 0, "tjmax_celsius"), 1);
 	fx_free(f);
 }
 
@@ -426,6 +581,10 @@ static void rapl_off_in_config_or_model_reads_nothing(void **state)
 		assert_int_equal(fx_start(f), 0);
 		fx_sample(f);
 		assert_false(socket_of(f, 0)->has_rapl);
+		assert_false(socket_of(f, 0)->has_rapl_dram);
+		/* Off in the configuration: not known; a model without RAPL: absent. */
+		assert_int_equal(present_of(f, 0, "dram_throttled_seconds"), variant == 0 ? -1 : 0);
+		assert_int_equal(present_of(f, 0, "package_throttled_seconds"), variant == 0 ? -1 : 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_RAPL_POWER_UNIT), 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_PKG_PERF_STATUS), 0);
 		assert_int_equal(regfile_reads(f->rf, -1, MSR_DRAM_PERF_STATUS), 0);
@@ -447,12 +606,15 @@ static void rapl_register_reading_eio_is_absent(void **state)
 	ss = socket_of(f, 0);
 	assert_true(ss->has_rapl);
 	assert_true(ss->rapl_package_throttled_s == 1.0);
-	assert_true(ss->rapl_dram_throttled_s == 0.0);
+	/* Absent hardware is left out, not exported as 0. */
+	assert_false(ss->has_rapl_dram);
+	assert_int_equal(present_of(f, 0, "dram_throttled_seconds"), 0);
+	assert_int_equal(present_of(f, 0, "package_throttled_seconds"), 1);
 	/* Absent since start: never read again, not an error. */
 	assert_int_equal(regfile_reads(f->rf, 0, MSR_DRAM_PERF_STATUS), 1);
 	assert_int_equal(f->c.errors, 0);
 	assert_string_equal(REASON(&f->c),
-			    "socket 0: no MSR_DRAM_PERF_STATUS, DRAM throttled time reads 0");
+			    "socket 0: no MSR_DRAM_PERF_STATUS, no DRAM throttled time");
 	fx_free(f);
 }
 
@@ -472,6 +634,9 @@ static void read_errors_are_counted_without_losing_rapl_totals(void **state)
 	fx_sample(f);
 	ss = socket_of(f, 0);
 	assert_false(ss->has_rapl);
+	assert_true(ss->has_rapl_dram);   /* the other register was read */
+	/* The CPU has the register: a missing value means it could not be read. */
+	assert_int_equal(present_of(f, 0, "package_throttled_seconds"), 1);
 	assert_true(ss->has_package_status);
 	assert_int_equal(f->c.errors, 1);
 
@@ -618,6 +783,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(one_status_read_per_core_and_one_package_read_per_socket),
 		cmocka_unit_test(core_status_decoded_with_valid_bit_respected),
+		cmocka_unit_test(package_registers_read_per_die),
+		cmocka_unit_test(a_die_failing_leaves_the_package_out),
+		cmocka_unit_test(prochot_help_names_another_agent),
 		cmocka_unit_test(package_status_decoded),
 		cmocka_unit_test(package_absent_on_a_model_without_it),
 		cmocka_unit_test(tjmax_zero_means_no_temperatures_and_says_why),

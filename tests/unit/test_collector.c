@@ -111,10 +111,12 @@ static void fake_stop(struct collector *c)
 	(void)c;
 }
 
+static bool fake_enabled = true;
+
 static bool fake_is_enabled(const struct conf *conf)
 {
 	(void)conf;
-	return true;
+	return fake_enabled;
 }
 
 static bool fake_conf_changed(const struct conf *old, const struct conf *new)
@@ -166,6 +168,51 @@ static void start_failures_are_explained(void **state)
 	collector_stop(&c);
 }
 
+/* -ENOTSUP from an enabled collector is "not applicable", in the snapshot too; nothing else is. */
+static void lacking_the_facility_is_not_applicable(void **state)
+{
+	static const struct {
+		bool enabled;
+		int result;
+		bool not_applicable;
+		const char *state;
+	} cases[] = {
+		{ true, -ENOTSUP, true, "not_applicable" },
+		{ false, -ENOTSUP, false, "disabled" },
+		{ true, -EIO, false, "down" },
+		{ true, -EPERM, false, "down" },
+		{ true, 0, false, "up" },
+	};
+	struct conf conf;
+	struct collector c;
+
+	(void)state;
+	conf_defaults(&conf);
+	start_note = NULL;
+	start_refusal = "no such facility";
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct snapshot *s = snapshot_new(&(struct cpu_topology){ 0 }, NULL);
+		const struct snapshot_collector *sc;
+
+		assert_non_null(s);
+		fake_enabled = cases[i].enabled;
+		start_result = cases[i].result;
+		assert_int_equal(collector_start(&c, &fake_ops, NULL, NULL, NULL, &conf),
+				 cases[i].result);
+		assert_int_equal(c.not_applicable, cases[i].not_applicable);
+		collector_sample(&c, s);
+		sc = snapshot_find_collector(s, "fake");
+		assert_non_null(sc);
+		assert_int_equal(sc->not_applicable, cases[i].not_applicable);
+		assert_string_equal(snapshot_collector_state(sc), cases[i].state);
+		assert_int_equal(snapshot_collector_applies(sc),
+				 cases[i].enabled && !cases[i].not_applicable);
+		collector_stop(&c);
+		snapshot_release(s);
+	}
+	fake_enabled = true;
+}
+
 static void the_registry_is_complete_and_consistent(void **state)
 {
 	(void)state;
@@ -194,6 +241,7 @@ int main(void)
 		cmocka_unit_test(the_list_is_bounded),
 		cmocka_unit_test(reason_truncates_safely),
 		cmocka_unit_test(start_failures_are_explained),
+		cmocka_unit_test(lacking_the_facility_is_not_applicable),
 		cmocka_unit_test(the_registry_is_complete_and_consistent),
 	};
 

@@ -62,6 +62,8 @@ static void assert_default_values(const struct conf *c)
 	assert_true(c->core_default_events);
 	assert_int_equal(c->core_on_conflict, CONF_CONFLICT_YIELD);
 	assert_int_equal(c->core_per, 0);   /* cpu */
+	assert_int_equal(c->core_engine, CONF_ENGINE_AUTO);
+	assert_int_equal(c->uncore_engine, CONF_ENGINE_AUTO);
 	assert_int_equal(c->n_core_events, 0);
 }
 
@@ -198,6 +200,25 @@ static void good_inputs(void **state)
 	}
 }
 
+/* [core] engine and [uncore] engine: each auto, perf or msr. */
+static void engine_values(void **state)
+{
+	static const struct { const char *text; enum conf_engine core, uncore; } cases[] = {
+		{ "[core]\nengine = perf\n[uncore]\nengine = msr\n", CONF_ENGINE_PERF, CONF_ENGINE_MSR },
+		{ "[core]\nengine = msr\n[uncore]\nengine = perf\n", CONF_ENGINE_MSR, CONF_ENGINE_PERF },
+		{ "[core]\nengine = auto\n", CONF_ENGINE_AUTO, CONF_ENGINE_AUTO },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (conf_load_string("t.conf", cases[i].text, &conf, &errs) != 0)
+			print_errors();
+		assert_int_equal(errs.n, 0);
+		assert_int_equal(conf.core_engine, cases[i].core);
+		assert_int_equal(conf.uncore_engine, cases[i].uncore);
+	}
+}
+
 struct bad_case {
 	const char *name;
 	const char *text;
@@ -249,6 +270,10 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:2: on_conflict: expected reclaim or yield, got 'steal'", 1 },
 	{ "unknown per", "[core]\nper = thread\n",
 	  "t.conf:2: per: expected cpu, core or socket, got 'thread'", 1 },
+	{ "unknown engine", "[core]\nengine = pmu\n",
+	  "t.conf:2: engine: expected auto, perf or msr, got 'pmu'", 1 },
+	{ "engine in the wrong case", "[daemon]\n[uncore]\nengine = Perf\n",
+	  "t.conf:3: engine: expected auto, perf or msr, got 'Perf'", 1 },
 	{ "relative root", "[daemon]\nroot = var/lib/x\n",
 	  "t.conf:2: root: expected an absolute path, got 'var/lib/x'", 1 },
 	{ "user too long", "[daemon]\nuser = " LONG_USER "\n",
@@ -416,6 +441,7 @@ int main(void)
 		cmocka_unit_test(every_key_parses),
 		cmocka_unit_test(every_collector_disabled_is_refused),
 		cmocka_unit_test(good_inputs),
+		cmocka_unit_test(engine_values),
 		cmocka_unit_test(bad_inputs),
 		cmocka_unit_test(every_error_is_reported_in_line_order),
 		cmocka_unit_test(error_list_is_bounded),

@@ -425,6 +425,63 @@ static void topology_groups_cores_and_siblings(void **state)
 	assert_null(cpu_topology_find(&t->topo, -1));
 }
 
+/* Every socket of the grouping tree is one die (die_id 0). */
+static void topology_single_die_per_socket(void **state)
+{
+	struct tree *t = *state;
+
+	make_grouping_tree(t->root);
+	open_tree(t);
+	assert_int_equal(cpu_topology_load(&t->hw, &t->topo, t->err, sizeof(t->err)), 0);
+	for (int k = 0; k < 2; k++) {
+		const struct cpu_socket *s = &t->topo.sockets[k];
+
+		assert_int_equal(s->n_dies, 1);
+		assert_int_equal(s->dies[0].die, 0);
+		assert_int_equal(s->dies[0].n_cpus, s->n_cpus);
+		assert_memory_equal(s->dies[0].cpus, s->cpus, sizeof(int) * (size_t)s->n_cpus);
+	}
+}
+
+/*
+ * One package of two dies of two cores each (as Cascade Lake-AP's), with
+ * the same core ids on both dies: CPUs 0-1 and 4-5 on die 0, 2-3 and 6-7 on
+ * die 1 (siblings 4 apart).
+ */
+static void topology_groups_dies(void **state)
+{
+	static const int die0[] = { 0, 1, 4, 5 }, die1[] = { 2, 3, 6, 7 };
+	struct tree *t = *state;
+	const struct cpu_socket *s;
+
+	for (int cpu = 0; cpu < 8; cpu++) {
+		helpers_fake_cpu(t->root, cpu, 0, cpu % 2, true);
+		helpers_fake_cpu_attr(t->root, cpu, "topology/die_id", cpu % 4 < 2 ? "0\n" : "1\n");
+	}
+	open_tree(t);
+	assert_int_equal(cpu_topology_load(&t->hw, &t->topo, t->err, sizeof(t->err)), 0);
+	assert_int_equal(t->topo.n_sockets, 1);
+	s = &t->topo.sockets[0];
+	assert_int_equal(s->n_dies, 2);
+	assert_int_equal(s->dies[0].die, 0);
+	assert_int_equal(s->dies[1].die, 1);
+	assert_int_equal(s->dies[0].n_cpus, 4);
+	assert_int_equal(s->dies[1].n_cpus, 4);
+	assert_memory_equal(s->dies[0].cpus, die0, sizeof(die0));
+	assert_memory_equal(s->dies[1].cpus, die1, sizeof(die1));
+	/* Core 0 of die 0 and core 0 of die 1 stay two cores. */
+	assert_int_equal(s->n_cores, 4);
+	assert_int_equal(s->cores[0].core, 0);
+	assert_int_equal(s->cores[0].cpus[0], 0);
+	assert_int_equal(s->cores[0].cpus[1], 4);
+	assert_int_equal(s->cores[2].core, 0);
+	assert_int_equal(s->cores[2].cpus[0], 2);
+	assert_int_equal(s->cores[2].cpus[1], 6);
+	assert_int_equal(cpu_topology_find(&t->topo, 6)->die, 1);
+	assert_int_equal(cpu_socket_die_of(s, 6), 1);
+	assert_int_equal(cpu_socket_die_of(s, 5), 0);
+}
+
 static void topology_caps_cpus_per_core(void **state)
 {
 	struct tree *t = *state;
@@ -451,6 +508,8 @@ int main(void)
 		TREE_TEST(perfmon_per_cpu),
 		TREE_TEST(no_online_cpu),
 		TREE_TEST(topology_groups_cores_and_siblings),
+		TREE_TEST(topology_single_die_per_socket),
+		TREE_TEST(topology_groups_dies),
 		TREE_TEST(topology_caps_cpus_per_core),
 	};
 

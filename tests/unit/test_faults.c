@@ -22,6 +22,7 @@
 #include "helpers.h"
 #include "metric.h"
 #include "msr.h"
+#include "pmu.h"
 #include "sample_views.h"
 #include "sampler.h"
 #include "sim.h"
@@ -71,6 +72,8 @@ static void run_open(struct fault_run *r, const char *scenario, const struct con
 static void run_close(struct fault_run *r)
 {
 	sampler_free(r->sampler);
+	/* A run that stopped with a CPU offline leaves registers of its machine only. */
+	pmu_forget_left();
 	snapshot_clear();
 	cpu_topology_free(&r->topo);
 	hw_close(&r->hw);

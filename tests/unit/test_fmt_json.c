@@ -101,7 +101,7 @@ static const struct json_case json_cases[] = {
 	{ "westmere",
 	  westmere_snapshot,
 	  { "\"time\": 1700000000.25, \"interval_seconds\": 1, ",
-	    "{\"name\": \"uncore\", \"enabled\": true, \"up\": true, \"reason\": null, \"errors\": 0}",
+	    "{\"name\": \"uncore\", \"enabled\": true, \"up\": true, \"state\": \"up\", \"reason\": null, \"errors\": 0}",
 	    "\"dram_thermal_throttled_cycles\": 1234",
 	    "\"unavailable\": {\"qhl_requests\": \"no such event here\"}",
 	    "\"cpus\": [0, 4]",
@@ -112,8 +112,8 @@ static const struct json_case json_cases[] = {
 	    "d['cpu'] == {'vendor': 'GenuineIntel', 'family': 6, 'model': 44, 'stepping': 2, "
 	    "'microarch': 'westmere-ep'}",
 	    "[c['name'] for c in d['collectors']] == ['uncore', 'thermal', 'core']",
-	    "all(c['up'] and c['enabled'] and c['reason'] is None and c['errors'] == 0 "
-	    "for c in d['collectors'])",
+	    "all(c['up'] and c['enabled'] and c['state'] == 'up' and c['reason'] is None "
+	    "and c['errors'] == 0 for c in d['collectors'])",
 	    "[s['socket'] for s in d['sockets']] == [0, 1]",
 	    "d['sockets'][0]['tjmax_celsius'] == 95",
 	    "d['sockets'][1]['package_temperature_celsius'] == 61",
@@ -140,7 +140,8 @@ static const struct json_case json_cases[] = {
 	    "'dram_throttled_seconds': 1.5}",
 	    "'rapl' not in d['sockets'][1]",
 	    "d['collectors'][0] == {'name': 'uncore', 'enabled': False, 'up': False, "
-	    "'reason': None, 'errors': 0}",
+	    "'state': 'disabled', 'reason': None, 'errors': 0}",
+	    "d['collectors'][2]['state'] == 'down'",
 	    "d['collectors'][2]['up'] is False and d['collectors'][2]['enabled'] is True",
 	    "all(c['instructions'] is None and c['cycles'] is None and c['ref_cycles'] is None "
 	    "for c in d['cpus'])",

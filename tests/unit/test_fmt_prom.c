@@ -28,9 +28,14 @@ static const char tiny_expected[] =
 	"# TYPE uncored_cpu_info gauge\n"
 	"uncored_cpu_info{socket=\"0\",vendor=\"GenuineIntel\",family=\"6\",model=\"44\","
 	"microarch=\"westmere-ep\"} 1\n"
-	"# HELP uncored_collector_up Whether an enabled collector is working (1) or not (0).\n"
+	"# HELP uncored_collector_up Whether an enabled collector that applies to this CPU is "
+	"working (1) or not (0).\n"
 	"# TYPE uncored_collector_up gauge\n"
 	"uncored_collector_up{collector=\"thermal\"} 1\n"
+	"# HELP uncored_collector_applicable Whether this machine has an enabled collector's "
+	"facility (1) or not (0, then the collector is not in uncored_collector_up).\n"
+	"# TYPE uncored_collector_applicable gauge\n"
+	"uncored_collector_applicable{collector=\"thermal\"} 1\n"
 	"# HELP uncored_samples_total Samples taken since start.\n"
 	"# TYPE uncored_samples_total counter\n"
 	"uncored_samples_total 3\n"
@@ -40,6 +45,10 @@ static const char tiny_expected[] =
 	"# HELP uncored_last_sample_duration_seconds Time the last sample took.\n"
 	"# TYPE uncored_last_sample_duration_seconds gauge\n"
 	"uncored_last_sample_duration_seconds 0.25\n"
+	"# HELP uncored_cpu_hotplug_total CPUs seen going offline or coming online since start.\n"
+	"# TYPE uncored_cpu_hotplug_total counter\n"
+	"uncored_cpu_hotplug_total{event=\"offline\"} 0\n"
+	"uncored_cpu_hotplug_total{event=\"online\"} 0\n"
 	"# HELP uncored_core_temperature_celsius Core temperature.\n"
 	"# TYPE uncored_core_temperature_celsius gauge\n"
 	"uncored_core_temperature_celsius{socket=\"0\",core=\"0\"} 55\n"
@@ -154,13 +163,44 @@ static void every_family_once_with_help_and_type(void **state)
 	assert_int_equal(count(text, "# HELP uncored_pmu_conflicts_total "), 1);
 	assert_int_equal(count(text, "# TYPE uncored_pmu_conflicts_total counter\n"), 1);
 	assert_int_equal(count(text, "# HELP "), count(text, "# TYPE "));
-	assert_int_equal(count(text, "# TYPE "), 21);
+	assert_int_equal(count(text, "# TYPE "), 23);
 	/* Fixed order: build info first, core events last. */
 	assert_ptr_equal(strstr(text, "# HELP uncored_build_info "), text);
 	assert_true(strstr(text, "uncored_core_ref_cycles_total") <
 		    strstr(text, "# HELP uncored_core_events_total"));
 	assert_true(strstr(text, "uncored_tjmax_celsius") >
 		    strstr(text, "uncored_package_temperature_celsius"));
+	free(text);
+	snapshot_release(s);
+}
+
+/*
+ * A collector that does not apply is in uncored_collector_applicable (0)
+ * and not in uncored_collector_up, so its alert cannot fire; a disabled
+ * one is in neither.
+ */
+static void not_applicable_is_not_down(void **state)
+{
+	struct snapshot *s = skylake_snapshot();
+	char *text;
+
+	(void)state;
+	s->collectors[0].enabled = true;
+	s->collectors[0].not_applicable = true;
+	s->collectors[0].reason = "no Nehalem/Westmere uncore PMU";
+	text = format(s);
+	assert_null(strstr(text, "uncored_collector_up{collector=\"uncore\"}"));
+	assert_non_null(strstr(text, "uncored_collector_applicable{collector=\"uncore\"} 0\n"));
+	assert_non_null(strstr(text, "uncored_collector_applicable{collector=\"thermal\"} 1\n"));
+	assert_non_null(strstr(text, "uncored_collector_up{collector=\"thermal\"} 1\n"));
+	/* Down is still down. */
+	assert_non_null(strstr(text, "uncored_collector_up{collector=\"core\"} 0\n"));
+	assert_non_null(strstr(text, "uncored_collector_applicable{collector=\"core\"} 1\n"));
+	free(text);
+	snapshot_release(s);
+	s = skylake_snapshot();
+	text = format(s);
+	assert_null(strstr(text, "collector=\"uncore\""));
 	free(text);
 	snapshot_release(s);
 }
@@ -267,6 +307,7 @@ int main(void)
 		cmocka_unit_test(tiny_exact),
 		cmocka_unit_test(lines_table),
 		cmocka_unit_test(every_family_once_with_help_and_type),
+		cmocka_unit_test(not_applicable_is_not_down),
 		cmocka_unit_test(counters_exact_at_max),
 		cmocka_unit_test(label_values_escaped),
 		cmocka_unit_test(negative_temperature_signed),

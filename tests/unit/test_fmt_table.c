@@ -1,7 +1,8 @@
 /*
  * Unit tests of the `--once` table: header, per-socket lines with deltas
  * and the DRAM throttled fraction, per-core rows with flags and IPC, and
- * collector status lines.
+ * collector status lines; the episodes that ended in the interval or still
+ * run at its end.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,6 +125,7 @@ static void skylake_interval(void **state)
 		"  RAPL power-limit throttled           package 0.500 s, dram 0.000 s\n",
 		"socket 1: TjMax 95 C, package 61 C, package throttling YES, IPC -\n",
 		"  uncore   disabled errors 0\n",
+		"  core     not applicable errors 0: no architectural performance monitoring v2\n",
 		NULL,
 	};
 	static const char *const absent[] = { "clockticks", "dram_thermal", NULL };
@@ -132,6 +134,8 @@ static void skylake_interval(void **state)
 
 	(void)state;
 	b->time = a->time + 2;
+	b->collectors[2].not_applicable = true;
+	b->collectors[2].reason = "no architectural performance monitoring v2";
 	add_thermal_seconds(b, "package_throttled_seconds", 0,
 			    snapshot_find_sample(b, thermal_family("package_throttled_seconds"), 0,
 						 NULL)->value.d + 0.5);
@@ -168,12 +172,69 @@ static void missing_readings_print_dashes(void **state)
 	snapshot_release(b);
 }
 
+/* Episode e of b's list (allocated here; snapshot_release frees it). */
+static void add_episodes(struct snapshot *b, const struct snapshot_episode *list, int n)
+{
+	b->episodes = calloc((size_t)n, sizeof(*list));
+	assert_non_null(b->episodes);
+	memcpy(b->episodes, list, (size_t)n * sizeof(*list));
+	b->n_episodes = n;
+}
+
+static void episodes_of_the_interval(void **state)
+{
+	struct snapshot *a = westmere_snapshot(), *b = westmere_snapshot();
+	double t0 = a->time;
+	/* Newest first, as the tracker lists them. */
+	const struct snapshot_episode list[] = {
+		{ "dram_thermal_throttling", 1, -1, t0 + 2, 0 },
+		{ "core_thermal_throttling", 0, 8, t0, t0 + 2.04 },
+		{ "prochot", 0, -1, t0, 0 },
+		{ "package_thermal_throttling", 1, -1, t0 - 10, t0 - 5 },
+	};
+	static const char *const present[] = {
+		"\nepisodes:\n"
+		"  socket 0           prochot                      still running after 2.0 s\n"
+		"  socket 0 core 8    core_thermal_throttling      ended after 2.0 s\n"
+		"  socket 1           dram_thermal_throttling      started, still running\n"
+		"\ncollectors:\n",
+		NULL,
+	};
+	static const char *const absent[] = { "package_thermal_throttling", NULL };
+	char *text;
+
+	(void)state;
+	b->time = t0 + 2;
+	add_episodes(b, list, 4);
+	text = table(a, b);
+	assert_lines("episodes", text, present, absent);
+	free(text);
+	snapshot_release(a);
+	snapshot_release(b);
+}
+
+static void no_episodes_said_so(void **state)
+{
+	struct snapshot *a = westmere_snapshot(), *b = westmere_later();
+	static const char *const present[] = { "\nepisodes: none\n\ncollectors:\n", NULL };
+	char *text;
+
+	(void)state;
+	text = table(a, b);
+	assert_lines("no episodes", text, present, NULL);
+	free(text);
+	snapshot_release(a);
+	snapshot_release(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(westmere_interval),
 		cmocka_unit_test(skylake_interval),
 		cmocka_unit_test(missing_readings_print_dashes),
+		cmocka_unit_test(episodes_of_the_interval),
+		cmocka_unit_test(no_episodes_said_so),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -147,6 +147,9 @@ static void run_one(const char *model, const char *scenario, const struct conf *
 	if (!sim)
 		return;   /* the scenario names hardware this model lacks */
 	sim_bind(sim, &hw);
+	/* As the daemon runs it: the simulator's kernel perf beside the machine. */
+	if (sim_attach_perf(sim, &hw, err, sizeof(err)) != 0)
+		fail_msg("%s: sim_attach_perf: %s", spec, err);
 	if (cpu_detect(&hw, &info, err, sizeof(err)) != 0) {
 		hw_close(&hw);   /* a CPU uncored refuses (AMD) */
 		return;

@@ -245,10 +245,86 @@ static void offline_cpu_is_enxio(void **state)
 	assert_int_equal(cpus[1].core, -1);
 	assert_int_equal(cpus[1].thread, -1);
 
-	/* online is re-read every call; an fd is not opened late. */
-	helpers_fake_cpu_attr(t->root, 1, "online", "1\n");
+	/* online is re-read every call; the devices are opened once the CPU is online. */
+	helpers_fake_msr_write(t->root, 1, IA32_THERM_STATUS, 0x88000000);
+	helpers_fake_cpu(t->root, 1, 0, 1, true);   /* online, with its topology */
 	assert_int_equal(hw_cpu_online(&t->hw, 1), 1);
+	assert_int_equal(hw_read_msr(&t->hw, 1, IA32_THERM_STATUS, &v), 0);
+	assert_int_equal(v, 0x88000000);
+	assert_int_equal(hw_enumerate(&t->hw, cpus, 4, &n), 0);
+	assert_true(cpus[1].online);
+	assert_int_equal(cpus[1].socket, 0);
+	assert_int_equal(cpus[1].core, 1);
+	assert_int_equal(cpus[1].thread, 0);
+}
+
+struct opener_log {
+	int calls, last_cpu, answer;
+	const char *root;
+};
+
+static int test_opener(void *arg, int cpu, int *ret_msr_fd, int *ret_cpuid_fd)
+{
+	struct opener_log *o = arg;
+
+	o->calls++;
+	o->last_cpu = cpu;
+	if (o->answer)
+		return o->answer;
+	return hwdev_open_cpu(o->root, cpu, ret_msr_fd, ret_cpuid_fd);
+}
+
+/*
+ * A CPU that comes online after open is reached through the opener when
+ * one is set (the process may have dropped the right to open devices); a
+ * refusal is the access's error, and the next access asks again.
+ */
+static void late_cpu_goes_through_the_opener(void **state)
+{
+	struct tree *t = *state;
+	struct opener_log o = { .root = t->root, .answer = -EACCES };
+	uint64_t v;
+
+	helpers_fake_cpu(t->root, 0, 0, 0, true);
+	helpers_fake_cpu(t->root, 1, 0, 1, false);
+	helpers_fake_msr_write(t->root, 1, IA32_THERM_STATUS, 0x1234);
+	open_ok(t);
+	hwdev_set_opener(&t->hw, test_opener, &o);
+
 	assert_int_equal(hw_read_msr(&t->hw, 1, IA32_THERM_STATUS, &v), -ENXIO);
+	assert_int_equal(o.calls, 0);   /* offline: nothing to open */
+	helpers_fake_cpu_attr(t->root, 1, "online", "1\n");
+	assert_int_equal(hw_read_msr(&t->hw, 1, IA32_THERM_STATUS, &v), -EACCES);
+	o.answer = 0;
+	assert_int_equal(hw_read_msr(&t->hw, 1, IA32_THERM_STATUS, &v), 0);
+	assert_int_equal(v, 0x1234);
+	assert_int_equal(o.calls, 2);
+	assert_int_equal(o.last_cpu, 1);
+	assert_int_equal(hw_read_msr(&t->hw, 1, IA32_THERM_STATUS, &v), 0);
+	assert_int_equal(o.calls, 2);   /* opened once */
+	assert_int_equal(hw_read_msr(&t->hw, 0, IA32_THERM_STATUS, &v), 0);
+	assert_int_equal(o.calls, 2);
+}
+
+/* A regular file standing in for a device answers -ENXIO while its CPU is offline, as the driver does. */
+static void stand_in_follows_the_online_attribute(void **state)
+{
+	struct tree *t = *state;
+	struct hw_cpuid r;
+	uint64_t v;
+
+	helpers_fake_cpu(t->root, 0, 0, 0, true);
+	helpers_fake_cpu(t->root, 1, 0, 1, true);
+	helpers_fake_msr_write(t->root, 1, IA32_THERM_STATUS, 0x77);
+	open_ok(t);
+	helpers_fake_cpu_attr(t->root, 1, "online", "0\n");
+	assert_int_equal(hw_read_msr(&t->hw, 1, IA32_THERM_STATUS, &v), -ENXIO);
+	assert_int_equal(hw_write_msr(&t->hw, 1, IA32_THERM_STATUS, 0), -ENXIO);
+	assert_int_equal(hw_cpuid(&t->hw, 1, 0, 0, &r), -ENXIO);
+	assert_int_equal(helpers_fake_msr_read(t->root, 1, IA32_THERM_STATUS), 0x77);
+	helpers_fake_cpu_attr(t->root, 1, "online", "1\n");
+	assert_int_equal(hw_read_msr(&t->hw, 1, IA32_THERM_STATUS, &v), 0);
+	assert_int_equal(v, 0x77);
 }
 
 static void topology_kept_when_cpu_goes_offline(void **state)
@@ -509,6 +585,8 @@ int main(void)
 		TREE_TEST(unreadable_msr_device_needs_root),
 		TREE_TEST(garbage_topology_is_einval),
 		TREE_TEST(missing_topology_of_online_cpu),
+		TREE_TEST(late_cpu_goes_through_the_opener),
+		TREE_TEST(stand_in_follows_the_online_attribute),
 		TREE_TEST(no_cpu_directories),
 		TREE_TEST(read_cpu_attr_values),
 		cmocka_unit_test(dispatch_counts_and_closes_once),

@@ -195,6 +195,83 @@ static void recovery_restores_ours_and_leaves_theirs(void **state)
 	ledger_file_close(lf);
 }
 
+/*
+ * Records of a CPU that is offline at recovery cannot be applied: they are
+ * counted as failed, listed by ledger_file_left with their error, journaled
+ * again at once, and handed to the pmu ledger, which puts them back once
+ * the CPU is online.  A stop with registers left keeps the file.
+ */
+static void records_of_an_offline_cpu_are_kept(void **state)
+{
+	struct fixture *f = *state;
+	const struct ledger_record *v;
+	struct ledger_recovery rec, done;
+	struct ledger_file *lf;
+	const int *errs;
+	char err[256] = "";
+
+	assert_int_equal(sim_poke(f->sim, 0, 0x3c0, 0x420167), 0);
+	assert_int_equal(sim_poke(f->sim, 1, 0x186, 0x43003c), 0);
+	assert_int_equal(sim_poke(f->sim, 1, 0x38f, 0x1), 0);
+	helpers_write_file(f->path, sealed("uncored-ledger 2 /",
+					   "own 0 0x3c0 0x0 0x420167",
+					   "own 1 0x186 0x0 0x43003c",
+					   "bits 1 0x38f 0x1", NULL));
+	assert_int_equal(sim_set_online(f->sim, 1, false), 0);
+	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_true(rec.found);
+	assert_int_equal(rec.cleaned, 1);
+	assert_int_equal(rec.failed, 2);
+	assert_int_equal(reg(f, 0, 0x3c0), 0);
+	assert_int_equal(ledger_file_left(lf, &v, &errs), 2);
+	assert_int_equal(v[0].cpu, 1);
+	assert_int_equal(v[0].msr, 0x186);
+	assert_int_equal(errs[0], -ENXIO);
+	assert_int_equal(v[1].kind, LEDGER_BITS);
+	assert_int_equal(errs[1], -ENXIO);
+	/* Journaled again before anything else, so a kill now loses nothing. */
+	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /",
+						    "own 1 0x186 0x0 0x43003c",
+						    "bits 1 0x38f 0x1", NULL));
+	pmu_set_journal(lf);
+	assert_int_equal(pmu_left(&v, NULL), 2);
+	assert_int_equal(pmu_finish_left(&f->hw, &done), 0);
+	/* The rewrite's checkpoint, after the records it is too long to replace. */
+	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /",
+						    "own 1 0x186 0x0 0x43003c",
+						    "bits 1 0x38f 0x1", "state 2",
+						    "own 1 0x186 0x0 0x43003c",
+						    "bits 1 0x38f 0x1", NULL));
+	assert_int_equal(sim_set_online(f->sim, 1, true), 0);
+	assert_int_equal(pmu_finish_left(&f->hw, &done), 2);
+	assert_int_equal(done.cleaned, 2);
+	assert_int_equal(reg(f, 1, 0x186), 0);
+	assert_int_equal(reg(f, 1, 0x38f), 0);
+	assert_int_equal(pmu_left(&v, NULL), 0);
+	pmu_set_journal(NULL);
+	ledger_file_close(lf);
+	assert_int_equal(access(f->path, F_OK), -1);
+}
+
+/* A stop that left registers keeps the file as it is, for the next start. */
+static void keep_leaves_the_records(void **state)
+{
+	struct fixture *f = *state;
+	const char *text = sealed("uncored-ledger 2 /", "own 1 0x186 0x0 0x43003c", NULL);
+	struct ledger_recovery rec;
+	struct ledger_file *lf;
+	char err[256] = "", copy[8192];
+
+	helpers_write_file(f->path, text);
+	assert_int_equal(sim_set_online(f->sim, 1, false), 0);
+	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(rec.failed, 1);
+	snprintf(copy, sizeof(copy), "%s", slurp(f->path));
+	ledger_file_keep(lf);
+	assert_string_equal(slurp(f->path), copy);
+	assert_string_equal(copy, text);
+}
+
 static void refuses_foreign_files_and_a_held_lock(void **state)
 {
 	struct fixture *f = *state;
@@ -526,6 +603,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(journals_each_change_before_the_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(recovery_restores_ours_and_leaves_theirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(records_of_an_offline_cpu_are_kept, setup, teardown),
+		cmocka_unit_test_setup_teardown(keep_leaves_the_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_foreign_files_and_a_held_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(damage_is_reported_and_the_rest_recovered, setup, teardown),
 		cmocka_unit_test_setup_teardown(registers_outside_the_allow_list_are_refused, setup, teardown),

@@ -3,7 +3,9 @@
  * discovery from the real /sys, a group opened on CPU 0 with the msr PMU's
  * tsc event as leader and software events as members, one read per
  * sample, scaling, close, the kernel's own errors, and the core-PMU probe
- * (present on a host with a core PMU, the msr fallback where it is absent).
+ * (present on a host with a core PMU, the msr fallback where it is absent,
+ * as the collectors choose their engine, with its reason and the refusal
+ * of engine = perf).
  *
  * Kernel facts relied on: the msr PMU (arch/x86/events/msr.c) registers
  * with a dynamic type, format "event" = config:0-63 and the alias
@@ -31,6 +33,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "col_engine.h"
+#include "collector.h"
+#include "engine_msr.h"
 #include "perf_group.h"
 #include "perf_pmu.h"
 #include "perf_sys.h"
@@ -168,6 +173,58 @@ static void core_pmu_probe(void **state)
 	assert_null(cpu);
 	assert_string_equal(f->err, "this kernel has no core PMU (cpu PMU absent from sysfs: "
 			    "a virtual machine or a kernel without perf hardware support)");
+}
+
+/*
+ * The collectors' choice on this kernel (col_engine.h).  Where the core
+ * PMU is absent (a virtual machine, as CI runs on): engine = auto counts
+ * the core through the msr engine and says why in one sentence, and
+ * engine = perf refuses the collector with that reason.  Where it is
+ * present, auto chooses perf.
+ */
+static void core_pmu_absent_falls_back_to_msr(void **state)
+{
+	static const char absent[] = "this kernel has no core PMU (cpu PMU absent from sysfs: a "
+				     "virtual machine or a kernel without perf hardware support)";
+	struct fixture *f = *state;
+	struct col_engine_choice ch;
+	struct hw hw = { .perf = &f->ps };
+	struct collector c = { .hw = &hw };
+	struct engine_msr_config msr = { .hw = &hw };
+	struct engine e = { 0 };
+	struct stat st;
+
+	require_perf(&f->ps);
+	assert_int_equal(col_engine_choose(CONF_ENGINE_AUTO, ENGINE_PMU_CORE, &f->ps, &ch), 0);
+	if (stat("/sys/bus/event_source/devices/cpu", &st) == 0) {
+		print_message("this kernel has a core PMU: %s\n", ch.why);
+		assert_true(ch.perf);
+		assert_string_equal(ch.why, "the kernel has a core PMU (engine = auto)");
+		return;
+	}
+	print_message("auto: %s\n", ch.why);
+	assert_false(ch.perf);
+	assert_string_equal(ch.why, "this kernel has no core PMU (cpu PMU absent from sysfs: a "
+			    "virtual machine or a kernel without perf hardware support); engine = auto falls "
+			    "back to msr");
+	assert_int_equal(col_engine_choose(CONF_ENGINE_PERF, ENGINE_PMU_CORE, &f->ps, &ch), -ENODEV);
+	print_message("perf: %s\n", ch.why);
+	assert_false(ch.perf);
+	assert_true(strncmp(ch.why, "engine = perf in [core], but ", 29) == 0);
+	assert_string_equal(ch.why + 29, absent);
+
+	/* What a collector gets: the msr engine and its reason, or the refusal. */
+	assert_int_equal(col_engine_open(&c, CONF_ENGINE_AUTO, ENGINE_PMU_CORE, &msr, &e), 0);
+	assert_string_equal(c.engine, "msr");
+	assert_string_equal(e.ops->name, "msr");
+	assert_non_null(strstr(c.engine_why, absent));
+	engine_destroy(&e);
+	memset(&c, 0, sizeof(c));
+	c.hw = &hw;
+	assert_int_equal(col_engine_open(&c, CONF_ENGINE_PERF, ENGINE_PMU_CORE, &msr, &e), -ENODEV);
+	assert_null(c.engine);
+	assert_null(e.ops);
+	assert_string_equal(c.status.why_not + 29, absent);
 }
 
 static void open_msr_group(struct fixture *f)
@@ -364,6 +421,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		TEST(discovers_real_pmus),
 		TEST(core_pmu_probe),
+		TEST(core_pmu_absent_falls_back_to_msr),
 		TEST(group_on_cpu0_reads_in_one_call),
 		TEST(close_releases_fds),
 		TEST(kernel_errors_become_sentences),

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "ledger_file.h"
 #include "msr.h"
 #include "pmu.h"
 #include "regfile.h"
@@ -57,6 +58,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	pmu_ledger_free(f->l);
+	pmu_forget_left();
 	hw_close(&f->hw);
 	free(f);
 	return 0;
@@ -254,6 +256,99 @@ static void restore_offline_cpu_counts_failures(void **state)
 	assert_int_equal(failed, 2);
 }
 
+/*
+ * What a restore could not reach stays as left unrestored, with its error,
+ * and is put back once its CPU is online again; nothing is written while
+ * it is offline.
+ */
+static void restore_offline_cpu_keeps_registers_left(void **state)
+{
+	struct fixture *f = *state;
+	const struct ledger_record *v;
+	struct ledger_recovery done;
+	const int *errs;
+	unsigned failed = 0;
+
+	regfile_set(f->rf, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x80);
+	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(pmu_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
+	assert_int_equal(pmu_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x420180), 0);
+	regfile_set_online(f->rf, 2, false);
+	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	assert_int_equal(failed, 2);
+	assert_int_equal(pmu_count(f->l), 0);
+	assert_int_equal(regfile_get(f->rf, 0, MSR_UNCORE_PERFEVTSEL0), 0);
+
+	assert_int_equal(pmu_left(&v, &errs), 2);
+	assert_int_equal(v[0].kind, LEDGER_BITS);
+	assert_int_equal(v[0].cpu, 2);
+	assert_int_equal(v[0].msr, MSR_UNCORE_PERF_GLOBAL_CTRL);
+	assert_int_equal(v[0].bits, 0x1);
+	assert_int_equal(errs[0], -ENXIO);
+	assert_int_equal(v[1].kind, LEDGER_OWN);
+	assert_int_equal(v[1].msr, MSR_UNCORE_PERFEVTSEL0);
+	assert_int_equal(v[1].original, 0);
+	assert_int_equal(v[1].written, 0x420167);
+
+	assert_int_equal(pmu_finish_left(&f->hw, &done), 0);
+	assert_int_equal(pmu_left(&v, NULL), 2);
+	regfile_set_online(f->rf, 2, true);
+	assert_int_equal(pmu_finish_left(&f->hw, &done), 2);
+	assert_int_equal(done.cleaned, 2);
+	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x80);
+	assert_int_equal(pmu_finish_left(&f->hw, &done), 0);
+}
+
+/* A register another agent took while its CPU was offline is left to it, and so are the gate bits there. */
+static void finish_left_leaves_what_another_agent_took(void **state)
+{
+	struct fixture *f = *state;
+	const struct ledger_record *v;
+	struct ledger_recovery done;
+	unsigned failed = 0;
+
+	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(pmu_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
+	regfile_set_online(f->rf, 2, false);
+	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	regfile_set(f->rf, 2, MSR_UNCORE_PERFEVTSEL0, 0x400166);
+	regfile_set_online(f->rf, 2, true);
+	assert_int_equal(pmu_finish_left(&f->hw, &done), 2);
+	assert_int_equal(done.left, 1);
+	assert_int_equal(done.cleaned, 0);
+	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x400166);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1);
+}
+
+/*
+ * A register left unrestored that a live ledger has taken since (its CPU
+ * came back before the left records were tried): that ledger restores it,
+ * to the value found first.
+ */
+static void finish_left_hands_a_taken_register_to_its_ledger(void **state)
+{
+	struct fixture *f = *state;
+	const struct ledger_record *v;
+	struct pmu_ledger *b = pmu_ledger_new();
+	unsigned failed = 0;
+
+	regfile_set(f->rf, 2, MSR_UNCORE_PERFEVTSEL0, 0x5);
+	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	regfile_set_online(f->rf, 2, false);
+	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	regfile_set_online(f->rf, 2, true);
+	assert_int_equal(pmu_write(b, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420180), 0);
+	assert_int_equal(pmu_finish_left(&f->hw, NULL), 1);
+	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x420180);
+	assert_int_equal(pmu_restore(b, &f->hw, &failed), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x5);
+	pmu_ledger_free(b);
+}
+
 static void failed_first_write_records_nothing(void **state)
 {
 	struct fixture *f = *state;
@@ -364,6 +459,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(restore_order_shared_first_then_reverse, setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_continues_past_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_offline_cpu_counts_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(restore_offline_cpu_keeps_registers_left, setup, teardown),
+		cmocka_unit_test_setup_teardown(finish_left_leaves_what_another_agent_took, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(finish_left_hands_a_taken_register_to_its_ledger, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(failed_first_write_records_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(release_writes_original_and_forgets, setup, teardown),
 		cmocka_unit_test_setup_teardown(forget_writes_nothing, setup, teardown),

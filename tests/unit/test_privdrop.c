@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <setjmp.h>
@@ -15,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -149,6 +152,72 @@ static void test_drop_to_nobody(void **state)
 	helpers_rmtree(dir);
 }
 
+/* A CPU-wide software event on CPU 0 (what the perf engine opens, minus the PMU): fd or -errno. */
+static int open_cpu_clock(void)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr), .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+	};
+	long fd = syscall(SYS_perf_event_open, &attr, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* arg: whether perf_event_open works here as root. */
+static int drop_keeping_perfmon(void *arg)
+{
+	bool can_open = *(const bool *)arg;
+	struct passwd *pw = getpwnam("nobody");
+	char line[256], want[64], err[256];
+	FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
+	int last = 0, r, fd;
+
+	if (!pw || !f || fscanf(f, "%d", &last) != 1)
+		return CHILD_UNEXPECTED;
+	fclose(f);
+	r = privdrop_to_user_keep("nobody", PRIVDROP_KEEP_PERFMON, err, sizeof(err));
+	/* A kernel before 5.8 has no CAP_PERFMON: dropped, nothing kept, said so. */
+	if (r != (last >= 38 ? 0 : 2)) {
+		fprintf(stderr, "%d: %s\n", r, err);
+		return CHILD_DROP_FAILED;
+	}
+	if ((r = check_ids(pw)) != CHILD_OK)
+		return r;
+	if (last < 38)
+		return check_caps();
+	for (int i = 0; i < 5; i++) {
+		static const char *const fields[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+		bool kept = i == 1 || i == 2;
+
+		snprintf(want, sizeof(want), "%s\t%s\n", fields[i],
+			 kept ? "0000004000000000" : "0000000000000000");
+		if (!status_line(fields[i], line, sizeof(line)) || strcmp(line, want) != 0)
+			return CHILD_CAPS;
+	}
+	if (!status_line("NoNewPrivs:", line, sizeof(line)) || strcmp(line, "NoNewPrivs:\t1\n") != 0)
+		return CHILD_NO_NEW_PRIVS;
+	/* What it is kept for: a CPU-wide event opens after the drop, whatever the paranoid level. */
+	if (can_open && (fd = open_cpu_clock()) < 0) {
+		fprintf(stderr, "perf_event_open after the drop: %s\n", strerror(-fd));
+		return CHILD_UNEXPECTED;
+	}
+	return CHILD_OK;
+}
+
+static void test_drop_keeping_perfmon(void **state)
+{
+	int fd = open_cpu_clock();
+	bool can_open = fd >= 0;
+
+	(void)state;
+	require_root();
+	if (!getpwnam("nobody"))
+		skip();
+	if (fd >= 0)
+		close(fd);
+	assert_int_equal(in_child(drop_keeping_perfmon, &can_open), CHILD_OK);
+}
+
 static void *idle_thread(void *arg)
 {
 	(void)arg;
@@ -228,6 +297,7 @@ int main(void)
 		cmocka_unit_test(test_not_root_keeps_running),
 		cmocka_unit_test(test_missing_user),
 		cmocka_unit_test(test_drop_to_nobody),
+		cmocka_unit_test(test_drop_keeping_perfmon),
 		cmocka_unit_test(test_refuses_with_threads),
 	};
 

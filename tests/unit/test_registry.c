@@ -139,7 +139,8 @@ static void it_reports_its_status_everywhere(void **state)
 	s = sampler_sample(r.sampler);
 	text = documents(s);
 	if (!strstr(text, "{\"name\": \"tick\", \"enabled\": true, \"up\": true, "
-		    "\"reason\": \"degraded by its configuration\", \"errors\": 0}") ||
+		    "\"state\": \"up\", \"reason\": \"degraded by its configuration\", "
+		    "\"errors\": 0}") ||
 	    !strstr(text, "uncored_collector_up{collector=\"tick\"} 1\n") ||
 	    !strstr(text, "  tick     up       errors 0: degraded by its configuration\n"))
 		fail_msg("tick missing from:\n%s", text);
@@ -166,8 +167,10 @@ static void it_reports_its_status_everywhere(void **state)
 	s = sampler_sample(r.sampler);
 	text = documents(s);
 	if (!strstr(text, "{\"name\": \"tick\", \"enabled\": true, \"up\": false, "
-		    "\"reason\": \"refused by its configuration\", \"errors\": 0}") ||
-	    !strstr(text, "uncored_collector_up{collector=\"tick\"} 0\n"))
+		    "\"state\": \"down\", \"reason\": \"refused by its configuration\", "
+		    "\"errors\": 0}") ||
+	    !strstr(text, "uncored_collector_up{collector=\"tick\"} 0\n") ||
+	    !strstr(text, "uncored_collector_applicable{collector=\"tick\"} 1\n"))
 		fail_msg("tick not down in:\n%s", text);
 	free(text);
 	snapshot_release(s);

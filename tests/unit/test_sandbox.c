@@ -4,7 +4,7 @@
  * and reports through its exit code or its death: what serving needs
  * still works, opening a file and creating a socket fail with EACCES,
  * and a call outside the filter (here fork, execve, kill, ptrace, an
- * unknown prctl) kills the child with SIGSYS.  A thread started before
+ * unknown prctl, perf_event_open) kills the child with SIGSYS.  A thread started before
  * the filter is filtered too (TSYNC).
  */
 #include <errno.h>
@@ -107,6 +107,13 @@ static int call_ptrace(void)
 	return CHILD_SURVIVED;
 }
 
+/* The server never opens perf events; the hardware side does (before it forks none). */
+static int call_perf_event_open(void)
+{
+	syscall(SYS_perf_event_open, NULL, -1, 0, -1, 0);
+	return CHILD_SURVIVED;
+}
+
 static int call_other_prctl(void)
 {
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
@@ -151,7 +158,7 @@ static void test_refused(void **state)
 static void test_killed(void **state)
 {
 	int (*const calls[])(void) = { call_fork, call_execve, call_kill, call_ptrace,
-				       call_other_prctl };
+				       call_other_prctl, call_perf_event_open };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {

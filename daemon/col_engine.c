@@ -1,0 +1,96 @@
+/*
+ * The engine choice of a PMU collector: see col_engine.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "col_engine.h"
+#include "engine_perf.h"
+
+/* The PMU as the configuration names its section, for reasons. */
+static const char *section_of(enum engine_pmu pmu)
+{
+	return pmu == ENGINE_PMU_CORE ? "core" : "uncore";
+}
+
+int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *ps,
+		      struct col_engine_choice *ret)
+{
+	char reason[COLLECTOR_TEXT_MAX] = "this backend has no perf interface";
+	int r = -ENODEV;
+
+	memset(ret, 0, sizeof(*ret));
+	if (want == CONF_ENGINE_MSR) {
+		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s]", section_of(pmu));
+		return 0;
+	}
+	if (want == CONF_ENGINE_AUTO && pmu == ENGINE_PMU_NHM_UNCORE) {
+		snprintf(ret->why, sizeof(ret->why), "the default for the Nehalem/Westmere uncore "
+			 "(engine = perf counts through the kernel's uncore PMU)");
+		return 0;
+	}
+	if (ps)
+		r = engine_perf_probe(ps, pmu, reason, sizeof(reason));
+	if (r == 0) {
+		ret->perf = true;
+		if (want == CONF_ENGINE_PERF)
+			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section_of(pmu));
+		else
+			snprintf(ret->why, sizeof(ret->why), "the kernel has a core PMU (engine = auto)");
+		return 0;
+	}
+	if (want == CONF_ENGINE_PERF) {
+		snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s], but %s", section_of(pmu),
+			 reason);
+		return r;
+	}
+	snprintf(ret->why, sizeof(ret->why), "%s; engine = auto falls back to msr", reason);
+	return 0;
+}
+
+/* For the perf engine: CPU online state and packages, from the collector's context. */
+static int cpu_online(void *arg, int cpu)
+{
+	struct collector *c = arg;
+
+	return hw_cpu_online(c->hw, cpu);
+}
+
+static int cpu_socket(void *arg, int cpu)
+{
+	const struct collector *c = arg;
+
+	for (int i = 0; i < c->topo->n_cpus; i++)
+		if (c->topo->cpus[i].cpu == cpu)
+			return c->topo->cpus[i].socket;
+	return -ENOENT;
+}
+
+int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
+		    const struct engine_msr_config *msr, struct engine *ret_engine)
+{
+	struct col_engine_choice ch;
+	char err[COLLECTOR_TEXT_MAX];
+	int r = col_engine_choose(want, pmu, c->hw->perf, &ch);
+
+	if (r < 0) {
+		collector_refuse(c, "%s", ch.why);
+		return r;
+	}
+	c->engine = ch.perf ? "perf" : "msr";
+	snprintf(c->engine_why, sizeof(c->engine_why), "%s", ch.why);
+	if (!ch.perf) {
+		r = engine_msr_new(msr, ret_engine);
+	} else {
+		struct engine_perf_config cfg = {
+			.ps = c->hw->perf, .cpu_online = cpu_online, .cpu_socket = cpu_socket, .arg = c,
+		};
+
+		err[0] = '\0';
+		r = engine_perf_new(&cfg, ret_engine, err, sizeof(err));
+		if (r < 0 && err[0])
+			collector_refuse(c, "perf engine: %s", err);
+	}
+	return r;
+}

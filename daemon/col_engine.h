@@ -1,0 +1,58 @@
+/*
+ * Which counter engine a PMU collector counts with (engine.h), and why.
+ *
+ * The choice weighs the collector's engine key ([core] engine, [uncore]
+ * engine: auto, perf or msr) against what the kernel behind hw->perf has
+ * (engine_perf_probe):
+ *   - msr: the msr engine;
+ *   - perf: the perf engine when the kernel has the PMU, else the
+ *     collector does not start, with the probe's reason;
+ *   - auto, core PMU: perf when the kernel has a core PMU, else msr with
+ *     the probe's reason (a virtual machine, a kernel without perf
+ *     hardware support, a backend without perf);
+ *   - auto, Nehalem/Westmere uncore: msr, the product's own programming
+ *     of the uncore; the kernel's "uncore" PMU only when asked for.
+ * Collectors choose at start, and start-up asks the same question to
+ * decide which privilege the hardware side keeps (main.c).  This module
+ * does not log; the sampler logs the choice once per collector start.
+ */
+#ifndef UNCORED_COL_ENGINE_H
+#define UNCORED_COL_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "collector.h"
+#include "conf.h"
+#include "engine.h"
+#include "engine_msr.h"
+#include "perf_sys.h"
+
+struct col_engine_choice {
+	bool perf;                          /* the perf engine; else the msr engine */
+	char why[COLLECTOR_TEXT_MAX];       /* the operator's sentence, without a final period */
+};
+
+/*
+ * Choose for pmu, given the configured want and the kernel's perf
+ * interface ps (NULL: the backend has none).  0 with *ret filled, or
+ * -ENODEV (or the probe's negative errno) when want is perf and the
+ * kernel cannot give it: ret->why then says why, for the collector's
+ * refusal.
+ */
+int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *ps,
+		      struct col_engine_choice *ret);
+
+/*
+ * Choose for c (its hw->perf) as above and build the engine into
+ * *ret_engine: the perf engine over c->hw->perf (CPU online state through
+ * c->hw, packages through c->topo), or the msr engine with msr.  Records
+ * the engine and its reason in c (collector.h: c->engine, c->engine_why).
+ * On failure the collector is refused with the reason (collector_refuse)
+ * and a negative errno is returned: -ENODEV when perf was asked for and is
+ * not there, -ENOMEM, or the perf engine's error.
+ */
+int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
+		    const struct engine_msr_config *msr, struct engine *ret_engine);
+
+#endif

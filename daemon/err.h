@@ -1,0 +1,18 @@
+/*
+ * The error sentence of modules that return errors instead of logging
+ * (STYLE §4.5): a negative errno as the result, and one sentence in the
+ * caller's buffer saying where and what.
+ */
+#ifndef UNCORED_ERR_H
+#define UNCORED_ERR_H
+
+#include <stddef.h>
+
+/*
+ * Format the sentence into err (at most errlen bytes, NUL included,
+ * truncated when longer).  Nothing when err is NULL or errlen is 0, so a
+ * caller that does not want the sentence passes NULL.
+ */
+void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

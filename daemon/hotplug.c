@@ -1,0 +1,108 @@
+/*
+ * CPU hotplug, as the sampler sees it.  See hotplug.h.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "hotplug.h"
+#include "ledger_file.h"
+#include "log.h"
+#include "pmu.h"
+
+struct hotplug {
+	struct hw *hw;
+	int n;                  /* CPUs known */
+	struct hw_cpu *cpus;    /* as of the last check */
+	struct hw_cpu *now;     /* scratch for the next */
+	uint64_t n_offline, n_online;
+};
+
+struct hotplug *hotplug_new(struct hw *hw)
+{
+	struct hotplug *h = calloc(1, sizeof(*h));
+	int n = 0;
+
+	if (!h || hw_enumerate(hw, NULL, 0, &n) < 0 || n < 0)
+		n = 0;
+	if (h) {
+		h->cpus = calloc((size_t)n + 1, sizeof(*h->cpus));
+		h->now = calloc((size_t)n + 1, sizeof(*h->now));
+	}
+	if (!h || !h->cpus || !h->now) {
+		hotplug_free(h);
+		return NULL;
+	}
+	h->hw = hw;
+	if (n > 0 && hw_enumerate(hw, h->cpus, n, &h->n) == 0) {
+		if (h->n > n)
+			h->n = n;
+	} else {
+		h->n = 0;
+	}
+	for (int i = 0; i < h->n; i++)
+		if (!h->cpus[i].online)
+			log_notice("cpu %d is offline; it is monitored once it comes online",
+				   h->cpus[i].cpu);
+	return h;
+}
+
+/* Try the registers left unrestored again; say what was settled. */
+static void finish_left(struct hotplug *h)
+{
+	const struct ledger_record *v;
+	struct ledger_recovery rec;
+	unsigned done;
+
+	if (!pmu_left(&v, NULL))
+		return;
+	done = pmu_finish_left(h->hw, &rec);
+	if (done)
+		log_notice("put back %u registers left unrestored when their CPU was offline "
+			   "(%u restored, %u left to the agent that took them over); %zu remain",
+			   done, rec.cleaned, rec.left, pmu_left(&v, NULL));
+}
+
+void hotplug_check(struct hotplug *h)
+{
+	int n = 0;
+
+	if (!h)
+		return;
+	if (h->n > 0 && hw_enumerate(h->hw, h->now, h->n, &n) == 0) {
+		for (int i = 0; i < h->n && i < n; i++) {
+			bool was = h->cpus[i].online, is = h->now[i].online;
+
+			if (h->now[i].cpu != h->cpus[i].cpu || was == is)
+				continue;
+			if (is) {
+				h->n_online++;
+				log_notice("cpu %d came online; monitoring it", h->now[i].cpu);
+			} else {
+				h->n_offline++;
+				log_warning("cpu %d went offline; its counters carry on when it comes "
+					    "back", h->now[i].cpu);
+			}
+			h->cpus[i].online = is;
+		}
+	}
+	finish_left(h);
+}
+
+uint64_t hotplug_offline_count(const struct hotplug *h)
+{
+	return h ? h->n_offline : 0;
+}
+
+uint64_t hotplug_online_count(const struct hotplug *h)
+{
+	return h ? h->n_online : 0;
+}
+
+void hotplug_free(struct hotplug *h)
+{
+	if (!h)
+		return;
+	free(h->cpus);
+	free(h->now);
+	free(h);
+}

@@ -1,0 +1,43 @@
+/*
+ * CPUs that go offline and come back while uncored runs.  Once per sample
+ * the sampler asks hotplug_check to compare every CPU's online state with
+ * the previous sample's: each change is logged once and counted, and when
+ * registers are left unrestored (pmu.h: a stop or a recovery that could
+ * not reach their CPU) they are tried again, so a CPU coming back online
+ * gets them put back.  The collectors themselves notice the CPU (an
+ * offline CPU's reads fail with -ENXIO and its totals are kept; the msr
+ * engine carries its counters on when it is back, hw_dev.h opens the
+ * devices of a CPU that was offline at start).  Used from one thread at a
+ * time (the sampler's).
+ */
+#ifndef UNCORED_HOTPLUG_H
+#define UNCORED_HOTPLUG_H
+
+#include <stdint.h>
+
+#include "hw.h"
+
+struct hotplug;
+
+/*
+ * Take the online state of every CPU of hw now (borrowed; outlives the
+ * watch) and log each CPU that is offline (once).  Returns NULL on ENOMEM.
+ */
+struct hotplug *hotplug_new(struct hw *hw);
+
+/*
+ * Compare with the last check: log and count each CPU that went offline
+ * or came online, then try the registers left unrestored again (logging
+ * what was put back).  Call before the collectors sample, so a register
+ * put back here is free for them in the same sample.
+ */
+void hotplug_check(struct hotplug *h);
+
+/* CPUs seen going offline, and coming online, since hotplug_new. */
+uint64_t hotplug_offline_count(const struct hotplug *h);
+uint64_t hotplug_online_count(const struct hotplug *h);
+
+/* NULL is allowed. */
+void hotplug_free(struct hotplug *h);
+
+#endif
