@@ -34,6 +34,14 @@
 #include "event.h"
 #include "pmu.h"
 
+extern const struct collector_ops core_collector_ops;
+
+/* The [core] section, in the collector's block of struct conf. */
+static const struct core_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &core_collector_ops);
+}
+
 #define N_FIXED 3                 /* instructions, cycles, ref cycles */
 #define CORE_MAX_EVENTS 16        /* programmable events, defaults included */
 
@@ -243,9 +251,9 @@ static int collect_events(struct collector *c, struct core_state *st)
 	size_t n_defaults = 0;
 	size_t total;
 
-	if (c->conf->core_default_events)
+	if (settings(c->conf)->default_events)
 		defaults = event_defaults(EVENT_PMU_CORE, &n_defaults);
-	total = n_defaults + (size_t)c->conf->n_core_events;
+	total = n_defaults + (size_t)settings(c->conf)->n_events;
 	if (total > CORE_MAX_EVENTS) {
 		collector_refuse(c,
 				 "%zu core events configured (defaults included), at most %d can be counted",
@@ -254,8 +262,8 @@ static int collect_events(struct collector *c, struct core_state *st)
 	}
 	for (size_t i = 0; i < n_defaults; i++)
 		st->events[st->n_events++] = defaults[i];
-	for (int i = 0; i < c->conf->n_core_events; i++) {
-		const struct event_spec *ev = &c->conf->core_events[i].spec;
+	for (int i = 0; i < settings(c->conf)->n_events; i++) {
+		const struct event_spec *ev = &settings(c->conf)->events[i].spec;
 
 		/* One name is one metric series: a default configured again counts once. */
 		if (find_event(st, ev->name)) {
@@ -485,21 +493,22 @@ static int core_start(struct collector *c)
 	unsigned failed;
 	int err, ignored;
 
-	if (!c->conf->core_enabled) {
+	if (!settings(c->conf)->enabled) {
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	ecfg.policy = c->conf->core_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
+	ecfg.policy = settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
 									    ENGINE_YIELD;
 	st->cpus = calloc((size_t)(c->topo->n_cpus ? c->topo->n_cpus : 1), sizeof(*st->cpus));
 	if (!st->cpus) {
 		core_free(st);
 		return -ENOMEM;
 	}
-	err = col_engine_open(c, c->conf->core_engine, ENGINE_PMU_CORE, &ecfg, &st->engine);
+	err = col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_CORE,
+			      c->ops->conf_section->name, &ecfg, &st->engine);
 	if (err) {
 		core_free(st);
 		return err;
@@ -831,13 +840,13 @@ static void core_sample(struct collector *c, struct snapshot *s)
 		struct core_cpu *cc = &st->cpus[i];
 
 		sample_cpu(c, st, cc);
-		if (s && c->conf->core_per == CORE_PER_CPU) {
+		if (s && settings(c->conf)->per == CORE_PER_CPU) {
 			fill_cpu(c, s, st, cc);
 			add_ratio(c, cc, s);
 		}
 	}
-	if (s && c->conf->core_per != CORE_PER_CPU)
-		fill_sums(c, s, st, c->conf->core_per);
+	if (s && settings(c->conf)->per != CORE_PER_CPU)
+		fill_sums(c, s, st, settings(c->conf)->per);
 	/* Up only while something is counted. */
 	counts = note_states(c, st);
 	c->up = counts;
@@ -913,51 +922,67 @@ static void core_list_events(const struct cpu_info *info, struct strbuf *out)
 
 static void core_check_conf(const struct conf *conf, struct conf_check *chk)
 {
+	const struct core_settings *cs = settings(conf);
 	char taken[96];
-	int i = conf_check_events(chk, conf->core_events, conf->n_core_events, EVENT_PMU_CORE,
-				  conf->core_default_events, CONF_MAX_CORE_EVENTS, taken,
-				  sizeof(taken));
+	int i = conf_check_events(chk, cs->events, cs->n_events, EVENT_PMU_CORE, cs->default_events,
+				  CONF_MAX_CORE_EVENTS, taken, sizeof(taken));
 
 	if (i >= 0)
-		conf_check_error(chk, conf->core_events[i].line, "event",
+		conf_check_error(chk, cs->events[i].line, "event",
 				 "event '%s' does not fit: at most %d core events, and %d are already "
 				 "taken by %s (the CPU's own counter count, from CPUID, is checked at "
-				 "start)", conf->core_events[i].spec.name, CONF_MAX_CORE_EVENTS,
+				 "start)", cs->events[i].spec.name, CONF_MAX_CORE_EVENTS,
 				 CONF_MAX_CORE_EVENTS, taken);
 }
 
 static const struct conf_key core_keys[] = {
-	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(core_enabled), .def = "yes" },
-	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
-	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct core_settings, enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_SETTING(struct core_settings, default_events),
+	  .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_SETTING(struct core_settings, on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
-	{ "per", CONF_KIND_ENUM, CONF_FIELD(core_per), .names = core_per_names, .def = "cpu" },
+	{ "per", CONF_KIND_ENUM, CONF_SETTING(struct core_settings, per), .names = core_per_names,
+	  .def = "cpu" },
 	/* auto = perf wherever the kernel has a core PMU, else msr. */
-	{ "engine", CONF_KIND_ENUM, CONF_FIELD(core_engine), .names = conf_engine_names,
-	  .def = "auto" },
-	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
-	  .count_offset = offsetof(struct conf, n_core_events) },
+	{ "engine", CONF_KIND_ENUM, CONF_SETTING(struct core_settings, engine),
+	  .names = conf_engine_names, .def = "auto", .restart = true },
+	{ "event", CONF_KIND_EVENT, CONF_SETTING(struct core_settings, events),
+	  .pmu = EVENT_PMU_CORE,
+	  .count_offset = offsetof(struct core_settings, n_events) },
 };
 
 static const struct conf_section core_conf_section = {
 	.name = "core", .keys = core_keys, .n_keys = sizeof(core_keys) / sizeof(core_keys[0]),
 	.check = core_check_conf,
+	.settings_size = sizeof(struct core_settings),
 };
 
 static bool core_is_enabled(const struct conf *conf)
 {
-	return conf->core_enabled;
+	return settings(conf)->enabled;
 }
 
-/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
+/* engine is not asked about: it takes effect at restart (its key's restart flag). */
 static bool core_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return old->core_enabled != new->core_enabled ||
-	       old->core_default_events != new->core_default_events ||
-	       old->core_on_conflict != new->core_on_conflict || old->core_per != new->core_per ||
-	       !conf_events_equal(old->core_events, old->n_core_events,
-				  new->core_events, new->n_core_events);
+	const struct core_settings *a = settings(old), *b = settings(new);
+
+	return a->enabled != b->enabled || a->default_events != b->default_events ||
+	       a->on_conflict != b->on_conflict || a->per != b->per ||
+	       !conf_events_equal(a->events, a->n_events, b->events, b->n_events);
 }
+
+/* The engine choice start-up makes (col_engine.h), asked before the privilege drop. */
+static bool core_uses_perf(const struct conf *conf, struct perf_sys *ps)
+{
+	struct col_engine_choice ch;
+
+	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_CORE, core_conf_section.name,
+				 ps, &ch) == 0 && ch.perf;
+}
+
+_Static_assert(sizeof(struct core_settings) <= CONF_SETTINGS_BYTES,
+	       "the [core] settings fit the collector's block of struct conf");
 
 const struct collector_ops core_collector_ops = {
 	.name = "core",
@@ -970,5 +995,6 @@ const struct collector_ops core_collector_ops = {
 	.list_events = core_list_events,
 	.is_enabled = core_is_enabled,
 	.conf_changed = core_conf_changed,
+	.uses_perf = core_uses_perf,
 };
 

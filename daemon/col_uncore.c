@@ -16,14 +16,23 @@
 #include <string.h>
 #include <time.h>
 
+#include "col_engine.h"
+#include "col_uncore.h"
 #include "collector.h"
 #include "counter.h"
-#include "col_engine.h"
 #include "engine_msr.h"
 #include "event.h"
 #include "pmu.h"
 #include "msr.h"
 #include "throttle_signal.h"
+
+extern const struct collector_ops uncore_collector_ops;
+
+/* The [uncore] section, in the collector's block of struct conf. */
+static const struct uncore_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &uncore_collector_ops);
+}
 
 /*
  * A generous upper bound of the uncore clock.  Real parts run UCLK at
@@ -112,7 +121,7 @@ static int check_facility(struct collector *c)
 {
 	const struct cpu_info *info = c->info;
 
-	if (!c->conf->uncore_enabled) {
+	if (!settings(c->conf)->enabled) {
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
@@ -161,7 +170,7 @@ static int build_event_list(struct collector *c, struct uncore_state *st)
 	const struct conf *conf = c->conf;
 	int err;
 
-	if (conf->uncore_default_events) {
+	if (settings(conf)->default_events) {
 		size_t n;
 		const struct event_spec *const *defaults = event_defaults(EVENT_PMU_UNCORE, &n);
 
@@ -171,8 +180,8 @@ static int build_event_list(struct collector *c, struct uncore_state *st)
 				return err;
 		}
 	}
-	for (int i = 0; i < conf->n_uncore_events; i++) {
-		err = add_spec(c, st, &conf->uncore_events[i].spec);
+	for (int i = 0; i < settings(conf)->n_events; i++) {
+		err = add_spec(c, st, &settings(conf)->events[i].spec);
 		if (err)
 			return err;
 	}
@@ -383,13 +392,14 @@ static int uncore_start(struct collector *c)
 	if (!st)
 		return -ENOMEM;
 	c->state = st;
-	ecfg.policy = c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
+	ecfg.policy = settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
 									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
 	if (!st->sockets)
 		return fail_start(c, st, -ENOMEM);
-	err = col_engine_open(c, c->conf->uncore_engine, ENGINE_PMU_NHM_UNCORE, &ecfg, &st->engine);
+	err = col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_NHM_UNCORE,
+			      c->ops->conf_section->name, &ecfg, &st->engine);
 	if (err)
 		return fail_start(c, st, err);
 	err = build_event_list(c, st);
@@ -427,7 +437,7 @@ static bool sample_socket(struct collector *c, struct uncore_state *st, struct u
 			c->errors++;
 		counts |= r->state == ENGINE_COUNTING;
 		if (r->conflicts > us->seen_conflicts[i] && r->state == ENGINE_COUNTING &&
-		    c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM)
+		    settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM)
 			collector_note(c, "socket %d: uncore %s was reprogrammed by another agent "
 				       "and reclaimed; the counts of that interval are lost",
 				       us->socket, us->group_events[i].name);
@@ -546,47 +556,51 @@ static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
 
 static void uncore_check_conf(const struct conf *conf, struct conf_check *chk)
 {
+	const struct uncore_settings *us = settings(conf);
 	char taken[96];
-	int i = conf_check_events(chk, conf->uncore_events, conf->n_uncore_events, EVENT_PMU_UNCORE,
-				  conf->uncore_default_events, UNCORE_N_COUNTERS, taken, sizeof(taken));
+	int i = conf_check_events(chk, us->events, us->n_events, EVENT_PMU_UNCORE,
+				  us->default_events, UNCORE_N_COUNTERS, taken, sizeof(taken));
 
 	if (i >= 0)
-		conf_check_error(chk, conf->uncore_events[i].line, "event",
+		conf_check_error(chk, us->events[i].line, "event",
 				 "event '%s' does not fit: the uncore has %d counters and %d are "
-				 "already taken by %s", conf->uncore_events[i].spec.name,
+				 "already taken by %s", us->events[i].spec.name,
 				 UNCORE_N_COUNTERS, UNCORE_N_COUNTERS, taken);
 }
 
 static const struct conf_key uncore_keys[] = {
-	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(uncore_enabled), .def = "yes" },
-	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
-	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct uncore_settings, enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_SETTING(struct uncore_settings, default_events),
+	  .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_SETTING(struct uncore_settings, on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
 	/* auto = msr here: the direct uncore programming is the product's own (README). */
-	{ "engine", CONF_KIND_ENUM, CONF_FIELD(uncore_engine), .names = conf_engine_names,
-	  .def = "auto" },
-	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
-	  .count_offset = offsetof(struct conf, n_uncore_events) },
+	{ "engine", CONF_KIND_ENUM, CONF_SETTING(struct uncore_settings, engine),
+	  .names = conf_engine_names, .def = "auto", .restart = true },
+	{ "event", CONF_KIND_EVENT, CONF_SETTING(struct uncore_settings, events),
+	  .pmu = EVENT_PMU_UNCORE,
+	  .count_offset = offsetof(struct uncore_settings, n_events) },
 };
 
 static const struct conf_section uncore_conf_section = {
 	.name = "uncore", .keys = uncore_keys, .n_keys = sizeof(uncore_keys) / sizeof(uncore_keys[0]),
 	.check = uncore_check_conf,
+	.settings_size = sizeof(struct uncore_settings),
 };
 
 static bool uncore_is_enabled(const struct conf *conf)
 {
-	return conf->uncore_enabled;
+	return settings(conf)->enabled;
 }
 
-/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
+/* engine is not asked about: it takes effect at restart (its key's restart flag). */
 static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return old->uncore_enabled != new->uncore_enabled ||
-	       old->uncore_default_events != new->uncore_default_events ||
-	       old->uncore_on_conflict != new->uncore_on_conflict ||
-	       !conf_events_equal(old->uncore_events, old->n_uncore_events,
-				  new->uncore_events, new->n_uncore_events);
+	const struct uncore_settings *a = settings(old), *b = settings(new);
+
+	return a->enabled != b->enabled || a->default_events != b->default_events ||
+	       a->on_conflict != b->on_conflict ||
+	       !conf_events_equal(a->events, a->n_events, b->events, b->n_events);
 }
 
 /*
@@ -596,10 +610,22 @@ static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 static unsigned uncore_throttle_signals(const struct cpu_info *info, const struct conf *conf)
 {
 	if (info->fac.has_nhm_uncore && info->fac.has_uncore_thermal_events &&
-	    conf->uncore_default_events)
+	    settings(conf)->default_events)
 		return THROTTLE_BIT(THROTTLE_DRAM_THERMAL);
 	return 0;
 }
+
+/* The engine choice start-up makes (col_engine.h), asked before the privilege drop. */
+static bool uncore_uses_perf(const struct conf *conf, struct perf_sys *ps)
+{
+	struct col_engine_choice ch;
+
+	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_NHM_UNCORE,
+				 uncore_conf_section.name, ps, &ch) == 0 && ch.perf;
+}
+
+_Static_assert(sizeof(struct uncore_settings) <= CONF_SETTINGS_BYTES,
+	       "the [uncore] settings fit the collector's block of struct conf");
 
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
@@ -613,4 +639,5 @@ const struct collector_ops uncore_collector_ops = {
 	.throttle_signals = uncore_throttle_signals,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,
+	.uses_perf = uncore_uses_perf,
 };

@@ -105,6 +105,13 @@ struct collector_ops {
 	 */
 	bool (*conf_changed)(const struct conf *old, const struct conf *new);
 
+	/*
+	 * Whether, with conf, it counts through the kernel's perf ps when it
+	 * runs (enabled now or by a later reload; col_engine.h), so that the
+	 * privilege drop keeps what a later perf_event_open needs.  NULL for
+	 * a collector that never uses perf.
+	 */
+	bool (*uses_perf)(const struct conf *conf, struct perf_sys *ps);
 };
 
 /*

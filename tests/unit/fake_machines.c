@@ -189,6 +189,18 @@ static size_t setting_offset(const char *section, const char *key, size_t *ret_i
 	return 0;
 }
 
+void *conf_settings_of(struct conf *conf, const char *section)
+{
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct conf_section *sec = collector_registry[i]->conf_section;
+
+		if (sec && strcmp(sec->name, section) == 0 && sec->settings_size)
+			return conf->settings[i];
+	}
+	fail_msg("no settings block of [%s]", section);
+	return NULL;
+}
+
 bool *conf_setting_bool(struct conf *conf, const char *section, const char *key)
 {
 	size_t i, offset = setting_offset(section, key, &i);

@@ -9,8 +9,35 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "col_core.h"
+#include "col_uncore.h"
 #include "collector.h"
 #include "snapshot.h"
+
+/* The settings block of [section]'s collector in conf, to write (fake_machines.c). */
+void *conf_settings_of(struct conf *conf, const char *section);
+
+/* The [core] and [uncore] settings in conf (the collectors' blocks), to write. */
+static inline struct core_settings *core_settings_of(struct conf *conf)
+{
+	return conf_settings_of(conf, "core");
+}
+
+static inline struct uncore_settings *uncore_settings_of(struct conf *conf)
+{
+	return conf_settings_of(conf, "uncore");
+}
+
+/* The same, to read. */
+static inline const struct core_settings *core_settings_in(const struct conf *conf)
+{
+	return collector_settings(conf, collector_find("core"));
+}
+
+static inline const struct uncore_settings *uncore_settings_in(const struct conf *conf)
+{
+	return collector_settings(conf, collector_find("uncore"));
+}
 
 extern struct collector uncore_collector, core_collector;
 

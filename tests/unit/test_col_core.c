@@ -96,8 +96,8 @@ static struct fx *fx_new(int n_cpus)
 	f->socket = (struct cpu_socket){ .socket = 0, .n_cores = n_cpus, .cores = f->cores,
 					 .n_cpus = n_cpus, .cpus = f->socket_cpus };
 	f->topo = (struct cpu_topology){ n_cpus, f->cpus, 1, &f->socket };
-	f->conf.core_enabled = true;
-	f->conf.core_on_conflict = CONF_CONFLICT_RECLAIM;
+	core_settings_of(&f->conf)->enabled = true;
+	core_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_RECLAIM;
 	f->conf.interval_s = 1;
 	f->rf = regfile_new(f->cpus, n_cpus);
 	regfile_bind(f->rf, &f->hw);
@@ -110,7 +110,7 @@ static struct fx *fx_new(int n_cpus)
 static void add_event(struct fx *f, const char *name, uint8_t code, uint8_t umask,
 		      unsigned arch_event)
 {
-	struct event_spec *ev = &f->conf.core_events[f->conf.n_core_events++].spec;
+	struct event_spec *ev = &core_settings_of(&f->conf)->events[core_settings_of(&f->conf)->n_events++].spec;
 
 	memset(ev, 0, sizeof(*ev));
 	strcpy(ev->name, name);
@@ -179,7 +179,7 @@ static void assert_regs_equal(struct fx *f, const struct regs_seen *r)
 
 static uint64_t evtsel_of(const struct fx *f, int k)
 {
-	return event_core_evtsel(&f->conf.core_events[k].spec);
+	return event_core_evtsel(&core_settings_in(&f->conf)->events[k].spec);
 }
 
 static void programs_fixed_nibbles_and_global_bits(void **state)
@@ -388,7 +388,7 @@ static void default_events_come_first(void **state)
 
 	(void)state;
 	defaults = event_defaults(EVENT_PMU_CORE, &n);
-	f->conf.core_default_events = true;
+	core_settings_of(&f->conf)->default_events = true;
 	add_event(f, "ev_a", 0xd1, 0x01, 0);
 	add_event(f, defaults[0]->name, defaults[0]->code, defaults[0]->umask, 0);
 	assert_int_equal(fx_start(f), 0);
@@ -455,7 +455,7 @@ static void conflict_yield_forgets_without_writing(void **state)
 	struct fx *f = fx_new(1);
 
 	(void)state;
-	f->conf.core_on_conflict = CONF_CONFLICT_YIELD;
+	core_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_YIELD;
 	add_event(f, "ev_a", 0xd1, 0x01, 0);
 	/* GP counters 1..3 are another agent's: nothing is left to move to. */
 	for (uint32_t n = 1; n < N_GP; n++)
@@ -611,7 +611,7 @@ static void disabled_in_config_does_not_start(void **state)
 	struct fx *f = fx_new(1);
 
 	(void)state;
-	f->conf.core_enabled = false;
+	core_settings_of(&f->conf)->enabled = false;
 	assert_int_equal(fx_start(f), -ENOTSUP);
 	assert_string_equal(REASON(&f->c), "disabled in the configuration");
 	assert_int_equal(f->hw.n_writes, 0);
@@ -885,7 +885,7 @@ static void per_core_and_socket_sum_the_cpus(void **state)
 		machine_open(&twin, "westmere-ep-2s");
 		conf_defaults(&conf);
 		conf_summed = conf;
-		conf_summed.core_per = per;
+		core_settings_of(&conf_summed)->per = per;
 		assert_int_equal(collector_start(&by_cpu, &core_collector_ops, &m.hw, &m.info, &m.topo,
 						 &conf), 0);
 		assert_int_equal(collector_start(&summed, &core_collector_ops, &twin.hw, &twin.info,
@@ -991,7 +991,7 @@ static void per_core_and_socket_ratio_is_the_smallest_of_the_cpus(void **state)
 			fail_msg("%s", err);
 		assert_int_equal(conf_load_string("t.conf", text, &conf, &errs), 0);
 		conf_summed = conf;
-		conf_summed.core_per = per;
+		core_settings_of(&conf_summed)->per = per;
 		assert_int_equal(collector_start(&by_cpu, &core_collector_ops, &m.hw, &m.info, &m.topo,
 						 &conf), 0);
 		assert_int_equal(collector_start(&summed, &core_collector_ops, &twin.hw, &twin.info,
@@ -1223,9 +1223,9 @@ static void multiplexed_events_are_scaled_and_the_ratio_exported(void **state)
 				const struct conf_event *ce = NULL;
 				const struct event_spec *ev = event_builtin(EVENT_PMU_CORE, sp->events[k].name);
 
-				for (int j = 0; !ev && j < conf.n_core_events; j++)
-					if (strcmp(conf.core_events[j].spec.name, sp->events[k].name) == 0)
-						ce = &conf.core_events[j];
+				for (int j = 0; !ev && j < core_settings_of(&conf)->n_events; j++)
+					if (strcmp(core_settings_of(&conf)->events[j].spec.name, sp->events[k].name) == 0)
+						ce = &core_settings_of(&conf)->events[j];
 				if (!ev)
 					ev = &ce->spec;
 				if (!sp->events[k].available)
@@ -1273,7 +1273,7 @@ static void perf_user_takes_a_gp_counter_again_and_again(void **state)
 	machine_open(&m, "skylake-sp-2s:perf-profiler");
 	machine_open(&twin, "skylake-sp-2s:perf-profiler");
 	conf_defaults(&conf);
-	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(core_settings_of(&conf)->on_conflict, CONF_CONFLICT_YIELD);
 	assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo, &conf), 0);
 	sim_advance(m.sim, 0.5);
 	sim_advance(twin.sim, 0.5);
@@ -1337,6 +1337,42 @@ static void perf_user_takes_a_gp_counter_again_and_again(void **state)
 	machine_close(&m);
 }
 
+/*
+ * What start-up asks before the privilege drop: the core collector counts
+ * through the kernel's perf wherever the kernel has a core PMU, unless
+ * engine = msr; engine = perf without one is no perf (the collector is
+ * then refused at start).
+ */
+static void uses_perf_follows_the_engine_choice(void **state)
+{
+	static const struct {
+		const char *text;
+		bool with_perf, want;
+	} cases[] = {
+		{ "", true, true },
+		{ "", false, false },
+		{ "[core]\nengine = perf\n", true, true },
+		{ "[core]\nengine = perf\n", false, false },
+		{ "[core]\nengine = msr\n", true, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim_machine m;
+		struct conf conf;
+		struct conf_errors errs;
+		char err[512];
+
+		machine_open(&m, "westmere-ep-2s");
+		if (cases[i].with_perf && sim_attach_perf(m.sim, &m.hw, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(conf_load_string("t.conf", cases[i].text, &conf, &errs), 0);
+		assert_non_null(core_collector_ops.uses_perf);
+		assert_int_equal(core_collector_ops.uses_perf(&conf, m.hw.perf), cases[i].want);
+		machine_close(&m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1360,6 +1396,7 @@ int main(void)
 		cmocka_unit_test(every_model_counts_through_perf_by_default),
 		cmocka_unit_test(multiplexed_events_are_scaled_and_the_ratio_exported),
 		cmocka_unit_test(per_core_and_socket_ratio_is_the_smallest_of_the_cpus),
+		cmocka_unit_test(uses_perf_follows_the_engine_choice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -158,9 +158,9 @@ static int setup(void **state)
 
 	memset(&f->conf, 0, sizeof(f->conf));
 	f->conf.interval_s = 1;
-	f->conf.uncore_enabled = true;
-	f->conf.uncore_default_events = false;
-	f->conf.uncore_on_conflict = CONF_CONFLICT_RECLAIM;
+	uncore_settings_of(&f->conf)->enabled = true;
+	uncore_settings_of(&f->conf)->default_events = false;
+	uncore_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_RECLAIM;
 	*state = f;
 	return 0;
 }
@@ -178,7 +178,7 @@ static int teardown(void **state)
 
 static void add_event(struct fixture *f, const struct event_spec *spec)
 {
-	f->conf.uncore_events[f->conf.n_uncore_events++].spec = *spec;
+	uncore_settings_of(&f->conf)->events[uncore_settings_of(&f->conf)->n_events++].spec = *spec;
 }
 
 static int start(struct fixture *f, const struct cpu_info *info)
@@ -405,7 +405,7 @@ static void conflict_yield_forgets_without_writing(void **state)
 	struct fixture *f = *state;
 	const struct uncore_view *ss;
 
-	f->conf.uncore_on_conflict = CONF_CONFLICT_YIELD;
+	uncore_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_YIELD;
 	add_event(f, &ev_dram_cycles);
 	add_event(f, &ev_dram_episodes);
 	add_event(f, &ev_prochot);
@@ -597,7 +597,7 @@ static void disabled_in_configuration(void **state)
 {
 	struct fixture *f = *state;
 
-	f->conf.uncore_enabled = false;
+	uncore_settings_of(&f->conf)->enabled = false;
 	assert_int_equal(start(f, &westmere), -ENOTSUP);
 	assert_string_equal(REASON(&f->c), "disabled in the configuration");
 	sample(f, 0);
@@ -686,7 +686,7 @@ static void defaults_come_first(void **state)
 
 	defaults = event_defaults(EVENT_PMU_UNCORE, &n);
 	assert_true(n > 0 && n <= UNCORE_N_COUNTERS);
-	f->conf.uncore_default_events = true;
+	uncore_settings_of(&f->conf)->default_events = true;
 	add_event(f, &ev_dram_open);
 	assert_int_equal(start(f, &westmere), 0);
 	for (size_t i = 0; i < n; i++)
@@ -702,7 +702,7 @@ static void too_many_events_refused(void **state)
 {
 	struct fixture *f = *state;
 
-	f->conf.uncore_default_events = true;
+	uncore_settings_of(&f->conf)->default_events = true;
 	for (int i = 0; i < CONF_MAX_EVENTS; i++) {
 		struct event_spec e = ev_dram_open;
 

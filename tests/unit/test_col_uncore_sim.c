@@ -171,8 +171,8 @@ static void sim_every_scenario_restores_every_register(void **state)
 		sim_run_open(&r, names[i]);
 		sim_run_open(&twin, names[i]);
 		conf_defaults(&conf);
-		conf.uncore_enabled = true;
-		conf.uncore_default_events = true;
+		uncore_settings_of(&conf)->enabled = true;
+		uncore_settings_of(&conf)->default_events = true;
 		before.n = twin_before.n = after.n = twin_after.n = 0;
 		sim_dump(r.sim, dump_one, &before);
 		sim_dump(twin.sim, dump_one, &twin_before);
@@ -208,7 +208,7 @@ static void reclaim_restores_the_value_found(void **state)
 	sim_run_open(&r, "conflict");
 	sim_run_open(&twin, "conflict");
 	conf_defaults(&conf);
-	conf.uncore_on_conflict = CONF_CONFLICT_RECLAIM;
+	uncore_settings_of(&conf)->on_conflict = CONF_CONFLICT_RECLAIM;
 	before.n = after.n = twin_after.n = 0;
 	sim_dump(r.sim, dump_one, &before);
 	snapshot_release(run_collector(&r, &twin, &conf, 5, &c));
@@ -246,7 +246,7 @@ static void yield_hands_the_counter_over(void **state)
 	sim_run_open(&r, "conflict");
 	sim_run_open(&twin, "conflict");
 	conf_defaults(&conf);
-	conf.uncore_on_conflict = CONF_CONFLICT_YIELD;
+	uncore_settings_of(&conf)->on_conflict = CONF_CONFLICT_YIELD;
 	after.n = twin_after.n = 0;
 	snapshot_release(run_collector(&r, &twin, &conf, 5, &c));
 	sim_dump(r.sim, dump_one, &after);
@@ -337,8 +337,8 @@ static void sim_dram_heatwave_counts_on_socket_1_only(void **state)
 	sim_run_open(&r, "dram-heatwave");
 	sim_run_open(&twin, "dram-heatwave");
 	conf_defaults(&conf);
-	conf.uncore_enabled = true;
-	conf.uncore_default_events = true;
+	uncore_settings_of(&conf)->enabled = true;
+	uncore_settings_of(&conf)->default_events = true;
 	s = run_collector(&r, &twin, &conf, 30, &c);
 	e0 = find_event(s, 0, "dram_thermal_throttled_cycles");
 	e1 = find_event(s, 1, "dram_thermal_throttled_cycles");
@@ -352,6 +352,40 @@ static void sim_dram_heatwave_counts_on_socket_1_only(void **state)
 	sim_run_close(&twin);
 }
 
+/*
+ * What start-up asks before the privilege drop: the uncore counts through
+ * the kernel's perf only with engine = perf and a kernel with the uncore
+ * PMU (the simulated one has it); by default it programs the registers.
+ */
+static void uses_perf_only_when_asked_and_there(void **state)
+{
+	static const struct {
+		const char *text;
+		bool with_perf, want;
+	} cases[] = {
+		{ "", true, false },
+		{ "[uncore]\nengine = perf\n", true, true },
+		{ "[uncore]\nengine = perf\n", false, false },
+		{ "[uncore]\nengine = msr\n", true, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim_run r;
+		struct conf conf;
+		struct conf_errors errs;
+		char err[256];
+
+		sim_run_open(&r, "idle");
+		if (cases[i].with_perf && sim_attach_perf(r.sim, &r.hw, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(conf_load_string("t.conf", cases[i].text, &conf, &errs), 0);
+		assert_non_null(uncore_collector_ops.uses_perf);
+		assert_int_equal(uncore_collector_ops.uses_perf(&conf, r.hw.perf), cases[i].want);
+		sim_run_close(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +394,7 @@ int main(void)
 		cmocka_unit_test(yield_hands_the_counter_over),
 		cmocka_unit_test(sim_dram_heatwave_counts_on_socket_1_only),
 		cmocka_unit_test(sim_uncore_counts_after_perf_uncore_use),
+		cmocka_unit_test(uses_perf_only_when_asked_and_there),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

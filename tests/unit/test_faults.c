@@ -348,7 +348,7 @@ static void conflict_run(enum conf_conflict_policy policy)
 	uint64_t conflicts = 0;
 
 	default_conf(&conf);
-	conf.uncore_on_conflict = policy;
+	uncore_settings_of(&conf)->on_conflict = policy;
 	run_open(&r, "conflict", &conf, false);
 	for (int i = 0; i < 25; i++) {
 		struct snapshot *s = step(&r);
