@@ -8,21 +8,15 @@
 #include "col_engine.h"
 #include "engine_perf.h"
 
-/* The PMU as the configuration names its section, for reasons. */
-static const char *section_of(enum engine_pmu pmu)
-{
-	return pmu == ENGINE_PMU_CORE ? "core" : "uncore";
-}
-
-int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *ps,
-		      struct col_engine_choice *ret)
+int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
+		      struct perf_sys *ps, struct col_engine_choice *ret)
 {
 	char reason[COLLECTOR_TEXT_MAX] = "this backend has no perf interface";
 	int r = -ENODEV;
 
 	memset(ret, 0, sizeof(*ret));
 	if (want == CONF_ENGINE_MSR) {
-		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s]", section_of(pmu));
+		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s]", section);
 		return 0;
 	}
 	if (want == CONF_ENGINE_AUTO && pmu == ENGINE_PMU_NHM_UNCORE) {
@@ -35,13 +29,13 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sy
 	if (r == 0) {
 		ret->perf = true;
 		if (want == CONF_ENGINE_PERF)
-			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section_of(pmu));
+			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section);
 		else
 			snprintf(ret->why, sizeof(ret->why), "the kernel has a core PMU (engine = auto)");
 		return 0;
 	}
 	if (want == CONF_ENGINE_PERF) {
-		snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s], but %s", section_of(pmu),
+		snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s], but %s", section,
 			 reason);
 		return r;
 	}
@@ -68,11 +62,12 @@ static int cpu_socket(void *arg, int cpu)
 }
 
 int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
-		    const struct engine_msr_config *msr, struct engine *ret_engine)
+		    const char *section, const struct engine_msr_config *msr,
+		    struct engine *ret_engine)
 {
 	struct col_engine_choice ch;
 	char err[COLLECTOR_TEXT_MAX];
-	int r = col_engine_choose(want, pmu, c->hw->perf, &ch);
+	int r = col_engine_choose(want, pmu, section, c->hw->perf, &ch);
 
 	if (r < 0) {
 		collector_refuse(c, "%s", ch.why);
