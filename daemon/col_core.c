@@ -13,6 +13,12 @@
  * Offline CPUs: a CPU that was offline at start is opened when it comes
  * online; an open CPU whose read says it is offline is skipped without
  * counting an error, its totals kept.
+ *
+ * [core] per = core or socket exports the sums over the logical CPUs of a
+ * core or a socket instead of one series per CPU (fewer series for a
+ * fleet to store).  A sum holds each CPU's last total while the CPU is
+ * offline or its counter yielded, so it never goes down, and is there
+ * while any CPU of the place counts the event.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,7 +34,16 @@
 #include "event.h"
 #include "pmu.h"
 
+extern const struct collector_ops core_collector_ops;
+
+/* The [core] section, in the collector's block of struct conf. */
+static const struct core_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &core_collector_ops);
+}
+
 #define N_FIXED 3                 /* instructions, cycles, ref cycles */
+#define CORE_MAX_EVENTS 16        /* programmable events, defaults included */
 
 enum cpu_state {
 	CPU_PENDING,       /* not opened yet (offline at start) */
@@ -44,18 +59,170 @@ struct core_cpu {
 	struct cpu_perfmon pm;
 	struct engine_group *group;
 	size_t n_group;            /* the fixed events, then the events that exist here */
-	int slot[SNAPSHOT_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
-	struct engine_event group_events[N_FIXED + SNAPSHOT_MAX_EVENTS];
-	struct engine_reading readings[N_FIXED + SNAPSHOT_MAX_EVENTS];
+	int slot[CORE_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
+	struct engine_event group_events[N_FIXED + CORE_MAX_EVENTS];
+	struct engine_reading readings[N_FIXED + CORE_MAX_EVENTS];
 };
 
 struct core_state {
 	struct engine engine;
 	int n_events;
-	const struct event_spec *events[SNAPSHOT_MAX_EVENTS];
+	const struct event_spec *events[CORE_MAX_EVENTS];
 	int n_cpus;
 	struct core_cpu *cpus;
 };
+
+enum core_per {
+	CORE_PER_CPU,
+	CORE_PER_CORE,
+	CORE_PER_SOCKET,
+};
+
+static const char *const core_per_names[] = { "cpu", "core", "socket", NULL };
+
+/*
+ * The families, in /metrics order, for each setting of per.  In JSON the
+ * per-CPU ones are fields of the cpu objects (SPEC §5a): the fixed
+ * counters always (null when not counted), the rest while the CPU is
+ * counted; the sums are fields of the core or socket objects.
+ */
+static const struct metric_family cpu_instructions = {
+	.name = "uncored_core_instructions_total",
+	.help = "Instructions retired (fixed counter 0).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.signal = METRIC_SIGNAL_INSTRUCTIONS,
+	.json_key = "instructions", .json_order = 10, .json_null = true,
+};
+
+static const struct metric_family cpu_cycles = {
+	.name = "uncored_core_cycles_total", .help = "Unhalted core cycles (fixed counter 1).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.signal = METRIC_SIGNAL_CYCLES,
+	.json_key = "cycles", .json_order = 20, .json_null = true,
+};
+
+static const struct metric_family cpu_ref_cycles = {
+	.name = "uncored_core_ref_cycles_total",
+	.help = "Unhalted reference cycles (fixed counter 2).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.json_key = "ref_cycles", .json_order = 30, .json_null = true,
+};
+
+static const struct metric_family cpu_events = {
+	.name = "uncored_core_events_total", .help = "Programmable core PMU event counts per CPU.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.label = "event", .signal = METRIC_SIGNAL_EVENT_COUNTS,
+	.json_key = "events", .json_order = 40,
+};
+
+/* In the JSON snapshot only: why each event that is not counted is not. */
+static const struct metric_family cpu_unavailable = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_TEXT,
+	.label = "event", .json_key = "unavailable", .json_order = 50,
+};
+
+/* The CPU's conflicts in JSON; /metrics has them in collector_pmu_conflicts. */
+static const struct metric_family cpu_conflicts_json = {
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
+	.json_key = "conflicts", .json_order = 60,
+};
+
+/*
+ * The perf engine's multiplexing ratio (engine.h): the smallest, over the
+ * CPU's events, of time running over time enabled in the last interval.
+ * 1 when nothing was multiplexed; below 1 the kernel took turns with
+ * other events and the counts are estimates scaled by enabled / running.
+ * With per = core or socket, the smallest over the place's CPUs.
+ */
+static const struct metric_family cpu_multiplexing_ratio = {
+	.name = "uncored_core_multiplexing_ratio",
+	.help = "Perf engine: the smallest fraction of the last interval that one of the CPU's "
+		"core events was on a counter (time running over time enabled); below 1 the "
+		"kernel multiplexed them and their counts are scaled by its inverse.",
+	.type = METRIC_GAUGE, .unit = "ratio", .scope = METRIC_SCOPE_CPU, .kind = METRIC_DOUBLE,
+	.json_key = "multiplexing_ratio", .json_order = 70,
+};
+
+#define RATIO_FAMILY(p, scope_, what, order)                                                    \
+	static const struct metric_family p##_multiplexing_ratio = {                           \
+		.name = "uncored_core_multiplexing_ratio",                                     \
+		.help = "Perf engine: the smallest fraction of the last interval that one "    \
+			"core event of one of the " what " was on a counter (time running "    \
+			"over time enabled); below 1 the kernel multiplexed them and their "   \
+			"counts are scaled by its inverse.",                                   \
+		.type = METRIC_GAUGE, .unit = "ratio", .scope = scope_, .kind = METRIC_DOUBLE, \
+		.json_key = "multiplexing_ratio", .json_order = (order),                       \
+	};
+
+RATIO_FAMILY(core, METRIC_SCOPE_CORE, "logical CPUs of the core", 105)
+RATIO_FAMILY(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket",
+	     METRIC_JSON_SOCKET_FIXED + 305)
+
+static const struct metric_family *const ratio_families[3] = {
+	[CORE_PER_CPU] = &cpu_multiplexing_ratio,
+	[CORE_PER_CORE] = &core_multiplexing_ratio,
+	[CORE_PER_SOCKET] = &socket_multiplexing_ratio,
+};
+
+/* The sums of per = core (scope core) and per = socket (scope socket). */
+#define SUM_FAMILIES(p, scope_, what, order)                                                   \
+	static const struct metric_family p##_instructions = {                                 \
+		.name = "uncored_core_instructions_total",                                     \
+		.help = "Instructions retired (fixed counter 0), summed over the " what ".",   \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.signal = METRIC_SIGNAL_INSTRUCTIONS,                                           \
+		.json_key = "instructions", .json_order = (order),                              \
+	};                                                                                      \
+	static const struct metric_family p##_cycles = {                                       \
+		.name = "uncored_core_cycles_total",                                           \
+		.help = "Unhalted core cycles (fixed counter 1), summed over the " what ".",   \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.signal = METRIC_SIGNAL_CYCLES,                                                 \
+		.json_key = "cycles", .json_order = (order) + 1,                                \
+	};                                                                                      \
+	static const struct metric_family p##_ref_cycles = {                                   \
+		.name = "uncored_core_ref_cycles_total",                                       \
+		.help = "Unhalted reference cycles (fixed counter 2), summed over the " what ".", \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.json_key = "ref_cycles", .json_order = (order) + 2,                            \
+	};                                                                                      \
+	static const struct metric_family p##_events = {                                       \
+		.name = "uncored_core_events_total",                                           \
+		.help = "Programmable core PMU event counts, summed over the " what ".",       \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.label = "event", .signal = METRIC_SIGNAL_EVENT_COUNTS,                         \
+		.json_key = "events", .json_order = (order) + 3,                                \
+	};                                                                                      \
+	static const struct metric_family p##_conflicts_json = {                               \
+		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
+		.json_key = "conflicts", .json_order = (order) + 4,                             \
+	};
+
+SUM_FAMILIES(core, METRIC_SCOPE_CORE, "logical CPUs of the core", 100)
+SUM_FAMILIES(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket",
+	     METRIC_JSON_SOCKET_FIXED + 300)
+
+static const struct metric_family *const core_families[] = {
+	&cpu_multiplexing_ratio, &core_multiplexing_ratio, &socket_multiplexing_ratio,
+	&cpu_instructions, &core_instructions, &socket_instructions,
+	&cpu_cycles, &core_cycles, &socket_cycles,
+	&cpu_ref_cycles, &core_ref_cycles, &socket_ref_cycles,
+	&cpu_events, &core_events, &socket_events,
+	&collector_pmu_conflicts,
+	&cpu_unavailable, &cpu_conflicts_json, &core_conflicts_json, &socket_conflicts_json,
+};
+
+/* Each setting's families: the fixed counters, the events, the JSON conflicts. */
+static const struct metric_family *const per_families[3][N_FIXED + 2] = {
+	[CORE_PER_CPU] = { &cpu_instructions, &cpu_cycles, &cpu_ref_cycles, &cpu_events,
+			   &cpu_conflicts_json },
+	[CORE_PER_CORE] = { &core_instructions, &core_cycles, &core_ref_cycles, &core_events,
+			    &core_conflicts_json },
+	[CORE_PER_SOCKET] = { &socket_instructions, &socket_cycles, &socket_ref_cycles,
+			      &socket_events, &socket_conflicts_json },
+};
+
+static const struct metric_family *const *const fixed_families = per_families[CORE_PER_CPU];
 
 /* The fixed-counter events in the core PMU's encoding (hardware.md §5.3). */
 static const struct engine_event fixed_events[N_FIXED] = {
@@ -84,19 +251,19 @@ static int collect_events(struct collector *c, struct core_state *st)
 	size_t n_defaults = 0;
 	size_t total;
 
-	if (c->conf->core_default_events)
+	if (settings(c->conf)->default_events)
 		defaults = event_defaults(EVENT_PMU_CORE, &n_defaults);
-	total = n_defaults + (size_t)c->conf->n_core_events;
-	if (total > SNAPSHOT_MAX_EVENTS) {
+	total = n_defaults + (size_t)settings(c->conf)->n_events;
+	if (total > CORE_MAX_EVENTS) {
 		collector_refuse(c,
 				 "%zu core events configured (defaults included), at most %d can be counted",
-				 total, SNAPSHOT_MAX_EVENTS);
+				 total, CORE_MAX_EVENTS);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n_defaults; i++)
 		st->events[st->n_events++] = defaults[i];
-	for (int i = 0; i < c->conf->n_core_events; i++) {
-		const struct event_spec *ev = &c->conf->core_events[i].spec;
+	for (int i = 0; i < settings(c->conf)->n_events; i++) {
+		const struct event_spec *ev = &settings(c->conf)->events[i].spec;
 
 		/* One name is one metric series: a default configured again counts once. */
 		if (find_event(st, ev->name)) {
@@ -326,21 +493,22 @@ static int core_start(struct collector *c)
 	unsigned failed;
 	int err, ignored;
 
-	if (!c->conf->core_enabled) {
+	if (!settings(c->conf)->enabled) {
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	ecfg.policy = c->conf->core_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
+	ecfg.policy = settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
 									    ENGINE_YIELD;
 	st->cpus = calloc((size_t)(c->topo->n_cpus ? c->topo->n_cpus : 1), sizeof(*st->cpus));
 	if (!st->cpus) {
 		core_free(st);
 		return -ENOMEM;
 	}
-	err = col_engine_open(c, c->conf->core_engine, ENGINE_PMU_CORE, &ecfg, &st->engine);
+	err = col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_CORE,
+			      c->ops->conf_section->name, &ecfg, &st->engine);
 	if (err) {
 		core_free(st);
 		return err;
@@ -456,36 +624,164 @@ static uint64_t cpu_conflicts(const struct core_cpu *cc)
 	return n;
 }
 
-/* events: st->n_events entries of s for this CPU (NULL when s had no memory). */
-static void fill_cpu(struct snapshot *s, const struct core_state *st, const struct core_cpu *cc,
-		     struct snapshot_cpu *sp, struct snapshot_event *events)
+/*
+ * cc's multiplexing ratio into *ratio when the perf engine read it this
+ * sample (the msr engine never multiplexes).  Returns whether it did.
+ */
+static bool cpu_ratio(const struct collector *c, const struct core_cpu *cc, double *ratio)
 {
-	const struct engine_reading *f[N_FIXED];
+	double r = 2.0;
 
-	sp->conflicts = cpu_conflicts(cc);
+	if (!c->engine || strcmp(c->engine, "perf") != 0 || !cc->is_fresh)
+		return false;
+	for (size_t i = 0; i < cc->n_group; i++)
+		if (cc->readings[i].enabled_ns > 0 && engine_reading_ratio(&cc->readings[i]) < r)
+			r = engine_reading_ratio(&cc->readings[i]);
+	if (r > 1.0)
+		return false;
+	*ratio = r;
+	return true;
+}
+
+/* Add cc's multiplexing ratio to s when the perf engine read it this sample. */
+static void add_ratio(const struct collector *c, const struct core_cpu *cc, struct snapshot *s)
+{
+	double ratio;
+
+	if (cpu_ratio(c, cc, &ratio))
+		snapshot_add_sample(s, &cpu_multiplexing_ratio, cc->cpu, NULL, 0, ratio);
+}
+
+/* The values of a CPU read this sample. */
+static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_state *st,
+		     const struct core_cpu *cc)
+{
+	uint64_t conflicts = cpu_conflicts(cc);
+
 	if (!cc->is_fresh)
 		return;
-	for (unsigned i = 0; i < N_FIXED; i++)
-		f[i] = reading_of(cc, (int)i);
-	sp->has_core_pmu = true;
-	sp->has_instructions = f[0] && f[0]->state == ENGINE_COUNTING;
-	sp->instructions = f[0] ? f[0]->total : 0;
-	sp->has_cycles = f[1] && f[1]->state == ENGINE_COUNTING;
-	sp->cycles = f[1] ? f[1]->total : 0;
-	sp->has_ref_cycles = f[2] && f[2]->state == ENGINE_COUNTING;
-	sp->ref_cycles = f[2] ? f[2]->total : 0;
-	sp->events = events;
-	/* On ENOMEM the events filled so far are kept. */
-	for (int k = 0; k < st->n_events && events; k++) {
-		const struct engine_reading *r = reading_of(cc, cc->slot[k]);
-		bool available = r && r->state == ENGINE_COUNTING;
-		char buf[128];
-		const char *reason = available ? "" : event_reason(st, cc, k, buf, sizeof(buf));
+	for (unsigned i = 0; i < N_FIXED; i++) {
+		const struct engine_reading *r = reading_of(cc, (int)i);
 
-		if (snapshot_set_event(s, &events[k], st->events[k]->name, available,
-				       r ? r->total : 0, reason) < 0)
-			break;
-		sp->n_events = k + 1;
+		if (r && r->state == ENGINE_COUNTING)
+			snapshot_add_sample(s, fixed_families[i], cc->cpu, NULL, r->total, 0);
+	}
+	/* The objects exist, empty or not. */
+	snapshot_add_sample(s, &cpu_events, cc->cpu, NULL, 0, 0);
+	snapshot_add_sample(s, &cpu_unavailable, cc->cpu, NULL, 0, 0);
+	for (int k = 0; k < st->n_events; k++) {
+		const struct engine_reading *r = reading_of(cc, cc->slot[k]);
+		char buf[128];
+
+		if (r && r->state == ENGINE_COUNTING)
+			snapshot_add_sample(s, &cpu_events, cc->cpu, st->events[k]->name, r->total, 0);
+		else
+			snapshot_add_text(s, &cpu_unavailable, cc->cpu, st->events[k]->name,
+					  event_reason(st, cc, k, buf, sizeof(buf)));
+	}
+	collector_add_conflicts(c, s, -1, -1, cc->cpu, conflicts);
+	snapshot_add_sample(s, &cpu_conflicts_json, cc->cpu, NULL, conflicts, 0);
+}
+
+/* Totals summed over the CPUs of one place (per = core or socket). */
+struct core_sum {
+	uint64_t total[N_FIXED + CORE_MAX_EVENTS];   /* the fixed events, then st->events */
+	bool counts[N_FIXED + CORE_MAX_EVENTS];      /* some CPU of the place counts it now */
+	uint64_t conflicts;
+	bool any;                                    /* some CPU of the place has been read */
+	bool has_ratio;                              /* some CPU's ratio was read this sample */
+	double ratio;                                /* the smallest of them */
+};
+
+static const struct core_cpu *find_cpu(const struct core_state *st, int cpu)
+{
+	if (cpu >= 0 && cpu < st->n_cpus && st->cpus[cpu].cpu == cpu)
+		return &st->cpus[cpu];
+	for (int i = 0; i < st->n_cpus; i++)
+		if (st->cpus[i].cpu == cpu)
+			return &st->cpus[i];
+	return NULL;
+}
+
+/*
+ * Add the totals of cpus[0..n) into sum: each CPU's last read, held while
+ * it is not read; and the smallest multiplexing ratio read this sample.
+ */
+static void sum_cpus(const struct collector *c, const struct core_state *st, const int *cpus,
+		     int n, struct core_sum *sum)
+{
+	for (int i = 0; i < n; i++) {
+		const struct core_cpu *cc = find_cpu(st, cpus[i]);
+		double ratio;
+
+		if (!cc || !cc->has_read)
+			continue;
+		sum->any = true;
+		if (cpu_ratio(c, cc, &ratio) && (!sum->has_ratio || ratio < sum->ratio)) {
+			sum->ratio = ratio;
+			sum->has_ratio = true;
+		}
+		sum->conflicts += cpu_conflicts(cc);
+		for (int k = 0; k < N_FIXED + st->n_events; k++) {
+			const struct engine_reading *r =
+				reading_of(cc, k < N_FIXED ? k : cc->slot[k - N_FIXED]);
+
+			if (!r)
+				continue;
+			sum->total[k] += r->total;
+			sum->counts[k] |= r->state == ENGINE_COUNTING;
+		}
+	}
+}
+
+/*
+ * The sums of one place: where by the families' scope (a core's first CPU,
+ * a socket id), socket and core (-1 for a socket) for the conflicts labels.
+ */
+static void fill_sum(struct collector *c, struct snapshot *s, const struct core_state *st,
+		     enum core_per per, int where, int socket, int core, const struct core_sum *sum)
+{
+	const struct metric_family *const *fam = per_families[per];
+
+	if (!sum->any)
+		return;
+	if (sum->has_ratio)
+		snapshot_add_sample(s, ratio_families[per], where, NULL, 0, sum->ratio);
+	for (int k = 0; k < N_FIXED; k++)
+		if (sum->counts[k])
+			snapshot_add_sample(s, fam[k], where, NULL, sum->total[k], 0);
+	snapshot_add_sample(s, fam[N_FIXED], where, NULL, 0, 0);
+	for (int k = 0; k < st->n_events; k++)
+		if (sum->counts[N_FIXED + k])
+			snapshot_add_sample(s, fam[N_FIXED], where, st->events[k]->name,
+					    sum->total[N_FIXED + k], 0);
+	collector_add_conflicts(c, s, socket, core, -1, sum->conflicts);
+	snapshot_add_sample(s, fam[N_FIXED + 1], where, NULL, sum->conflicts, 0);
+}
+
+/* The sums per core or per socket (per_families). */
+static void fill_sums(struct collector *c, struct snapshot *s, const struct core_state *st,
+		      enum core_per per)
+{
+	for (int i = 0; i < c->topo->n_sockets; i++) {
+		const struct cpu_socket *cs = &c->topo->sockets[i];
+		struct core_sum sum;
+
+		if (per == CORE_PER_SOCKET) {
+			memset(&sum, 0, sizeof(sum));
+			sum_cpus(c, st, cs->cpus, cs->n_cpus, &sum);
+			fill_sum(c, s, st, per, cs->socket, cs->socket, -1, &sum);
+			continue;
+		}
+		for (int j = 0; j < cs->n_cores; j++) {
+			const struct cpu_core *cr = &cs->cores[j];
+
+			if (cr->n_cpus <= 0)
+				continue;
+			memset(&sum, 0, sizeof(sum));
+			sum_cpus(c, st, cr->cpus, cr->n_cpus, &sum);
+			fill_sum(c, s, st, per, cr->cpus[0], cs->socket, cr->core, &sum);
+		}
 	}
 }
 
@@ -533,56 +829,24 @@ static bool note_states(struct collector *c, const struct core_state *st)
 	return counts;
 }
 
-/*
- * The perf engine's multiplexing ratio (engine.h): the smallest, over the
- * CPU's events, of time running over time enabled in the last interval.
- * 1 when nothing was multiplexed; below 1 the kernel took turns with
- * other events and the counts are estimates scaled by enabled / running.
- */
-static const struct metric_family multiplexing_ratio = {
-	.name = "uncored_core_multiplexing_ratio",
-	.help = "Perf engine: the smallest fraction of the last interval that one of the CPU's "
-		"core events was on a counter (time running over time enabled); below 1 the "
-		"kernel multiplexed them and their counts are scaled by its inverse.",
-	.type = METRIC_GAUGE, .unit = "ratio", .scope = METRIC_SCOPE_CPU, .kind = METRIC_DOUBLE,
-	.json_key = "multiplexing_ratio",
-};
-
-static const struct metric_family *const core_families[] = { &multiplexing_ratio };
-
-/* Add cc's multiplexing ratio to s when the perf engine read it this sample. */
-static void add_ratio(const struct collector *c, const struct core_cpu *cc, struct snapshot *s)
-{
-	double ratio = 2.0;
-
-	if (!c->engine || strcmp(c->engine, "perf") != 0 || !cc->is_fresh)
-		return;
-	for (size_t i = 0; i < cc->n_group; i++)
-		if (cc->readings[i].enabled_ns > 0 && engine_reading_ratio(&cc->readings[i]) < ratio)
-			ratio = engine_reading_ratio(&cc->readings[i]);
-	if (ratio <= 1.0)
-		snapshot_add_sample(s, &multiplexing_ratio, cc->cpu, NULL, 0, ratio);
-}
-
 static void core_sample(struct collector *c, struct snapshot *s)
 {
 	struct core_state *st = c->state;
-	struct snapshot_event *events;
 	bool counts;
 
 	if (!st)
 		return;
-	events = snapshot_alloc_events(s, (size_t)st->n_cpus * (size_t)st->n_events);
 	for (int i = 0; i < st->n_cpus; i++) {
 		struct core_cpu *cc = &st->cpus[i];
-		struct snapshot_cpu *sp;
 
 		sample_cpu(c, st, cc);
-		sp = snapshot_cpu(s, cc->cpu);
-		if (sp)
-			fill_cpu(s, st, cc, sp, events ? &events[(size_t)i * (size_t)st->n_events] : NULL);
-		add_ratio(c, cc, s);
+		if (s && settings(c->conf)->per == CORE_PER_CPU) {
+			fill_cpu(c, s, st, cc);
+			add_ratio(c, cc, s);
+		}
 	}
+	if (s && settings(c->conf)->per != CORE_PER_CPU)
+		fill_sums(c, s, st, settings(c->conf)->per);
 	/* Up only while something is counted. */
 	counts = note_states(c, st);
 	c->up = counts;
@@ -658,66 +922,67 @@ static void core_list_events(const struct cpu_info *info, struct strbuf *out)
 
 static void core_check_conf(const struct conf *conf, struct conf_check *chk)
 {
+	const struct core_settings *cs = settings(conf);
 	char taken[96];
-	int i = conf_check_events(chk, conf->core_events, conf->n_core_events, EVENT_PMU_CORE,
-				  conf->core_default_events, CONF_MAX_CORE_EVENTS, taken,
-				  sizeof(taken));
+	int i = conf_check_events(chk, cs->events, cs->n_events, EVENT_PMU_CORE, cs->default_events,
+				  CONF_MAX_CORE_EVENTS, taken, sizeof(taken));
 
 	if (i >= 0)
-		conf_check_error(chk, conf->core_events[i].line, "event",
+		conf_check_error(chk, cs->events[i].line, "event",
 				 "event '%s' does not fit: at most %d core events, and %d are already "
 				 "taken by %s (the CPU's own counter count, from CPUID, is checked at "
-				 "start)", conf->core_events[i].spec.name, CONF_MAX_CORE_EVENTS,
+				 "start)", cs->events[i].spec.name, CONF_MAX_CORE_EVENTS,
 				 CONF_MAX_CORE_EVENTS, taken);
 }
 
 static const struct conf_key core_keys[] = {
-	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(core_enabled), .def = "yes" },
-	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(core_default_events), .def = "yes" },
-	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(core_on_conflict),
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct core_settings, enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_SETTING(struct core_settings, default_events),
+	  .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_SETTING(struct core_settings, on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
+	{ "per", CONF_KIND_ENUM, CONF_SETTING(struct core_settings, per), .names = core_per_names,
+	  .def = "cpu" },
 	/* auto = perf wherever the kernel has a core PMU, else msr. */
-	{ "engine", CONF_KIND_ENUM, CONF_FIELD(core_engine), .names = conf_engine_names,
-	  .def = "auto" },
-	{ "event", CONF_KIND_EVENT, CONF_FIELD(core_events), .pmu = EVENT_PMU_CORE,
-	  .count_offset = offsetof(struct conf, n_core_events) },
+	{ "engine", CONF_KIND_ENUM, CONF_SETTING(struct core_settings, engine),
+	  .names = conf_engine_names, .def = "auto", .restart = true },
+	{ "event", CONF_KIND_EVENT, CONF_SETTING(struct core_settings, events),
+	  .pmu = EVENT_PMU_CORE,
+	  .count_offset = offsetof(struct core_settings, n_events) },
 };
 
 static const struct conf_section core_conf_section = {
 	.name = "core", .keys = core_keys, .n_keys = sizeof(core_keys) / sizeof(core_keys[0]),
 	.check = core_check_conf,
+	.settings_size = sizeof(struct core_settings),
 };
 
 static bool core_is_enabled(const struct conf *conf)
 {
-	return conf->core_enabled;
+	return settings(conf)->enabled;
 }
 
-/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
+/* engine is not asked about: it takes effect at restart (its key's restart flag). */
 static bool core_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return old->core_enabled != new->core_enabled ||
-	       old->core_default_events != new->core_default_events ||
-	       old->core_on_conflict != new->core_on_conflict ||
-	       !conf_events_equal(old->core_events, old->n_core_events,
-				  new->core_events, new->n_core_events);
+	const struct core_settings *a = settings(old), *b = settings(new);
+
+	return a->enabled != b->enabled || a->default_events != b->default_events ||
+	       a->on_conflict != b->on_conflict || a->per != b->per ||
+	       !conf_events_equal(a->events, a->n_events, b->events, b->n_events);
 }
 
-static void core_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
+/* The engine choice start-up makes (col_engine.h), asked before the privilege drop. */
+static bool core_uses_perf(const struct conf *conf, struct perf_sys *ps)
 {
-	for (int i = 0; i < src->n_cpus; i++) {
-		const struct snapshot_cpu *b = &src->cpus[i];
-		struct snapshot_cpu *d = snapshot_cpu(dst, b->cpu);
+	struct col_engine_choice ch;
 
-		if (!d)
-			continue;
-		d->instructions = snapshot_add_signed(d->instructions, b->instructions, sign);
-		d->cycles = snapshot_add_signed(d->cycles, b->cycles, sign);
-		d->ref_cycles = snapshot_add_signed(d->ref_cycles, b->ref_cycles, sign);
-		d->conflicts = snapshot_add_signed(d->conflicts, b->conflicts, sign);
-		snapshot_add_event_totals(d->events, d->n_events, b->events, b->n_events, sign);
-	}
+	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_CORE, core_conf_section.name,
+				 ps, &ch) == 0 && ch.perf;
 }
+
+_Static_assert(sizeof(struct core_settings) <= CONF_SETTINGS_BYTES,
+	       "the [core] settings fit the collector's block of struct conf");
 
 const struct collector_ops core_collector_ops = {
 	.name = "core",
@@ -730,6 +995,6 @@ const struct collector_ops core_collector_ops = {
 	.list_events = core_list_events,
 	.is_enabled = core_is_enabled,
 	.conf_changed = core_conf_changed,
-	.add_totals = core_add_totals,
+	.uses_perf = core_uses_perf,
 };
 

@@ -5,9 +5,25 @@
 #ifndef UNCORED_COL_CORE_H
 #define UNCORED_COL_CORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "collector.h"
+#include "conf.h"
+
+/*
+ * The [core] section (uncored.conf(5)), kept in the collector's block of
+ * struct conf (collector_settings()); the tests write it there directly.
+ */
+struct core_settings {
+	bool enabled;
+	bool default_events;
+	enum conf_conflict_policy on_conflict;
+	int per;                          /* enum core_per of col_core.c: cpu, core, socket */
+	enum conf_engine engine;          /* used from start-up on; a reload keeps the running one */
+	int n_events;
+	struct conf_event events[CONF_MAX_EVENTS];
+};
 
 /* Events per second the wrap-safety check assumes a counter can see. */
 #define CORE_MAX_EVENT_RATE_HZ 6e9

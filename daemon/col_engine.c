@@ -9,21 +9,6 @@
 #include "engine_perf.h"
 #include "uncore_unit.h"
 
-/* The PMU as the configuration names its section, for reasons. */
-static const char *section_of(enum engine_pmu pmu)
-{
-	switch (pmu) {
-	case ENGINE_PMU_CORE:
-		return "core";
-	case ENGINE_PMU_PCU:
-		return "pcu";
-	case ENGINE_PMU_IMC:
-		return "imc";
-	default:
-		return "uncore";
-	}
-}
-
 /* What the kernel has when engine = auto chooses perf. */
 static const char *kernel_has(enum engine_pmu pmu)
 {
@@ -40,8 +25,8 @@ static const char *kernel_has(enum engine_pmu pmu)
 }
 
 /* col_engine_choose; with_msr false: the PMU has no msr path on this CPU. */
-static int choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *ps, bool with_msr,
-		  struct col_engine_choice *ret)
+static int choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
+		  struct perf_sys *ps, bool with_msr, struct col_engine_choice *ret)
 {
 	char reason[COLLECTOR_TEXT_MAX] = "this backend has no perf interface";
 	int r = -ENODEV;
@@ -49,11 +34,11 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *p
 	memset(ret, 0, sizeof(*ret));
 	if (want == CONF_ENGINE_MSR && !with_msr) {
 		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s], but this CPU's %s "
-			 "cannot be counted through MSRs", section_of(pmu), section_of(pmu));
+			 "cannot be counted through MSRs", section, section);
 		return -ENODEV;
 	}
 	if (want == CONF_ENGINE_MSR) {
-		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s]", section_of(pmu));
+		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s]", section);
 		return 0;
 	}
 	if (want == CONF_ENGINE_AUTO && pmu == ENGINE_PMU_NHM_UNCORE) {
@@ -66,30 +51,30 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *p
 	if (r == 0) {
 		ret->perf = true;
 		if (want == CONF_ENGINE_PERF)
-			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section_of(pmu));
+			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section);
 		else
 			snprintf(ret->why, sizeof(ret->why), "%s (engine = auto)", kernel_has(pmu));
 		return 0;
 	}
 	if (want == CONF_ENGINE_PERF) {
-		snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s], but %s", section_of(pmu),
+		snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s], but %s", section,
 			 reason);
 		return r;
 	}
 	if (!with_msr) {
 		/* Nothing to fall back to: the machine lacks the facility. */
 		snprintf(ret->why, sizeof(ret->why), "this CPU's %s is counted through perf only, "
-			 "and %s", section_of(pmu), reason);
+			 "and %s", section, reason);
 		return -ENOTSUP;
 	}
 	snprintf(ret->why, sizeof(ret->why), "%s; engine = auto falls back to msr", reason);
 	return 0;
 }
 
-int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *ps,
-		      struct col_engine_choice *ret)
+int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
+		      struct perf_sys *ps, struct col_engine_choice *ret)
 {
-	return choose(want, pmu, ps, true, ret);
+	return choose(want, pmu, section, ps, true, ret);
 }
 
 /* For the perf engine: CPU online state and packages, from the collector's context. */
@@ -113,11 +98,12 @@ static int cpu_socket(void *arg, int cpu)
 }
 
 int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
-		    const struct engine_msr_config *msr, struct engine *ret_engine)
+		    const char *section, const struct engine_msr_config *msr,
+		    struct engine *ret_engine)
 {
 	struct col_engine_choice ch;
 	char err[COLLECTOR_TEXT_MAX];
-	int r = choose(want, pmu, c->hw->perf, msr != NULL, &ch);
+	int r = choose(want, pmu, section, c->hw->perf, msr != NULL, &ch);
 
 	if (r < 0) {
 		collector_refuse(c, "%s", ch.why);

@@ -1,8 +1,8 @@
 /*
  * Which counter engine a PMU collector counts with (engine.h), and why.
  *
- * The choice weighs the collector's engine key ([core] engine, [uncore]
- * engine: auto, perf or msr) against what the kernel behind hw->perf has
+ * The choice weighs the collector's engine key (engine = auto, perf or
+ * msr in its section) against what the kernel behind hw->perf has
  * (engine_perf_probe):
  *   - msr: the msr engine;
  *   - perf: the perf engine when the kernel has the PMU, else the
@@ -17,7 +17,8 @@
  *   - the iMC, and the PCU from Sapphire Rapids on, have no msr path: a
  *     kernel without their PMUs means the facility is missing.
  * Collectors choose at start, and start-up asks the same question to
- * decide which privilege the hardware side keeps (main.c).  This module
+ * decide which privilege the hardware side keeps (collector_ops
+ * uses_perf, asked by main.c).  This module
  * does not log; the sampler logs the choice once per collector start.
  */
 #ifndef UNCORED_COL_ENGINE_H
@@ -38,14 +39,15 @@ struct col_engine_choice {
 };
 
 /*
- * Choose for pmu, given the configured want and the kernel's perf
- * interface ps (NULL: the backend has none).  0 with *ret filled, or
+ * Choose for pmu, given the configured want (the engine key of
+ * [section], named in the reasons) and the kernel's perf interface ps
+ * (NULL: the backend has none).  0 with *ret filled, or
  * -ENODEV (or the probe's negative errno) when want is perf and the
  * kernel cannot give it: ret->why then says why, for the collector's
  * refusal.
  */
-int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sys *ps,
-		      struct col_engine_choice *ret);
+int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
+		      struct perf_sys *ps, struct col_engine_choice *ret);
 
 /*
  * Choose for c (its hw->perf) as above and build the engine into
@@ -60,6 +62,7 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, struct perf_sy
  * not there, -ENOMEM, or the perf engine's error.
  */
 int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
-		    const struct engine_msr_config *msr, struct engine *ret_engine);
+		    const char *section, const struct engine_msr_config *msr,
+		    struct engine *ret_engine);
 
 #endif

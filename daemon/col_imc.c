@@ -241,7 +241,8 @@ static int imc_start(struct collector *c)
 	 * virtual machine, a BIOS that hides the iMC PMON devices) is a
 	 * missing facility.  No [imc] engine key: there is nothing to choose.
 	 */
-	r = col_engine_open(c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, NULL, &st->engine);
+	r = col_engine_open(c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, imc_conf_section.name, NULL,
+			    &st->engine);
 	if (r < 0) {
 		free(st);
 		return r;
@@ -380,6 +381,19 @@ static bool imc_conf_changed(const struct conf *old, const struct conf *new)
 	return memcmp(settings(old), settings(new), sizeof(struct imc_settings)) != 0;
 }
 
+/* Whether it counts through perf (now or once a reload enables it): where the kernel has uncore_imc_N. */
+static bool imc_uses_perf(const struct conf *conf, struct perf_sys *ps)
+{
+	struct col_engine_choice ch;
+
+	(void)conf;
+	return col_engine_choose(CONF_ENGINE_PERF, ENGINE_PMU_IMC, imc_conf_section.name, ps,
+				 &ch) == 0;
+}
+
+_Static_assert(sizeof(struct imc_settings) <= CONF_SETTINGS_BYTES,
+	       "the [imc] settings fit the collector's block of struct conf");
+
 const struct collector_ops imc_collector_ops = {
 	.name = "imc",
 	.start = imc_start,
@@ -392,4 +406,5 @@ const struct collector_ops imc_collector_ops = {
 	.throttle_signals = imc_throttle_signals,
 	.is_enabled = imc_is_enabled,
 	.conf_changed = imc_conf_changed,
+	.uses_perf = imc_uses_perf,
 };

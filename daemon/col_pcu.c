@@ -208,7 +208,7 @@ static int choose_engine(struct collector *c, struct pcu_state *st)
 		.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns, .now_arg = c->hw,
 	};
 
-	return col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_PCU,
+	return col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_PCU, pcu_conf_section.name,
 			       st->xu->pcu_msr ? &cfg : NULL, &st->engine);
 }
 
@@ -393,6 +393,22 @@ static bool pcu_conf_changed(const struct conf *old, const struct conf *new)
 	return memcmp(settings(old), settings(new), sizeof(struct pcu_settings)) != 0;
 }
 
+/*
+ * Whether it counts through perf with conf: where the kernel has uncore_pcu
+ * and [pcu] engine is not msr.  Asked before the CPU is known, so a kernel
+ * with the PMU is enough (only a server uncore has it).
+ */
+static bool pcu_uses_perf(const struct conf *conf, struct perf_sys *ps)
+{
+	struct col_engine_choice ch;
+
+	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_PCU, pcu_conf_section.name, ps,
+				 &ch) == 0 && ch.perf;
+}
+
+_Static_assert(sizeof(struct pcu_settings) <= CONF_SETTINGS_BYTES,
+	       "the [pcu] settings fit the collector's block of struct conf");
+
 const struct collector_ops pcu_collector_ops = {
 	.name = "pcu",
 	.start = pcu_start,
@@ -405,4 +421,5 @@ const struct collector_ops pcu_collector_ops = {
 	.throttle_signals = pcu_throttle_signals,
 	.is_enabled = pcu_is_enabled,
 	.conf_changed = pcu_conf_changed,
+	.uses_perf = pcu_uses_perf,
 };

@@ -7,7 +7,7 @@
  * the ownership rule and the conflict policy, and puts every register back
  * on stop.  It does not log; it reports through the collector status
  * (an event not counted is a degradation with the engine's reason) and the
- * snapshot.
+ * families it declares.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -16,14 +16,23 @@
 #include <string.h>
 #include <time.h>
 
+#include "col_engine.h"
+#include "col_uncore.h"
 #include "collector.h"
 #include "counter.h"
-#include "col_engine.h"
 #include "engine_msr.h"
 #include "event.h"
 #include "pmu.h"
 #include "msr.h"
 #include "throttle_signal.h"
+
+extern const struct collector_ops uncore_collector_ops;
+
+/* The [uncore] section, in the collector's block of struct conf. */
+static const struct uncore_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &uncore_collector_ops);
+}
 
 /*
  * A generous upper bound of the uncore clock.  Real parts run UCLK at
@@ -32,7 +41,7 @@
  */
 #define UNCORE_MAX_CLOCK_HZ 4e9
 
-#define UNCORE_MAX_EVENTS SNAPSHOT_MAX_EVENTS
+#define UNCORE_MAX_EVENTS 16
 
 struct uncore_event {
 	const struct event_spec *spec;   /* into uncore_state.specs */
@@ -64,12 +73,55 @@ struct uncore_state {
 	struct uncore_socket *sockets;
 };
 
+/*
+ * The families, in /metrics order; in JSON they are the socket's "uncore"
+ * object (SPEC §5a), which exists while the socket is counted.
+ */
+static const struct metric_family uncore_clockticks;
+
+static const struct metric_family uncore_events = {
+	.name = "uncored_uncore_events_total", .help = "Uncore PMU event counts per socket.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "event", .signal = METRIC_SIGNAL_EVENT_COUNTS,
+	.json_key = "events", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED + 1,
+	.table_title = "uncore events", .table_percent_of = &uncore_clockticks,
+	.table_percent_label = EVENT_DRAM_THERMAL_THROTTLED,
+};
+
+static const struct metric_family uncore_clockticks = {
+	.name = "uncored_uncore_clockticks_total",
+	.help = "Uncore fixed counter (uncore clock ticks).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.signal = METRIC_SIGNAL_CLOCK,
+	.json_key = "clockticks", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED,
+	.json_null = true, .table_title = "uncore clockticks",
+};
+
+/* In the JSON snapshot only: why each event that is not counted is not. */
+static const struct metric_family uncore_unavailable = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_TEXT,
+	.label = "event", .json_key = "unavailable", .json_group = "uncore",
+	.json_order = METRIC_JSON_SOCKET_FIXED + 2,
+	.table_title = "unavailable",
+};
+
+/* The socket's conflicts in JSON; /metrics has them in collector_pmu_conflicts. */
+static const struct metric_family uncore_conflicts = {
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.json_key = "conflicts", .json_group = "uncore", .json_order = METRIC_JSON_SOCKET_FIXED + 3,
+};
+
+static const struct metric_family *const uncore_families[] = {
+	&uncore_events, &uncore_clockticks, &collector_pmu_conflicts, &uncore_unavailable,
+	&uncore_conflicts,
+};
+
 /* Whether the collector is on and this model has the Nehalem/Westmere uncore PMU. */
 static int check_facility(struct collector *c)
 {
 	const struct cpu_info *info = c->info;
 
-	if (!c->conf->uncore_enabled) {
+	if (!settings(c->conf)->enabled) {
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
@@ -118,7 +170,7 @@ static int build_event_list(struct collector *c, struct uncore_state *st)
 	const struct conf *conf = c->conf;
 	int err;
 
-	if (conf->uncore_default_events) {
+	if (settings(conf)->default_events) {
 		size_t n;
 		const struct event_spec *const *defaults = event_defaults(EVENT_PMU_UNCORE, &n);
 
@@ -128,8 +180,8 @@ static int build_event_list(struct collector *c, struct uncore_state *st)
 				return err;
 		}
 	}
-	for (int i = 0; i < conf->n_uncore_events; i++) {
-		err = add_spec(c, st, &conf->uncore_events[i].spec);
+	for (int i = 0; i < settings(conf)->n_events; i++) {
+		err = add_spec(c, st, &settings(conf)->events[i].spec);
 		if (err)
 			return err;
 	}
@@ -340,13 +392,14 @@ static int uncore_start(struct collector *c)
 	if (!st)
 		return -ENOMEM;
 	c->state = st;
-	ecfg.policy = c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
+	ecfg.policy = settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
 									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
 	if (!st->sockets)
 		return fail_start(c, st, -ENOMEM);
-	err = col_engine_open(c, c->conf->uncore_engine, ENGINE_PMU_NHM_UNCORE, &ecfg, &st->engine);
+	err = col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_NHM_UNCORE,
+			      c->ops->conf_section->name, &ecfg, &st->engine);
 	if (err)
 		return fail_start(c, st, err);
 	err = build_event_list(c, st);
@@ -384,7 +437,7 @@ static bool sample_socket(struct collector *c, struct uncore_state *st, struct u
 			c->errors++;
 		counts |= r->state == ENGINE_COUNTING;
 		if (r->conflicts > us->seen_conflicts[i] && r->state == ENGINE_COUNTING &&
-		    c->conf->uncore_on_conflict == CONF_CONFLICT_RECLAIM)
+		    settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM)
 			collector_note(c, "socket %d: uncore %s was reprogrammed by another agent "
 				       "and reclaimed; the counts of that interval are lost",
 				       us->socket, us->group_events[i].name);
@@ -403,36 +456,37 @@ static uint64_t socket_conflicts(const struct uncore_socket *us)
 	return n;
 }
 
-static void fill_snapshot(const struct uncore_socket *us, struct snapshot *s)
+/* The socket's values, while its group is open (totals held when a read failed). */
+static void fill_snapshot(struct collector *c, const struct uncore_socket *us, struct snapshot *s)
 {
-	struct snapshot_socket *ss = snapshot_socket(s, us->socket);
 	const struct engine_reading *clock = us->has_read ? &us->readings[us->clock_slot] : NULL;
+	uint64_t conflicts = socket_conflicts(us);
 
-	if (!ss)
+	if (!us->is_up)
 		return;
-	ss->has_uncore = us->is_up;
-	ss->has_uncore_clockticks = us->is_up && clock && clock->state == ENGINE_COUNTING;
-	ss->uncore_clockticks = clock ? clock->total : 0;
-	ss->uncore_conflicts = socket_conflicts(us);
-	ss->uncore_events = snapshot_alloc_events(s, (size_t)us->n_events);
-	if (!ss->uncore_events)
-		return;
-	/* On ENOMEM the events filled so far are kept. */
+	if (clock && clock->state == ENGINE_COUNTING)
+		snapshot_add_sample(s, &uncore_clockticks, us->socket, NULL, clock->total, 0);
+	/* The objects exist, empty or not. */
+	snapshot_add_sample(s, &uncore_events, us->socket, NULL, 0, 0);
+	snapshot_add_sample(s, &uncore_unavailable, us->socket, NULL, 0, 0);
 	for (int i = 0; i < us->n_events; i++) {
 		const struct uncore_event *ev = &us->events[i];
 		const struct engine_reading *r = ev->slot >= 0 && us->has_read ?
 						 &us->readings[ev->slot] : NULL;
-		bool available = us->is_up && r && r->state == ENGINE_COUNTING;
 		const char *reason = ev->reason;
 		char buf[COLLECTOR_TEXT_MAX];
 
-		if (!available && ev->slot >= 0 && us->is_up)
+		if (r && r->state == ENGINE_COUNTING) {
+			snapshot_add_sample(s, &uncore_events, us->socket, ev->spec->name, r->total,
+					    0);
+			continue;
+		}
+		if (ev->slot >= 0)
 			reason = r ? reading_reason(r, buf, sizeof(buf)) : "not counted";
-		if (snapshot_set_event(s, &ss->uncore_events[i], ev->spec->name, available,
-				       r ? r->total : 0, available ? NULL : reason) < 0)
-			break;
-		ss->n_uncore_events = i + 1;
+		snapshot_add_text(s, &uncore_unavailable, us->socket, ev->spec->name, reason);
 	}
+	collector_add_conflicts(c, s, us->socket, -1, -1, conflicts);
+	snapshot_add_sample(s, &uncore_conflicts, us->socket, NULL, conflicts, 0);
 }
 
 static void uncore_sample(struct collector *c, struct snapshot *s)
@@ -448,7 +502,7 @@ static void uncore_sample(struct collector *c, struct snapshot *s)
 		if (us->is_up)
 			counts |= sample_socket(c, st, us);
 		if (s)
-			fill_snapshot(us, s);
+			fill_snapshot(c, us, s);
 	}
 	/* Up only while something is counted. */
 	c->up = counts;
@@ -475,7 +529,7 @@ static void uncore_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static const char *uncore_unavailable(const struct event_spec *ev, const void *arg)
+static const char *uncore_not_here(const struct event_spec *ev, const void *arg)
 {
 	const struct cpu_info *info = arg;
 
@@ -493,7 +547,7 @@ static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
 		      UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH);
 	strbuf_append(out, "  always counted:\n");
 	strbuf_printf(out, "    %-34s %s\n", "clockticks", "the uncore clock, fixed counter (MSR 0x394)");
-	event_list_builtins(EVENT_PMU_UNCORE, out, uncore_unavailable, info);
+	event_list_builtins(EVENT_PMU_UNCORE, out, uncore_not_here, info);
 	/* hardware-linux.md §2: the PCU's core numbering is documented nowhere. */
 	strbuf_append(out, "  coreN in an event name is the uncore's own core number (0-3), not a Linux core\n"
 		      "  id: which Linux core each one watches is documented nowhere, and a socket with\n"
@@ -502,63 +556,51 @@ static void uncore_list_events(const struct cpu_info *info, struct strbuf *out)
 
 static void uncore_check_conf(const struct conf *conf, struct conf_check *chk)
 {
+	const struct uncore_settings *us = settings(conf);
 	char taken[96];
-	int i = conf_check_events(chk, conf->uncore_events, conf->n_uncore_events, EVENT_PMU_UNCORE,
-				  conf->uncore_default_events, UNCORE_N_COUNTERS, taken, sizeof(taken));
+	int i = conf_check_events(chk, us->events, us->n_events, EVENT_PMU_UNCORE,
+				  us->default_events, UNCORE_N_COUNTERS, taken, sizeof(taken));
 
 	if (i >= 0)
-		conf_check_error(chk, conf->uncore_events[i].line, "event",
+		conf_check_error(chk, us->events[i].line, "event",
 				 "event '%s' does not fit: the uncore has %d counters and %d are "
-				 "already taken by %s", conf->uncore_events[i].spec.name,
+				 "already taken by %s", us->events[i].spec.name,
 				 UNCORE_N_COUNTERS, UNCORE_N_COUNTERS, taken);
 }
 
 static const struct conf_key uncore_keys[] = {
-	{ "enabled", CONF_KIND_BOOL, CONF_FIELD(uncore_enabled), .def = "yes" },
-	{ "default_events", CONF_KIND_BOOL, CONF_FIELD(uncore_default_events), .def = "yes" },
-	{ "on_conflict", CONF_KIND_ENUM, CONF_FIELD(uncore_on_conflict),
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct uncore_settings, enabled), .def = "yes" },
+	{ "default_events", CONF_KIND_BOOL, CONF_SETTING(struct uncore_settings, default_events),
+	  .def = "yes" },
+	{ "on_conflict", CONF_KIND_ENUM, CONF_SETTING(struct uncore_settings, on_conflict),
 	  .names = conf_conflict_names, .def = "yield" },
 	/* auto = msr here: the direct uncore programming is the product's own (README). */
-	{ "engine", CONF_KIND_ENUM, CONF_FIELD(uncore_engine), .names = conf_engine_names,
-	  .def = "auto" },
-	{ "event", CONF_KIND_EVENT, CONF_FIELD(uncore_events), .pmu = EVENT_PMU_UNCORE,
-	  .count_offset = offsetof(struct conf, n_uncore_events) },
+	{ "engine", CONF_KIND_ENUM, CONF_SETTING(struct uncore_settings, engine),
+	  .names = conf_engine_names, .def = "auto", .restart = true },
+	{ "event", CONF_KIND_EVENT, CONF_SETTING(struct uncore_settings, events),
+	  .pmu = EVENT_PMU_UNCORE,
+	  .count_offset = offsetof(struct uncore_settings, n_events) },
 };
 
 static const struct conf_section uncore_conf_section = {
 	.name = "uncore", .keys = uncore_keys, .n_keys = sizeof(uncore_keys) / sizeof(uncore_keys[0]),
 	.check = uncore_check_conf,
+	.settings_size = sizeof(struct uncore_settings),
 };
 
 static bool uncore_is_enabled(const struct conf *conf)
 {
-	return conf->uncore_enabled;
+	return settings(conf)->enabled;
 }
 
-/* engine is not asked about: it takes effect at restart (main.c's restart keys). */
+/* engine is not asked about: it takes effect at restart (its key's restart flag). */
 static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return old->uncore_enabled != new->uncore_enabled ||
-	       old->uncore_default_events != new->uncore_default_events ||
-	       old->uncore_on_conflict != new->uncore_on_conflict ||
-	       !conf_events_equal(old->uncore_events, old->n_uncore_events,
-				  new->uncore_events, new->n_uncore_events);
-}
+	const struct uncore_settings *a = settings(old), *b = settings(new);
 
-static void uncore_add_totals(struct snapshot *dst, const struct snapshot *src, int sign)
-{
-	for (int i = 0; i < src->n_sockets; i++) {
-		const struct snapshot_socket *b = &src->sockets[i];
-		struct snapshot_socket *d = snapshot_socket(dst, b->socket);
-
-		if (!d)
-			continue;
-		d->uncore_clockticks = snapshot_add_signed(d->uncore_clockticks, b->uncore_clockticks,
-							   sign);
-		d->uncore_conflicts = snapshot_add_signed(d->uncore_conflicts, b->uncore_conflicts, sign);
-		snapshot_add_event_totals(d->uncore_events, d->n_uncore_events, b->uncore_events,
-					  b->n_uncore_events, sign);
-	}
+	return a->enabled != b->enabled || a->default_events != b->default_events ||
+	       a->on_conflict != b->on_conflict ||
+	       !conf_events_equal(a->events, a->n_events, b->events, b->n_events);
 }
 
 /*
@@ -568,20 +610,34 @@ static void uncore_add_totals(struct snapshot *dst, const struct snapshot *src, 
 static unsigned uncore_throttle_signals(const struct cpu_info *info, const struct conf *conf)
 {
 	if (info->fac.has_nhm_uncore && info->fac.has_uncore_thermal_events &&
-	    conf->uncore_default_events)
+	    settings(conf)->default_events)
 		return THROTTLE_BIT(THROTTLE_DRAM_THERMAL);
 	return 0;
 }
+
+/* The engine choice start-up makes (col_engine.h), asked before the privilege drop. */
+static bool uncore_uses_perf(const struct conf *conf, struct perf_sys *ps)
+{
+	struct col_engine_choice ch;
+
+	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_NHM_UNCORE,
+				 uncore_conf_section.name, ps, &ch) == 0 && ch.perf;
+}
+
+_Static_assert(sizeof(struct uncore_settings) <= CONF_SETTINGS_BYTES,
+	       "the [uncore] settings fit the collector's block of struct conf");
 
 const struct collector_ops uncore_collector_ops = {
 	.name = "uncore",
 	.start = uncore_start,
 	.sample = uncore_sample,
 	.stop = uncore_stop,
+	.families = uncore_families,
+	.n_families = sizeof(uncore_families) / sizeof(uncore_families[0]),
 	.conf_section = &uncore_conf_section,
 	.list_events = uncore_list_events,
 	.throttle_signals = uncore_throttle_signals,
 	.is_enabled = uncore_is_enabled,
 	.conf_changed = uncore_conf_changed,
-	.add_totals = uncore_add_totals,
+	.uses_perf = uncore_uses_perf,
 };

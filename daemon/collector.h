@@ -106,15 +106,26 @@ struct collector_ops {
 	bool (*conf_changed)(const struct conf *old, const struct conf *new);
 
 	/*
-	 * Add (sign > 0) or subtract (sign < 0) the counter totals this
-	 * collector exports in src to those in dst, matching sockets and CPUs
-	 * by id and events by name: for the reload carry and for --once's one
-	 * interval.  Gauges, kernel counts and error counts are left alone.
-	 * NULL for a collector whose totals are all declared families (their
-	 * carry is generic, metric.h).
+	 * Whether, with conf, it counts through the kernel's perf ps when it
+	 * runs (enabled now or by a later reload; col_engine.h), so that the
+	 * privilege drop keeps what a later perf_event_open needs.  NULL for
+	 * a collector that never uses perf.
 	 */
-	void (*add_totals)(struct snapshot *dst, const struct snapshot *src, int sign);
+	bool (*uses_perf)(const struct conf *conf, struct perf_sys *ps);
 };
+
+/*
+ * uncored_pmu_conflicts_total, the one family every collector that claims
+ * PMU counters adds its conflict counts to (list it among its families):
+ * labels collector (its name), then socket, core, cpu as far as the count
+ * is placed (METRIC_LABEL_SEP-separated, an empty one left out), one
+ * sample per place, where = the place's number (a socket id, a CPU).
+ */
+extern const struct metric_family collector_pmu_conflicts;
+
+/* Add a conflicts count of c to s (collector_pmu_conflicts); socket, core or cpu -1: no label. */
+int collector_add_conflicts(struct collector *c, struct snapshot *s, int socket, int core, int cpu,
+			    uint64_t n);
 
 struct collector {
 	const struct collector_ops *ops;
@@ -167,6 +178,12 @@ const void *collector_settings(const struct conf *conf, const struct collector_o
 /* Register ops at program start, from the collector's own file. */
 #define COLLECTOR_REGISTER(ops) \
 	__attribute__((constructor)) static void register_##ops(void) { collector_register(&ops); }
+
+/*
+ * What the values ops adds are marked with (struct metric_sample's
+ * source): its registry index + 1, or 0 when it is not registered.
+ */
+int collector_source(const struct collector_ops *ops);
 
 /* The registered collector called name, or NULL. */
 const struct collector_ops *collector_find(const char *name);

@@ -16,9 +16,13 @@
 #define CONF_MAX_EVENTS 16
 #define CONF_MAX_ERRORS 64
 
-/* Collectors with a settings block in struct conf, and the size of each block. */
+/*
+ * Collectors with a settings block in struct conf, and the size of each
+ * block (a multiple of 16): room for a PMU collector's CONF_MAX_EVENTS
+ * events and its other keys.
+ */
 #define CONF_MAX_COLLECTORS 8
-#define CONF_SETTINGS_BYTES 256
+#define CONF_SETTINGS_BYTES 1088
 
 enum conf_conflict_policy {
 	CONF_CONFLICT_RECLAIM,  /* reprogram our counter and note the lost interval */
@@ -32,7 +36,7 @@ enum conf_log_level {
 /* "reclaim", "yield": the names of enum conf_conflict_policy, NULL-terminated. */
 extern const char *const conf_conflict_names[];
 
-/* How a PMU collector counts ([core] engine, [uncore] engine; engine.h). */
+/* How a PMU collector counts (its engine key; engine.h, col_engine.h). */
 enum conf_engine {
 	CONF_ENGINE_AUTO,       /* the collector's default: see its conf_section */
 	CONF_ENGINE_PERF,       /* the kernel's perf_event_open (engine_perf.h) */
@@ -73,28 +77,6 @@ struct conf {
 	 * settings[i].  Read with collector_settings().
 	 */
 	_Alignas(16) unsigned char settings[CONF_MAX_COLLECTORS][CONF_SETTINGS_BYTES];
-
-	/*
-	 * The built-in collectors' sections, declared and checked by the
-	 * collectors themselves (their conf_section), with the values kept
-	 * here at offsets into struct conf.
-	 */
-
-	/* [uncore] */
-	bool uncore_enabled;
-	bool uncore_default_events;
-	enum conf_conflict_policy uncore_on_conflict;
-	enum conf_engine uncore_engine;   /* used from start-up on; a reload keeps the running one */
-	int n_uncore_events;
-	struct conf_event uncore_events[CONF_MAX_EVENTS];
-
-	/* [core] */
-	bool core_enabled;
-	bool core_default_events;
-	enum conf_conflict_policy core_on_conflict;
-	enum conf_engine core_engine;     /* used from start-up on; a reload keeps the running one */
-	int n_core_events;
-	struct conf_event core_events[CONF_MAX_EVENTS];
 };
 
 struct conf_error {
@@ -112,8 +94,9 @@ struct conf_errors {
 /*
  * Sections and keys.  [daemon] is conf.c's own; every other section is
  * declared by its collector (collector_ops.conf_section) as a table of
- * keys, and conf.c parses them all the same way.  Values still live in
- * struct conf, at the offset each key names.
+ * keys, and conf.c parses them all the same way.  Values live at the
+ * offset each key names: in the collector's own settings block of struct
+ * conf (conf_section.settings_size), [daemon]'s in struct conf itself.
  */
 enum conf_kind {
 	CONF_KIND_BOOL,
@@ -138,6 +121,11 @@ struct conf_key {
 	const char *def;                  /* default as written in the file; NULL = none */
 	enum event_pmu pmu;               /* CONF_KIND_EVENT: whose grammar and built-ins */
 	size_t count_offset;              /* CONF_KIND_EVENT: of the int counting the events */
+	/*
+	 * Used from start-up on: a reload that changes it logs "[SECTION] KEY
+	 * changed: takes effect at restart" and keeps the running value.
+	 */
+	bool restart;
 };
 
 /* Offset and size of a member of struct conf, for a conf_key. */

@@ -99,7 +99,6 @@ struct engine_group;         /* an engine's state of one open group */
 
 struct engine_ops {
 	const char *name;        /* "msr" or "perf", for logs */
-
 	/*
 	 * Open a group of n events on pmu/target and start counting what can
 	 * be counted.  An event that finds no counter is not an error: it reads

@@ -186,38 +186,22 @@ int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket
 	return update_at(t, kind, socket, core, active, now, now, ret_change);
 }
 
-static const struct snapshot_socket *find_socket(const struct snapshot *s, int socket)
+/* The count of the built-in event name on socket of s, or NULL when it is not counted. */
+static const struct metric_sample *socket_event(const struct snapshot *s, int socket,
+						const char *name)
 {
-	if (!s)
-		return NULL;
-	for (int i = 0; i < s->n_sockets; i++)
-		if (s->sockets[i].socket == socket)
-			return &s->sockets[i];
-	return NULL;
+	return s ? snapshot_find_labelled_signal(s, METRIC_SIGNAL_EVENT_COUNTS, METRIC_SCOPE_SOCKET,
+						 socket, name) : NULL;
 }
 
-static const struct snapshot_event *find_uncore_event(const struct snapshot_socket *sock,
-						      const char *name)
-{
-	if (!sock || !sock->has_uncore)
-		return NULL;
-	for (int i = 0; i < sock->n_uncore_events; i++) {
-		const struct snapshot_event *ev = &sock->uncore_events[i];
-
-		if (ev->available && strcmp(ev->name, name) == 0)
-			return ev;
-	}
-	return NULL;
-}
-
-/* True when the uncore event name grew between prev and cur; absent means no signal. */
-static bool uncore_event_grew(const struct snapshot_socket *prev, const struct snapshot_socket *cur,
+/* True when the event name of the socket grew between prev and cur; absent means no signal. */
+static bool socket_event_grew(const struct snapshot *prev, const struct snapshot *cur, int socket,
 			      const char *name)
 {
-	const struct snapshot_event *a = find_uncore_event(prev, name);
-	const struct snapshot_event *b = find_uncore_event(cur, name);
+	const struct metric_sample *a = socket_event(prev, socket, name);
+	const struct metric_sample *b = socket_event(cur, socket, name);
 
-	return a && b && b->total > a->total;
+	return a && b && b->value.u > a->value.u;
 }
 
 static bool any_core_prochot(const struct snapshot *s, const struct snapshot_socket *sock)
@@ -250,11 +234,11 @@ static int feed_place(const struct feed *f, enum episode_kind kind, int socket, 
 }
 
 static int feed_socket(const struct feed *f, const struct snapshot *s,
-		       const struct snapshot_socket *prev, const struct snapshot_socket *sock)
+		       const struct snapshot *prev, const struct snapshot_socket *sock)
 {
-	bool dram = uncore_event_grew(prev, sock, EVENT_DRAM_THERMAL_THROTTLED);
+	bool dram = socket_event_grew(prev, s, sock->socket, EVENT_DRAM_THERMAL_THROTTLED);
 	bool prochot = any_core_prochot(s, sock) ||
-		       uncore_event_grew(prev, sock, EVENT_PROCHOT_ASSERTIONS);
+		       socket_event_grew(prev, s, sock->socket, EVENT_PROCHOT_ASSERTIONS);
 	const struct metric_sample *pkg = snapshot_find_signal(s, METRIC_SIGNAL_THROTTLING,
 							       METRIC_SCOPE_SOCKET, sock->socket);
 	int r;
@@ -304,7 +288,7 @@ int episode_update_from_snapshot(struct episode_tracker *t, const struct snapsho
 
 	for (int i = 0; i < s->n_sockets; i++) {
 		const struct snapshot_socket *sock = &s->sockets[i];
-		int r = feed_socket(&f, s, find_socket(previous, sock->socket), sock);
+		int r = feed_socket(&f, s, previous, sock);
 
 		if (r < 0)
 			return r;

@@ -1,12 +1,12 @@
 /*
  * Snapshot and episodes to JSON (SPEC §5a).  Rule for absent values: a
  * hardware block that does not exist on this machine or is not counted
- * (a socket's "uncore" object or a declared group such as "rapl", a cpu's
+ * (a declared group such as a socket's "uncore" or "rapl", a cpu's
  * "events" and "conflicts") is left out; a single reading that exists in
- * the shape but has no valid value this sample (a fixed counter, or a
- * declared family marked json_null) is null.  The declared families
- * (metric.h) are written around the fixed parts by their json_order.
- * Pure: reads the snapshot only.
+ * the shape but has no valid value this sample (a declared family marked
+ * json_null) is null.  This file writes the shape (sockets, cores, cpus,
+ * collectors); the declared families (metric.h) fill it by their
+ * json_order.  Pure: reads the snapshot only.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -67,14 +67,6 @@ static void opt_int(struct strbuf *out, bool *first, const char *name, bool has,
 {
 	if (has)
 		field_int(out, first, name, v);
-	else
-		field_null(out, first, name);
-}
-
-static void opt_u64(struct strbuf *out, bool *first, const char *name, bool has, uint64_t v)
-{
-	if (has)
-		field_u64(out, first, name, v);
 	else
 		field_null(out, first, name);
 }
@@ -159,43 +151,6 @@ static void write_throttling_signals(struct strbuf *out, bool *first, const stru
 	strbuf_append(out, "]");
 }
 
-/* "events": {name: total} of the available ones, "unavailable": {name: reason}. */
-static void write_events(struct strbuf *out, bool *first, const struct snapshot_event *events,
-			 int n, bool with_unavailable)
-{
-	bool f = true;
-
-	key(out, first, "events");
-	strbuf_append(out, "{");
-	for (int i = 0; i < n; i++)
-		if (events[i].available)
-			field_u64(out, &f, events[i].name, events[i].total);
-	strbuf_append(out, "}");
-	if (!with_unavailable)
-		return;
-	f = true;
-	key(out, first, "unavailable");
-	strbuf_append(out, "{");
-	for (int i = 0; i < n; i++)
-		if (!events[i].available)
-			field_str(out, &f, events[i].name, events[i].reason);
-	strbuf_append(out, "}");
-}
-
-static void write_uncore(struct strbuf *out, bool *first, const struct snapshot_socket *sock)
-{
-	bool f = true;
-
-	if (!sock->has_uncore)
-		return;
-	key(out, first, "uncore");
-	strbuf_append(out, "{");
-	opt_u64(out, &f, "clockticks", sock->has_uncore_clockticks, sock->uncore_clockticks);
-	write_events(out, &f, sock->uncore_events, sock->n_uncore_events, true);
-	field_u64(out, &f, "conflicts", sock->uncore_conflicts);
-	strbuf_append(out, "}");
-}
-
 static void write_core(struct strbuf *out, const struct snapshot *s, const struct snapshot_core *c)
 {
 	bool f = true;
@@ -220,9 +175,6 @@ static void write_socket(struct strbuf *out, const struct snapshot *s,
 	strbuf_append(out, "{");
 	field_int(out, &f, "socket", sock->socket);
 	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, INT_MIN,
-				 METRIC_JSON_SOCKET_FIXED, out);
-	write_uncore(out, &f, sock);
-	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, METRIC_JSON_SOCKET_FIXED,
 				 METRIC_JSON_SOCKET_CORES, out);
 	key(out, &f, "cores");
 	strbuf_append(out, "[");
@@ -240,20 +192,12 @@ static void write_socket(struct strbuf *out, const struct snapshot *s,
 static void write_cpu(struct strbuf *out, const struct snapshot *s, const struct snapshot_cpu *c)
 {
 	bool f = true;
-	bool pmu = c->has_core_pmu;
 
 	strbuf_append(out, "{");
 	field_int(out, &f, "cpu", c->cpu);
 	field_int(out, &f, "socket", c->socket);
 	field_int(out, &f, "core", c->core);
 	field_bool(out, &f, "online", c->online);
-	opt_u64(out, &f, "instructions", pmu && c->has_instructions, c->instructions);
-	opt_u64(out, &f, "cycles", pmu && c->has_cycles, c->cycles);
-	opt_u64(out, &f, "ref_cycles", pmu && c->has_ref_cycles, c->ref_cycles);
-	if (pmu) {
-		write_events(out, &f, c->events, c->n_events, true);
-		field_u64(out, &f, "conflicts", c->conflicts);
-	}
 	metric_write_json_fields(s, METRIC_SCOPE_CPU, c->cpu, INT_MIN, INT_MAX, out);
 	strbuf_append(out, "}");
 }

@@ -2,8 +2,9 @@
  * Snapshot and episodes to JSON (SPEC §5a).  Pure.
  *
  * Absent values: a hardware block that is not there or not counted is
- * omitted (a socket's "uncore" and "rapl", a cpu's "events", "unavailable"
- * and "conflicts" when the core collector does not count on it); a reading
+ * omitted (a declared group such as a socket's "uncore" and "rapl", a
+ * cpu's "events", "unavailable" and "conflicts" while it is not counted:
+ * metric.h, json_group and labelled families); a reading
  * that belongs to the shape but has no valid value this sample is null
  * (temperatures, tjmax, status flags, kernel throttle counts, fixed
  * counters).  Collector "reason" is null when empty; episode "core" is

@@ -1,17 +1,18 @@
 /*
  * The human table of `uncored --once` (SPEC §9): two snapshots of the same
  * shape, printed as the state at the second one and the counter deltas
- * between them.  Per socket a block of lines, then one row per core; IPC
- * is instructions over unhalted cycles of the CPUs concerned; then the
- * throttle episodes of the interval and the collectors.  Pure text
- * formatting: missing values print as "-", nothing is ever guessed.
+ * between them.  Per socket a header, the lines of the declared families
+ * (metric.h), then one row per core; IPC is instructions over unhalted
+ * cycles of the CPUs concerned (or of the core or socket where the counts
+ * are summed so); then the throttle episodes of the interval and the
+ * collectors.  Pure text formatting: missing values print as "-", nothing
+ * is ever guessed.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "event.h"
 #include "fmt_table.h"
 #include "metric.h"
 #include "throttle_signal.h"
@@ -32,22 +33,6 @@ static const struct snapshot_core *find_core(const struct snapshot_socket *sock,
 	return NULL;
 }
 
-static const struct snapshot_cpu *find_cpu(const struct snapshot *s, int cpu)
-{
-	for (int i = 0; i < s->n_cpus; i++)
-		if (s->cpus[i].cpu == cpu)
-			return &s->cpus[i];
-	return NULL;
-}
-
-static const struct snapshot_event *find_event(const struct snapshot_socket *sock, const char *name)
-{
-	for (int i = 0; sock && i < sock->n_uncore_events; i++)
-		if (strcmp(sock->uncore_events[i].name, name) == 0)
-			return &sock->uncore_events[i];
-	return NULL;
-}
-
 /* Instructions and cycles summed over the CPUs of one core between a and b. */
 struct ipc_sum {
 	uint64_t instructions;
@@ -55,25 +40,36 @@ struct ipc_sum {
 	bool any;
 };
 
-static void ipc_add_cpu(struct ipc_sum *sum, const struct snapshot *a, const struct snapshot *b,
-			int cpu)
+/* Add the instructions and cycles at where of scope between a and b, when both have them. */
+static void ipc_add(struct ipc_sum *sum, const struct snapshot *a, const struct snapshot *b,
+		    enum metric_scope scope, int where)
 {
-	const struct snapshot_cpu *ca = find_cpu(a, cpu), *cb = find_cpu(b, cpu);
+	const struct metric_sample *ia = snapshot_find_signal(a, METRIC_SIGNAL_INSTRUCTIONS, scope, where);
+	const struct metric_sample *ib = snapshot_find_signal(b, METRIC_SIGNAL_INSTRUCTIONS, scope, where);
+	const struct metric_sample *ca = snapshot_find_signal(a, METRIC_SIGNAL_CYCLES, scope, where);
+	const struct metric_sample *cb = snapshot_find_signal(b, METRIC_SIGNAL_CYCLES, scope, where);
 
-	if (!ca || !cb || !ca->has_core_pmu || !cb->has_core_pmu)
+	if (!ia || !ib || !ca || !cb)
 		return;
-	if (!ca->has_instructions || !cb->has_instructions || !ca->has_cycles || !cb->has_cycles)
-		return;
-	sum->instructions += cb->instructions - ca->instructions;
-	sum->cycles += cb->cycles - ca->cycles;
+	sum->instructions += ib->value.u - ia->value.u;
+	sum->cycles += cb->value.u - ca->value.u;
 	sum->any = true;
 }
 
+static void ipc_add_cpu(struct ipc_sum *sum, const struct snapshot *a, const struct snapshot *b,
+			int cpu)
+{
+	ipc_add(sum, a, b, METRIC_SCOPE_CPU, cpu);
+}
+
+/* The core's CPUs, or where the counts are summed per core, the core's. */
 static void ipc_add_core(struct ipc_sum *sum, const struct snapshot *a, const struct snapshot *b,
 			 const struct snapshot_core *c)
 {
 	for (int i = 0; i < c->n_cpus; i++)
 		ipc_add_cpu(sum, a, b, c->cpus[i]);
+	if (!sum->any && c->n_cpus > 0)
+		ipc_add(sum, a, b, METRIC_SCOPE_CORE, c->cpus[0]);
 }
 
 /* "1.23", or "-" when nothing was counted. */
@@ -116,37 +112,6 @@ static void write_header(const struct snapshot *a, const struct snapshot *b, str
 		      b->version, b->cpu_id.vendor[0] ? b->cpu_id.vendor : "unknown vendor",
 		      b->cpu_id.family, b->cpu_id.model,
 		      b->cpu_id.microarch[0] ? b->cpu_id.microarch : "unknown microarch", interval);
-}
-
-static void write_uncore(const struct snapshot_socket *sa, const struct snapshot_socket *sb,
-			 struct strbuf *out)
-{
-	bool ticks = sb->has_uncore_clockticks && sa && sa->has_uncore_clockticks;
-	uint64_t dticks = ticks ? sb->uncore_clockticks - sa->uncore_clockticks : 0;
-
-	if (ticks)
-		strbuf_printf(out, "  %-36s %20" PRIu64 "\n", "uncore clockticks", dticks);
-	else
-		strbuf_printf(out, "  %-36s %20s\n", "uncore clockticks", "-");
-	for (int i = 0; i < sb->n_uncore_events; i++) {
-		const struct snapshot_event *eb = &sb->uncore_events[i];
-		const struct snapshot_event *ea = find_event(sa, eb->name);
-		uint64_t d;
-
-		if (!eb->available) {
-			strbuf_printf(out, "  %-36s unavailable: %s\n", eb->name, eb->reason);
-			continue;
-		}
-		if (!ea || !ea->available) {
-			strbuf_printf(out, "  %-36s %20s\n", eb->name, "-");
-			continue;
-		}
-		d = eb->total - ea->total;
-		strbuf_printf(out, "  %-36s %20" PRIu64, eb->name, d);
-		if (strcmp(eb->name, EVENT_DRAM_THERMAL_THROTTLED) == 0 && dticks > 0)
-			strbuf_printf(out, "  %6.2f %% of clockticks", 100.0 * (double)d / (double)dticks);
-		strbuf_append(out, "\n");
-	}
 }
 
 static void core_cpus_text(const struct snapshot_core *c, char *buf, size_t len)
@@ -228,6 +193,8 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 
 	for (int i = 0; i < sb->n_cores; i++)
 		ipc_add_core(&sum, a, b, &sb->cores[i]);
+	if (!sum.any)
+		ipc_add(&sum, a, b, METRIC_SCOPE_SOCKET, sb->socket);
 	celsius_text(signal_at(b, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, sb->socket), tjmax,
 		     sizeof(tjmax));
 	celsius_text(signal_at(b, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_SOCKET, sb->socket), pkg,
@@ -236,8 +203,6 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		      sb->socket, tjmax, pkg,
 		      yes_no(signal_at(b, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, sb->socket)),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
-	if (sb->has_uncore)
-		write_uncore(sa, sb, out);
 	metric_write_table_lines(a, b, sb->socket, out);
 	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus", "temp", "flags",
 		      "kernel throttles", "IPC", "IPC per cpu");

@@ -1,8 +1,9 @@
 /*
  * Two snapshots to the human table of `uncored --once` (SPEC §9): per
- * socket and core the temperature, throttling state, uncore event deltas,
- * kernel throttle counts and IPC, then the throttle episodes that ended in
- * the interval or are still running.  Pure.
+ * socket a header, the lines of the collectors' declared families (event
+ * deltas, kernel throttle counts, ...), then per core the temperature,
+ * throttling state, kernel throttle count and IPC, then the throttle
+ * episodes that ended in the interval or are still running.  Pure.
  */
 #ifndef UNCORED_FMT_TABLE_H
 #define UNCORED_FMT_TABLE_H

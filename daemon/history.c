@@ -101,13 +101,13 @@ static void step_fold(struct history_step *st, const struct history_reading *r)
 	if (r->has_dram) {
 		/* A total that went backwards is a new counter: measure from it. */
 		if (!st->has_dram_base || r->dram_throttled_cycles < st->dram_last ||
-		    r->uncore_clockticks < st->clock_last) {
+		    r->clockticks < st->clock_last) {
 			st->has_dram_base = true;
 			st->dram_base = r->dram_throttled_cycles;
-			st->clock_base = r->uncore_clockticks;
+			st->clock_base = r->clockticks;
 		}
 		st->dram_last = r->dram_throttled_cycles;
-		st->clock_last = r->uncore_clockticks;
+		st->clock_last = r->clockticks;
 	}
 	if (r->has_prochot) {
 		st->n_prochot_known++;

@@ -40,7 +40,7 @@ struct history_reading {
 	double tjmax_celsius;
 	bool has_dram;                 /* both totals below are counted */
 	uint64_t dram_throttled_cycles;
-	uint64_t uncore_clockticks;
+	uint64_t clockticks;
 	bool has_prochot;
 	bool prochot_active;
 	bool has_ipc;                  /* both totals below are counted */

@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include "conf.h"
-#include "col_engine.h"
 #include "collector.h"
 #include "conf_check.h"
 #include "conf_file.h"
@@ -63,7 +62,6 @@
 #include "snapshot.h"
 #include "strbuf.h"
 #include "web_assets.h"
-#include "xeon_uncore.h"
 
 #define DEFAULT_CONFIG UNCORED_SYSCONFDIR "/uncored.conf"
 #define EXIT_USAGE 2
@@ -777,9 +775,8 @@ static void subtract_totals(struct snapshot *s, const struct snapshot *first)
 	for (size_t i = 0; i < collector_registry_n; i++) {
 		const struct collector_ops *ops = collector_registry[i];
 
-		if (ops->add_totals)
-			ops->add_totals(s, first, -1);
-		snapshot_add_sample_totals(s, first, ops->families, ops->n_families, -1);
+		snapshot_add_sample_totals(s, first, ops->families, ops->n_families,
+					   collector_source(ops), -1);
 	}
 }
 
@@ -961,11 +958,11 @@ static void kick_watchdog(struct daemon *d)
  * The keys a running daemon cannot apply: the socket and the HTTP server's
  * limits are fixed when the server starts, the episode list's length when
  * the sampler is made, and root, user and state_file are used only by
- * start-up.  The counter engines ([core] engine, [uncore] engine) are
- * chosen at start-up too: only then may a kernel PMU be opened as root
- * (see run_daemon), and a collector switching engines mid-run would start
- * its totals over.  Everything else (interval, log_level, the collectors'
- * other keys) is applied live.
+ * start-up.  A collector marks its own such keys (conf_key.restart): the
+ * counter engines are chosen at start-up too, since only then may a
+ * kernel PMU be opened as root (see run_daemon), and a collector switching
+ * engines mid-run would start its totals over.  Everything else
+ * (interval, log_level, the collectors' other keys) is applied live.
  */
 #define RESTART_KEY(name, field, is_string) \
 	{ name, offsetof(struct conf, field), sizeof(((struct conf *)0)->field), is_string }
@@ -983,22 +980,44 @@ static const struct {
 	RESTART_KEY("request_timeout", request_timeout_s, false),
 	RESTART_KEY("max_header_size", max_header_bytes, false),
 	RESTART_KEY("max_episodes", max_episodes, false),
-	RESTART_KEY("[uncore] engine", uncore_engine, false),
-	RESTART_KEY("[core] engine", core_engine, false),
 };
 
-/* For each key fresh changes that needs a restart: say so and keep the running value. */
+/* Keep the running value of a key that changed, and say so. */
+static void keep_key(const char *name, const void *old, void *new, size_t size, bool is_string)
+{
+	bool changed = is_string ? strcmp(old, new) != 0 : memcmp(old, new, size) != 0;
+
+	if (changed) {
+		log_warning("%s changed: takes effect at restart", name);
+		memcpy(new, old, size);
+	}
+}
+
+/*
+ * For each key fresh changes that needs a restart ([daemon]'s above, then
+ * the collectors' keys marked restart): say so and keep the running value.
+ */
 static void keep_restart_keys(const struct conf *running, struct conf *fresh)
 {
-	for (size_t i = 0; i < sizeof(restart_keys) / sizeof(restart_keys[0]); i++) {
-		const char *old = (const char *)running + restart_keys[i].offset;
-		char *new = (char *)fresh + restart_keys[i].offset;
-		bool changed = restart_keys[i].is_string ? strcmp(old, new) != 0 :
-			       memcmp(old, new, restart_keys[i].size) != 0;
+	for (size_t i = 0; i < sizeof(restart_keys) / sizeof(restart_keys[0]); i++)
+		keep_key(restart_keys[i].key, (const char *)running + restart_keys[i].offset,
+			 (char *)fresh + restart_keys[i].offset, restart_keys[i].size,
+			 restart_keys[i].is_string);
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct conf_section *sec = collector_registry[i]->conf_section;
 
-		if (changed) {
-			log_warning("%s changed: takes effect at restart", restart_keys[i].key);
-			memcpy(new, old, restart_keys[i].size);
+		for (size_t k = 0; sec && k < sec->n_keys; k++) {
+			const struct conf_key *key = &sec->keys[k];
+			const char *old = sec->settings_size ? (const char *)running->settings[i] :
+							       (const char *)running;
+			char *new = sec->settings_size ? (char *)fresh->settings[i] : (char *)fresh;
+			char name[96];
+
+			if (!key->restart)
+				continue;
+			snprintf(name, sizeof(name), "[%s] %s", sec->name, key->name);
+			keep_key(name, old + key->offset, new + key->offset, key->size,
+				 key->kind == CONF_KIND_STRING || key->kind == CONF_KIND_PATH);
 		}
 	}
 }
@@ -1097,22 +1116,15 @@ static int start_server(struct daemon *d, int listen_fd)
 static unsigned kept_privileges(const struct daemon *d)
 {
 	struct perf_sys *ps = d->machine.hw.perf;
-	struct col_engine_choice ch;
 
 	if (d->opt->simulate || !ps)
 		return 0;
-	if (col_engine_choose(d->conf.core_engine, ENGINE_PMU_CORE, ps, &ch) == 0 && ch.perf)
-		return PRIVDROP_KEEP_PERFMON;
-	if (col_engine_choose(d->conf.uncore_engine, ENGINE_PMU_NHM_UNCORE, ps, &ch) == 0 && ch.perf)
-		return PRIVDROP_KEEP_PERFMON;
-	/*
-	 * The server uncore (the pcu and imc collectors): whenever the kernel
-	 * has its PMUs, whatever [pcu] engine says, as a reload may change it.
-	 */
-	if (xeon_uncore_find(d->machine.info.family, d->machine.info.model) &&
-	    (col_engine_choose(CONF_ENGINE_PERF, ENGINE_PMU_PCU, ps, &ch) == 0 ||
-	     col_engine_choose(CONF_ENGINE_PERF, ENGINE_PMU_IMC, ps, &ch) == 0))
-		return PRIVDROP_KEEP_PERFMON;
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		if (ops->uses_perf && ops->uses_perf(&d->conf, ps))
+			return PRIVDROP_KEEP_PERFMON;
+	}
 	return 0;
 }
 

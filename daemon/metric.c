@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,8 +74,8 @@ const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
 
 /*
  * Room for one more value, its index kept at most half full.  The first
- * room is sized for a few values per CPU, so that a sample of a large
- * machine does not regrow and rehash several times.
+ * room is sized for the dozen or so values per CPU the collectors add, so
+ * that a sample of a large machine does not regrow and rehash its index.
  */
 static int grow(struct snapshot *s)
 {
@@ -82,8 +83,8 @@ static int grow(struct snapshot *s)
 	struct metric_sample *grown;
 	int *index;
 
-	/* A power of two (the index masks with it), a few values per CPU at first. */
-	while (!s->cap_values && cap < 4 * s->n_cpus)
+	/* A power of two (the index masks with it), 16 per CPU at first. */
+	while (!s->cap_values && cap < 16 * s->n_cpus)
 		cap *= 2;
 	index = calloc((size_t)cap * 2, sizeof(*index));
 	if (!index)
@@ -106,32 +107,96 @@ static int grow(struct snapshot *s)
 	return 0;
 }
 
-int snapshot_add_sample(struct snapshot *s, const struct metric_family *f, int where,
-			const char *label_value, uint64_t u, double d)
+/* Room for n more values; -ENOMEM (is_short_of_memory set) when there is none. */
+static int make_room(struct snapshot *s, int n)
 {
-	int i = find_index(s, f, where, label_value);
-	struct metric_sample *v = i < 0 ? NULL : &s->values[i];
-
-	if (!v) {
-		const char *label = NULL;
-
-		if (f->label && label_value) {
-			label = snapshot_intern(s, label_value);
-			if (!label)
-				return -ENOMEM;
-		}
-		if (s->n_values == s->cap_values && grow(s) < 0) {
+	while (s->cap_values - s->n_values < n)
+		if (grow(s) < 0) {
 			s->is_short_of_memory = true;
 			return -ENOMEM;
 		}
-		v = &s->values[s->n_values++];
-		*v = (struct metric_sample){ .family = f, .where = where, .label_value = label };
-		s->value_index[slot_of(s, f, where, label)] = s->n_values;
+	return 0;
+}
+
+/* A new value of f at where with label (interned) at index slot k; room made.  Its index. */
+static int append_at(struct snapshot *s, size_t k, const struct metric_family *f, int where,
+		     const char *label)
+{
+	s->values[s->n_values] = (struct metric_sample){ .family = f, .where = where,
+							 .label_value = label, .source = s->source };
+	s->value_index[k] = ++s->n_values;
+	return s->n_values - 1;
+}
+
+/* The index of the head of the chain of labelled f at where, added if need be; room made. */
+static int chain_head(struct snapshot *s, const struct metric_family *f, int where)
+{
+	size_t k = slot_of(s, f, where, NULL);
+	int i = s->value_index[k] - 1;
+
+	return i >= 0 ? i : append_at(s, k, f, where, NULL);
+}
+
+int snapshot_add_sample(struct snapshot *s, const struct metric_family *f, int where,
+			const char *label_value, uint64_t u, double d)
+{
+	const char *label = f->label ? label_value : NULL;
+	struct metric_sample *v;
+	size_t k;
+	int i;
+
+	/* A value and the head of its chain at most: no regrowing in between. */
+	if (make_room(s, 2) < 0)
+		return -ENOMEM;
+	if (f->label && !label) {
+		chain_head(s, f, where);
+		return 0;
 	}
+	k = slot_of(s, f, where, label);
+	i = s->value_index[k] - 1;
+	if (i < 0) {
+		int head = -1, n = s->n_values;
+
+		if (label) {
+			label = snapshot_intern(s, label);
+			if (!label)
+				return -ENOMEM;
+			head = chain_head(s, f, where);
+			/* A new head may have taken the slot found for the value. */
+			if (s->n_values != n)
+				k = slot_of(s, f, where, label);
+		}
+		i = append_at(s, k, f, where, label);
+		if (head >= 0) {
+			struct metric_sample *h = &s->values[head];
+
+			if (h->value.u)
+				s->values[h->value.u - 1].next = i + 1;
+			else
+				h->next = i + 1;
+			h->value.u = (uint64_t)i + 1;
+		}
+	}
+	v = &s->values[i];
 	if (f->kind == METRIC_DOUBLE)
 		v->value.d = d;
 	else
 		v->value.u = u;
+	return 0;
+}
+
+int snapshot_add_text(struct snapshot *s, const struct metric_family *f, int where,
+		      const char *label_value, const char *text)
+{
+	const char *copy = snapshot_intern(s, text ? text : "");
+	int err;
+
+	if (!copy)
+		return -ENOMEM;
+	err = snapshot_add_sample(s, f, where, label_value, 0, 0);
+	if (err)
+		return err;
+	s->values[find_index(s, f, where, label_value)].value.text = copy;
 	return 0;
 }
 
@@ -145,7 +210,8 @@ static bool is_one_of(const struct metric_family *f, const struct metric_family 
 }
 
 int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
-			       const struct metric_family *const *families, size_t n, int sign)
+			       const struct metric_family *const *families, size_t n, int source,
+			       int sign)
 {
 	for (int i = 0; i < src->n_values; i++) {
 		const struct metric_sample *b = &src->values[i];
@@ -153,7 +219,9 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 		struct metric_sample *d;
 		int k;
 
-		if (f->type != METRIC_COUNTER || f->is_foreign_total || !is_one_of(f, families, n))
+		if (f->type != METRIC_COUNTER || f->is_foreign_total || f->kind == METRIC_TEXT ||
+		    (f->label && !b->label_value) || (source && b->source != source) ||
+		    !is_one_of(f, families, n))
 			continue;
 		k = find_index(dst, f, b->where, b->label_value);
 		if (k < 0)
@@ -167,33 +235,86 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 	return 0;
 }
 
-/* Whether f is one of families[0..n). */
-static bool listed(const struct metric_family *const *families, size_t n,
-		   const struct metric_family *f)
-{
-	for (size_t i = 0; i < n; i++)
-		if (families[i] == f)
-			return true;
-	return false;
-}
-
 /*
  * The families the registered collectors declare, in registration then
- * declaration order, each once: a family two collectors feed (a shared
- * module's) is declared by both.
+ * declaration order, and the same by json_order (stably): worked out once
+ * and again only when the registry has grown, since every JSON object asks.
  */
-static size_t declared_families(const struct metric_family **ret)
+static struct {
+	pthread_mutex_t lock;
+	size_t registry_n;                 /* what the lists were made from */
+	size_t n;
+	const struct metric_family *declared[MAX_FAMILIES];
+	const struct metric_family *by_json_order[MAX_FAMILIES];
+} family_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .registry_n = SIZE_MAX };
+
+static int json_position(const struct metric_family *f)
 {
+	return f->json_order ? f->json_order : INT_MAX;
+}
+
+static void make_family_lists(void)
+{
+	const struct metric_family **by = family_cache.by_json_order;
 	size_t n = 0;
 
 	for (size_t i = 0; i < collector_registry_n; i++) {
 		const struct collector_ops *ops = collector_registry[i];
 
 		for (size_t k = 0; k < ops->n_families && n < MAX_FAMILIES; k++)
-			if (!listed(ret, n, ops->families[k]))
-				ret[n++] = ops->families[k];
+			if (!is_one_of(ops->families[k], family_cache.declared, n))
+				family_cache.declared[n++] = ops->families[k];
 	}
+	memcpy(by, family_cache.declared, n * sizeof(*by));
+	/* An insertion sort of a few. */
+	for (size_t i = 1; i < n; i++) {
+		const struct metric_family *f = by[i];
+		size_t j = i;
+
+		for (; j > 0 && json_position(by[j - 1]) > json_position(f); j--)
+			by[j] = by[j - 1];
+		by[j] = f;
+	}
+	family_cache.n = n;
+	family_cache.registry_n = collector_registry_n;
+}
+
+/* The declared families (by json_order when asked) into ret; how many. */
+static size_t copy_families(const struct metric_family **ret, bool by_json_order)
+{
+	size_t n;
+
+	pthread_mutex_lock(&family_cache.lock);
+	if (family_cache.registry_n != collector_registry_n)
+		make_family_lists();
+	n = family_cache.n;
+	memcpy(ret, by_json_order ? family_cache.by_json_order : family_cache.declared,
+	       n * sizeof(*ret));
+	pthread_mutex_unlock(&family_cache.lock);
 	return n;
+}
+
+static size_t declared_families(const struct metric_family **ret)
+{
+	return copy_families(ret, false);
+}
+
+const struct metric_family *metric_family_find(const char *collector, const char *name)
+{
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		if (collector && strcmp(ops->name, collector) != 0)
+			continue;
+		for (size_t k = 0; k < ops->n_families; k++) {
+			const struct metric_family *f = ops->families[k];
+			const char *its = f->name ? f->name : f->json_key;
+
+			if (its && strcmp(its, name) == 0)
+				return f;
+		}
+	}
+	return NULL;
 }
 
 const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
@@ -210,6 +331,28 @@ const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
 			if (f->signal != signal || f->scope != scope || f->label)
 				continue;
 			v = snapshot_find_sample(s, f, where, NULL);
+			if (v)
+				return v;
+		}
+	}
+	return NULL;
+}
+
+const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot *s,
+							  enum metric_signal signal,
+							  enum metric_scope scope, int where,
+							  const char *label)
+{
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+
+		for (size_t k = 0; k < ops->n_families; k++) {
+			const struct metric_family *f = ops->families[k];
+			const struct metric_sample *v;
+
+			if (f->signal != signal || f->scope != scope || !f->label)
+				continue;
+			v = snapshot_find_sample(s, f, where, label);
 			if (v)
 				return v;
 		}
@@ -244,6 +387,9 @@ static void append_value(struct strbuf *out, const struct metric_sample *v, bool
 		else
 			strbuf_append_prom_double(out, v->value.d);
 		break;
+	case METRIC_TEXT:
+		strbuf_append_json_string(out, v->value.text ? v->value.text : "");
+		break;
 	}
 }
 
@@ -259,22 +405,28 @@ static const struct snapshot_cpu *find_cpu(const struct snapshot *s, int cpu)
 
 /*
  * The labels names (comma-separated) = values (METRIC_LABEL_SEP-separated),
- * after a comma when more_than_place, else opening the braces.
+ * an empty value left out, after a comma when more_than_place, else
+ * opening the braces.
  */
 static void prom_labels(const char *names, const char *values, bool more_than_place,
 			struct strbuf *out)
 {
 	const char *n = names, *v = values;
+	bool first = !more_than_place;
 
-	strbuf_append(out, more_than_place ? "," : "{");
+	if (first)
+		strbuf_append(out, "{");
 	while (*n) {
 		size_t nlen = strcspn(n, ","), vlen = strcspn(v, METRIC_LABEL_SEP);
 		char value[256];
 
-		snprintf(value, sizeof(value), "%.*s", (int)vlen, v);
-		strbuf_printf(out, "%s%.*s=\"", n == names ? "" : ",", (int)nlen, n);
-		strbuf_append_prom_label(out, value);
-		strbuf_append(out, "\"");
+		if (vlen > 0) {
+			snprintf(value, sizeof(value), "%.*s", (int)vlen, v);
+			strbuf_printf(out, "%s%.*s=\"", first ? "" : ",", (int)nlen, n);
+			strbuf_append_prom_label(out, value);
+			strbuf_append(out, "\"");
+			first = false;
+		}
 		n += nlen + (n[nlen] == ',');
 		v += vlen + (v[vlen] != '\0');
 	}
@@ -331,7 +483,7 @@ void metric_write_prom_families(const struct snapshot *s,
 		size_t mark = out->len;
 		bool any = false;
 
-		if (!f->name || same_name_before(families, k))
+		if (!f->name || f->kind == METRIC_TEXT || same_name_before(families, k))
 			continue;
 		strbuf_printf(out, "# HELP %s ", f->name);
 		strbuf_append_prom_help(out, f->help);
@@ -343,10 +495,12 @@ void metric_write_prom_families(const struct snapshot *s,
 		 * declaration's HELP and TYPE, then every declaration's samples.
 		 */
 		for (size_t m = k; m < n; m++) {
-			if (m != k && (!families[m]->name || strcmp(families[m]->name, f->name) != 0))
+			const struct metric_family *g = families[m];
+
+			if (m != k && (!g->name || strcmp(g->name, f->name) != 0))
 				continue;
 			for (int i = 0; i < s->n_values; i++)
-				if (s->values[i].family == families[m]) {
+				if (s->values[i].family == g && (!g->label || s->values[i].label_value)) {
 					prom_sample(s, &s->values[i], out);
 					any = true;
 				}
@@ -359,20 +513,30 @@ void metric_write_prom_families(const struct snapshot *s,
 	}
 }
 
-static int json_position(const struct metric_family *f)
+static size_t families_by_json_order(const struct metric_family **ret)
 {
-	return f->json_order ? f->json_order : INT_MAX;
+	return copy_families(ret, true);
 }
 
-/* Whether f has any value at where. */
+/* Whether f has any value at where (for a labelled family, the head of its chain). */
 static bool has_value_at(const struct snapshot *s, const struct metric_family *f, int where)
 {
-	if (!f->label)
-		return snapshot_find_sample(s, f, where, NULL) != NULL;
-	for (int i = 0; i < s->n_values; i++)
-		if (s->values[i].family == f && s->values[i].where == where)
-			return true;
-	return false;
+	return snapshot_find_sample(s, f, where, NULL) != NULL;
+}
+
+/* The first labelled value of f at where, or NULL; then metric_next(). */
+static const struct metric_sample *chain_first(const struct snapshot *s,
+					       const struct metric_family *f, int where)
+{
+	const struct metric_sample *h = snapshot_find_sample(s, f, where, NULL);
+
+	return h && h->next ? &s->values[h->next - 1] : NULL;
+}
+
+static const struct metric_sample *chain_next(const struct snapshot *s,
+					      const struct metric_sample *v)
+{
+	return v->next ? &s->values[v->next - 1] : NULL;
 }
 
 #define MAX_LABEL_PART 64
@@ -414,29 +578,25 @@ static bool same_path(const char *a, const char *b, int n_labels, int depth)
 
 /*
  * Level depth of the nested object of a family of n_labels labels at
- * where: the values under rep's path, keyed by their part at this level,
- * in the order first added.
+ * where: the values under rep's path (NULL: all), keyed by their part at
+ * this level, in the order first added.
  */
 static void json_level(const struct snapshot *s, const struct metric_family *f, int where,
 		       int n_labels, int depth, const struct metric_sample *rep, struct strbuf *out)
 {
+	const struct metric_sample *first_v = chain_first(s, f, where);
 	bool first = true;
 
 	strbuf_append(out, "{");
-	for (int i = 0; i < s->n_values; i++) {
-		const struct metric_sample *v = &s->values[i];
+	for (const struct metric_sample *v = first_v; v; v = chain_next(s, v)) {
 		char part[MAX_LABEL_PART];
 		bool seen = false;
 
-		if (v->family != f || v->where != where ||
-		    (rep && !same_path(v->label_value, rep->label_value, n_labels, depth)))
+		if (rep && !same_path(v->label_value, rep->label_value, n_labels, depth))
 			continue;
-		for (int j = 0; j < i && !seen; j++) {
-			const struct metric_sample *w = &s->values[j];
-
-			seen = w->family == f && w->where == where &&
-			       same_path(w->label_value, v->label_value, n_labels, depth + 1);
-		}
+		/* This level's key once: at the first value under it. */
+		for (const struct metric_sample *w = first_v; w != v && !seen; w = chain_next(s, w))
+			seen = same_path(w->label_value, v->label_value, n_labels, depth + 1);
 		if (seen)
 			continue;
 		strbuf_append(out, first ? "" : ", ");
@@ -480,10 +640,7 @@ static void json_field(const struct snapshot *s, const struct metric_family *f, 
 		return;
 	}
 	strbuf_append(out, "{");
-	for (int i = 0; i < s->n_values; i++) {
-		v = &s->values[i];
-		if (v->family != f || v->where != where)
-			continue;
+	for (v = chain_first(s, f, where); v; v = chain_next(s, v)) {
 		strbuf_append(out, first ? "" : ", ");
 		strbuf_append_json_string(out, v->label_value ? v->label_value : "");
 		strbuf_append(out, ": ");
@@ -493,18 +650,37 @@ static void json_field(const struct snapshot *s, const struct metric_family *f, 
 	strbuf_append(out, "}");
 }
 
-/* The group of families[at]: one object of its members with values, if any has one. */
+static bool same_group(const struct metric_family *f, const struct metric_family *g)
+{
+	return f->scope == g->scope && f->json_group && strcmp(f->json_group, g->json_group) == 0;
+}
+
+/* Whether a member of the group of g (among families[0..n)) has a value at where. */
+static bool group_has_value(const struct snapshot *s, const struct metric_family *const *families,
+			    size_t n, const struct metric_family *g, int where)
+{
+	for (size_t k = 0; k < n; k++)
+		if (same_group(families[k], g) && has_value_at(s, families[k], where))
+			return true;
+	return false;
+}
+
+/*
+ * The group of families[at]: one object of its members with values (and
+ * its json_null members), if any member has one.
+ */
 static void json_group(const struct snapshot *s, const struct metric_family *const *families,
 		       size_t n, size_t at, int where, struct strbuf *out)
 {
 	const struct metric_family *g = families[at];
 	bool first = true;
 
+	if (!group_has_value(s, families, n, g, where))
+		return;
 	for (size_t k = at; k < n; k++) {
 		const struct metric_family *f = families[k];
 
-		if (f->scope != g->scope || !f->json_group || strcmp(f->json_group, g->json_group) != 0 ||
-		    !has_value_at(s, f, where))
+		if (!same_group(f, g) || (!f->json_null && !has_value_at(s, f, where)))
 			continue;
 		if (first) {
 			strbuf_append(out, ", ");
@@ -524,8 +700,7 @@ static bool group_written(const struct metric_family *const *families, size_t at
 	const struct metric_family *g = families[at];
 
 	for (size_t k = 0; k < at; k++)
-		if (families[k]->scope == g->scope && families[k]->json_group &&
-		    strcmp(families[k]->json_group, g->json_group) == 0)
+		if (same_group(families[k], g))
 			return true;
 	return false;
 }
@@ -534,17 +709,8 @@ void metric_write_json_fields(const struct snapshot *s, enum metric_scope scope,
 			      int from, int to, struct strbuf *out)
 {
 	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = declared_families(families);
+	size_t n = families_by_json_order(families);
 
-	/* By json_order, stably: an insertion sort of a few families. */
-	for (size_t i = 1; i < n; i++) {
-		const struct metric_family *f = families[i];
-		size_t j = i;
-
-		for (; j > 0 && json_position(families[j - 1]) > json_position(f); j--)
-			families[j] = families[j - 1];
-		families[j] = f;
-	}
 	for (size_t k = 0; k < n; k++) {
 		const struct metric_family *f = families[k];
 		int pos = json_position(f);
@@ -570,18 +736,69 @@ static double table_value(const struct metric_sample *va, const struct metric_sa
 	return vb->value.d - (delta ? va->value.d : 0);
 }
 
+/* A value of the table: right-aligned on a line of its own, else after its part name. */
+static void table_number(const struct metric_family *g, const struct metric_sample *va,
+			 const struct metric_sample *vb, bool aligned, struct strbuf *out)
+{
+	uint64_t u;
+	double d = table_value(va, vb, &u);
+
+	if (g->kind == METRIC_DOUBLE)
+		strbuf_printf(out, aligned ? "%20.3f" : "%.3f", d);
+	else if (g->kind == METRIC_INT)
+		strbuf_printf(out, aligned ? "%20" PRId64 : "%" PRId64, (int64_t)u);
+	else
+		strbuf_printf(out, aligned ? "%20" PRIu64 : "%" PRIu64, u);
+}
+
+/* The lines of labelled f at where: one per label value of b. */
+static void table_labelled(const struct snapshot *a, const struct snapshot *b,
+			   const struct metric_family *f, int where, struct strbuf *out)
+{
+	for (const struct metric_sample *vb = chain_first(b, f, where); vb; vb = chain_next(b, vb)) {
+		const struct metric_sample *va = snapshot_find_sample(a, f, where, vb->label_value);
+		const struct metric_family *p = f->table_percent_of;
+		const struct metric_sample *pa, *pb;
+
+		strbuf_printf(out, "  %-36s ", vb->label_value);
+		if (f->kind == METRIC_TEXT) {
+			strbuf_printf(out, "%s: %s\n", f->table_title, vb->value.text);
+			continue;
+		}
+		if (!va) {
+			strbuf_printf(out, "%20s\n", "-");
+			continue;
+		}
+		table_number(f, va, vb, true, out);
+		pa = p ? snapshot_find_sample(a, p, where, NULL) : NULL;
+		pb = p ? snapshot_find_sample(b, p, where, NULL) : NULL;
+		if (pa && pb && f->table_percent_label &&
+		    strcmp(f->table_percent_label, vb->label_value) == 0 && pb->value.u > pa->value.u)
+			strbuf_printf(out, "  %6.2f %% of %s",
+				      100.0 * (double)(vb->value.u - va->value.u) /
+				      (double)(pb->value.u - pa->value.u),
+				      p->json_key ? p->json_key : p->name);
+		strbuf_append(out, "\n");
+	}
+}
+
 void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b, int where,
 			      struct strbuf *out)
 {
 	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = declared_families(families);
+	size_t n = families_by_json_order(families);
 
 	for (size_t k = 0; k < n;) {
 		const struct metric_family *f = families[k];
 		size_t end = k + 1, mark = out->len;
 		bool whole = true;
 
-		if (f->scope != METRIC_SCOPE_SOCKET || f->label || !f->table_title) {
+		if (f->scope != METRIC_SCOPE_SOCKET || !f->table_title) {
+			k++;
+			continue;
+		}
+		if (f->label) {
+			table_labelled(a, b, f, where, out);
 			k++;
 			continue;
 		}
@@ -594,24 +811,19 @@ void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b
 			const struct metric_family *g = families[i];
 			const struct metric_sample *va = snapshot_find_sample(a, g, where, NULL);
 			const struct metric_sample *vb = snapshot_find_sample(b, g, where, NULL);
-			uint64_t u;
-			double d;
 
 			if (!va || !vb) {
-				whole = false;
+				whole = g->json_null && g->json_group && end == k + 1 &&
+					group_has_value(b, families, n, g, where);
+				if (whole)
+					strbuf_printf(out, " %20s", "-");
 				break;
 			}
-			d = table_value(va, vb, &u);
 			if (g->table_part)
 				strbuf_printf(out, "%s %s ", i > k ? "," : "", g->table_part);
 			else
 				strbuf_append(out, " ");
-			if (g->kind == METRIC_DOUBLE)
-				strbuf_printf(out, g->table_part ? "%.3f" : "%20.3f", d);
-			else if (g->kind == METRIC_INT)
-				strbuf_printf(out, g->table_part ? "%" PRId64 : "%20" PRId64, (int64_t)u);
-			else
-				strbuf_printf(out, g->table_part ? "%" PRIu64 : "%20" PRIu64, u);
+			table_number(g, va, vb, !g->table_part, out);
 			if (g->table_part && strcmp(g->unit, "seconds") == 0)
 				strbuf_append(out, " s");
 		}

@@ -1,21 +1,18 @@
 /*
  * The sample API: a collector declares its metric families once (name,
  * help, type, unit, labels, and how the JSON snapshot and the --once table
- * show them) and adds each value of a sample with snapshot_add_sample().
- * The formatters walk what was added; counter totals carry across reloads
- * and --once intervals by family, place and label, with no knowledge of
- * the collector.  Absent hardware is simply not added.
+ * show them) and adds each value of a sample with snapshot_add_sample()
+ * (or snapshot_add_text() for a JSON text).  The formatters walk what was
+ * added; counter totals carry across reloads and --once intervals by
+ * family, place and label, with no knowledge of the collector.  Absent
+ * hardware is simply not added.
  *
  * The writers walk the families the registered collectors declare
- * (collector.h), so a family without a value this sample can still be a
- * JSON null.
- *
- * The daemon's own families (self_metrics.h) are declared the same way
- * and come first in /metrics.  The uncore and core collectors still
- * export through the fixed fields of struct snapshot; the writers put
- * those where SPEC §5a has them and the declared families around them: in
- * /metrics between the uncore and the core families, in JSON by json_order (METRIC_JSON_*), in the --once
- * table after the uncore lines of the socket block.
+ * (collector.h), in registration then declaration order, a family listed
+ * by several collectors once (where it is first listed), so a family
+ * without a value this sample can still be a JSON null.  The daemon's own
+ * families (self_metrics.h) are declared the same way and come first in
+ * /metrics.
  */
 #ifndef UNCORED_METRIC_H
 #define UNCORED_METRIC_H
@@ -39,6 +36,7 @@ enum metric_kind {
 	METRIC_UINT,                   /* u: an exact count */
 	METRIC_INT,                    /* u holds an int64_t (a temperature) */
 	METRIC_BOOL,                   /* u is 0 or 1; 0/1 in Prometheus, false/true in JSON */
+	METRIC_TEXT,                   /* text, owned by the snapshot: a JSON string only (no name) */
 };
 
 /* Where a value belongs, which decides its labels and its place in JSON. */
@@ -50,7 +48,11 @@ enum metric_scope {
 	 */
 	METRIC_SCOPE_CORE,
 	METRIC_SCOPE_CPU,              /* where = cpu; socket, core, cpu; the cpu's JSON object */
-	METRIC_SCOPE_DAEMON,           /* where = 0; no place label; not in the JSON objects */
+	/*
+	 * where = 0 (or any number that tells samples apart); no place
+	 * label, the labels say it all; not in the JSON objects.
+	 */
+	METRIC_SCOPE_DAEMON,
 };
 
 /*
@@ -65,17 +67,24 @@ enum metric_signal {
 	METRIC_SIGNAL_THROTTLING,      /* thermally throttled now (METRIC_BOOL) */
 	METRIC_SIGNAL_PROCHOT,         /* PROCHOT#/FORCEPR# asserted by another agent now (METRIC_BOOL) */
 	METRIC_SIGNAL_THROTTLE_COUNT,  /* times throttled (METRIC_UINT counter) */
+	METRIC_SIGNAL_INSTRUCTIONS,    /* instructions retired (counter): IPC */
+	METRIC_SIGNAL_CYCLES,          /* unhalted core cycles (counter): IPC */
+	/* The clock the event counts of the same place are fractions of (counter). */
+	METRIC_SIGNAL_CLOCK,
+	/* Event counts labelled by event name (event.h names the built-in ones). */
+	METRIC_SIGNAL_EVENT_COUNTS,
 };
 
 /*
- * Fixed parts of the JSON objects that the JSON writer puts itself, by
- * json_order position (SPEC §5a): a family's field goes between them by its
- * own json_order.  The socket object opens with "socket", has the fixed
- * counter block at METRIC_JSON_SOCKET_FIXED and "cores" at
- * METRIC_JSON_SOCKET_CORES; a core object opens with "core" and "cpus";
- * a cpu object opens with "cpu", "socket", "core", "online".
+ * Places in the JSON objects, by json_order (SPEC §5a): a family's field
+ * goes among the others by its own json_order.  The socket object opens
+ * with "socket" (the JSON writer's), has the gauges before
+ * METRIC_JSON_SOCKET_FIXED, the counter blocks from there on, and "cores"
+ * (the writer's) at METRIC_JSON_SOCKET_CORES; a core object opens with
+ * "core" and "cpus"; a cpu object opens with "cpu", "socket", "core",
+ * "online".
  */
-#define METRIC_JSON_SOCKET_FIXED 500   /* the uncore counter block, from struct snapshot */
+#define METRIC_JSON_SOCKET_FIXED 500
 #define METRIC_JSON_SOCKET_CORES 1000
 
 #define METRIC_LABEL_SEP "\x1f"
@@ -94,13 +103,16 @@ struct metric_family {
 	enum metric_kind kind;
 	/*
 	 * One more label, whose value each sample gives (e.g. "event"), or
-	 * NULL.  With it, the JSON field is an object {label value: value}.
-	 * A family may name several, comma-separated ("channel,cause"); its
-	 * samples then give the values separated by METRIC_LABEL_SEP, and its
-	 * JSON field (if it has a key) nests one object per label: the last
-	 * label outermost (what the value means: cause, source), then the
-	 * others in order ({"thermal": {"CHANNEL": value}}).  An info-style
-	 * family (value 1, the facts in its labels) has no JSON key.
+	 * NULL.  With it, the JSON field is an object {label value: value};
+	 * a sample with label_value NULL adds no value but makes the object
+	 * exist ({} when nothing else is added).  A family may name several,
+	 * comma-separated ("channel,cause"); its samples then give the values
+	 * separated by METRIC_LABEL_SEP, and a label whose value is empty is
+	 * left out (Prometheus reads it as absent).  Its JSON field, if it has
+	 * a key, nests one object per label: the last label outermost (what
+	 * the value means: cause, source), then the others in order
+	 * ({"thermal": {"CHANNEL": value}}).  An info-style family (value 1,
+	 * the facts in its labels, "vendor,family") has no JSON key.
 	 */
 	const char *label;
 	/*
@@ -123,22 +135,35 @@ struct metric_family {
 	 */
 	int json_order;
 	/*
-	 * Without a value, the field is null (the object always has it) rather
-	 * than left out.  Not for a family in a group.
+	 * Without a value, the field is null (the object, or the group when
+	 * it is written, always has it) rather than left out.
 	 */
 	bool json_null;
 
 	/*
 	 * The --once table (counters as the change over the interval, gauges
-	 * as the value).  A socket-scope family without a label and with a
-	 * title is a line of its socket's block; consecutive families with the
-	 * same title and a table_part share one line ("part value, part
-	 * value").  A line is left out unless both snapshots have its values.
-	 * Values with a signal are shown in the socket header and the core
-	 * rows instead (fmt_table.c).
+	 * as the value).  A socket-scope family with a title is shown in its
+	 * socket's block:
+	 * - without a label, as one line; consecutive families with the same
+	 *   title and a table_part share one line ("part value, part value").
+	 *   A line is left out unless both snapshots have its values, but a
+	 *   json_null member of a group the second snapshot has shows "-".
+	 * - with a label, as one line per label value of the second
+	 *   snapshot, titled by the label value ("-" when the first lacks
+	 *   it); a METRIC_TEXT family's line is "title: text".
+	 * The lines go by json_order.  A family with a signal and no title is
+	 * shown only where fmt_table.c derives from it (the socket header and
+	 * the core rows).
 	 */
 	const char *table_title;
 	const char *table_part;
+	/*
+	 * For a labelled counter: the line of label value table_percent_label
+	 * also shows its change as a percentage of the change of
+	 * table_percent_of (a family of the same place without a label).
+	 */
+	const struct metric_family *table_percent_of;
+	const char *table_percent_label;
 };
 
 /* One value as added; the family says which member holds it. */
@@ -146,9 +171,18 @@ struct metric_sample {
 	const struct metric_family *family;
 	int where;                     /* by the family's scope (enum metric_scope) */
 	const char *label_value;       /* owned by the snapshot; NULL without a label */
+	int source;                    /* who added it: struct snapshot's source then */
+	/*
+	 * The values of a labelled family at one place are a chain, from the
+	 * one without a label (which exists with the first, holds the index
+	 * + 1 of the last in value.u and is no value itself): index + 1 of
+	 * the next, 0 at the end.
+	 */
+	int next;
 	union {
 		uint64_t u;
 		double d;
+		const char *text;      /* METRIC_TEXT; owned by the snapshot */
 	} value;
 };
 
@@ -162,6 +196,13 @@ struct metric_sample {
  */
 int snapshot_add_sample(struct snapshot *s, const struct metric_family *f, int where,
 			const char *label_value, uint64_t u, double d);
+
+/*
+ * Add text (copied once per distinct text) as the value of the
+ * METRIC_TEXT family f at where with label_value.  As snapshot_add_sample.
+ */
+int snapshot_add_text(struct snapshot *s, const struct metric_family *f, int where,
+		      const char *label_value, const char *text);
 
 /* The value added for f at where with label_value (NULL: none), or NULL. */
 const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
@@ -177,6 +218,15 @@ const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
 						 enum metric_signal signal,
 						 enum metric_scope scope, int where);
 
+/*
+ * The value labelled label at where of the first registered family with
+ * signal and scope that has it (an event count by name), or NULL.
+ */
+const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot *s,
+							  enum metric_signal signal,
+							  enum metric_scope scope, int where,
+							  const char *label);
+
 /* The same for core c of s (METRIC_SCOPE_CORE at c's first CPU). */
 const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
 						      const struct snapshot_core *c,
@@ -190,12 +240,20 @@ static inline int64_t metric_sample_int(const struct metric_sample *v)
 
 /*
  * Add (sign > 0) or subtract (sign < 0) the counter samples of src whose
- * family is one of families[0..n) to those of dst with the same family,
- * place and label.  A value dst lacks stays absent (the hardware is not
- * counted now); gauges and foreign totals are left alone.
+ * family is one of families[0..n), and that source added (0: whoever did),
+ * to those of dst with the same family, place and label.  A value dst
+ * lacks stays absent (the hardware is not counted now); gauges and foreign
+ * totals are left alone.
  */
 int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
-			       const struct metric_family *const *families, size_t n, int sign);
+			       const struct metric_family *const *families, size_t n, int source,
+			       int sign);
+
+/*
+ * The registered family named name (its Prometheus name, or for a family
+ * without one its json_key) that collector (NULL: any) declares, or NULL.
+ */
+const struct metric_family *metric_family_find(const char *collector, const char *name);
 
 /*
  * The Prometheus text of every registered family with samples in s, in
@@ -220,7 +278,7 @@ void metric_write_prom_families(const struct snapshot *s,
 void metric_write_json_fields(const struct snapshot *s, enum metric_scope scope, int where,
 			      int from, int to, struct strbuf *out);
 
-/* The --once table lines of socket where between a and b (see table_title). */
+/* The --once table lines of socket where between a and b (see table_title), by json_order. */
 void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b, int where,
 			      struct strbuf *out);
 

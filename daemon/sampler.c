@@ -117,11 +117,26 @@ static void start_history(struct sampler *s)
 		log_warning("history: out of memory, the page will show no charts");
 }
 
+/* Add the instructions and cycles at where of scope, when both are counted there. */
+static void add_ipc(const struct snapshot *snap, enum metric_scope scope, int where,
+		    struct history_reading *r)
+{
+	const struct metric_sample *i = snapshot_find_signal(snap, METRIC_SIGNAL_INSTRUCTIONS, scope,
+							     where);
+	const struct metric_sample *c = snapshot_find_signal(snap, METRIC_SIGNAL_CYCLES, scope, where);
+
+	if (!i || !c)
+		return;
+	r->has_ipc = true;
+	r->instructions += i->value.u;
+	r->cycles += c->value.u;
+}
+
 /* One socket's readings of this sample, for the history. */
 static void history_reading_of(const struct snapshot *snap, const struct snapshot_socket *ss,
 			       struct history_reading *r)
 {
-	const struct metric_sample *v;
+	const struct metric_sample *v, *clock;
 
 	memset(r, 0, sizeof(*r));
 	for (int k = 0; k < ss->n_cores; k++) {
@@ -137,14 +152,14 @@ static void history_reading_of(const struct snapshot *snap, const struct snapsho
 	v = snapshot_find_signal(snap, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, ss->socket);
 	r->has_tjmax = v != NULL;
 	r->tjmax_celsius = v ? (double)metric_sample_int(v) : 0;
-	if (ss->has_uncore && ss->has_uncore_clockticks)
-		for (int k = 0; k < ss->n_uncore_events; k++)
-			if (ss->uncore_events[k].available &&
-			    strcmp(ss->uncore_events[k].name, EVENT_DRAM_THERMAL_THROTTLED) == 0) {
-				r->has_dram = true;
-				r->dram_throttled_cycles = ss->uncore_events[k].total;
-				r->uncore_clockticks = ss->uncore_clockticks;
-			}
+	v = snapshot_find_labelled_signal(snap, METRIC_SIGNAL_EVENT_COUNTS, METRIC_SCOPE_SOCKET,
+					  ss->socket, EVENT_DRAM_THERMAL_THROTTLED);
+	clock = snapshot_find_signal(snap, METRIC_SIGNAL_CLOCK, METRIC_SCOPE_SOCKET, ss->socket);
+	if (v && clock) {
+		r->has_dram = true;
+		r->dram_throttled_cycles = v->value.u;
+		r->clockticks = clock->value.u;
+	}
 	v = snapshot_find_signal(snap, METRIC_SIGNAL_PROCHOT, METRIC_SCOPE_SOCKET, ss->socket);
 	r->has_prochot = v != NULL;
 	r->prochot_active = v && v->value.u;
@@ -155,15 +170,14 @@ static void history_reading_of(const struct snapshot *snap, const struct snapsho
 			r->prochot_active |= v->value.u != 0;
 		}
 	}
-	for (int k = 0; k < snap->n_cpus; k++) {
-		const struct snapshot_cpu *c = &snap->cpus[k];
-
-		if (c->socket == ss->socket && c->has_instructions && c->has_cycles) {
-			r->has_ipc = true;
-			r->instructions += c->instructions;
-			r->cycles += c->cycles;
-		}
-	}
+	for (int k = 0; k < snap->n_cpus; k++)
+		if (snap->cpus[k].socket == ss->socket)
+			add_ipc(snap, METRIC_SCOPE_CPU, snap->cpus[k].cpu, r);
+	for (int k = 0; k < ss->n_cores && !r->has_ipc; k++)
+		if (ss->cores[k].n_cpus > 0)
+			add_ipc(snap, METRIC_SCOPE_CORE, ss->cores[k].cpus[0], r);
+	if (!r->has_ipc)
+		add_ipc(snap, METRIC_SCOPE_SOCKET, ss->socket, r);
 }
 
 /* Fold this sample into the history and attach the current document to snap. */
@@ -227,9 +241,8 @@ static void carry_totals(struct sampler *s, struct snapshot *snap)
 
 		if (!s->carry[id])
 			continue;
-		if (ops->add_totals)
-			ops->add_totals(snap, s->carry[id], 1);
-		if (snapshot_add_sample_totals(snap, s->carry[id], ops->families, ops->n_families, 1) < 0)
+		if (snapshot_add_sample_totals(snap, s->carry[id], ops->families, ops->n_families,
+					       collector_source(ops), 1) < 0)
 			log_warning("sample: out of memory, a carried total is left out");
 		now = snapshot_add_collector(snap, ops->name);
 		then = snapshot_find_collector(s->carry[id], ops->name);

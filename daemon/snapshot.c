@@ -18,7 +18,7 @@
 #include "history.h"
 #include "snapshot.h"
 
-/* Blocks hold a snapshot's event arrays and strings; most fit in one. */
+/* Blocks hold a snapshot's strings; most fit in one. */
 #define BLOCK_MIN_BYTES 4096
 
 struct snapshot_block {
@@ -27,7 +27,10 @@ struct snapshot_block {
 	alignas(max_align_t) unsigned char data[];
 };
 
-/* One distinct text of a snapshot; the list is short (event names, reasons). */
+/* Buckets of the strings' hash table (label values, reasons: a few per CPU). */
+#define STRING_BUCKETS 512
+
+/* One distinct text of a snapshot, in the chain of its bucket. */
 struct snapshot_string {
 	struct snapshot_string *next;
 	uint32_t hash;
@@ -51,6 +54,7 @@ static void snapshot_free(struct snapshot *s)
 	free(s->episodes);
 	free(s->values);
 	free(s->value_index);
+	free(s->string_buckets);
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		free(atomic_load(&s->rendered[i]));
 	history_release(s->history);
@@ -163,18 +167,6 @@ static void *snapshot_alloc(struct snapshot *s, size_t size)
 	return p;
 }
 
-struct snapshot_event *snapshot_alloc_events(struct snapshot *s, size_t n)
-{
-	struct snapshot_event *ev;
-
-	if (n == 0 || n > SIZE_MAX / sizeof(*ev))
-		return NULL;
-	ev = snapshot_alloc(s, n * sizeof(*ev));
-	if (ev)
-		memset(ev, 0, n * sizeof(*ev));
-	return ev;
-}
-
 /* FNV-1a: cheap to compare before the bytes. */
 static uint32_t hash_text(const char *text)
 {
@@ -191,7 +183,14 @@ const char *snapshot_intern(struct snapshot *s, const char *text)
 	size_t len = strlen(text);
 	struct snapshot_string *str;
 
-	for (str = s->strings; str; str = str->next)
+	if (!s->string_buckets) {
+		s->string_buckets = calloc(STRING_BUCKETS, sizeof(*s->string_buckets));
+		if (!s->string_buckets) {
+			s->is_short_of_memory = true;
+			return NULL;
+		}
+	}
+	for (str = s->string_buckets[h % STRING_BUCKETS]; str; str = str->next)
 		if (str->hash == h && strcmp(str->text, text) == 0)
 			return str->text;
 	str = snapshot_alloc(s, sizeof(*str) + len + 1);
@@ -199,24 +198,9 @@ const char *snapshot_intern(struct snapshot *s, const char *text)
 		return NULL;
 	str->hash = h;
 	memcpy(str->text, text, len + 1);
-	str->next = s->strings;
-	s->strings = str;
+	str->next = s->string_buckets[h % STRING_BUCKETS];
+	s->string_buckets[h % STRING_BUCKETS] = str;
 	return str->text;
-}
-
-int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char *name,
-		       bool available, uint64_t total, const char *reason)
-{
-	const char *n = snapshot_intern(s, name);
-	const char *r = reason && reason[0] ? snapshot_intern(s, reason) : "";
-
-	if (!n || !r)
-		return -ENOMEM;
-	ev->name = n;
-	ev->reason = r;
-	ev->available = available;
-	ev->total = total;
-	return 0;
 }
 
 struct snapshot_socket *snapshot_socket(struct snapshot *s, int socket)
@@ -326,13 +310,4 @@ const char *snapshot_collector_state(const struct snapshot_collector *c)
 	if (c->not_applicable)
 		return "not_applicable";
 	return c->up ? "up" : "down";
-}
-
-void snapshot_add_event_totals(struct snapshot_event *dst, int n_dst,
-			       const struct snapshot_event *src, int n_src, int sign)
-{
-	for (int i = 0; i < n_dst; i++)
-		for (int j = 0; j < n_src; j++)
-			if (src[j].available && strcmp(dst[i].name, src[j].name) == 0)
-				dst[i].total = snapshot_add_signed(dst[i].total, src[j].total, sign);
 }

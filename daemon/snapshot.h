@@ -9,9 +9,9 @@
  * snapshot_release(); the last release frees it.  Publishing never waits
  * for readers and readers never wait for the sampler beyond a pointer swap.
  *
- * Absent hardware is recorded as has_* = false, or for a value of the
- * sample API (metric.h) by not adding it, never as zero values, so
- * formatters can omit it (SPEC §5).
+ * The collectors' values are added through the sample API (metric.h);
+ * absent hardware is recorded by not adding its value, never as zero
+ * values, so formatters can omit it (SPEC §5).
  */
 #ifndef UNCORED_SNAPSHOT_H
 #define UNCORED_SNAPSHOT_H
@@ -21,7 +21,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SNAPSHOT_MAX_EVENTS 16
 #define SNAPSHOT_MAX_CORE_CPUS 8
 
 #define SNAPSHOT_MAX_COLLECTORS 8
@@ -40,18 +39,6 @@ struct snapshot_collector {
 	const char *engine_why;    /* why that engine; owned by the snapshot */
 };
 
-/*
- * One counted event: a total since start, or unavailable with a reason.
- * Both strings belong to the snapshot (see snapshot_set_event), so one
- * copy of each distinct text serves every CPU.
- */
-struct snapshot_event {
-	const char *name;
-	const char *reason;        /* why unavailable, "" otherwise */
-	uint64_t total;
-	bool available;
-};
-
 struct snapshot_core {
 	int core;                  /* physical core id */
 	int n_cpus;
@@ -61,14 +48,6 @@ struct snapshot_core {
 
 struct snapshot_socket {
 	int socket;
-
-	bool has_uncore;           /* the uncore collector counts on this socket */
-	bool has_uncore_clockticks;
-	uint64_t uncore_clockticks;
-	int n_uncore_events;
-	struct snapshot_event *uncore_events;   /* owned by the snapshot */
-	uint64_t uncore_conflicts;
-
 	int n_cores;
 	struct snapshot_core *cores;
 };
@@ -78,12 +57,6 @@ struct snapshot_cpu {
 	int socket;
 	int core;
 	bool online;
-	bool has_core_pmu;         /* the core collector counts on this CPU */
-	bool has_instructions, has_cycles, has_ref_cycles;
-	uint64_t instructions, cycles, ref_cycles;
-	int n_events;
-	struct snapshot_event *events;          /* owned by the snapshot */
-	uint64_t conflicts;
 };
 
 struct snapshot_episode {
@@ -139,15 +112,16 @@ struct snapshot {
 	_Atomic(struct snapshot_bytes *) rendered[SNAPSHOT_N_RENDERED];
 
 	/* Values added through the sample API (metric.h), in the order added. */
+	int source;                /* who adds values now (collector.c): registry index + 1, or 0 */
 	int n_values, cap_values;
 	struct metric_sample *values;
 	int *value_index;          /* metric.c's hash of values: index + 1, 0 for free */
 	int cap_value_index;       /* a power of two, at least twice cap_values */
 
-	/* Storage for events and their strings, freed with the snapshot. */
-	bool is_short_of_memory;   /* some events were left out: no memory for them */
+	/* Storage for texts, freed with the snapshot. */
+	bool is_short_of_memory;   /* some values were left out: no memory for them */
 	struct snapshot_block *blocks;
-	struct snapshot_string *strings;
+	struct snapshot_string **string_buckets;   /* snapshot.c's hash table of texts */
 };
 
 /*
@@ -168,8 +142,7 @@ struct cpu_info;
 
 /*
  * Allocate a snapshot shaped after topo: one socket entry per socket with
- * its cores (cpus filled in), one cpu entry per logical CPU, everything
- * else zero and has_* false.  refs = 1 (the caller's).  NULL on ENOMEM.
+ * its cores (cpus filled in), one cpu entry per logical CPU, no values.  refs = 1 (the caller's).  NULL on ENOMEM.
  * The cpu identity is copied from info (left empty when info is NULL), and
  * version is the build's version string.  No collector is listed yet.
  */
@@ -183,22 +156,6 @@ struct snapshot_core *snapshot_core(struct snapshot *s, int socket, int core);
 
 /* The cpu entry for logical CPU cpu, or NULL. */
 struct snapshot_cpu *snapshot_cpu(struct snapshot *s, int cpu);
-
-/*
- * n zeroed events owned by s and freed with it, for a socket's
- * uncore_events or a CPU's events; NULL on ENOMEM (or n = 0).  Only while
- * s is being filled.  Every ENOMEM here or in snapshot_set_event sets
- * s->is_short_of_memory, so that the caller may leave the events out.
- */
-struct snapshot_event *snapshot_alloc_events(struct snapshot *s, size_t n);
-
-/*
- * Set *ev.  name and reason (NULL means "") are copied into s, once per
- * distinct text however many events use it.  -ENOMEM leaves *ev as it
- * was.  Only while s is being filled.
- */
-int snapshot_set_event(struct snapshot *s, struct snapshot_event *ev, const char *name,
-		       bool available, uint64_t total, const char *reason);
 
 /*
  * s's copy of text (copied once per distinct text), or NULL on ENOMEM
@@ -229,23 +186,6 @@ static inline bool snapshot_collector_applies(const struct snapshot_collector *c
 /* The entry of collector name, or NULL. */
 const struct snapshot_collector *snapshot_find_collector(const struct snapshot *s,
 							 const char *name);
-
-/*
- * Helpers for a collector's add_totals (collector.h), which adds (sign > 0)
- * or subtracts (sign < 0) the counter totals it exports in one snapshot to
- * those in another.  Only for a snapshot nobody else can see yet (or any
- * more).
- */
-
-/* v plus or minus d, modulo 2^64 like the counters themselves. */
-static inline uint64_t snapshot_add_signed(uint64_t v, uint64_t d, int sign)
-{
-	return sign < 0 ? v - d : v + d;
-}
-
-/* Events matched by name; an event unavailable in src adds nothing. */
-void snapshot_add_event_totals(struct snapshot_event *dst, int n_dst,
-			       const struct snapshot_event *src, int n_src, int sign);
 
 /*
  * Make s the current snapshot, taking over the caller's reference.  The

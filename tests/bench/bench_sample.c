@@ -46,15 +46,17 @@ static uint64_t uncore_minimum(const struct snapshot *s)
 {
 	uint64_t n = 0;
 
-	for (int i = 0; i < s->n_sockets; i++) {
-		const struct snapshot_socket *so = &s->sockets[i];
+	const struct metric_family *events = metric_family_find("uncore", "uncored_uncore_events_total");
+	const struct metric_family *clock = metric_family_find("uncore",
+								"uncored_uncore_clockticks_total");
 
-		if (!so->has_uncore)
-			continue;
-		for (int e = 0; e < so->n_uncore_events; e++)
-			n += so->uncore_events[e].available ? 2 : 0;
-		n += so->has_uncore_clockticks ? 2 : 0;
-		n += 1;
+	for (int i = 0; i < s->n_values; i++) {
+		const struct metric_sample *v = &s->values[i];
+
+		if (v->family == events)
+			n += v->label_value ? 2 : 1;   /* the object: the global control */
+		else if (v->family == clock)
+			n += 2;
 	}
 	return n;
 }
@@ -88,15 +90,17 @@ struct bench_row {
 	bool is_default;
 };
 
-static void set_engine(struct conf *conf, const struct bench_row *row)
+/* The configuration of a row: the defaults, and engine = its engine in its collector's section. */
+static int row_conf(const struct bench_row *row, struct conf *conf)
 {
-	enum conf_engine e = strcmp(row->engine, "perf") == 0 ? CONF_ENGINE_PERF : CONF_ENGINE_MSR;
+	struct conf_errors errs;
+	char text[128];
 
-	conf->core_engine = conf->uncore_engine = CONF_ENGINE_AUTO;
-	if (row->ops == &core_collector_ops)
-		conf->core_engine = e;
-	else if (row->ops == &uncore_collector_ops)
-		conf->uncore_engine = e;
+	if (strcmp(row->engine, "-") == 0)
+		snprintf(text, sizeof(text), "[daemon]\n");
+	else
+		snprintf(text, sizeof(text), "[%s]\nengine = %s\n", row->ops->name, row->engine);
+	return conf_load_string("bench.conf", text, conf, &errs);
 }
 
 int main(int argc, char **argv)
@@ -142,7 +146,10 @@ int main(int argc, char **argv)
 		double t0, reads, calls, cross;
 
 		memset(&c, 0, sizeof(c));
-		set_engine(&conf, &rows[i]);
+		if (row_conf(&rows[i], &conf) < 0) {
+			fprintf(stderr, "bench_sample: no configuration for %s\n", ops->name);
+			return 1;
+		}
 		if (collector_start(&c, ops, &hw, &info, &topo, &conf) < 0 || !c.up) {
 			printf("%-10s %-6s %16s (%s)\n", ops->name, rows[i].engine, "off",
 			       c.status.why_not);

@@ -14,6 +14,12 @@
 
 #include "fake_machines.h"
 
+/* Collectors as far as collector_add_conflicts needs them (their name). */
+static const struct collector_ops uncore_ops = { .name = "uncore" };
+static const struct collector_ops core_ops = { .name = "core" };
+struct collector uncore_collector = { .ops = &uncore_ops };
+struct collector core_collector = { .ops = &core_ops };
+
 static struct hw_cpu big_cpus[8];
 static struct cpu_core big_cores[2][2];
 static struct cpu_socket big_sockets[2];
@@ -52,11 +58,104 @@ const struct cpu_info skylake = {
 	.microarch = "skylake-sp",
 };
 
-void set_event(struct snapshot *s, struct snapshot_event *ev, const char *name, bool available,
-	       uint64_t total)
+const struct metric_family *family_of(const char *collector, const char *name)
 {
-	assert_int_equal(snapshot_set_event(s, ev, name, available, total,
-					    available ? NULL : "no such event here"), 0);
+	const struct metric_family *f = metric_family_find(collector, name);
+
+	if (!f)
+		fail_msg("no family %s of collector %s", name, collector);
+	return f;
+}
+
+void add_value(struct snapshot *s, const char *collector, const char *name, int where,
+	       const char *label, uint64_t u)
+{
+	assert_int_equal(snapshot_add_sample(s, family_of(collector, name), where, label, u, 0), 0);
+}
+
+void add_text(struct snapshot *s, const char *collector, const char *name, int where,
+	      const char *label, const char *text)
+{
+	assert_int_equal(snapshot_add_text(s, family_of(collector, name), where, label, text), 0);
+}
+
+/* Views rotate through a few buffers, so that a test may hold several at once. */
+#define N_VIEWS 8
+
+/* The events of family counts (and texts) at where, in the order added. */
+static int view_events(const struct snapshot *s, const struct metric_family *counts,
+		       const struct metric_family *texts, int where, struct event_view *ev, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->n_values && n < max; i++) {
+		const struct metric_sample *v = &s->values[i];
+
+		if ((v->family != counts && v->family != texts) || v->where != where || !v->label_value)
+			continue;
+		ev[n++] = (struct event_view){ .name = v->label_value, .available = v->family == counts,
+					       .total = v->family == counts ? v->value.u : 0,
+					       .reason = v->family == texts ? v->value.text : "" };
+	}
+	return n;
+}
+
+const struct uncore_view *uncore_view(const struct snapshot *s, int socket)
+{
+	static struct uncore_view views[N_VIEWS];
+	static int next;
+	struct uncore_view *u = &views[next++ % N_VIEWS];
+	const struct metric_family *events = family_of("uncore", "uncored_uncore_events_total");
+	const struct metric_sample *v;
+
+	memset(u, 0, sizeof(*u));
+	u->has_uncore = snapshot_find_sample(s, events, socket, NULL) != NULL;
+	v = snapshot_find_sample(s, family_of("uncore", "uncored_uncore_clockticks_total"), socket,
+				 NULL);
+	u->has_clockticks = v != NULL;
+	u->clockticks = v ? v->value.u : 0;
+	v = snapshot_find_sample(s, family_of("uncore", "conflicts"), socket, NULL);
+	u->conflicts = v ? v->value.u : 0;
+	u->n_events = view_events(s, events, family_of("uncore", "unavailable"), socket, u->events,
+				  VIEW_MAX_EVENTS);
+	return u;
+}
+
+const struct cpu_view *cpu_view(const struct snapshot *s, int cpu)
+{
+	static struct cpu_view views[N_VIEWS];
+	static int next;
+	struct cpu_view *c = &views[next++ % N_VIEWS];
+	const struct metric_family *events = family_of("core", "uncored_core_events_total");
+	static const char *const fixed[3] = { "uncored_core_instructions_total",
+					      "uncored_core_cycles_total",
+					      "uncored_core_ref_cycles_total" };
+	bool *has[3] = { &c->has_instructions, &c->has_cycles, &c->has_ref_cycles };
+	uint64_t *value[3] = { &c->instructions, &c->cycles, &c->ref_cycles };
+	const struct metric_sample *v;
+
+	memset(c, 0, sizeof(*c));
+	c->has_core_pmu = snapshot_find_sample(s, events, cpu, NULL) != NULL;
+	for (int i = 0; i < 3; i++) {
+		v = snapshot_find_sample(s, family_of("core", fixed[i]), cpu, NULL);
+		*has[i] = v != NULL;
+		*value[i] = v ? v->value.u : 0;
+	}
+	v = snapshot_find_sample(s, family_of("core", "conflicts"), cpu, NULL);
+	c->conflicts = v ? v->value.u : 0;
+	c->n_events = view_events(s, events, family_of("core", "unavailable"), cpu, c->events,
+				  VIEW_MAX_EVENTS);
+	return c;
+}
+
+void add_core_cpu(struct snapshot *s, int cpu, uint64_t instructions, uint64_t cycles,
+		  uint64_t ref_cycles)
+{
+	add_value(s, "core", "uncored_core_instructions_total", cpu, NULL, instructions);
+	add_value(s, "core", "uncored_core_cycles_total", cpu, NULL, cycles);
+	add_value(s, "core", "uncored_core_ref_cycles_total", cpu, NULL, ref_cycles);
+	add_value(s, "core", "uncored_core_events_total", cpu, NULL, 0);
+	add_value(s, "core", "unavailable", cpu, NULL, 0);
 }
 
 const struct metric_family *thermal_family(const char *json_key)
@@ -90,6 +189,18 @@ static size_t setting_offset(const char *section, const char *key, size_t *ret_i
 	return 0;
 }
 
+void *conf_settings_of(struct conf *conf, const char *section)
+{
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct conf_section *sec = collector_registry[i]->conf_section;
+
+		if (sec && strcmp(sec->name, section) == 0 && sec->settings_size)
+			return conf->settings[i];
+	}
+	fail_msg("no settings block of [%s]", section);
+	return NULL;
+}
+
 bool *conf_setting_bool(struct conf *conf, const char *section, const char *key)
 {
 	size_t i, offset = setting_offset(section, key, &i);
@@ -110,12 +221,17 @@ void add_thermal(struct snapshot *s, const char *json_key, int where, int64_t v)
 {
 	const struct metric_family *f = thermal_family(json_key);
 
+	/* Added as the thermal collector adds them. */
+	s->source = collector_source(collector_find("thermal"));
 	assert_int_equal(snapshot_add_sample(s, f, where, NULL, (uint64_t)v, (double)v), 0);
+	s->source = 0;
 }
 
 void add_thermal_seconds(struct snapshot *s, const char *json_key, int where, double v)
 {
+	s->source = collector_source(collector_find("thermal"));
 	assert_int_equal(snapshot_add_sample(s, thermal_family(json_key), where, NULL, 0, v), 0);
+	s->source = 0;
 }
 
 void fill_thermal(struct snapshot *s)
@@ -140,22 +256,23 @@ void fill_thermal(struct snapshot *s)
 	}
 }
 
+unsigned fake_uncounted_cpus;
+
 void fill_core_pmu(struct snapshot *s)
 {
+	s->source = collector_source(collector_find("core"));
 	for (int i = 0; i < s->n_cpus; i++) {
-		struct snapshot_cpu *c = &s->cpus[i];
+		int cpu = s->cpus[i].cpu;
 
-		c->has_core_pmu = true;
-		c->has_instructions = c->has_cycles = c->has_ref_cycles = true;
-		c->instructions = 2000 + (uint64_t)i;
-		c->cycles = 1000;
-		c->ref_cycles = 900;
-		c->n_events = 2;
-		c->events = snapshot_alloc_events(s, 2);
-		assert_non_null(c->events);
-		set_event(s, &c->events[0], "llc_misses", true, 11);
-		set_event(s, &c->events[1], "branch_misses", false, 0);
+		if (cpu < 32 && (fake_uncounted_cpus & (1u << cpu)))
+			continue;
+		add_core_cpu(s, cpu, 2000 + (uint64_t)i, 1000, 900);
+		add_value(s, "core", "uncored_core_events_total", cpu, "llc_misses", 11);
+		add_text(s, "core", "unavailable", cpu, "branch_misses", "no such event here");
+		assert_int_equal(collector_add_conflicts(&core_collector, s, -1, -1, cpu, 0), 0);
+		add_value(s, "core", "conflicts", cpu, NULL, 0);
 	}
+	s->source = 0;
 }
 
 void enable_collectors(struct snapshot *s, bool uncore, bool thermal, bool core)
@@ -184,20 +301,19 @@ struct snapshot *westmere_snapshot(void)
 	enable_collectors(s, true, true, true);
 	fill_thermal(s);
 	fill_core_pmu(s);
+	s->source = collector_source(collector_find("uncore"));
 	for (int i = 0; i < s->n_sockets; i++) {
-		struct snapshot_socket *sock = &s->sockets[i];
+		int id = s->sockets[i].socket;
 
-		sock->has_uncore = true;
-		sock->has_uncore_clockticks = true;
-		sock->uncore_clockticks = 133000000;
-		sock->n_uncore_events = 3;
-		sock->uncore_events = snapshot_alloc_events(s, 3);
-		assert_non_null(sock->uncore_events);
-		set_event(s, &sock->uncore_events[0], "dram_thermal_throttled_cycles", true, 1234);
-		set_event(s, &sock->uncore_events[1], "prochot_assertions", true, 2);
-		set_event(s, &sock->uncore_events[2], "qhl_requests", false, 0);
-		sock->uncore_conflicts = 1;
+		add_value(s, "uncore", "uncored_uncore_clockticks_total", id, NULL, 133000000);
+		add_value(s, "uncore", "uncored_uncore_events_total", id, "dram_thermal_throttled_cycles",
+			  1234);
+		add_value(s, "uncore", "uncored_uncore_events_total", id, "prochot_assertions", 2);
+		add_text(s, "uncore", "unavailable", id, "qhl_requests", "no such event here");
+		assert_int_equal(collector_add_conflicts(&uncore_collector, s, id, -1, -1, 1), 0);
+		add_value(s, "uncore", "conflicts", id, NULL, 1);
 	}
+	s->source = 0;
 	return s;
 }
 

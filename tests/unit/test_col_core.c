@@ -24,6 +24,7 @@ extern const struct collector_ops thermal_collector_ops;
 #include "metric.h"
 #include "msr.h"
 #include "regfile.h"
+#include "sample_views.h"
 #include "sim.h"
 #include "snapshot.h"
 
@@ -95,8 +96,8 @@ static struct fx *fx_new(int n_cpus)
 	f->socket = (struct cpu_socket){ .socket = 0, .n_cores = n_cpus, .cores = f->cores,
 					 .n_cpus = n_cpus, .cpus = f->socket_cpus };
 	f->topo = (struct cpu_topology){ n_cpus, f->cpus, 1, &f->socket };
-	f->conf.core_enabled = true;
-	f->conf.core_on_conflict = CONF_CONFLICT_RECLAIM;
+	core_settings_of(&f->conf)->enabled = true;
+	core_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_RECLAIM;
 	f->conf.interval_s = 1;
 	f->rf = regfile_new(f->cpus, n_cpus);
 	regfile_bind(f->rf, &f->hw);
@@ -109,7 +110,7 @@ static struct fx *fx_new(int n_cpus)
 static void add_event(struct fx *f, const char *name, uint8_t code, uint8_t umask,
 		      unsigned arch_event)
 {
-	struct event_spec *ev = &f->conf.core_events[f->conf.n_core_events++].spec;
+	struct event_spec *ev = &core_settings_of(&f->conf)->events[core_settings_of(&f->conf)->n_events++].spec;
 
 	memset(ev, 0, sizeof(*ev));
 	strcpy(ev->name, name);
@@ -139,12 +140,10 @@ static void fx_free(struct fx *f)
 	free(f);
 }
 
-static struct snapshot_cpu *cpu_of(struct fx *f, int cpu)
+static const struct cpu_view *cpu_of(struct fx *f, int cpu)
 {
-	struct snapshot_cpu *sp = snapshot_cpu(f->s, cpu);
-
-	assert_non_null(sp);
-	return sp;
+	assert_non_null(snapshot_cpu(f->s, cpu));
+	return cpu_view(f->s, cpu);
 }
 
 static uint64_t get(struct fx *f, int cpu, uint32_t msr)
@@ -180,7 +179,7 @@ static void assert_regs_equal(struct fx *f, const struct regs_seen *r)
 
 static uint64_t evtsel_of(const struct fx *f, int k)
 {
-	return event_core_evtsel(&f->conf.core_events[k].spec);
+	return event_core_evtsel(&core_settings_in(&f->conf)->events[k].spec);
 }
 
 static void programs_fixed_nibbles_and_global_bits(void **state)
@@ -389,7 +388,7 @@ static void default_events_come_first(void **state)
 
 	(void)state;
 	defaults = event_defaults(EVENT_PMU_CORE, &n);
-	f->conf.core_default_events = true;
+	core_settings_of(&f->conf)->default_events = true;
 	add_event(f, "ev_a", 0xd1, 0x01, 0);
 	add_event(f, defaults[0]->name, defaults[0]->code, defaults[0]->umask, 0);
 	assert_int_equal(fx_start(f), 0);
@@ -456,7 +455,7 @@ static void conflict_yield_forgets_without_writing(void **state)
 	struct fx *f = fx_new(1);
 
 	(void)state;
-	f->conf.core_on_conflict = CONF_CONFLICT_YIELD;
+	core_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_YIELD;
 	add_event(f, "ev_a", 0xd1, 0x01, 0);
 	/* GP counters 1..3 are another agent's: nothing is left to move to. */
 	for (uint32_t n = 1; n < N_GP; n++)
@@ -469,8 +468,7 @@ static void conflict_yield_forgets_without_writing(void **state)
 	regfile_set(f->rf, 0, IA32_FIXED_CTR_CTRL, 0x3b3);
 	fx_sample(f);
 	assert_int_equal(cpu_of(f, 0)->conflicts, 2);
-	assert_false(cpu_of(f, 0)->events[0].available);
-	assert_int_equal(cpu_of(f, 0)->events[0].total, 1000);
+	assert_false(cpu_of(f, 0)->events[0].available);   /* its total not exported meanwhile */
 	assert_string_equal(cpu_of(f, 0)->events[0].reason,
 			    "yielded: another agent took its counter");
 	assert_false(cpu_of(f, 0)->has_cycles);
@@ -613,7 +611,7 @@ static void disabled_in_config_does_not_start(void **state)
 	struct fx *f = fx_new(1);
 
 	(void)state;
-	f->conf.core_enabled = false;
+	core_settings_of(&f->conf)->enabled = false;
 	assert_int_equal(fx_start(f), -ENOTSUP);
 	assert_string_equal(REASON(&f->c), "disabled in the configuration");
 	assert_int_equal(f->hw.n_writes, 0);
@@ -726,7 +724,7 @@ static void check_core_values(const struct snapshot *s, double seconds)
 	const uint64_t most = (uint64_t)(seconds * CORE_MAX_EVENT_RATE_HZ);
 
 	for (int i = 0; i < s->n_cpus; i++) {
-		const struct snapshot_cpu *sp = &s->cpus[i];
+		const struct cpu_view *sp = cpu_view(s, s->cpus[i].cpu);
 
 		assert_true(sp->has_core_pmu);
 		assert_true(sp->has_instructions);
@@ -761,16 +759,16 @@ static void check_core_exact(struct sim_machine *m, const struct snapshot *s)
 	uint64_t all_instructions = 0;
 
 	for (int i = 0; i < s->n_cpus; i++) {
-		const struct snapshot_cpu *sp = &s->cpus[i];
+		const struct cpu_view *sp = cpu_view(s, s->cpus[i].cpu);
 
-		assert_exact(m, sp->cpu, 0xc0, 0x00, sp->instructions);
-		assert_exact(m, sp->cpu, 0x3c, 0x01, sp->ref_cycles);
-		assert_exact(m, sp->cpu, 0x3c, 0x00, sp->cycles);
+		assert_exact(m, s->cpus[i].cpu, 0xc0, 0x00, sp->instructions);
+		assert_exact(m, s->cpus[i].cpu, 0x3c, 0x01, sp->ref_cycles);
+		assert_exact(m, s->cpus[i].cpu, 0x3c, 0x00, sp->cycles);
 		for (int k = 0; k < sp->n_events; k++) {
 			const struct event_spec *ev = event_builtin(EVENT_PMU_CORE, sp->events[k].name);
 
 			if (sp->events[k].available && ev)
-				assert_exact(m, sp->cpu, ev->code, ev->umask, sp->events[k].total);
+				assert_exact(m, s->cpus[i].cpu, ev->code, ev->umask, sp->events[k].total);
 		}
 		all_instructions += sp->instructions;
 	}
@@ -785,6 +783,263 @@ static struct snapshot *sample_both(struct sim_machine *m, struct collector *col
 	collector_sample(&cols[0], s);
 	collector_sample(&cols[1], s);
 	return s;
+}
+
+/* The value of the core collector's family name of scope at where with label, or NULL. */
+static const struct metric_sample *core_value(const struct snapshot *s, const char *name,
+					      enum metric_scope scope, int where, const char *label)
+{
+	const struct collector_ops *ops = collector_find("core");
+
+	for (size_t i = 0; i < ops->n_families; i++) {
+		const struct metric_family *f = ops->families[i];
+
+		if (f->name && strcmp(f->name, name) == 0 && f->scope == scope)
+			return snapshot_find_sample(s, f, where, label);
+	}
+	fail_msg("no family %s of that scope", name);
+	return NULL;
+}
+
+/* The per-CPU value of name (with label) summed over cpus[0..n); *ret_any: some CPU had it. */
+static uint64_t cpu_sum(const struct snapshot *s, const char *name, const char *label,
+			const int *cpus, int n, bool *ret_any)
+{
+	uint64_t sum = 0;
+
+	*ret_any = false;
+	for (int i = 0; i < n; i++) {
+		const struct metric_sample *v = core_value(s, name, METRIC_SCOPE_CPU, cpus[i], label);
+
+		if (v) {
+			sum += v->value.u;
+			*ret_any = true;
+		}
+	}
+	return sum;
+}
+
+/* What per = core or socket exports at where equals the sum of per = cpu over cpus. */
+static void assert_sums(const struct snapshot *by_cpu, const struct snapshot *summed,
+			enum metric_scope scope, int where, const int *cpus, int n)
+{
+	static const char *const fixed[] = { "uncored_core_instructions_total",
+					     "uncored_core_cycles_total",
+					     "uncored_core_ref_cycles_total" };
+	static const char *const events[] = { "llc_references", "llc_misses", "branch_misses" };
+	bool any;
+
+	for (size_t k = 0; k < 3; k++) {
+		const struct metric_sample *v = core_value(summed, fixed[k], scope, where, NULL);
+		uint64_t want = cpu_sum(by_cpu, fixed[k], NULL, cpus, n, &any);
+
+		assert_true(any);
+		assert_non_null(v);
+		assert_true(v->value.u > 0);
+		assert_int_equal(v->value.u, want);
+		assert_null(core_value(summed, fixed[k], METRIC_SCOPE_CPU, cpus[0], NULL));
+	}
+	for (size_t k = 0; k < 3; k++) {
+		const struct metric_sample *v = core_value(summed, "uncored_core_events_total", scope,
+							   where, events[k]);
+		uint64_t want = cpu_sum(by_cpu, "uncored_core_events_total", events[k], cpus, n, &any);
+
+		assert_true(any);
+		assert_non_null(v);
+		assert_int_equal(v->value.u, want);
+	}
+}
+
+static char *prom_text(const struct snapshot *s)
+{
+	struct strbuf sb;
+	char *text;
+
+	strbuf_init(&sb);
+	metric_write_prom(s, &sb);
+	text = strbuf_steal(&sb, NULL);
+	assert_non_null(text);
+	return text;
+}
+
+/*
+ * [core] per = core and per = socket: on twin simulated machines that
+ * run the same time, every sum equals the sum of the per-CPU values of
+ * the CPUs of its place, with labels socket,core or socket and no per-CPU
+ * series left.
+ */
+static void per_core_and_socket_sum_the_cpus(void **state)
+{
+	static const char *const names[] = { "cpu", "core", "socket" };
+
+	(void)state;
+	for (int per = 1; per <= 2; per++) {
+		struct sim_machine m, twin;
+		struct collector by_cpu, summed;
+		struct conf conf, conf_summed;
+		struct snapshot *a = NULL, *b = NULL;
+		char *text;
+
+		print_message("per = %s\n", names[per]);
+		machine_open(&m, "westmere-ep-2s");
+		machine_open(&twin, "westmere-ep-2s");
+		conf_defaults(&conf);
+		conf_summed = conf;
+		core_settings_of(&conf_summed)->per = per;
+		assert_int_equal(collector_start(&by_cpu, &core_collector_ops, &m.hw, &m.info, &m.topo,
+						 &conf), 0);
+		assert_int_equal(collector_start(&summed, &core_collector_ops, &twin.hw, &twin.info,
+						 &twin.topo, &conf_summed), 0);
+		for (int i = 0; i < 3; i++) {
+			snapshot_release(a);
+			snapshot_release(b);
+			sim_advance(m.sim, 1.0);
+			sim_advance(twin.sim, 1.0);
+			a = snapshot_new(&m.topo, &m.info);
+			b = snapshot_new(&twin.topo, &twin.info);
+			assert_non_null(a);
+			assert_non_null(b);
+			collector_sample(&by_cpu, a);
+			collector_sample(&summed, b);
+		}
+		for (int i = 0; i < twin.topo.n_sockets; i++) {
+			const struct cpu_socket *cs = &twin.topo.sockets[i];
+
+			if (per == 2) {
+				assert_sums(a, b, METRIC_SCOPE_SOCKET, cs->socket, cs->cpus, cs->n_cpus);
+				continue;
+			}
+			for (int j = 0; j < cs->n_cores; j++)
+				assert_sums(a, b, METRIC_SCOPE_CORE, cs->cores[j].cpus[0],
+					    cs->cores[j].cpus, cs->cores[j].n_cpus);
+		}
+		text = prom_text(b);
+		if (per == 1) {
+			assert_non_null(strstr(text, "\nuncored_core_instructions_total{socket=\"1\","
+						     "core=\"0\"} "));
+			assert_non_null(strstr(text, "\nuncored_core_events_total{socket=\"0\",core=\"1\","
+						     "event=\"llc_misses\"} "));
+			assert_non_null(strstr(text, "\nuncored_pmu_conflicts_total{collector=\"core\","
+						     "socket=\"1\",core=\"0\"} 0\n"));
+		} else {
+			assert_non_null(strstr(text, "\nuncored_core_instructions_total{socket=\"1\"} "));
+			assert_non_null(strstr(text, "\nuncored_core_events_total{socket=\"0\","
+						     "event=\"llc_misses\"} "));
+			assert_non_null(strstr(text, "\nuncored_pmu_conflicts_total{collector=\"core\","
+						     "socket=\"1\"} 0\n"));
+			assert_null(strstr(text, "core=\""));
+		}
+		assert_null(strstr(text, "cpu=\""));
+		free(text);
+		snapshot_release(a);
+		snapshot_release(b);
+		collector_stop(&summed);
+		collector_stop(&by_cpu);
+		machine_close(&twin);
+		machine_close(&m);
+	}
+}
+
+/* The core collector's multiplexing ratio of scope at where in s, or -1 when it has none. */
+static double ratio_at(const struct snapshot *s, enum metric_scope scope, int where)
+{
+	const struct collector_ops *ops = &core_collector_ops;
+
+	for (size_t i = 0; i < ops->n_families; i++) {
+		const struct metric_family *f = ops->families[i];
+		const struct metric_sample *v;
+
+		if (!f->name || strcmp(f->name, "uncored_core_multiplexing_ratio") != 0 ||
+		    f->scope != scope)
+			continue;
+		v = snapshot_find_sample(s, f, where, NULL);
+		return v ? v->value.d : -1.0;
+	}
+	fail_msg("no multiplexing ratio of scope %d", (int)scope);
+	return -1.0;
+}
+
+/*
+ * per = core and socket on the perf engine with more events than counters
+ * (westmere-ep-2s): the multiplexing ratio of a core or socket is the
+ * smallest of its CPUs' (a twin machine counted per CPU), below 1, and no
+ * CPU has one of its own.
+ */
+static void per_core_and_socket_ratio_is_the_smallest_of_the_cpus(void **state)
+{
+	static const char text[] =
+		"[core]\n"
+		"event = branch_instructions\n"
+		"event = ref_cycles_gp, event=0x3c, umask=0x01\n"
+		"event = branch_misses_again, event=0xc5, umask=0x00\n";
+	static const char *const names[] = { "cpu", "core", "socket" };
+
+	(void)state;
+	for (int per = 1; per <= 2; per++) {
+		struct sim_machine m, twin;
+		struct collector by_cpu, summed;
+		struct conf conf, conf_summed;
+		struct conf_errors errs;
+		struct snapshot *a, *b;
+		char err[512];
+
+		print_message("per = %s\n", names[per]);
+		machine_open(&m, "westmere-ep-2s");
+		machine_open(&twin, "westmere-ep-2s");
+		if (sim_attach_perf(m.sim, &m.hw, err, sizeof(err)) ||
+		    sim_attach_perf(twin.sim, &twin.hw, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(conf_load_string("t.conf", text, &conf, &errs), 0);
+		conf_summed = conf;
+		core_settings_of(&conf_summed)->per = per;
+		assert_int_equal(collector_start(&by_cpu, &core_collector_ops, &m.hw, &m.info, &m.topo,
+						 &conf), 0);
+		assert_int_equal(collector_start(&summed, &core_collector_ops, &twin.hw, &twin.info,
+						 &twin.topo, &conf_summed), 0);
+		assert_string_equal(summed.engine, "perf");
+		sim_advance(m.sim, 1.0);
+		sim_advance(twin.sim, 1.0);
+		a = snapshot_new(&m.topo, &m.info);
+		b = snapshot_new(&twin.topo, &twin.info);
+		assert_non_null(a);
+		assert_non_null(b);
+		collector_sample(&by_cpu, a);
+		collector_sample(&summed, b);
+		for (int i = 0; i < twin.topo.n_cpus; i++)
+			assert_true(ratio_at(b, METRIC_SCOPE_CPU, twin.topo.cpus[i].cpu) == -1.0);
+		for (int i = 0; i < twin.topo.n_sockets; i++) {
+			const struct cpu_socket *cs = &twin.topo.sockets[i];
+
+			for (int j = 0; j < cs->n_cores; j++) {
+				const struct cpu_core *cr = &cs->cores[j];
+				double core_min = 2.0;
+
+				for (int k = 0; k < cr->n_cpus; k++) {
+					double r = ratio_at(a, METRIC_SCOPE_CPU, cr->cpus[k]);
+
+					assert_true(r > 0.0 && r < 1.0);
+					if (r < core_min)
+						core_min = r;
+				}
+				if (per == 1)
+					assert_true(ratio_at(b, METRIC_SCOPE_CORE, cr->cpus[0]) == core_min);
+			}
+			if (per == 2) {
+				double socket_min = 2.0;
+
+				for (int k = 0; k < cs->n_cpus; k++)
+					if (ratio_at(a, METRIC_SCOPE_CPU, cs->cpus[k]) < socket_min)
+						socket_min = ratio_at(a, METRIC_SCOPE_CPU, cs->cpus[k]);
+				assert_true(ratio_at(b, METRIC_SCOPE_SOCKET, cs->socket) == socket_min);
+			}
+		}
+		snapshot_release(a);
+		snapshot_release(b);
+		collector_stop(&summed);
+		collector_stop(&by_cpu);
+		machine_close(&twin);
+		machine_close(&m);
+	}
 }
 
 static void run_model(const char *model)
@@ -853,16 +1108,10 @@ static void both_collectors_on_every_simulated_model(void **state)
 /* The core collector's multiplexing ratio of cpu in s, or -1 when it has none. */
 static double multiplexing_ratio(const struct snapshot *s, int cpu)
 {
-	const struct collector_ops *ops = &core_collector_ops;
+	const struct metric_sample *v =
+		snapshot_find_sample(s, family_of("core", "uncored_core_multiplexing_ratio"), cpu, NULL);
 
-	for (size_t i = 0; i < ops->n_families; i++)
-		if (strcmp(ops->families[i]->json_key, "multiplexing_ratio") == 0) {
-			const struct metric_sample *v = snapshot_find_sample(s, ops->families[i], cpu, NULL);
-
-			return v ? v->value.d : -1.0;
-		}
-	fail_msg("no multiplexing_ratio family");
-	return -1.0;
+	return v ? v->value.d : -1.0;
 }
 
 /*
@@ -964,8 +1213,9 @@ static void multiplexed_events_are_scaled_and_the_ratio_exported(void **state)
 		collector_sample(&c, s);
 		assert_true(c.up);
 		for (int i = 0; i < s->n_cpus; i++) {
-			const struct snapshot_cpu *sp = &s->cpus[i];
-			double ratio = multiplexing_ratio(s, sp->cpu);
+			const struct cpu_view *sp = cpu_view(s, s->cpus[i].cpu);
+			int cpu = s->cpus[i].cpu;
+			double ratio = multiplexing_ratio(s, cpu);
 			uint64_t truth;
 
 			assert_int_equal(sp->n_events, 6);
@@ -973,22 +1223,22 @@ static void multiplexed_events_are_scaled_and_the_ratio_exported(void **state)
 				const struct conf_event *ce = NULL;
 				const struct event_spec *ev = event_builtin(EVENT_PMU_CORE, sp->events[k].name);
 
-				for (int j = 0; !ev && j < conf.n_core_events; j++)
-					if (strcmp(conf.core_events[j].spec.name, sp->events[k].name) == 0)
-						ce = &conf.core_events[j];
+				for (int j = 0; !ev && j < core_settings_of(&conf)->n_events; j++)
+					if (strcmp(core_settings_of(&conf)->events[j].spec.name, sp->events[k].name) == 0)
+						ce = &core_settings_of(&conf)->events[j];
 				if (!ev)
 					ev = &ce->spec;
 				if (!sp->events[k].available)
-					fail_msg("cpu %d %s: %s", sp->cpu, sp->events[k].name,
+					fail_msg("cpu %d %s: %s", cpu, sp->events[k].name,
 						 sp->events[k].reason);
-				assert_int_equal(sim_ground_truth(m.sim, false, sp->cpu, ev->code, ev->umask,
+				assert_int_equal(sim_ground_truth(m.sim, false, cpu, ev->code, ev->umask,
 								  ev->edge, &truth), 0);
 				if (!within_2_percent(sp->events[k].total, truth))
-					fail_msg("cpu %d %s: scaled %llu, truth %llu", sp->cpu,
+					fail_msg("cpu %d %s: scaled %llu, truth %llu", cpu,
 						 sp->events[k].name, (unsigned long long)sp->events[k].total,
 						 (unsigned long long)truth);
 			}
-			assert_int_equal(sim_ground_truth(m.sim, false, sp->cpu, 0x3c, 0, false, &truth), 0);
+			assert_int_equal(sim_ground_truth(m.sim, false, cpu, 0x3c, 0, false, &truth), 0);
 			assert_true(within_2_percent(sp->cycles, truth));
 			/* Six GP events and cycles on four GP counters: each runs part of the time. */
 			assert_true(ratio > 0.1 && ratio < 0.9);
@@ -1023,7 +1273,7 @@ static void perf_user_takes_a_gp_counter_again_and_again(void **state)
 	machine_open(&m, "skylake-sp-2s:perf-profiler");
 	machine_open(&twin, "skylake-sp-2s:perf-profiler");
 	conf_defaults(&conf);
-	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(core_settings_of(&conf)->on_conflict, CONF_CONFLICT_YIELD);
 	assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo, &conf), 0);
 	sim_advance(m.sim, 0.5);
 	sim_advance(twin.sim, 0.5);
@@ -1036,19 +1286,19 @@ static void perf_user_takes_a_gp_counter_again_and_again(void **state)
 		assert_non_null(s);
 		collector_sample(&c, s);
 		for (int i = 0; i < s->n_cpus; i++) {
-			const struct snapshot_cpu *sp = &s->cpus[i];
+			const struct cpu_view *sp = cpu_view(s, s->cpus[i].cpu);
 
 			assert_true(sp->has_instructions && sp->has_cycles && sp->has_ref_cycles);
-			assert_exact(&m, sp->cpu, 0xc0, 0x00, sp->instructions);
-			assert_exact(&m, sp->cpu, 0x3c, 0x00, sp->cycles);
-			assert_exact(&m, sp->cpu, 0x3c, 0x01, sp->ref_cycles);
+			assert_exact(&m, s->cpus[i].cpu, 0xc0, 0x00, sp->instructions);
+			assert_exact(&m, s->cpus[i].cpu, 0x3c, 0x00, sp->cycles);
+			assert_exact(&m, s->cpus[i].cpu, 0x3c, 0x01, sp->ref_cycles);
 			assert_int_equal(sp->n_events, 3);
 			assert_string_equal(sp->events[0].name, "llc_references");
 			assert_true(sp->events[0].available);
-			assert_exact(&m, sp->cpu, 0x2e, 0x4f, sp->events[0].total);
+			assert_exact(&m, s->cpus[i].cpu, 0x2e, 0x4f, sp->events[0].total);
 			assert_string_equal(sp->events[2].name, "branch_misses");
 			assert_true(sp->events[2].available);
-			assert_exact(&m, sp->cpu, 0xc5, 0x00, sp->events[2].total);
+			assert_exact(&m, s->cpus[i].cpu, 0xc5, 0x00, sp->events[2].total);
 			assert_string_equal(sp->events[1].name, "llc_misses");
 			if (perf_holds) {
 				assert_false(sp->events[1].available);
@@ -1087,6 +1337,42 @@ static void perf_user_takes_a_gp_counter_again_and_again(void **state)
 	machine_close(&m);
 }
 
+/*
+ * What start-up asks before the privilege drop: the core collector counts
+ * through the kernel's perf wherever the kernel has a core PMU, unless
+ * engine = msr; engine = perf without one is no perf (the collector is
+ * then refused at start).
+ */
+static void uses_perf_follows_the_engine_choice(void **state)
+{
+	static const struct {
+		const char *text;
+		bool with_perf, want;
+	} cases[] = {
+		{ "", true, true },
+		{ "", false, false },
+		{ "[core]\nengine = perf\n", true, true },
+		{ "[core]\nengine = perf\n", false, false },
+		{ "[core]\nengine = msr\n", true, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim_machine m;
+		struct conf conf;
+		struct conf_errors errs;
+		char err[512];
+
+		machine_open(&m, "westmere-ep-2s");
+		if (cases[i].with_perf && sim_attach_perf(m.sim, &m.hw, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(conf_load_string("t.conf", cases[i].text, &conf, &errs), 0);
+		assert_non_null(core_collector_ops.uses_perf);
+		assert_int_equal(core_collector_ops.uses_perf(&conf, m.hw.perf), cases[i].want);
+		machine_close(&m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1106,8 +1392,11 @@ int main(void)
 		cmocka_unit_test(disabled_in_config_does_not_start),
 		cmocka_unit_test(both_collectors_on_every_simulated_model),
 		cmocka_unit_test(perf_user_takes_a_gp_counter_again_and_again),
+		cmocka_unit_test(per_core_and_socket_sum_the_cpus),
 		cmocka_unit_test(every_model_counts_through_perf_by_default),
 		cmocka_unit_test(multiplexed_events_are_scaled_and_the_ratio_exported),
+		cmocka_unit_test(per_core_and_socket_ratio_is_the_smallest_of_the_cpus),
+		cmocka_unit_test(uses_perf_follows_the_engine_choice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,7 @@
 /* Registered in collectors.c; named here to test them one by one. */
 extern const struct collector_ops uncore_collector_ops;
 #include "counter.h"
+#include "sample_views.h"
 #include "helpers.h"
 #include "msr.h"
 #include "regfile.h"
@@ -157,9 +158,9 @@ static int setup(void **state)
 
 	memset(&f->conf, 0, sizeof(f->conf));
 	f->conf.interval_s = 1;
-	f->conf.uncore_enabled = true;
-	f->conf.uncore_default_events = false;
-	f->conf.uncore_on_conflict = CONF_CONFLICT_RECLAIM;
+	uncore_settings_of(&f->conf)->enabled = true;
+	uncore_settings_of(&f->conf)->default_events = false;
+	uncore_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_RECLAIM;
 	*state = f;
 	return 0;
 }
@@ -177,7 +178,7 @@ static int teardown(void **state)
 
 static void add_event(struct fixture *f, const struct event_spec *spec)
 {
-	f->conf.uncore_events[f->conf.n_uncore_events++].spec = *spec;
+	uncore_settings_of(&f->conf)->events[uncore_settings_of(&f->conf)->n_events++].spec = *spec;
 }
 
 static int start(struct fixture *f, const struct cpu_info *info)
@@ -186,13 +187,13 @@ static int start(struct fixture *f, const struct cpu_info *info)
 }
 
 /* One sample into a fresh snapshot; returns the socket's entry. */
-static struct snapshot_socket *sample(struct fixture *f, int socket)
+static const struct uncore_view *sample(struct fixture *f, int socket)
 {
 	snapshot_release(f->snap);
 	f->snap = snapshot_new(&topo, &westmere);
 	assert_non_null(f->snap);
 	collector_sample(&f->c, f->snap);
-	return snapshot_socket(f->snap, socket);
+	return uncore_view(f->snap, socket);
 }
 
 static uint64_t reg(struct fixture *f, int socket, uint32_t msr)
@@ -257,7 +258,7 @@ static void programs_exact_values(void **state)
 static void snapshot_reports_events_and_clockticks(void **state)
 {
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 
 	add_event(f, &ev_dram_cycles);
 	add_event(f, &ev_prochot);
@@ -267,17 +268,17 @@ static void snapshot_reports_events_and_clockticks(void **state)
 	set_reg(f, 1, MSR_UNCORE_FIXED_CTR0, 2660000000u);
 	ss = sample(f, 1);
 	assert_true(ss->has_uncore);
-	assert_true(ss->has_uncore_clockticks);
-	assert_int_equal(ss->uncore_clockticks, 2660000000u);
-	assert_int_equal(ss->n_uncore_events, 2);
-	assert_string_equal(ss->uncore_events[0].name, "dram_cycles");
-	assert_true(ss->uncore_events[0].available);
-	assert_int_equal(ss->uncore_events[0].total, 1000);
-	assert_string_equal(ss->uncore_events[1].name, "prochot");
-	assert_int_equal(ss->uncore_events[1].total, 3);
-	assert_int_equal(ss->uncore_conflicts, 0);
+	assert_true(ss->has_clockticks);
+	assert_int_equal(ss->clockticks, 2660000000u);
+	assert_int_equal(ss->n_events, 2);
+	assert_string_equal(ss->events[0].name, "dram_cycles");
+	assert_true(ss->events[0].available);
+	assert_int_equal(ss->events[0].total, 1000);
+	assert_string_equal(ss->events[1].name, "prochot");
+	assert_int_equal(ss->events[1].total, 3);
+	assert_int_equal(ss->conflicts, 0);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[0].total, 0);
+	assert_int_equal(ss->events[0].total, 0);
 	assert_string_equal(COLLECTOR(f->snap, "uncore")->name, "uncore");
 	assert_true(COLLECTOR(f->snap, "uncore")->enabled);
 	assert_true(COLLECTOR(f->snap, "uncore")->up);
@@ -288,7 +289,7 @@ static void busy_counters_are_skipped(void **state)
 {
 	static const char *names[] = { "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8" };
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 
 	for (int i = 0; i < 8; i++) {
 		struct event_spec e = ev_dram_open;
@@ -318,14 +319,14 @@ static void busy_counters_are_skipped(void **state)
 	assert_int_equal(reg(f, 1, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x1000000ff));
 
 	ss = sample(f, 0);
-	assert_true(ss->has_uncore_clockticks);
-	assert_true(ss->uncore_events[6].available);
-	assert_false(ss->uncore_events[7].available);
-	assert_string_equal(ss->uncore_events[7].reason,
+	assert_true(ss->has_clockticks);
+	assert_true(ss->events[6].available);
+	assert_false(ss->events[7].available);
+	assert_string_equal(ss->events[7].reason,
 			    "every counter that can count it is in use by another agent");
 	ss = sample(f, 1);
-	assert_true(ss->uncore_events[7].available);
-	assert_true(ss->has_uncore_clockticks);
+	assert_true(ss->events[7].available);
+	assert_true(ss->has_clockticks);
 }
 
 static void restore_leaves_every_register_as_found(void **state)
@@ -361,22 +362,22 @@ static void restore_leaves_every_register_as_found(void **state)
 static void conflict_reclaim_reprograms_and_loses_interval(void **state)
 {
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 
 	add_event(f, &ev_dram_cycles);
 	add_event(f, &ev_dram_episodes);
 	assert_int_equal(start(f, &westmere), 0);
 	set_reg(f, 0, 0x3b1, 10);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[1].total, 10);
+	assert_int_equal(ss->events[1].total, 10);
 
 	/* Another agent reprograms counter 1 and it counts its own event. */
 	set_reg(f, 0, 0x3c1, 0x4300aa);
 	set_reg(f, 0, 0x3b1, 999999);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 1);
-	assert_int_equal(ss->uncore_events[1].total, 10);
-	assert_true(ss->uncore_events[1].available);
+	assert_int_equal(ss->conflicts, 1);
+	assert_int_equal(ss->events[1].total, 10);
+	assert_true(ss->events[1].available);
 	assert_int_equal(reg(f, 0, 0x3c1), 0x440167);
 	assert_non_null(strstr(REASON(&f->c), "socket 0: uncore dram_episodes was reprogrammed by "
 				"another agent and reclaimed; the counts of that interval are lost"));
@@ -384,8 +385,8 @@ static void conflict_reclaim_reprograms_and_loses_interval(void **state)
 	/* Counting resumes from the value after the reclaim. */
 	set_reg(f, 0, 0x3b1, 1000005);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[1].total, 16);
-	assert_int_equal(ss->uncore_conflicts, 1);
+	assert_int_equal(ss->events[1].total, 16);
+	assert_int_equal(ss->conflicts, 1);
 
 	/*
 	 * Our gate bit cleared in 0x391 is no takeover (the select is still
@@ -393,18 +394,18 @@ static void conflict_reclaim_reprograms_and_loses_interval(void **state)
 	 */
 	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, UINT64_C(0x100000002) | MSR_BIT(50));
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 1);
+	assert_int_equal(ss->conflicts, 1);
 	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000003) | MSR_BIT(50));
 	/* Socket 1 saw nothing. */
-	assert_int_equal(snapshot_socket(f->snap, 1)->uncore_conflicts, 0);
+	assert_int_equal(uncore_view(f->snap, 1)->conflicts, 0);
 }
 
 static void conflict_yield_forgets_without_writing(void **state)
 {
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 
-	f->conf.uncore_on_conflict = CONF_CONFLICT_YIELD;
+	uncore_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_YIELD;
 	add_event(f, &ev_dram_cycles);
 	add_event(f, &ev_dram_episodes);
 	add_event(f, &ev_prochot);
@@ -420,11 +421,10 @@ static void conflict_yield_forgets_without_writing(void **state)
 	set_reg(f, 0, 0x3c1, 0x4300aa);
 	set_reg(f, 0, 0x3b1, 12345);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 1);
-	assert_false(ss->uncore_events[1].available);
-	assert_int_equal(ss->uncore_events[1].total, 4);
-	assert_string_equal(ss->uncore_events[1].reason, "another agent took its counter");
-	assert_true(ss->uncore_events[0].available);
+	assert_int_equal(ss->conflicts, 1);
+	assert_false(ss->events[1].available);   /* its total is not exported while it is not counted */
+	assert_string_equal(ss->events[1].reason, "another agent took its counter");
+	assert_true(ss->events[0].available);
 	assert_non_null(strstr(REASON(&f->c), "socket 0: uncore dram_episodes yielded: another agent "
 				"took its counter"));
 	/* Nothing was written to the taken counter. */
@@ -434,24 +434,24 @@ static void conflict_yield_forgets_without_writing(void **state)
 	/* Only our gate bit of counter 2 cleared: no takeover, the bit is set again. */
 	set_reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL) & ~MSR_BIT(2));
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 1);
-	assert_true(ss->uncore_events[2].available);
+	assert_int_equal(ss->conflicts, 1);
+	assert_true(ss->events[2].available);
 	assert_true(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL) & MSR_BIT(2));
 
 	/* Later samples do not count the yielded counter again. */
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_conflicts, 1);
+	assert_int_equal(ss->conflicts, 1);
 
 	/* The other agent leaves counter 1: the event takes it back, its total goes on. */
 	set_reg(f, 0, 0x3c1, 0x0300aa);
 	ss = sample(f, 0);
-	assert_true(ss->uncore_events[1].available);
+	assert_true(ss->events[1].available);
 	assert_int_equal(reg(f, 0, 0x3c1), 0x440167);
-	assert_int_equal(ss->uncore_events[1].total, 4);
+	assert_int_equal(ss->events[1].total, 4);
 	set_reg(f, 0, 0x3b1, 12345 + 6);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[1].total, 10);
-	assert_int_equal(ss->uncore_conflicts, 1);
+	assert_int_equal(ss->events[1].total, 10);
+	assert_int_equal(ss->conflicts, 1);
 	assert_null(strstr(REASON(&f->c), "yielded"));
 
 	collector_stop(&f->c);
@@ -467,7 +467,7 @@ static void conflict_yield_forgets_without_writing(void **state)
 static void totals_accumulate_across_wrap(void **state)
 {
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 
 	add_event(f, &ev_dram_cycles);
 	set_reg(f, 0, 0x3b0, TOP48 - 9);
@@ -476,33 +476,32 @@ static void totals_accumulate_across_wrap(void **state)
 	set_reg(f, 0, 0x3b0, 5);
 	set_reg(f, 0, MSR_UNCORE_FIXED_CTR0, 99);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[0].total, 15);
-	assert_int_equal(ss->uncore_clockticks, 100);
+	assert_int_equal(ss->events[0].total, 15);
+	assert_int_equal(ss->clockticks, 100);
 	set_reg(f, 0, 0x3b0, TOP48);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[0].total, TOP48 + 10);
+	assert_int_equal(ss->events[0].total, TOP48 + 10);
 	set_reg(f, 0, 0x3b0, 10);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[0].total, TOP48 + 21);
+	assert_int_equal(ss->events[0].total, TOP48 + 21);
 }
 
 static void read_errors_keep_totals(void **state)
 {
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 
 	add_event(f, &ev_dram_cycles);
 	assert_int_equal(start(f, &westmere), 0);
 	set_reg(f, 0, 0x3b0, 50);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[0].total, 50);
+	assert_int_equal(ss->events[0].total, 50);
 
 	faulty.fail_read_msr = 0x3b0;
 	set_reg(f, 0, 0x3b0, 80);
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[0].total, 50);
-	assert_false(ss->uncore_events[0].available);
-	assert_string_equal(ss->uncore_events[0].reason,
+	assert_false(ss->events[0].available);
+	assert_string_equal(ss->events[0].reason,
 			    "the counter could not be read: no such register on this CPU");
 	/* One failed read per socket. */
 	assert_int_equal(f->c.errors, 2);
@@ -510,13 +509,13 @@ static void read_errors_keep_totals(void **state)
 
 	faulty.fail_read_msr = 0;
 	ss = sample(f, 0);
-	assert_int_equal(ss->uncore_events[0].total, 80);
+	assert_int_equal(ss->events[0].total, 80);
 }
 
 static void offline_access_cpu_moves_to_sibling(void **state)
 {
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 	uint64_t before[2][N_UNCORE_MSRS], after[2][N_UNCORE_MSRS];
 
 	add_event(f, &ev_dram_cycles);
@@ -524,14 +523,14 @@ static void offline_access_cpu_moves_to_sibling(void **state)
 	assert_int_equal(start(f, &westmere), 0);
 	set_reg(f, 1, 0x3b0, 100);
 	ss = sample(f, 1);
-	assert_int_equal(ss->uncore_events[0].total, 100);
+	assert_int_equal(ss->events[0].total, 100);
 
 	/* CPU 2 goes; the package counter kept counting meanwhile. */
 	regfile_set_online(f->rf, 2, false);
 	regfile_set(f->rf, 3, 0x3b0, 250);
 	ss = sample(f, 1);
 	assert_true(ss->has_uncore);
-	assert_int_equal(ss->uncore_events[0].total, 250);
+	assert_int_equal(ss->events[0].total, 250);
 	assert_int_equal(f->c.errors, 0);
 
 	/* The whole socket offline: totals kept, errors counted, a degradation while it lasts. */
@@ -539,7 +538,7 @@ static void offline_access_cpu_moves_to_sibling(void **state)
 	regfile_set_online(f->rf, 3, false);
 	ss = sample(f, 1);
 	assert_true(ss->has_uncore);
-	assert_int_equal(ss->uncore_events[0].total, 250);
+	assert_int_equal(ss->events[0].total, 250);
 	assert_int_equal(f->c.errors, 1);
 	ss = sample(f, 1);
 	assert_int_equal(f->c.errors, 2);
@@ -550,7 +549,7 @@ static void offline_access_cpu_moves_to_sibling(void **state)
 	regfile_set_online(f->rf, 2, true);
 	regfile_set(f->rf, 2, 0x3b0, 300);
 	ss = sample(f, 1);
-	assert_int_equal(ss->uncore_events[0].total, 300);
+	assert_int_equal(ss->events[0].total, 300);
 	assert_string_equal(REASON(&f->c), "");
 
 	collector_stop(&f->c);
@@ -576,7 +575,7 @@ static void refused_writes_leave_nothing_changed(void **state)
 	/* Sampling and stopping a collector that did not start are harmless. */
 	sample(f, 0);
 	assert_false(COLLECTOR(f->snap, "uncore")->up);
-	assert_false(snapshot_socket(f->snap, 0)->has_uncore);
+	assert_false(uncore_view(f->snap, 0)->has_uncore);
 	collector_stop(&f->c);
 	collector_stop(&f->c);
 }
@@ -598,7 +597,7 @@ static void disabled_in_configuration(void **state)
 {
 	struct fixture *f = *state;
 
-	f->conf.uncore_enabled = false;
+	uncore_settings_of(&f->conf)->enabled = false;
 	assert_int_equal(start(f, &westmere), -ENOTSUP);
 	assert_string_equal(REASON(&f->c), "disabled in the configuration");
 	sample(f, 0);
@@ -609,7 +608,7 @@ static void disabled_in_configuration(void **state)
 static void nehalem_has_no_thermal_events(void **state)
 {
 	struct fixture *f = *state;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 
 	add_event(f, &ev_dram_cycles);
 	add_event(f, &ev_dram_open);
@@ -619,9 +618,9 @@ static void nehalem_has_no_thermal_events(void **state)
 	assert_int_equal(reg(f, 0, 0x3c1), 0);
 	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000001));
 	ss = sample(f, 0);
-	assert_false(ss->uncore_events[0].available);
-	assert_string_equal(ss->uncore_events[0].reason, "not available on nehalem-ep");
-	assert_true(ss->uncore_events[1].available);
+	assert_false(ss->events[0].available);
+	assert_string_equal(ss->events[0].reason, "not available on nehalem-ep");
+	assert_true(ss->events[1].available);
 }
 
 static void interval_must_stay_below_wrap(void **state)
@@ -662,8 +661,8 @@ static void builtin_lands_in_first_free_counter(void **state)
 	assert_int_equal(reg(f, 0, 0x3c1), 0x400183);
 	assert_int_equal(reg(f, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), UINT64_C(0x100000002));
 	assert_int_equal(reg(f, 1, 0x3c0), 0x400183);
-	assert_int_equal(sample(f, 0)->uncore_conflicts, 0);
-	assert_int_equal(snapshot_socket(f->snap, 1)->uncore_conflicts, 0);
+	assert_int_equal(sample(f, 0)->conflicts, 0);
+	assert_int_equal(uncore_view(f->snap, 1)->conflicts, 0);
 }
 
 static void duplicate_names_counted_once(void **state)
@@ -674,7 +673,7 @@ static void duplicate_names_counted_once(void **state)
 		add_event(f, &ev_dram_cycles);
 	assert_int_equal(start(f, &westmere), 0);
 	sample(f, 0);
-	assert_int_equal(snapshot_socket(f->snap, 0)->n_uncore_events, 1);
+	assert_int_equal(uncore_view(f->snap, 0)->n_events, 1);
 	assert_int_equal(reg(f, 0, 0x3c1), 0);
 }
 
@@ -682,28 +681,28 @@ static void defaults_come_first(void **state)
 {
 	struct fixture *f = *state;
 	const struct event_spec *const *defaults;
-	struct snapshot_socket *ss;
+	const struct uncore_view *ss;
 	size_t n;
 
 	defaults = event_defaults(EVENT_PMU_UNCORE, &n);
 	assert_true(n > 0 && n <= UNCORE_N_COUNTERS);
-	f->conf.uncore_default_events = true;
+	uncore_settings_of(&f->conf)->default_events = true;
 	add_event(f, &ev_dram_open);
 	assert_int_equal(start(f, &westmere), 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(reg(f, 0, 0x3c0 + (uint32_t)i),
 				 event_uncore_evtsel(defaults[i]));
 	ss = sample(f, 0);
-	assert_int_equal(ss->n_uncore_events, n + 1);
-	assert_string_equal(ss->uncore_events[0].name, defaults[0]->name);
-	assert_string_equal(ss->uncore_events[n].name, "dram_open");
+	assert_int_equal(ss->n_events, n + 1);
+	assert_string_equal(ss->events[0].name, defaults[0]->name);
+	assert_string_equal(ss->events[n].name, "dram_open");
 }
 
 static void too_many_events_refused(void **state)
 {
 	struct fixture *f = *state;
 
-	f->conf.uncore_default_events = true;
+	uncore_settings_of(&f->conf)->default_events = true;
 	for (int i = 0; i < CONF_MAX_EVENTS; i++) {
 		struct event_spec e = ev_dram_open;
 

@@ -20,6 +20,7 @@
 extern const struct collector_ops uncore_collector_ops;
 #include "cpu.h"
 #include "helpers.h"
+#include "sample_views.h"
 #include "sim.h"
 #include "snapshot.h"
 
@@ -170,8 +171,8 @@ static void sim_every_scenario_restores_every_register(void **state)
 		sim_run_open(&r, names[i]);
 		sim_run_open(&twin, names[i]);
 		conf_defaults(&conf);
-		conf.uncore_enabled = true;
-		conf.uncore_default_events = true;
+		uncore_settings_of(&conf)->enabled = true;
+		uncore_settings_of(&conf)->default_events = true;
 		before.n = twin_before.n = after.n = twin_after.n = 0;
 		sim_dump(r.sim, dump_one, &before);
 		sim_dump(twin.sim, dump_one, &twin_before);
@@ -180,7 +181,7 @@ static void sim_every_scenario_restores_every_register(void **state)
 		/* A whole minute: every scenario's agents come and go in it. */
 		s = run_collector(&r, &twin, &conf, 60, &c);
 		for (int k = 0; k < s->n_sockets; k++)
-			assert_true(s->sockets[k].has_uncore);
+			assert_true(uncore_view(s, s->sockets[k].socket)->has_uncore);
 		snapshot_release(s);
 
 		sim_dump(r.sim, dump_one, &after);
@@ -207,7 +208,7 @@ static void reclaim_restores_the_value_found(void **state)
 	sim_run_open(&r, "conflict");
 	sim_run_open(&twin, "conflict");
 	conf_defaults(&conf);
-	conf.uncore_on_conflict = CONF_CONFLICT_RECLAIM;
+	uncore_settings_of(&conf)->on_conflict = CONF_CONFLICT_RECLAIM;
 	before.n = after.n = twin_after.n = 0;
 	sim_dump(r.sim, dump_one, &before);
 	snapshot_release(run_collector(&r, &twin, &conf, 5, &c));
@@ -245,7 +246,7 @@ static void yield_hands_the_counter_over(void **state)
 	sim_run_open(&r, "conflict");
 	sim_run_open(&twin, "conflict");
 	conf_defaults(&conf);
-	conf.uncore_on_conflict = CONF_CONFLICT_YIELD;
+	uncore_settings_of(&conf)->on_conflict = CONF_CONFLICT_YIELD;
 	after.n = twin_after.n = 0;
 	snapshot_release(run_collector(&r, &twin, &conf, 5, &c));
 	sim_dump(r.sim, dump_one, &after);
@@ -296,16 +297,16 @@ static void sim_uncore_counts_after_perf_uncore_use(void **state)
 		assert_true(c.up);
 		assert_string_equal(collector_reason(&c, reason, sizeof(reason)), "");
 		for (int k = 0; k < s->n_sockets; k++) {
-			const struct snapshot_socket *ss = &s->sockets[k];
+			const struct uncore_view *ss = uncore_view(s, s->sockets[k].socket);
 
 			assert_true(ss->has_uncore);
-			assert_true(ss->has_uncore_clockticks);
-			assert_true(ss->uncore_clockticks > clock[k]);
-			clock[k] = ss->uncore_clockticks;
-			assert_int_equal(ss->uncore_conflicts, 0);
-			assert_int_equal(ss->n_uncore_events, 7);
-			for (int i = 0; i < ss->n_uncore_events; i++)
-				assert_true(ss->uncore_events[i].available);
+			assert_true(ss->has_clockticks);
+			assert_true(ss->clockticks > clock[k]);
+			clock[k] = ss->clockticks;
+			assert_int_equal(ss->conflicts, 0);
+			assert_int_equal(ss->n_events, 7);
+			for (int i = 0; i < ss->n_events; i++)
+				assert_true(ss->events[i].available);
 		}
 	}
 	snapshot_release(s);
@@ -313,12 +314,14 @@ static void sim_uncore_counts_after_perf_uncore_use(void **state)
 	sim_run_close(&r);
 }
 
-static const struct snapshot_event *find_event(const struct snapshot_socket *ss, const char *name)
+static const struct event_view *find_event(const struct snapshot *s, int socket, const char *name)
 {
-	for (int i = 0; i < ss->n_uncore_events; i++)
-		if (strcmp(ss->uncore_events[i].name, name) == 0)
-			return &ss->uncore_events[i];
-	fail_msg("socket %d: no event '%s'", ss->socket, name);
+	const struct uncore_view *ss = uncore_view(s, socket);
+
+	for (int i = 0; i < ss->n_events; i++)
+		if (strcmp(ss->events[i].name, name) == 0)
+			return &ss->events[i];
+	fail_msg("socket %d: no event '%s'", socket, name);
 	return NULL;
 }
 
@@ -328,25 +331,59 @@ static void sim_dram_heatwave_counts_on_socket_1_only(void **state)
 	struct collector c;
 	struct conf conf;
 	struct snapshot *s;
-	const struct snapshot_event *e0, *e1;
+	const struct event_view *e0, *e1;
 
 	(void)state;
 	sim_run_open(&r, "dram-heatwave");
 	sim_run_open(&twin, "dram-heatwave");
 	conf_defaults(&conf);
-	conf.uncore_enabled = true;
-	conf.uncore_default_events = true;
+	uncore_settings_of(&conf)->enabled = true;
+	uncore_settings_of(&conf)->default_events = true;
 	s = run_collector(&r, &twin, &conf, 30, &c);
-	e0 = find_event(snapshot_socket(s, 0), "dram_thermal_throttled_cycles");
-	e1 = find_event(snapshot_socket(s, 1), "dram_thermal_throttled_cycles");
+	e0 = find_event(s, 0, "dram_thermal_throttled_cycles");
+	e1 = find_event(s, 1, "dram_thermal_throttled_cycles");
 	assert_true(e0->available);
 	assert_true(e1->available);
 	assert_int_equal(e0->total, 0);
 	assert_true(e1->total > 0);
-	assert_true(snapshot_socket(s, 1)->uncore_clockticks > 0);
+	assert_true(uncore_view(s, 1)->clockticks > 0);
 	snapshot_release(s);
 	sim_run_close(&r);
 	sim_run_close(&twin);
+}
+
+/*
+ * What start-up asks before the privilege drop: the uncore counts through
+ * the kernel's perf only with engine = perf and a kernel with the uncore
+ * PMU (the simulated one has it); by default it programs the registers.
+ */
+static void uses_perf_only_when_asked_and_there(void **state)
+{
+	static const struct {
+		const char *text;
+		bool with_perf, want;
+	} cases[] = {
+		{ "", true, false },
+		{ "[uncore]\nengine = perf\n", true, true },
+		{ "[uncore]\nengine = perf\n", false, false },
+		{ "[uncore]\nengine = msr\n", true, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim_run r;
+		struct conf conf;
+		struct conf_errors errs;
+		char err[256];
+
+		sim_run_open(&r, "idle");
+		if (cases[i].with_perf && sim_attach_perf(r.sim, &r.hw, err, sizeof(err)))
+			fail_msg("%s", err);
+		assert_int_equal(conf_load_string("t.conf", cases[i].text, &conf, &errs), 0);
+		assert_non_null(uncore_collector_ops.uses_perf);
+		assert_int_equal(uncore_collector_ops.uses_perf(&conf, r.hw.perf), cases[i].want);
+		sim_run_close(&r);
+	}
 }
 
 int main(void)
@@ -357,6 +394,7 @@ int main(void)
 		cmocka_unit_test(yield_hands_the_counter_over),
 		cmocka_unit_test(sim_dram_heatwave_counts_on_socket_1_only),
 		cmocka_unit_test(sim_uncore_counts_after_perf_uncore_use),
+		cmocka_unit_test(uses_perf_only_when_asked_and_there),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

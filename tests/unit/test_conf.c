@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "fake_machines.h"
 #include "helpers.h"
+#include "sample_views.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -51,19 +52,20 @@ static void assert_default_values(const struct conf *c)
 	assert_int_equal(c->max_header_bytes, 8192);
 	assert_int_equal(c->max_episodes, 256);
 	assert_string_equal(c->state_file, "/run/uncored/ledger");
-	assert_true(c->uncore_enabled);
-	assert_true(c->uncore_default_events);
-	assert_int_equal(c->uncore_on_conflict, CONF_CONFLICT_YIELD);
-	assert_int_equal(c->n_uncore_events, 0);
+	assert_true(uncore_settings_in(c)->enabled);
+	assert_true(uncore_settings_in(c)->default_events);
+	assert_int_equal(uncore_settings_in(c)->on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(uncore_settings_in(c)->n_events, 0);
 	assert_true(conf_setting_is(c, "thermal", "enabled"));
 	assert_true(conf_setting_is(c, "thermal", "rapl"));
 	assert_true(conf_setting_is(c, "thermal", "kernel_counts"));
-	assert_true(c->core_enabled);
-	assert_true(c->core_default_events);
-	assert_int_equal(c->core_on_conflict, CONF_CONFLICT_YIELD);
-	assert_int_equal(c->core_engine, CONF_ENGINE_AUTO);
-	assert_int_equal(c->uncore_engine, CONF_ENGINE_AUTO);
-	assert_int_equal(c->n_core_events, 0);
+	assert_true(core_settings_in(c)->enabled);
+	assert_true(core_settings_in(c)->default_events);
+	assert_int_equal(core_settings_in(c)->on_conflict, CONF_CONFLICT_YIELD);
+	assert_int_equal(core_settings_in(c)->per, 0);   /* cpu */
+	assert_int_equal(core_settings_in(c)->engine, CONF_ENGINE_AUTO);
+	assert_int_equal(uncore_settings_in(c)->engine, CONF_ENGINE_AUTO);
+	assert_int_equal(core_settings_in(c)->n_events, 0);
 }
 
 static void defaults(void **state)
@@ -118,29 +120,30 @@ static void every_key_parses(void **state)
 	assert_int_equal(conf.request_timeout_s, 300);
 	assert_int_equal(conf.max_header_bytes, 1024);
 	assert_int_equal(conf.max_episodes, 10000);
-	assert_false(conf.uncore_enabled);
-	assert_false(conf.uncore_default_events);
-	assert_int_equal(conf.uncore_on_conflict, CONF_CONFLICT_RECLAIM);
-	assert_int_equal(conf.n_uncore_events, 2);
-	assert_string_equal(conf.uncore_events[0].spec.name, "thermal_throttling_prochot_core0");
-	assert_int_equal(conf.uncore_events[0].line, 18);
-	assert_string_equal(conf.uncore_events[1].spec.name, "dram_pre_all");
-	assert_int_equal(conf.uncore_events[1].spec.code, 0x66);
-	assert_int_equal(conf.uncore_events[1].spec.umask, 0x07);
-	assert_int_equal(conf.uncore_events[1].spec.cmask, 2);
-	assert_true(conf.uncore_events[1].spec.edge);
-	assert_true(conf.uncore_events[1].spec.inv);
-	assert_int_equal(conf.uncore_events[1].line, 19);
+	assert_false(uncore_settings_of(&conf)->enabled);
+	assert_false(uncore_settings_of(&conf)->default_events);
+	assert_int_equal(uncore_settings_of(&conf)->on_conflict, CONF_CONFLICT_RECLAIM);
+	assert_int_equal(uncore_settings_of(&conf)->n_events, 2);
+	assert_string_equal(uncore_settings_of(&conf)->events[0].spec.name, "thermal_throttling_prochot_core0");
+	assert_int_equal(uncore_settings_of(&conf)->events[0].line, 18);
+	assert_string_equal(uncore_settings_of(&conf)->events[1].spec.name, "dram_pre_all");
+	assert_int_equal(uncore_settings_of(&conf)->events[1].spec.code, 0x66);
+	assert_int_equal(uncore_settings_of(&conf)->events[1].spec.umask, 0x07);
+	assert_int_equal(uncore_settings_of(&conf)->events[1].spec.cmask, 2);
+	assert_true(uncore_settings_of(&conf)->events[1].spec.edge);
+	assert_true(uncore_settings_of(&conf)->events[1].spec.inv);
+	assert_int_equal(uncore_settings_of(&conf)->events[1].line, 19);
 	assert_false(conf_setting_is(&conf, "thermal", "enabled"));
 	assert_false(conf_setting_is(&conf, "thermal", "rapl"));
 	assert_false(conf_setting_is(&conf, "thermal", "kernel_counts"));
-	assert_true(conf.core_enabled);   /* left on: all off is refused */
-	assert_false(conf.core_default_events);
-	assert_int_equal(conf.core_on_conflict, CONF_CONFLICT_RECLAIM);
-	assert_int_equal(conf.n_core_events, 2);
-	assert_int_equal(conf.core_events[0].spec.arch_event, 6);
-	assert_string_equal(conf.core_events[1].spec.name, "l2_misses");
-	assert_int_equal(conf.core_events[1].spec.umask, 0xaa);
+	assert_true(core_settings_of(&conf)->enabled);   /* left on: all off is refused */
+	assert_false(core_settings_of(&conf)->default_events);
+	assert_int_equal(core_settings_of(&conf)->on_conflict, CONF_CONFLICT_RECLAIM);
+	assert_int_equal(core_settings_of(&conf)->n_events, 2);
+	assert_int_equal(core_settings_of(&conf)->events[0].spec.arch_event, 6);
+	assert_string_equal(core_settings_of(&conf)->events[1].spec.name, "l2_misses");
+	assert_int_equal(core_settings_of(&conf)->events[1].spec.umask, 0xaa);
+	assert_int_equal(core_settings_of(&conf)->per, 2);   /* socket, the third of cpu, core, socket */
 }
 
 /* A file that turns every collector off is refused as a whole, with what to do. */
@@ -213,8 +216,8 @@ static void engine_values(void **state)
 		if (conf_load_string("t.conf", cases[i].text, &conf, &errs) != 0)
 			print_errors();
 		assert_int_equal(errs.n, 0);
-		assert_int_equal(conf.core_engine, cases[i].core);
-		assert_int_equal(conf.uncore_engine, cases[i].uncore);
+		assert_int_equal(core_settings_of(&conf)->engine, cases[i].core);
+		assert_int_equal(uncore_settings_of(&conf)->engine, cases[i].uncore);
 	}
 }
 
@@ -267,6 +270,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:2: log_level: expected error, warning, notice, info or debug, got 'loud'", 1 },
 	{ "unknown conflict policy", "[core]\non_conflict = steal\n",
 	  "t.conf:2: on_conflict: expected reclaim or yield, got 'steal'", 1 },
+	{ "unknown per", "[core]\nper = thread\n",
+	  "t.conf:2: per: expected cpu, core or socket, got 'thread'", 1 },
 	{ "unknown engine", "[core]\nengine = pmu\n",
 	  "t.conf:2: engine: expected auto, perf or msr, got 'pmu'", 1 },
 	{ "engine in the wrong case", "[daemon]\n[uncore]\nengine = Perf\n",
@@ -337,7 +342,7 @@ static void bad_inputs(void **state)
 			print_errors();
 		assert_int_equal(errs.n, c->n_errors);
 		/* A refused file leaves the caller's struct alone. */
-		assert_int_equal(conf.n_uncore_events, 0x5a5a5a5a);
+		assert_int_equal(uncore_settings_of(&conf)->n_events, 0x5a5a5a5a);
 	}
 }
 

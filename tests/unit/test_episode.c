@@ -190,17 +190,15 @@ static struct snapshot *make(const struct sample *in)
 	struct snapshot_socket *sock = &s->sockets[0];
 
 	s->time = in->time;
-	sock->has_uncore = in->has_uncore;
-	sock->n_uncore_events = 2;
-	sock->uncore_events = snapshot_alloc_events(s, 2);
-	assert_non_null(sock->uncore_events);
-	sock->uncore_events[0] = (struct snapshot_event){ .name = "dram_thermal_throttled_cycles",
-							  .reason = "", .available = true,
-							  .total = in->dram_cycles };
-	sock->uncore_events[1] = (struct snapshot_event){ .name = "prochot_assertions",
-							  .reason = "",
-							  .available = in->prochot_event_available,
-							  .total = in->prochot_assertions };
+	if (in->has_uncore) {
+		add_value(s, "uncore", "uncored_uncore_events_total", sock->socket,
+			  "dram_thermal_throttled_cycles", in->dram_cycles);
+		if (in->prochot_event_available)
+			add_value(s, "uncore", "uncored_uncore_events_total", sock->socket,
+				  "prochot_assertions", in->prochot_assertions);
+		else
+			add_text(s, "uncore", "unavailable", sock->socket, "prochot_assertions", "");
+	}
 	for (int i = 0; in->core_status && i < 2; i++) {
 		int where = sock->cores[i].cpus[0];
 

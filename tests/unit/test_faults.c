@@ -23,6 +23,7 @@
 #include "metric.h"
 #include "msr.h"
 #include "pmu.h"
+#include "sample_views.h"
 #include "sampler.h"
 #include "sim.h"
 #include "snapshot.h"
@@ -33,8 +34,8 @@
 /* The highest value each exported total has shown so far. */
 struct high_water {
 	uint64_t clockticks[MAX_SOCKETS], unc_conflicts[MAX_SOCKETS];
-	uint64_t unc[MAX_SOCKETS][SNAPSHOT_MAX_EVENTS];
-	uint64_t fixed[MAX_CPUS][3], core[MAX_CPUS][SNAPSHOT_MAX_EVENTS];
+	uint64_t unc[MAX_SOCKETS][VIEW_MAX_EVENTS];
+	uint64_t fixed[MAX_CPUS][3], core[MAX_CPUS][VIEW_MAX_EVENTS];
 };
 
 struct fault_run {
@@ -92,21 +93,22 @@ static void assert_monotonic(struct fault_run *r, const struct snapshot *s)
 	struct high_water *m = &r->hw_mark;
 
 	for (int i = 0; i < s->n_sockets; i++) {
-		const struct snapshot_socket *ss = &s->sockets[i];
+		const struct uncore_view *ss = uncore_view(s, s->sockets[i].socket);
 
 		if (!ss->has_uncore)
 			continue;
-		if (ss->has_uncore_clockticks)
-			rise("socket", i, "clockticks", &m->clockticks[i], ss->uncore_clockticks,
+		if (ss->has_clockticks)
+			rise("socket", i, "clockticks", &m->clockticks[i], ss->clockticks,
 			     r->n_samples);
-		rise("socket", i, "conflicts", &m->unc_conflicts[i], ss->uncore_conflicts, r->n_samples);
-		for (int k = 0; k < ss->n_uncore_events; k++)
-			if (ss->uncore_events[k].available)
-				rise("socket", i, ss->uncore_events[k].name, &m->unc[i][k],
-				     ss->uncore_events[k].total, r->n_samples);
+		rise("socket", i, "conflicts", &m->unc_conflicts[i], ss->conflicts, r->n_samples);
+		for (int k = 0; k < ss->n_events; k++)
+			if (ss->events[k].available)
+				rise("socket", i, ss->events[k].name, &m->unc[i][k],
+				     ss->events[k].total, r->n_samples);
 	}
 	for (int i = 0; i < s->n_cpus; i++) {
-		const struct snapshot_cpu *c = &s->cpus[i];
+		const struct cpu_view *c = cpu_view(s, s->cpus[i].cpu);
+		const int cpu = s->cpus[i].cpu;
 		const uint64_t fixed[3] = { c->instructions, c->cycles, c->ref_cycles };
 		const bool has[3] = { c->has_instructions, c->has_cycles, c->has_ref_cycles };
 		static const char *const names[3] = { "instructions", "cycles", "ref_cycles" };
@@ -115,10 +117,10 @@ static void assert_monotonic(struct fault_run *r, const struct snapshot *s)
 			continue;
 		for (int k = 0; k < 3; k++)
 			if (has[k])
-				rise("cpu", c->cpu, names[k], &m->fixed[i][k], fixed[k], r->n_samples);
+				rise("cpu", cpu, names[k], &m->fixed[i][k], fixed[k], r->n_samples);
 		for (int k = 0; k < c->n_events; k++)
 			if (c->events[k].available)
-				rise("cpu", c->cpu, c->events[k].name, &m->core[i][k], c->events[k].total,
+				rise("cpu", cpu, c->events[k].name, &m->core[i][k], c->events[k].total,
 				     r->n_samples);
 	}
 }
@@ -153,30 +155,31 @@ static uint64_t truth(struct fault_run *r, bool uncore, int where, const struct 
 static int check_uncore(struct fault_run *r, const struct snapshot *s, int i, bool exact,
 			const char *skip)
 {
-	const struct snapshot_socket *ss = &s->sockets[i];
+	const struct uncore_view *ss = uncore_view(s, s->sockets[i].socket);
+		const int socket = s->sockets[i].socket;
 	int n = 0;
 
 	assert_true(ss->has_uncore);
-	for (int k = 0; k < ss->n_uncore_events; k++) {
-		const struct snapshot_event *e = &ss->uncore_events[k];
+	for (int k = 0; k < ss->n_events; k++) {
+		const struct event_view *e = &ss->events[k];
 		uint64_t t;
 
 		if (!e->available || (skip && strcmp(e->name, skip) == 0))
 			continue;
-		t = truth(r, true, ss->socket, event_builtin(EVENT_PMU_UNCORE, e->name));
+		t = truth(r, true, socket, event_builtin(EVENT_PMU_UNCORE, e->name));
 		if (exact ? e->total != t : e->total > t)
-			fail_msg("socket %d %s: %llu, simulator counted %llu", ss->socket, e->name,
+			fail_msg("socket %d %s: %llu, simulator counted %llu", socket, e->name,
 				 (unsigned long long)e->total, (unsigned long long)t);
 		n++;
 	}
-	if (ss->has_uncore_clockticks) {
+	if (ss->has_clockticks) {
 		uint64_t t;
 
-		assert_int_equal(sim_ground_truth(r->sim, true, ss->socket, SIM_UNCORE_CLOCK_CODE, 0,
+		assert_int_equal(sim_ground_truth(r->sim, true, socket, SIM_UNCORE_CLOCK_CODE, 0,
 						  false, &t), 0);
-		if (exact ? ss->uncore_clockticks != t : ss->uncore_clockticks > t)
-			fail_msg("socket %d clockticks: %llu, simulator counted %llu", ss->socket,
-				 (unsigned long long)ss->uncore_clockticks, (unsigned long long)t);
+		if (exact ? ss->clockticks != t : ss->clockticks > t)
+			fail_msg("socket %d clockticks: %llu, simulator counted %llu", socket,
+				 (unsigned long long)ss->clockticks, (unsigned long long)t);
 		n++;
 	}
 	return n;
@@ -197,21 +200,22 @@ static int check_core_exact(struct fault_run *r, const struct snapshot *s)
 	};
 
 	for (int i = 0; i < s->n_cpus; i++) {
-		const struct snapshot_cpu *c = &s->cpus[i];
+		const struct cpu_view *c = cpu_view(s, s->cpus[i].cpu);
+		const int cpu = s->cpus[i].cpu;
 		const uint64_t v[3] = { c->instructions, c->cycles, c->ref_cycles };
 
 		if (!c->has_core_pmu)
 			continue;
 		n++;
 		for (int k = 0; k < 3; k++)
-			if (v[k] != truth(r, false, c->cpu, &fixed[k]))
+			if (v[k] != truth(r, false, cpu, &fixed[k]))
 				fail_msg("sample %d: cpu %d %s: %llu, simulator counted %llu", r->n_samples,
-					 c->cpu, fixed[k].name, (unsigned long long)v[k],
-					 (unsigned long long)truth(r, false, c->cpu, &fixed[k]));
+					 cpu, fixed[k].name, (unsigned long long)v[k],
+					 (unsigned long long)truth(r, false, cpu, &fixed[k]));
 		for (int k = 0; k < c->n_events; k++)
 			if (c->events[k].available)
 				assert_int_equal(c->events[k].total,
-						 truth(r, false, c->cpu,
+						 truth(r, false, cpu,
 						       event_builtin(EVENT_PMU_CORE, c->events[k].name)));
 	}
 	return n;
@@ -242,12 +246,12 @@ static void cpu_offline_and_back_loses_nothing(void **state)
 	run_open(&r, "cpu-offline", &conf, false);
 	for (int i = 0; i < 20; i++) {
 		struct snapshot *s = step(&r);
-		const struct snapshot_cpu *c6 = snapshot_cpu(s, 6);
+		const struct cpu_view *c6 = cpu_view(s, 6);
 
 		assert_non_null(c6);
 		offline_seen += !c6->has_core_pmu;
 		back_seen += offline_seen && c6->has_core_pmu;
-		assert_true(s->sockets[1].has_uncore);
+		assert_true(uncore_view(s, s->sockets[1].socket)->has_uncore);
 		assert_true(check_uncore(&r, s, 0, true, NULL) > 0);
 		assert_true(check_uncore(&r, s, 1, true, NULL) > 0);
 		/* Every CPU counted on, cpu 6 included once it is back, is exact. */
@@ -277,12 +281,12 @@ static void manual_offline_moves_the_uncore_and_recovers(void **state)
 		if (i == 8)
 			assert_int_equal(sim_set_online(r.sim, 6, true), 0);
 		s = step(&r);
-		assert_true(s->sockets[1].has_uncore);
+		assert_true(uncore_view(s, s->sockets[1].socket)->has_uncore);
 		assert_true(check_uncore(&r, s, 1, true, NULL) > 0);
 		assert_true(check_uncore(&r, s, 0, true, NULL) > 0);
 		/* The socket's uncore clock keeps counting through another CPU. */
-		assert_true(s->sockets[1].uncore_clockticks > before);
-		before = s->sockets[1].uncore_clockticks;
+		assert_true(uncore_view(s, s->sockets[1].socket)->clockticks > before);
+		before = uncore_view(s, s->sockets[1].socket)->clockticks;
 		if (i < 3 || i >= 8)
 			assert_int_equal(check_core_exact(&r, s), s->n_cpus);
 		snapshot_release(s);
@@ -344,7 +348,7 @@ static void conflict_run(enum conf_conflict_policy policy)
 	uint64_t conflicts = 0;
 
 	default_conf(&conf);
-	conf.uncore_on_conflict = policy;
+	uncore_settings_of(&conf)->on_conflict = policy;
 	run_open(&r, "conflict", &conf, false);
 	for (int i = 0; i < 25; i++) {
 		struct snapshot *s = step(&r);
@@ -353,7 +357,7 @@ static void conflict_run(enum conf_conflict_policy policy)
 		check_uncore(&r, s, 0, false, NULL);
 		assert_true(check_uncore(&r, s, 1, true, NULL) > 0);
 		assert_int_equal(check_core_exact(&r, s), s->n_cpus);
-		conflicts = s->sockets[0].uncore_conflicts;
+		conflicts = uncore_view(s, s->sockets[0].socket)->conflicts;
 		snapshot_release(s);
 	}
 	/* Rewrites at 3 s, 13 s and 23 s: at least one is counted as a conflict. */
@@ -400,7 +404,7 @@ static void refused_writes_leave_a_read_only_daemon(void **state)
 		if (!strstr(c->reason, "refuses MSR writes") || !strstr(c->reason, "read-only"))
 			fail_msg("core reason: %s", c->reason);
 		for (int k = 0; k < s->n_sockets; k++) {
-			assert_false(s->sockets[k].has_uncore);
+			assert_false(uncore_view(s, s->sockets[k].socket)->has_uncore);
 			assert_non_null(snapshot_find_signal(s, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET,
 							     s->sockets[k].socket));
 		}

@@ -212,8 +212,9 @@ static void counters_exact_at_max(void **state)
 
 	(void)state;
 	s->samples = UINT64_MAX;
-	s->sockets[0].uncore_events[0].total = UINT64_MAX;
-	s->cpus[3].instructions = UINT64_MAX - 1;
+	add_value(s, "uncore", "uncored_uncore_events_total", 0, "dram_thermal_throttled_cycles",
+		  UINT64_MAX);
+	add_value(s, "core", "uncored_core_instructions_total", 3, NULL, UINT64_MAX - 1);
 	text = format(s);
 	assert_non_null(strstr(text, "uncored_samples_total 18446744073709551615\n"));
 	assert_non_null(strstr(text, "{socket=\"0\",event=\"dram_thermal_throttled_cycles\"} "

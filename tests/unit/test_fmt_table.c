@@ -31,24 +31,35 @@ static void bump(struct snapshot *s, const char *json_key, int where, int64_t de
 /* The second sample of a Westmere interval: one second and some counts later. */
 static struct snapshot *westmere_later(void)
 {
-	struct snapshot *s = westmere_snapshot();
+	struct snapshot *s;
+
+	/* CPU 3 (socket 1 core 1, with CPU 7) is not counted in the second sample. */
+	fake_uncounted_cpus = 1u << 3 | 1u << 7;
+	s = westmere_snapshot();
+	fake_uncounted_cpus = 0;
 
 	s->time += 1;
 	s->samples++;
 	for (int i = 0; i < s->n_sockets; i++) {
-		s->sockets[i].uncore_clockticks += 1000;
-		s->sockets[i].uncore_events[0].total += 50;
+		int id = s->sockets[i].socket;
+
+		add_value(s, "uncore", "uncored_uncore_clockticks_total", id, NULL,
+			  uncore_view(s, id)->clockticks + 1000);
+		add_value(s, "uncore", "uncored_uncore_events_total", id, "dram_thermal_throttled_cycles",
+			  uncore_view(s, id)->events[0].total + 50);
 		bump(s, "kernel_package_throttles", s->sockets[i].socket, 2);
 		bump(s, "kernel_throttles", s->sockets[i].cores[0].cpus[0], 4);
 		bump(s, "prochot_active", s->sockets[i].cores[0].cpus[0], 1);
 	}
 	for (int i = 0; i < s->n_cpus; i++) {
-		s->cpus[i].instructions += i < 4 ? 3000 : 1000;
-		s->cpus[i].cycles += 1000;
+		const struct cpu_view *c = cpu_view(s, i);
+
+		if (i == 3 || i == 7)
+			continue;
+		add_value(s, "core", "uncored_core_instructions_total", i, NULL,
+			  c->instructions + (i < 4 ? 3000 : 1000));
+		add_value(s, "core", "uncored_core_cycles_total", i, NULL, c->cycles + 1000);
 	}
-	/* CPU 3 (socket 1 core 1, with CPU 7) is not counted in the second sample. */
-	s->cpus[3].has_core_pmu = false;
-	s->cpus[7].has_core_pmu = false;
 	COLLECTOR(s, "core")->up = false;
 	COLLECTOR(s, "core")->reason = "cpu 3: offline, skipping";
 	return s;

@@ -21,7 +21,7 @@ static struct history_reading hot_reading(uint64_t k)
 		.has_hottest_core = true, .hottest_core_celsius = 60 + (double)k,
 		.has_package = true, .package_celsius = 55,
 		.has_tjmax = true, .tjmax_celsius = 95,
-		.has_dram = true, .dram_throttled_cycles = 250 * k, .uncore_clockticks = 1000 * k,
+		.has_dram = true, .dram_throttled_cycles = 250 * k, .clockticks = 1000 * k,
 		.has_prochot = true, .prochot_active = k % 2 == 0,
 		.has_ipc = true, .instructions = 3000 * k, .cycles = 2000 * k,
 	};
@@ -135,7 +135,7 @@ static void a_total_going_backwards_restarts_the_step(void **state)
 
 	(void)state;
 	r.dram_throttled_cycles = 900000;
-	r.uncore_clockticks = 1000000;
+	r.clockticks = 1000000;
 	history_add(h, 0, 0, &r);
 	for (uint64_t k = 1; k <= 3; k++) {
 		r = hot_reading(k);

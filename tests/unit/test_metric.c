@@ -3,7 +3,9 @@
  * this test only: a core-scope signed value that is null when absent, a
  * boolean, a value only the JSON shows, a JSON group whose two members
  * share one table line, a foreign total, a labelled per-cpu counter; and
- * the value index under many values.
+ * the value index under many values.  A second collector, "box": texts,
+ * an empty labelled object, a json_null group member, percentages in the
+ * table, labels that say all of a place, and the carry by source.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -119,8 +121,60 @@ static const struct collector_ops shape_collector_ops = {
 COLLECTOR_REGISTER(shape_collector_ops)
 
 /*
- * A second collector that declares m_flag too (a shared module's family)
- * and a family of the same name with one more label (another label set).
+ * A second collector's box: a group with a null-when-absent clock, event
+ * counts labelled by name that the table shows as a percentage of the
+ * clock, texts saying why an event is not counted, and a family whose
+ * labels say all of its place.
+ */
+static const struct metric_family m_clock;
+
+static const struct metric_family m_counts = {
+	.name = "uncored_box_counts_total", .help = "Counts per socket and event.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "event", .signal = METRIC_SIGNAL_EVENT_COUNTS,
+	.json_key = "counts", .json_group = "box", .json_order = METRIC_JSON_SOCKET_FIXED + 51,
+	.table_title = "box counts", .table_percent_of = &m_clock, .table_percent_label = "busy",
+};
+
+static const struct metric_family m_clock = {
+	.name = "uncored_box_clock_total", .help = "The box clock.", .type = METRIC_COUNTER,
+	.unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT, .signal = METRIC_SIGNAL_CLOCK,
+	.json_key = "clock", .json_group = "box", .json_order = METRIC_JSON_SOCKET_FIXED + 50,
+	.json_null = true, .table_title = "box clock",
+};
+
+static const struct metric_family m_why = {
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_TEXT,
+	.label = "event", .json_key = "why", .json_group = "box",
+	.json_order = METRIC_JSON_SOCKET_FIXED + 52, .table_title = "unavailable",
+};
+
+static const struct metric_family m_placed = {
+	.name = "uncored_box_placed_total", .help = "Placed by its labels.", .type = METRIC_COUNTER,
+	.unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT, .label = "kind,socket,cpu",
+};
+
+static const struct metric_family *const box_families[] = { &m_counts, &m_clock, &m_why,
+							    &m_placed };
+
+static const struct collector_ops box_collector_ops = {
+	.name = "box",
+	.start = shape_start,
+	.sample = shape_sample,
+	.stop = shape_stop,
+	.families = box_families,
+	.n_families = sizeof(box_families) / sizeof(box_families[0]),
+	.conf_section = &shape_section,
+	.is_enabled = shape_is_enabled,
+	.conf_changed = shape_conf_changed,
+};
+
+COLLECTOR_REGISTER(box_collector_ops)
+
+/*
+ * A third collector that declares m_flag too (a shared module's family),
+ * a family of the same name with one more label (another label set) and
+ * one of several labels with a JSON key.
  */
 static const struct metric_family m_flag_kind = {
 	.name = "uncored_shape_flag", .help = "A status bit.", .type = METRIC_GAUGE, .unit = "",
@@ -253,30 +307,6 @@ static void one_name_is_one_family(void **state)
 	snapshot_release(s);
 }
 
-static void json_positions_nulls_and_groups(void **state)
-{
-	struct snapshot *s = shaped(1.5, 2);
-	char *text = written(fmt_json_snapshot, s);
-
-	(void)state;
-	/* Socket 0: the flag and the JSON-only value first, the group at its place. */
-	expect(text, "{\"socket\": 0, \"shape_flag\": true, \"shape_json_only\": false, ");
-	expect(text, "\"shape\": {\"a_seconds\": 1.5, \"b_seconds\": 2}, "
-		     "\"kernel_package_throttles\": null, \"cores\": [");
-	/* Socket 1: the flag null, the JSON-only value and the group left out. */
-	expect(text, "{\"socket\": 1, \"shape_flag\": null, \"tjmax_celsius\": null, ");
-	refuse(text, "\"uncore\": {}, \"shape\"");
-	/* Core values in the core object; null where the core has none. */
-	expect(text, "{\"core\": 0, \"cpus\": [2, 6], \"shape_celsius\": -3, ");
-	expect(text, "{\"core\": 1, \"cpus\": [3, 7], \"shape_celsius\": null, ");
-	/* Order 0: after everything else; the foreign total only where it is. */
-	expect(text, "null}], \"shape_foreign\": 7},\n {\"socket\": 1");
-	expect(text, "\"kernel_throttles\": null}]}], \"cpus\"");
-	expect(text, "\"shape_events\": {\"x\": 11, \"y\\\"z\": 12}}");
-	free(text);
-	snapshot_release(s);
-}
-
 /* A family of several labels: one object per label in JSON, one label set per sample in /metrics. */
 static void several_labels_nest_in_json(void **state)
 {
@@ -298,6 +328,30 @@ static void several_labels_nest_in_json(void **state)
 		     "cause=\"thermal\"} 3\n");
 	free(json);
 	free(prom);
+	snapshot_release(s);
+}
+
+static void json_positions_nulls_and_groups(void **state)
+{
+	struct snapshot *s = shaped(1.5, 2);
+	char *text = written(fmt_json_snapshot, s);
+
+	(void)state;
+	/* Socket 0: the flag and the JSON-only value first, the group at its place. */
+	expect(text, "{\"socket\": 0, \"shape_flag\": true, \"shape_json_only\": false, ");
+	expect(text, "\"shape\": {\"a_seconds\": 1.5, \"b_seconds\": 2}, "
+		     "\"kernel_package_throttles\": null, \"cores\": [");
+	/* Socket 1: the flag null, the JSON-only value and the group left out. */
+	expect(text, "{\"socket\": 1, \"shape_flag\": null, \"tjmax_celsius\": null, ");
+	refuse(text, "\"uncore\": {}, \"shape\"");
+	/* Core values in the core object; null where the core has none. */
+	expect(text, "{\"core\": 0, \"cpus\": [2, 6], \"shape_celsius\": -3, ");
+	expect(text, "{\"core\": 1, \"cpus\": [3, 7], \"shape_celsius\": null, ");
+	/* Order 0: after everything else; the foreign total only where it is. */
+	expect(text, "null}], \"shape_foreign\": 7},\n {\"socket\": 1");
+	expect(text, "\"kernel_throttles\": null}]}], \"cpus\"");
+	expect(text, "\"shape_events\": {\"x\": 11, \"y\\\"z\": 12}}");
+	free(text);
 	snapshot_release(s);
 }
 
@@ -333,17 +387,17 @@ static void carry_skips_foreign_and_absent(void **state)
 	add(b, &m_a, 1, NULL, 0, 4);   /* socket 1 has none in a */
 	assert_int_equal(snapshot_add_sample_totals(a, b, shape_families,
 						    sizeof(shape_families) / sizeof(shape_families[0]),
-						    1), 0);
+						    0, 1), 0);
 	assert_true(snapshot_find_sample(a, &m_a, 0, NULL)->value.d == 2.5);
 	assert_null(snapshot_find_sample(a, &m_a, 1, NULL));
 	assert_int_equal(snapshot_find_sample(a, &m_foreign, 0, NULL)->value.u, 7);
 	assert_int_equal(snapshot_find_sample(a, &m_events, 5, "y\"z")->value.u, 24);
 	assert_int_equal(snapshot_find_sample(a, &m_flag, 0, NULL)->value.u, 1);
-	assert_int_equal(snapshot_add_sample_totals(a, b, shape_families, 7, -1), 0);
+	assert_int_equal(snapshot_add_sample_totals(a, b, shape_families, 7, 0, -1), 0);
 	assert_true(snapshot_find_sample(a, &m_a, 0, NULL)->value.d == 1.5);
 	assert_int_equal(snapshot_find_sample(a, &m_events, 5, "x")->value.u, 11);
 	/* Into a snapshot without values: nothing appears. */
-	assert_int_equal(snapshot_add_sample_totals(empty, b, shape_families, 7, 1), 0);
+	assert_int_equal(snapshot_add_sample_totals(empty, b, shape_families, 7, 0, 1), 0);
 	assert_int_equal(empty->n_values, 0);
 	snapshot_release(a);
 	snapshot_release(b);
@@ -365,7 +419,7 @@ static void signals_and_many_values(void **state)
 		add(s, &m_events, i / 300, label, (uint64_t)i, 0);
 	}
 	add(s, &m_events, 0, "e1", 99, 0);      /* replaces, adds nothing */
-	assert_int_equal(s->n_values, 8 + 3000);
+	assert_int_equal(s->n_values, 8 + 3000 + 10);   /* and the head of each new place's chain */
 	for (int i = 0; i < 3000; i++) {
 		const struct metric_sample *v;
 
@@ -378,16 +432,121 @@ static void signals_and_many_values(void **state)
 	snapshot_release(s);
 }
 
+/* One interval of the box on socket 0: clock, busy and idle counts, and ones not counted. */
+static struct snapshot *boxed(uint64_t clock, uint64_t busy, bool with_new, const char *why)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &westmere);
+
+	assert_non_null(s);
+	if (clock)
+		add(s, &m_clock, 0, NULL, clock, 0);
+	add(s, &m_counts, 0, NULL, 0, 0);      /* the object, even empty */
+	if (busy)
+		add(s, &m_counts, 0, "busy", busy, 0);
+	add(s, &m_counts, 0, "idle", 5, 0);
+	if (with_new)
+		add(s, &m_counts, 0, "new", 7, 0);
+	if (why)
+		assert_int_equal(snapshot_add_text(s, &m_why, 0, "gone", why), 0);
+	return s;
+}
+
+static void texts_empty_objects_and_percentages(void **state)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &westmere);
+	struct snapshot *a = boxed(100, 10, false, NULL), *b = boxed(300, 60, true, "not here");
+	struct snapshot *c = boxed(0, 60, false, NULL);
+	const struct metric_sample *v;
+	char *text, line[160];
+
+	(void)state;
+	/* An empty labelled object, the group's null member, no texts object without one. */
+	add(s, &m_counts, 0, NULL, 0, 0);
+	text = written(fmt_json_snapshot, s);
+	expect(text, "\"box\": {\"clock\": null, \"counts\": {}}");
+	refuse(text, "\"why\"");
+	free(text);
+	/* Nor in Prometheus: the object alone is no sample. */
+	text = written(fmt_prom_write, s);
+	refuse(text, "uncored_box_counts_total");
+	free(text);
+	text = written(fmt_json_snapshot, b);
+	expect(text, "\"box\": {\"clock\": 300, \"counts\": {\"busy\": 60, \"idle\": 5, "
+		     "\"new\": 7}, \"why\": {\"gone\": \"not here\"}}");
+	free(text);
+	/* Labelled values are found by signal and label. */
+	v = snapshot_find_labelled_signal(b, METRIC_SIGNAL_EVENT_COUNTS, METRIC_SCOPE_SOCKET, 0,
+					  "busy");
+	assert_non_null(v);
+	assert_int_equal(v->value.u, 60);
+	assert_null(snapshot_find_labelled_signal(b, METRIC_SIGNAL_EVENT_COUNTS,
+						  METRIC_SCOPE_SOCKET, 0, "gone"));
+	/* The table: a line per label, a percentage of the clock, "-" without a first value. */
+	text = written_table(a, b);
+	snprintf(line, sizeof(line), "  %-36s %20d\n", "box clock", 200);
+	expect(text, line);
+	snprintf(line, sizeof(line), "  %-36s %20d   25.00 %% of clock\n", "busy", 50);
+	expect(text, line);
+	snprintf(line, sizeof(line), "  %-36s %20d\n", "idle", 0);
+	expect(text, line);
+	snprintf(line, sizeof(line), "  %-36s %20s\n", "new", "-");
+	expect(text, line);
+	snprintf(line, sizeof(line), "  %-36s unavailable: not here\n", "gone");
+	expect(text, line);
+	free(text);
+	/* The clock missing while its group is there: "-", and no percentage. */
+	text = written_table(a, c);
+	snprintf(line, sizeof(line), "  %-36s %20s\n", "box clock", "-");
+	expect(text, line);
+	refuse(text, "% of clock");
+	free(text);
+	snapshot_release(s);
+	snapshot_release(a);
+	snapshot_release(b);
+	snapshot_release(c);
+}
+
+static void labels_left_out_when_empty_and_carry_by_source(void **state)
+{
+	struct snapshot *a = snapshot_new(big_topology(), &westmere);
+	struct snapshot *b = snapshot_new(big_topology(), &westmere);
+	char *text;
+
+	(void)state;
+	a->source = 2;
+	add(a, &m_placed, 0, "x" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP, 3, 0);
+	add(a, &m_placed, 5, "y" METRIC_LABEL_SEP METRIC_LABEL_SEP "5", 4, 0);
+	a->source = 0;
+	text = written(fmt_prom_write, a);
+	expect(text, "uncored_box_placed_total{kind=\"x\",socket=\"0\"} 3\n"
+		     "uncored_box_placed_total{kind=\"y\",cpu=\"5\"} 4\n");
+	free(text);
+	/* b's first value is the source's, its second another's: only the first carries. */
+	b->source = 2;
+	add(b, &m_placed, 0, "x" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP, 10, 0);
+	b->source = 3;
+	add(b, &m_placed, 5, "y" METRIC_LABEL_SEP METRIC_LABEL_SEP "5", 20, 0);
+	assert_int_equal(snapshot_add_sample_totals(a, b, box_families, 4, 2, 1), 0);
+	assert_int_equal(snapshot_find_sample(a, &m_placed, 0, "x" METRIC_LABEL_SEP "0"
+					      METRIC_LABEL_SEP)->value.u, 13);
+	assert_int_equal(snapshot_find_sample(a, &m_placed, 5, "y" METRIC_LABEL_SEP
+					      METRIC_LABEL_SEP "5")->value.u, 4);
+	snapshot_release(a);
+	snapshot_release(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(prometheus_labels_kinds_and_json_only),
 		cmocka_unit_test(one_name_is_one_family),
-		cmocka_unit_test(json_positions_nulls_and_groups),
 		cmocka_unit_test(several_labels_nest_in_json),
+		cmocka_unit_test(json_positions_nulls_and_groups),
 		cmocka_unit_test(table_lines_shared_by_parts),
 		cmocka_unit_test(carry_skips_foreign_and_absent),
 		cmocka_unit_test(signals_and_many_values),
+		cmocka_unit_test(texts_empty_objects_and_percentages),
+		cmocka_unit_test(labels_left_out_when_empty_and_carry_by_source),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

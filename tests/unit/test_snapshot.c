@@ -57,7 +57,6 @@ static void shape_follows_topology(void **state)
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(s->sockets[i].socket, i);
 		assert_int_equal(s->sockets[i].n_cores, 2);
-		assert_false(s->sockets[i].has_uncore);
 		assert_null(snapshot_find_signal(s, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, i));
 	}
 	assert_int_equal(s->sockets[1].cores[1].core, 1);
@@ -70,7 +69,7 @@ static void shape_follows_topology(void **state)
 	assert_int_equal(s->cpus[6].core, 0);
 	assert_true(s->cpus[6].online);
 	assert_false(s->cpus[8].online);
-	assert_false(s->cpus[6].has_core_pmu);
+	assert_int_equal(s->n_values, 0);
 	/* Collectors are listed as they report, in that order, each once. */
 	assert_int_equal(s->n_collectors, 0);
 	assert_ptr_equal(snapshot_add_collector(s, "b"), &s->collectors[0]);
@@ -208,8 +207,7 @@ static void readers_race_publisher(void **state)
 
 /*
  * Adding a snapshot's totals and taking them away again, collector by
- * collector (each registered collector's add_totals and the generic carry
- * of its declared families).
+ * collector (the generic carry of the families it declares and added).
  */
 static void add_totals(struct snapshot *dst, const struct snapshot *src, const char *collector,
 		       int sign)
@@ -217,10 +215,8 @@ static void add_totals(struct snapshot *dst, const struct snapshot *src, const c
 	const struct collector_ops *ops = collector_find(collector);
 
 	assert_non_null(ops);
-	if (ops->add_totals)
-		ops->add_totals(dst, src, sign);
-	assert_int_equal(snapshot_add_sample_totals(dst, src, ops->families, ops->n_families, sign),
-			 0);
+	assert_int_equal(snapshot_add_sample_totals(dst, src, ops->families, ops->n_families,
+						    collector_source(ops), sign), 0);
 }
 
 static double seconds_at(const struct snapshot *s, const char *json_key, int where)
@@ -239,13 +235,26 @@ static uint64_t count_at(const struct snapshot *s, const char *json_key, int whe
 	return v->value.u;
 }
 
+/* The shared conflicts count of collector at where (a socket or a CPU). */
+static uint64_t conflicts_at(const struct snapshot *s, const char *collector, int where)
+{
+	for (int i = 0; i < s->n_values; i++) {
+		const struct metric_sample *v = &s->values[i];
+
+		if (v->family == &collector_pmu_conflicts && v->where == where && v->label_value &&
+		    strncmp(v->label_value, collector, strlen(collector)) == 0)
+			return v->value.u;
+	}
+	fail_msg("no conflicts of %s at %d", collector, where);
+	return 0;
+}
+
 static void add_and_subtract_totals(void **state)
 {
 	struct snapshot *a = westmere_snapshot(), *b = westmere_snapshot();
-	struct snapshot_socket *sa = &a->sockets[1];
-	struct snapshot_cpu *ca = &a->cpus[3];
-	uint64_t ticks = sa->uncore_clockticks, dram = sa->uncore_events[0].total;
-	uint64_t instr = ca->instructions, llc = ca->events[0].total;
+	uint64_t ticks = uncore_view(a, 1)->clockticks, dram = uncore_view(a, 1)->events[0].total;
+	uint64_t instr = cpu_view(a, 3)->instructions, llc = cpu_view(a, 3)->events[0].total;
+	uint64_t unc_conflicts = conflicts_at(a, "uncore", 1);
 	double rapl = 0.75;
 
 	(void)state;
@@ -254,13 +263,16 @@ static void add_and_subtract_totals(void **state)
 	add_thermal_seconds(a, "package_throttled_seconds", 0, 0.5);
 	add_thermal_seconds(b, "package_throttled_seconds", 1, 1.0);
 	add_totals(a, b, "uncore", 1);
-	assert_int_equal(sa->uncore_clockticks, 2 * ticks);
-	assert_int_equal(sa->uncore_events[0].total, 2 * dram);
-	assert_int_equal(ca->instructions, instr);          /* core totals untouched */
+	assert_int_equal(uncore_view(a, 1)->clockticks, 2 * ticks);
+	assert_int_equal(uncore_view(a, 1)->events[0].total, 2 * dram);
+	assert_int_equal(cpu_view(a, 3)->instructions, instr);   /* core totals untouched */
+	/* The shared family: only what the uncore collector added. */
+	assert_int_equal(conflicts_at(a, "uncore", 1), 2 * unc_conflicts);
+	assert_int_equal(conflicts_at(a, "core", 3), 0);
 	add_totals(a, b, "core", 1);
-	assert_int_equal(ca->instructions, 2 * instr);
-	assert_int_equal(ca->events[0].total, 2 * llc);
-	assert_int_equal(ca->events[1].total, 0);           /* unavailable in b: nothing added */
+	assert_int_equal(cpu_view(a, 3)->instructions, 2 * instr);
+	assert_int_equal(cpu_view(a, 3)->events[0].total, 2 * llc);
+	assert_int_equal(conflicts_at(a, "uncore", 1), 2 * unc_conflicts);
 	add_totals(a, b, "thermal", 1);
 	assert_true(seconds_at(a, "dram_throttled_seconds", 1) == 2 * rapl);
 	/* Absent in b: left as it is; a kernel count is the kernel's own total. */
@@ -270,67 +282,42 @@ static void add_and_subtract_totals(void **state)
 	assert_null(snapshot_find_sample(a, thermal_family("package_throttled_seconds"), 1, NULL));
 	for (size_t i = 0; i < collector_registry_n; i++)
 		add_totals(a, b, collector_registry[i]->name, -1);
-	assert_int_equal(sa->uncore_clockticks, ticks);
-	assert_int_equal(sa->uncore_events[0].total, dram);
-	assert_int_equal(ca->instructions, instr);
-	assert_int_equal(ca->events[0].total, llc);
+	assert_int_equal(uncore_view(a, 1)->clockticks, ticks);
+	assert_int_equal(uncore_view(a, 1)->events[0].total, dram);
+	assert_int_equal(cpu_view(a, 3)->instructions, instr);
+	assert_int_equal(cpu_view(a, 3)->events[0].total, llc);
+	assert_int_equal(conflicts_at(a, "uncore", 1), unc_conflicts);
 	assert_true(seconds_at(a, "dram_throttled_seconds", 1) == rapl);
 	/* Subtraction wraps like the counters: 0 - 1 is 2^64 - 1. */
-	b->sockets[0].uncore_clockticks = a->sockets[0].uncore_clockticks + 1;
+	b->source = collector_source(collector_find("uncore"));
+	add_value(b, "uncore", "uncored_uncore_clockticks_total", 0, NULL,
+		  uncore_view(a, 0)->clockticks + 1);
+	b->source = 0;
 	add_totals(a, b, "uncore", -1);
-	assert_int_equal(a->sockets[0].uncore_clockticks, UINT64_MAX);
+	assert_int_equal(uncore_view(a, 0)->clockticks, UINT64_MAX);
 	snapshot_release(a);
 	snapshot_release(b);
 }
 
-/*
- * Event storage: strings are copied into the snapshot once per distinct
- * text, arrays are zeroed, disjoint and stay put while more are made.
- */
-static void event_storage(void **state)
+/* Texts are copied into the snapshot once per distinct text. */
+static void text_storage(void **state)
 {
 	struct snapshot *s = snapshot_new(fake_topology(), NULL);
-	struct snapshot_event *first, *big, *more[64];
+	const char *first, *again;
 	char name[32];
 
 	(void)state;
-	assert_null(snapshot_alloc_events(s, 0));
-	first = snapshot_alloc_events(s, 2);
-	assert_non_null(first);
-	assert_false(first[1].available);
-	assert_null(first[1].name);
 	snprintf(name, sizeof(name), "llc_misses");
-	assert_int_equal(snapshot_set_event(s, &first[0], name, true, 5, NULL), 0);
+	first = snapshot_intern(s, name);
 	name[0] = 'X';                  /* the snapshot holds its own copy */
-	assert_string_equal(first[0].name, "llc_misses");
-	assert_string_equal(first[0].reason, "");
-	assert_int_equal(first[0].total, 5);
-	assert_true(first[0].available);
-	assert_int_equal(snapshot_set_event(s, &first[1], "llc_misses", false, 0, "taken"), 0);
-	assert_ptr_equal(first[1].name, first[0].name);  /* one copy per text */
-	assert_string_equal(first[1].reason, "taken");
-	/* An array larger than a block, then many small ones across blocks. */
-	big = snapshot_alloc_events(s, 10000);
-	assert_non_null(big);
-	for (int i = 0; i < 10000; i++)
-		assert_true(big[i].name == NULL && big[i].total == 0);
-	for (int i = 0; i < 64; i++) {
-		more[i] = snapshot_alloc_events(s, 7);
-		assert_non_null(more[i]);
-		for (int k = 0; k < 7; k++) {
-			snprintf(name, sizeof(name), "ev_%d_%d", i, k);
-			assert_int_equal(snapshot_set_event(s, &more[i][k], name, true,
-							    (uint64_t)(i * 7 + k), NULL), 0);
-		}
-		big[i].total = UINT64_MAX;   /* writes to one array touch no other */
+	assert_string_equal(first, "llc_misses");
+	again = snapshot_intern(s, "llc_misses");
+	assert_ptr_equal(first, again);  /* one copy per text */
+	for (int i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "ev_%d", i);
+		assert_string_equal(snapshot_intern(s, name), name);
 	}
-	for (int i = 0; i < 64; i++)
-		for (int k = 0; k < 7; k++) {
-			snprintf(name, sizeof(name), "ev_%d_%d", i, k);
-			assert_string_equal(more[i][k].name, name);
-			assert_int_equal(more[i][k].total, i * 7 + k);
-		}
-	assert_string_equal(first[0].name, "llc_misses");
+	assert_ptr_equal(snapshot_intern(s, "llc_misses"), first);
 	assert_false(s->is_short_of_memory);
 	snapshot_release(s);
 }
@@ -344,7 +331,7 @@ int main(void)
 		cmocka_unit_test(publish_acquire_release),
 		cmocka_unit_test(readers_race_publisher),
 		cmocka_unit_test(add_and_subtract_totals),
-		cmocka_unit_test(event_storage),
+		cmocka_unit_test(text_storage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

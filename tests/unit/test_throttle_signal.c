@@ -18,6 +18,7 @@
 #include "fake_machines.h"
 #include "fmt_json.h"
 #include "fmt_table.h"
+#include "sample_views.h"
 #include "strbuf.h"
 #include "throttle_signal.h"
 
@@ -107,9 +108,9 @@ static void the_uncore_collector_declares_westmere_dram(void **state)
 	assert_int_equal(cpu_info_for_name("westmere-ep", &info, err, sizeof(err)), 0);
 	assert_int_equal(uncore_collector_ops.throttle_signals(&info, &conf),
 			 THROTTLE_BIT(THROTTLE_DRAM_THERMAL));
-	conf.uncore_default_events = false;
+	uncore_settings_of(&conf)->default_events = false;
 	assert_int_equal(uncore_collector_ops.throttle_signals(&info, &conf), 0);
-	conf.uncore_default_events = true;
+	uncore_settings_of(&conf)->default_events = true;
 	assert_int_equal(cpu_info_for_name("nehalem-ep", &info, err, sizeof(err)), 0);
 	assert_int_equal(uncore_collector_ops.throttle_signals(&info, &conf), 0);
 	assert_int_equal(cpu_info_for_name("skylake-sp", &info, err, sizeof(err)), 0);

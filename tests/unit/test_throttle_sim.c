@@ -81,7 +81,7 @@ struct run {
 /* Run spec; with_perf false: the machine offers no perf, and the PCU is counted through MSRs. */
 static void start_with(struct run *r, const char *spec, bool with_perf)
 {
-	char dir[4096], err[512], path[4096];
+	char dir[4096], err[512];
 	struct conf_errors errs = { 0 };
 
 	memset(r, 0, sizeof(*r));
@@ -102,15 +102,14 @@ static void start_with(struct run *r, const char *spec, bool with_perf)
 	r->n_dies = strstr(spec, "cascade-lake-ap") ? 2 : 1;
 	assert_int_equal(cpu_detect(&r->hw, &r->info, err, sizeof(err)), 0);
 	assert_int_equal(cpu_topology_load(&r->hw, &r->topo, err, sizeof(err)), 0);
-	helpers_source_path("conf/uncored.conf", path, sizeof(path));
-	if (conf_load(path, &r->conf, &errs) != 0)
-		fail_msg("%s does not load", path);
 	/*
-	 * The core collector through MSRs, so that every register the run
-	 * touches is uncored's to put back byte for byte; through perf the
-	 * kernel owns the core PMU and leaves a select it used with EN clear.
+	 * The shipped defaults, with the core collector through MSRs, so that
+	 * every register the run touches is uncored's to put back byte for
+	 * byte; through perf the kernel owns the core PMU and leaves a select
+	 * it used with EN clear.
 	 */
-	r->conf.core_engine = CONF_ENGINE_MSR;
+	if (conf_load_string("throttle.conf", "[core]\nengine = msr\n", &r->conf, &errs) != 0)
+		fail_msg("[core] engine = msr does not load");
 	r->before = calloc(1, sizeof(*r->before));
 	assert_non_null(r->before);
 	sim_dump(r->sim, collect, r->before);
