@@ -679,6 +679,9 @@ static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_
 			snapshot_add_text(s, &cpu_unavailable, cc->cpu, st->events[k]->name,
 					  event_reason(st, cc, k, buf, sizeof(buf)));
 	}
+	/* A count that cannot change on this engine is no series. */
+	if (!st->engine.ops->has_conflicts)
+		return;
 	collector_add_conflicts(c, s, -1, -1, cc->cpu, conflicts);
 	snapshot_add_sample(s, &cpu_conflicts_json, cc->cpu, NULL, conflicts, 0);
 }
@@ -755,6 +758,8 @@ static void fill_sum(struct collector *c, struct snapshot *s, const struct core_
 		if (sum->counts[N_FIXED + k])
 			snapshot_add_sample(s, fam[N_FIXED], where, st->events[k]->name,
 					    sum->total[N_FIXED + k], 0);
+	if (!st->engine.ops->has_conflicts)
+		return;
 	collector_add_conflicts(c, s, socket, core, -1, sum->conflicts);
 	snapshot_add_sample(s, fam[N_FIXED + 1], where, NULL, sum->conflicts, 0);
 }

@@ -457,7 +457,8 @@ static uint64_t socket_conflicts(const struct uncore_socket *us)
 }
 
 /* The socket's values, while its group is open (totals held when a read failed). */
-static void fill_snapshot(struct collector *c, const struct uncore_socket *us, struct snapshot *s)
+static void fill_snapshot(struct collector *c, const struct uncore_state *st,
+			  const struct uncore_socket *us, struct snapshot *s)
 {
 	const struct engine_reading *clock = us->has_read ? &us->readings[us->clock_slot] : NULL;
 	uint64_t conflicts = socket_conflicts(us);
@@ -485,6 +486,9 @@ static void fill_snapshot(struct collector *c, const struct uncore_socket *us, s
 			reason = r ? reading_reason(r, buf, sizeof(buf)) : "not counted";
 		snapshot_add_text(s, &uncore_unavailable, us->socket, ev->spec->name, reason);
 	}
+	/* A count that cannot change on this engine is no series. */
+	if (!st->engine.ops->has_conflicts)
+		return;
 	collector_add_conflicts(c, s, us->socket, -1, -1, conflicts);
 	snapshot_add_sample(s, &uncore_conflicts, us->socket, NULL, conflicts, 0);
 }
@@ -502,7 +506,7 @@ static void uncore_sample(struct collector *c, struct snapshot *s)
 		if (us->is_up)
 			counts |= sample_socket(c, st, us);
 		if (s)
-			fill_snapshot(c, us, s);
+			fill_snapshot(c, st, us, s);
 	}
 	/* Up only while something is counted. */
 	c->up = counts;

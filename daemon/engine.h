@@ -100,6 +100,13 @@ struct engine_group;         /* an engine's state of one open group */
 struct engine_ops {
 	const char *name;        /* "msr" or "perf", for logs */
 	/*
+	 * Whether another agent can take one of this engine's counters (a
+	 * conflict).  The msr engine: yes.  The perf engine: no, the kernel
+	 * shares counters by rotation, so a conflicts count from it could
+	 * never change and is not exported.
+	 */
+	bool has_conflicts;
+	/*
 	 * Open a group of n events on pmu/target and start counting what can
 	 * be counted.  An event that finds no counter is not an error: it reads
 	 * as ENGINE_WAITING.  Returns 0, or a negative errno with a sentence in

@@ -639,6 +639,7 @@ static void op_destroy(void *ctx)
 }
 
 static const struct engine_ops msr_engine_ops = {
+	.has_conflicts = true,
 	.name = "msr",
 	.open = op_open,
 	.read = op_read,

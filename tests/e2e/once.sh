@@ -110,5 +110,17 @@ jq -e '[.sockets[].uncore.clockticks > 0, .cpus[].instructions > 0] | all' "$TES
 	fail "engines swapped: nothing counted"
 grep -qxF 'uncored: collector uncore: perf engine: engine = perf in [uncore]' "$TEST_TMP/log" ||
 	fail "engines swapped: no uncore engine line: $(cat "$TEST_TMP/log")"
+# Conflicts exist only where an engine can have them: the msr engine's collector has the
+# series and the JSON field, the perf engine's has neither.
+jq -e '[.sockets[].uncore | has("conflicts") | not] + [.cpus[] | has("conflicts")] | all' \
+	"$TEST_TMP/e.json" >/dev/null || fail "engines swapped: conflicts fields: $(jq -c '.cpus[0]' "$TEST_TMP/e.json")"
+"$UNCORED_BIN" --config "$TEST_TMP/e.conf" --once --format prometheus --simulate westmere-ep-2s >"$TEST_TMP/e.prom" 2>/dev/null ||
+	fail "engines swapped: --once prometheus failed"
+[ "$(grep -c '^uncored_pmu_conflicts_total{collector="core",' "$TEST_TMP/e.prom")" = 24 ] ||
+	fail "core on msr: not one conflicts series per CPU"
+grep -q '^uncored_pmu_conflicts_total{collector="uncore",' "$TEST_TMP/e.prom" &&
+	fail "uncore on perf: a conflicts series that cannot change"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --format prometheus --simulate westmere-ep-2s 2>/dev/null |
+	grep -q '^uncored_pmu_conflicts_total{collector="core",' && fail "core on perf: a conflicts series that cannot change"
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate nehalem-ep-2s 2>/dev/null | grep -q "IPC per cpu" || fail "no per-CPU IPC in the table"
 echo "once: ok"
