@@ -7,14 +7,36 @@
 
 #include "col_engine.h"
 #include "engine_perf.h"
+#include "uncore_unit.h"
 
-int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
-		      struct perf_sys *ps, struct col_engine_choice *ret)
+/* What the kernel has when engine = auto chooses perf. */
+static const char *kernel_has(enum engine_pmu pmu)
+{
+	switch (pmu) {
+	case ENGINE_PMU_CORE:
+		return "the kernel has a core PMU";
+	case ENGINE_PMU_PCU:
+		return "the kernel has the uncore_pcu PMU";
+	case ENGINE_PMU_IMC:
+		return "the kernel has the uncore_imc PMUs";
+	default:
+		return "the kernel has the uncore PMU";
+	}
+}
+
+/* col_engine_choose; with_msr false: the PMU has no msr path on this CPU. */
+static int choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
+		  struct perf_sys *ps, bool with_msr, struct col_engine_choice *ret)
 {
 	char reason[COLLECTOR_TEXT_MAX] = "this backend has no perf interface";
 	int r = -ENODEV;
 
 	memset(ret, 0, sizeof(*ret));
+	if (want == CONF_ENGINE_MSR && !with_msr) {
+		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s], but this CPU's %s "
+			 "cannot be counted through MSRs", section, section);
+		return -ENODEV;
+	}
 	if (want == CONF_ENGINE_MSR) {
 		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s]", section);
 		return 0;
@@ -31,7 +53,7 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *se
 		if (want == CONF_ENGINE_PERF)
 			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section);
 		else
-			snprintf(ret->why, sizeof(ret->why), "the kernel has a core PMU (engine = auto)");
+			snprintf(ret->why, sizeof(ret->why), "%s (engine = auto)", kernel_has(pmu));
 		return 0;
 	}
 	if (want == CONF_ENGINE_PERF) {
@@ -39,8 +61,20 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *se
 			 reason);
 		return r;
 	}
+	if (!with_msr) {
+		/* Nothing to fall back to: the machine lacks the facility. */
+		snprintf(ret->why, sizeof(ret->why), "this CPU's %s is counted through perf only, "
+			 "and %s", section, reason);
+		return -ENOTSUP;
+	}
 	snprintf(ret->why, sizeof(ret->why), "%s; engine = auto falls back to msr", reason);
 	return 0;
+}
+
+int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
+		      struct perf_sys *ps, struct col_engine_choice *ret)
+{
+	return choose(want, pmu, section, ps, true, ret);
 }
 
 /* For the perf engine: CPU online state and packages, from the collector's context. */
@@ -51,14 +85,16 @@ static int cpu_online(void *arg, int cpu)
 	return hw_cpu_online(c->hw, cpu);
 }
 
+/*
+ * The box a CPU's uncore PMU events reach: its package's, or its die's on
+ * packages of several dies (the server uncore, uncore_unit.h).  The perf
+ * engine only compares these numbers.
+ */
 static int cpu_socket(void *arg, int cpu)
 {
 	const struct collector *c = arg;
 
-	for (int i = 0; i < c->topo->n_cpus; i++)
-		if (c->topo->cpus[i].cpu == cpu)
-			return c->topo->cpus[i].socket;
-	return -ENOENT;
+	return uncore_unit_key(c->topo, cpu);
 }
 
 int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
@@ -67,7 +103,7 @@ int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu 
 {
 	struct col_engine_choice ch;
 	char err[COLLECTOR_TEXT_MAX];
-	int r = col_engine_choose(want, pmu, section, c->hw->perf, &ch);
+	int r = choose(want, pmu, section, c->hw->perf, msr != NULL, &ch);
 
 	if (r < 0) {
 		collector_refuse(c, "%s", ch.why);

@@ -11,7 +11,11 @@
  *     the probe's reason (a virtual machine, a kernel without perf
  *     hardware support, a backend without perf);
  *   - auto, Nehalem/Westmere uncore: msr, the product's own programming
- *     of the uncore; the kernel's "uncore" PMU only when asked for.
+ *     of the uncore; the kernel's "uncore" PMU only when asked for;
+ *   - auto, server PCU: perf when the kernel has uncore_pcu, else msr at
+ *     the PCU's fixed addresses where the generation has them;
+ *   - the iMC, and the PCU from Sapphire Rapids on, have no msr path: a
+ *     kernel without their PMUs means the facility is missing.
  * Collectors choose at start, and start-up asks the same question to
  * decide which privilege the hardware side keeps (collector_ops
  * uses_perf, asked by main.c).  This module
@@ -48,7 +52,10 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *se
 /*
  * Choose for c (its hw->perf) as above and build the engine into
  * *ret_engine: the perf engine over c->hw->perf (CPU online state through
- * c->hw, packages through c->topo), or the msr engine with msr.  Records
+ * c->hw, packages, or dies on packages of several, through c->topo), or
+ * the msr engine with msr.  msr NULL: this PMU has no msr path on c's
+ * CPU; then a kernel without the PMU refuses the collector with -ENOTSUP
+ * (not applicable) under auto, and -ENODEV when engine = msr.  Records
  * the engine and its reason in c (collector.h: c->engine, c->engine_why).
  * On failure the collector is refused with the reason (collector_refuse)
  * and a negative errno is returned: -ENODEV when perf was asked for and is

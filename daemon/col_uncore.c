@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "col_engine.h"
 #include "col_uncore.h"
@@ -25,6 +24,8 @@
 #include "pmu.h"
 #include "msr.h"
 #include "throttle_signal.h"
+#include "throttle_signals.h"
+#include "xeon_uncore.h"
 
 extern const struct collector_ops uncore_collector_ops;
 
@@ -63,6 +64,9 @@ struct uncore_socket {
 	struct engine_reading readings[UNCORE_MAX_EVENTS + 1];
 	uint64_t seen_conflicts[UNCORE_MAX_EVENTS + 1];   /* as of the previous read */
 	struct engine_group *group;
+	/* DRAM thermal throttled cycles as seconds (throttle_signals.h), once counted. */
+	bool has_dram_seconds;
+	double dram_seconds;
 };
 
 struct uncore_state {
@@ -113,7 +117,7 @@ static const struct metric_family uncore_conflicts = {
 
 static const struct metric_family *const uncore_families[] = {
 	&uncore_events, &uncore_clockticks, &collector_pmu_conflicts, &uncore_unavailable,
-	&uncore_conflicts,
+	&uncore_conflicts, &throttle_dram_socket_seconds,
 };
 
 /* Whether the collector is on and this model has the Nehalem/Westmere uncore PMU. */
@@ -203,14 +207,14 @@ static const char *reading_reason(const struct engine_reading *r, char *buf, siz
 	return buf;
 }
 
-/* Monotonic nanoseconds for the engine's enabled/running times. */
-static int64_t mono_ns(void *arg)
+/*
+ * The machine's monotonic nanoseconds (hw_now_ns: the simulator's own time
+ * under --simulate) for the engine's enabled/running times, which make the
+ * wall time of the DRAM throttled seconds.
+ */
+static int64_t machine_ns(void *arg)
 {
-	struct timespec ts;
-
-	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return hw_now_ns(arg);
 }
 
 /* What the engine counts for one event: no occupancy event is built in, so no OCC_CTR_RST. */
@@ -379,7 +383,7 @@ static int open_all(struct collector *c, struct uncore_state *st)
 
 static int uncore_start(struct collector *c)
 {
-	struct engine_msr_config ecfg = { .hw = c->hw, .now_ns = mono_ns };
+	struct engine_msr_config ecfg = { .hw = c->hw, .now_ns = machine_ns, .now_arg = c->hw };
 	struct uncore_state *st;
 	int err;
 
@@ -408,6 +412,32 @@ static int uncore_start(struct collector *c)
 	if (err)
 		return fail_start(c, st, err);
 	return 0;
+}
+
+/*
+ * Westmere's DRAM thermal throttled cycles as the generation-independent
+ * DRAM family (cause thermal, per socket): the interval's cycles over the
+ * uncore clock's of the same group, times the interval (hardware-linux.md
+ * §4.4, throttle_seconds()).
+ */
+static void add_dram_seconds(struct uncore_socket *us)
+{
+	const struct engine_reading *clock = &us->readings[us->clock_slot];
+
+	for (int i = 0; i < us->n_events; i++) {
+		const struct uncore_event *ev = &us->events[i];
+		const struct engine_reading *r;
+
+		if (ev->slot < 0 || strcmp(ev->spec->name, EVENT_DRAM_THERMAL_THROTTLED) != 0)
+			continue;
+		r = &us->readings[ev->slot];
+		if (r->state != ENGINE_COUNTING || clock->state != ENGINE_COUNTING)
+			return;
+		us->dram_seconds += throttle_seconds(r->raw_delta, clock->raw_delta,
+						     clock->enabled_ns);
+		us->has_dram_seconds = true;
+		return;
+	}
 }
 
 static bool sample_socket(struct collector *c, struct uncore_state *st, struct uncore_socket *us)
@@ -443,6 +473,7 @@ static bool sample_socket(struct collector *c, struct uncore_state *st, struct u
 				       us->socket, us->group_events[i].name);
 		us->seen_conflicts[i] = r->conflicts;
 	}
+	add_dram_seconds(us);
 	note_states(c, us);
 	return counts;
 }
@@ -486,6 +517,9 @@ static void fill_snapshot(struct collector *c, const struct uncore_state *st,
 			reason = r ? reading_reason(r, buf, sizeof(buf)) : "not counted";
 		snapshot_add_text(s, &uncore_unavailable, us->socket, ev->spec->name, reason);
 	}
+	if (us->has_dram_seconds)
+		snapshot_add_sample(s, &throttle_dram_socket_seconds, us->socket,
+				    xeon_dram_cause_name(XEON_CAUSE_THERMAL), 0, us->dram_seconds);
 	/* A count that cannot change on this engine is no series. */
 	if (!st->engine.ops->has_conflicts)
 		return;

@@ -11,11 +11,15 @@
 extern const struct collector_ops uncore_collector_ops;
 extern const struct collector_ops thermal_collector_ops;
 extern const struct collector_ops core_collector_ops;
+extern const struct collector_ops pcu_collector_ops;
+extern const struct collector_ops imc_collector_ops;
 
 const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS] = {
 	&uncore_collector_ops,
 	&thermal_collector_ops,
 	&core_collector_ops,
+	&pcu_collector_ops,
+	&imc_collector_ops,
 };
 
 size_t collector_registry_n;

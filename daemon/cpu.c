@@ -90,6 +90,9 @@ static const struct model_entry models[] = {
 	{ 0x6c, "icelake-d", &snb_server_features },
 	{ 0x8f, "sapphirerapids-x", &snb_server_features },
 	{ 0xcf, "emeraldrapids-x", &snb_server_features },
+	/* Granite Rapids: PTM, 0x613/0x61B per turbostat (spr_features; hardware.md §4) */
+	{ 0xad, "graniterapids-x", &snb_server_features },
+	{ 0xae, "graniterapids-d", &snb_server_features },
 };
 
 /* Vendors refused with a pointer to where their temperatures are (hardware.md §7). */

@@ -3,7 +3,9 @@
  * how.  A collector opens one group per CPU (core PMU) or per box (the
  * Nehalem/Westmere uncore of a socket) with the events it wants there,
  * reads the whole group once per sample, and closes it.  It never names a
- * counter's MSR address and never decides who owns a counter.
+ * counter's MSR address and never decides who owns a counter.  The
+ * server boxes (PCU, iMC) count events in their box's own encoding
+ * (code = event select, umask; cmask is the box's threshold field).
  *
  * Two engines fit behind this header: the msr engine (engine_msr.h: direct
  * programming through struct hw, with the ownership rule of
@@ -26,7 +28,20 @@
 enum engine_pmu {
 	ENGINE_PMU_CORE,         /* a logical CPU's core PMU; target = the CPU number */
 	ENGINE_PMU_NHM_UNCORE,   /* the Nehalem/Westmere uncore box; target = a CPU of its socket */
+	ENGINE_PMU_PCU,          /* the server uncore's PCU box (hardware-linux.md §4.1) of a
+				    package (die); target = a CPU of it */
+	ENGINE_PMU_IMC,          /* a memory channel's iMC box of a package (die); target =
+				    ENGINE_BOX_TARGET(channel, a CPU of it) */
 };
+
+/*
+ * The target of a box that a package has several of (ENGINE_PMU_IMC):
+ * the box's index (the N of the kernel's uncore_imc_N) and a CPU of the
+ * package.  CPU numbers and indexes below 65536.
+ */
+#define ENGINE_BOX_TARGET(index, cpu) ((int)((unsigned)(index) << 16 | (unsigned)(cpu)))
+#define ENGINE_TARGET_CPU(target)     ((int)((unsigned)(target) & 0xffffu))
+#define ENGINE_TARGET_BOX(target)     ((int)((unsigned)(target) >> 16))
 
 /*
  * One event to count, in the PMU's own encoding (hardware.md §2, §5.2).

@@ -13,6 +13,7 @@
 #include "engine_msr.h"
 #include "msr.h"
 #include "pmu.h"
+#include "xeon_uncore.h"
 
 #define MAX_GP        8
 #define MAX_FIXED     4
@@ -20,10 +21,18 @@
 
 /* Where one PMU's registers are, and its geometry. */
 struct layout {
-	bool uncore;
+	bool uncore;               /* package scope: a box of the socket */
 	uint32_t sel0, ctr0, fixed_ctrl, fixed_ctr0, global;
 	uint32_t restore0;         /* where GP counters' values are written back (IA32_A_PMC0) */
 	unsigned n_gp, gp_width, n_fixed, fixed_width;
+	/*
+	 * A server PCU box (hardware-linux.md §4.1): no global gate (global is
+	 * 0), PCU select layout, and box_ctl read each sample in its place.
+	 * The engine never writes the box's BOX_CTL (freeze, reset) or FILTER:
+	 * counting needs only a select and the value found in the counter.
+	 */
+	bool pcu;
+	uint32_t box_ctl;
 };
 
 enum slot_kind {
@@ -45,6 +54,7 @@ struct slot {
 struct engine_group {
 	int cpu;                   /* the CPU the registers are reached through */
 	int socket;                /* uncore: the box's socket */
+	int die;                   /* and die (a PCU box is per die) */
 	struct layout lay;
 	struct pmu_ledger *ledger;
 	int64_t last_ns;
@@ -77,6 +87,9 @@ static uint64_t select_of(const struct layout *lay, const struct engine_event *e
 	uint64_t v = ev->code | (uint64_t)ev->umask << PERFEVTSEL_UMASK_SHIFT |
 		     (uint64_t)ev->cmask << PERFEVTSEL_CMASK_SHIFT;
 
+	if (lay->pcu)   /* event [7:0], no umask; threshold [28:24] */
+		return ev->code | PCU_CTL_EN | (ev->edge ? PCU_CTL_EDGE : 0) |
+		       (ev->inv ? PCU_CTL_INV : 0) | (uint64_t)ev->cmask << PERFEVTSEL_CMASK_SHIFT;
 	if (lay->uncore)
 		return v | UNC_EVTSEL_EN | (ev->edge ? UNC_EVTSEL_EDGE : 0) |
 		       (ev->inv ? UNC_EVTSEL_INV : 0);
@@ -129,7 +142,11 @@ static bool gp_used_by_group(const struct engine_group *g, unsigned n)
 static int open_gate(struct msr_engine *e, struct engine_group *g, struct slot *s)
 {
 	uint64_t v;
-	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &v);
+	int err;
+
+	if (!g->lay.global)
+		return 0;   /* a box without a gate register (the PCU) */
+	err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &v);
 
 	if (err == 0)
 		g->gate_seen |= v & ~pmu_bits(g->ledger, g->cpu, g->lay.global);
@@ -418,9 +435,9 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 }
 
 /*
- * The uncore box is package scope: when the CPU it is reached through goes
- * offline, reach it through another online CPU of its socket, and move the
- * ledger's entries with it.  Returns 0, or -ENXIO when none is online.
+ * The uncore box is package scope (a PCU box: die scope): when the CPU it
+ * is reached through goes offline, reach it through another online CPU of
+ * its socket and die, and move the ledger's entries with it.  Returns 0, or -ENXIO when none is online.
  */
 static int move_box(struct msr_engine *e, struct engine_group *g)
 {
@@ -430,7 +447,8 @@ static int move_box(struct msr_engine *e, struct engine_group *g)
 	if (!g->lay.uncore || hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
 		return -ENXIO;
 	for (int i = 0; i < n && i < 1024; i++) {
-		if (cpus[i].socket != g->socket || !cpus[i].online || cpus[i].cpu == g->cpu)
+		if (cpus[i].socket != g->socket || cpus[i].die != g->die || !cpus[i].online ||
+		    cpus[i].cpu == g->cpu)
 			continue;
 		pmu_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
 		g->cpu = cpus[i].cpu;
@@ -445,7 +463,9 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 	int64_t now = e->cfg.now_ns(e->cfg.now_arg);
 	uint64_t interval = now > g->last_ns ? (uint64_t)(now - g->last_ns) : 0;
 	uint64_t global = 0;
-	int err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
+	/* The gate register, or for a box without one (the PCU) its BOX_CTL, read in its place. */
+	uint32_t probe = g->lay.global ? g->lay.global : g->lay.box_ctl;
+	int err = hw_read_msr(e->cfg.hw, g->cpu, probe, &global);
 
 	/* -ENXIO: the CPU is offline (checked only then, to spare a sysfs read per sample) */
 	if (err == -ENXIO && hw_cpu_online(e->cfg.hw, g->cpu) == 0) {
@@ -453,7 +473,7 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 			g->was_offline = true;
 			return -ENXIO;
 		}
-		err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &global);
+		err = hw_read_msr(e->cfg.hw, g->cpu, probe, &global);
 	}
 	if (err == -ENXIO) {
 		g->was_offline = true;
@@ -461,10 +481,35 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 	}
 	g->last_ns = now;
 	for (size_t i = 0; i < g->n; i++) {
-		read_slot(e, g, &g->slots[i], global, err == 0, interval, g->was_offline);
+		read_slot(e, g, &g->slots[i], global, err == 0 && g->lay.global, interval,
+			  g->was_offline);
 		readings[i] = g->slots[i].r;
 	}
 	g->was_offline = false;
+	return 0;
+}
+
+/* The PCU box at the generation's fixed MSR addresses (xeon_uncore.h). */
+static int pcu_layout(struct msr_engine *e, struct layout *lay, char *err, size_t errlen)
+{
+	const struct xeon_uncore *xu;
+	struct cpu_info info;
+	int r = cpu_detect(e->cfg.hw, &info, err, errlen);
+
+	if (r < 0)
+		return r;
+	xu = xeon_uncore_find(info.family, info.model);
+	if (!xu || !xu->pcu_msr) {
+		snprintf(err, errlen, "%s (family %u model 0x%x) has no PCU box at fixed MSR "
+			 "addresses", info.microarch ? info.microarch : "this CPU", info.family,
+			 info.model);
+		return -ENODEV;
+	}
+	*lay = (struct layout){
+		.uncore = true, .sel0 = xu->pcu_msr->ctl0, .ctr0 = xu->pcu_msr->ctr0,
+		.restore0 = xu->pcu_msr->ctr0, .n_gp = PCU_N_COUNTERS,
+		.gp_width = PCU_COUNTER_WIDTH, .pcu = true, .box_ctl = xu->pcu_msr->box_ctl,
+	};
 	return 0;
 }
 
@@ -475,12 +520,19 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 	uint64_t caps;
 	int r;
 
+	if (pmu == ENGINE_PMU_IMC) {
+		snprintf(err, errlen, "the memory controller's counters are in PCI configuration "
+			 "space or MMIO, which the msr driver does not reach: count them with perf");
+		return -ENODEV;
+	}
+	if (pmu == ENGINE_PMU_PCU)
+		return pcu_layout(e, lay, err, errlen);
 	if (pmu == ENGINE_PMU_NHM_UNCORE) {
 		*lay = (struct layout){ true, MSR_UNCORE_PERFEVTSEL0, MSR_UNCORE_PMC0,
 					MSR_UNCORE_FIXED_CTR_CTRL, MSR_UNCORE_FIXED_CTR0,
 					MSR_UNCORE_PERF_GLOBAL_CTRL, MSR_UNCORE_PMC0,
 					UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH, 1,
-					UNCORE_COUNTER_WIDTH };
+					UNCORE_COUNTER_WIDTH, false, 0 };
 		return 0;
 	}
 	r = cpu_perfmon_read(e->cfg.hw, cpu, &pm);
@@ -504,7 +556,8 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 				IA32_FIXED_CTR0, IA32_PERF_GLOBAL_CTRL,
 				(caps & PERF_CAP_FW_WRITE) ? IA32_A_PMC0 : IA32_PMC0,
 				pm.n_gp < MAX_GP ? pm.n_gp : MAX_GP, pm.gp_width_bits,
-				pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED, pm.fixed_width_bits };
+				pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED, pm.fixed_width_bits,
+				false, 0 };
 	return 0;
 }
 
@@ -528,16 +581,20 @@ static int op_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
 	return r;
 }
 
-static int socket_of(struct msr_engine *e, int cpu)
+/* The socket and die of cpu into *ret_die; the socket, or -1 when unknown. */
+static int socket_of(struct msr_engine *e, int cpu, int *ret_die)
 {
 	struct hw_cpu cpus[1024];
 	int n;
 
+	*ret_die = 0;
 	if (hw_enumerate(e->cfg.hw, cpus, 1024, &n) < 0)
 		return -1;
 	for (int i = 0; i < n && i < 1024; i++)
-		if (cpus[i].cpu == cpu)
+		if (cpus[i].cpu == cpu) {
+			*ret_die = cpus[i].die;
 			return cpus[i].socket;
+		}
 	return -1;
 }
 
@@ -565,7 +622,7 @@ static int op_open(void *ctx, enum engine_pmu pmu, int target, const struct engi
 		return r;
 	}
 	if (g->lay.uncore)
-		g->socket = socket_of(e, target);
+		g->socket = socket_of(e, target, &g->die);
 	g->last_ns = e->cfg.now_ns(e->cfg.now_arg);
 	for (size_t i = 0; i < n; i++) {
 		g->slots[i].ev = events[i];

@@ -4,6 +4,7 @@
  * perf_groups per engine group (more only when the kernel refused the
  * whole as too large), and keeps the running totals across reopens.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,9 @@
 
 #define CORE_PMU   "cpu"
 #define UNCORE_PMU "uncore"
+#define PCU_PMU    "uncore_pcu"
+#define IMC_PREFIX "uncore_imc_"
+#define MAX_IMC    64
 #define REF_CYCLES_CODE  0x3c
 #define REF_CYCLES_UMASK 0x01
 
@@ -23,8 +27,12 @@ struct engine_perf {
 	struct engine_perf_config cfg;
 	struct perf_pmu *core;          /* NULL when absent */
 	struct perf_pmu *uncore;        /* NULL when absent */
+	struct perf_pmu *pcu;           /* NULL when absent */
+	struct perf_pmu *imc[MAX_IMC];  /* uncore_imc_N at N; NULL when absent */
 	char core_reason[256];
 	char uncore_reason[256];
+	char pcu_reason[256];
+	char imc_reason[256];
 };
 
 /* One perf group holding events[first .. first + n - 1]. */
@@ -59,12 +67,78 @@ static int load_uncore(const char *root, struct perf_pmu **ret_pmu, char *reason
 	return r == -ENOENT ? -ENODEV : r;
 }
 
+static int load_pcu(const char *root, struct perf_pmu **ret_pmu, char *reason, size_t len)
+{
+	int r = perf_pmu_load(root, PCU_PMU, ret_pmu, reason, len);
+
+	if (r == -ENOENT)
+		set_err(reason, len, "this kernel has no PCU PMU (%s%s/%s absent: not a Xeon "
+			"server uncore, a virtual machine, or intel_uncore not loaded)",
+			root, PERF_SYS_PMU_DIR, PCU_PMU);
+	return r == -ENOENT ? -ENODEV : r;
+}
+
+/* uncore_imc_N: N, or -1 for another name. */
+static int imc_index(const char *name)
+{
+	char *end;
+	long n;
+
+	if (strncmp(name, IMC_PREFIX, strlen(IMC_PREFIX)) != 0)
+		return -1;
+	name += strlen(IMC_PREFIX);
+	n = strtol(name, &end, 10);
+	return end == name || *end || n < 0 || n >= MAX_IMC ? -1 : (int)n;
+}
+
+/*
+ * Every uncore_imc_N under root into imc[N] (hardware-linux.md §4.1); the
+ * count found, or -ENODEV with the reason when there is none.  Only those
+ * directories are read: another PMU that does not parse is not our concern.
+ */
+static int load_imc(const char *root, struct perf_pmu **imc, char *reason, size_t len)
+{
+	char dir[4096];
+	struct dirent *de;
+	int r = 0, n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s%s", root, PERF_SYS_PMU_DIR);
+	d = opendir(dir);
+	while (d && r == 0 && (de = readdir(d))) {
+		int k = imc_index(de->d_name);
+
+		if (k < 0 || imc[k])
+			continue;
+		r = perf_pmu_load(root, de->d_name, &imc[k], reason, len);
+		n += r == 0;
+	}
+	if (d)
+		closedir(d);
+	if ((r == 0 || r == -ENOENT) && n == 0) {
+		set_err(reason, len, "this kernel has no memory controller PMU (%s%s/%s0 absent: "
+			"not a Xeon server uncore, a virtual machine, the BIOS hides the iMC PMON "
+			"devices, or intel_uncore not loaded)", root, PERF_SYS_PMU_DIR, IMC_PREFIX);
+		return -ENODEV;
+	}
+	return r < 0 ? r : n;
+}
+
 int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, size_t reasonlen)
 {
 	struct perf_pmu *p = NULL;
 	int r;
 
-	if (pmu == ENGINE_PMU_NHM_UNCORE) {
+	if (pmu == ENGINE_PMU_PCU) {
+		r = load_pcu(perf_sys_root(ps), &p, reason, reasonlen);
+	} else if (pmu == ENGINE_PMU_IMC) {
+		struct perf_pmu *imc[MAX_IMC] = { 0 };
+
+		r = load_imc(perf_sys_root(ps), imc, reason, reasonlen);
+		for (int i = 0; i < MAX_IMC; i++)
+			perf_pmu_free(imc[i]);
+		r = r < 0 ? r : 0;
+	} else if (pmu == ENGINE_PMU_NHM_UNCORE) {
 		r = load_uncore(perf_sys_root(ps), &p, reason, reasonlen);
 	} else {
 		r = perf_pmu_probe_core(perf_sys_root(ps), &p, reason, reasonlen);
@@ -76,6 +150,33 @@ int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, si
 }
 
 /* ---- events ---- */
+
+/*
+ * A server box's event: event select, umask where given (the SNB-EP PCU
+ * has no umask field), edge, inv, and cmask as the box's threshold.
+ */
+static int build_box_event(const struct perf_pmu *pmu, const struct engine_event *e,
+			   struct perf_group_event *ret, char *err, size_t errlen)
+{
+	char terms[128];
+	size_t len;
+
+	ret->name = e->name;
+	ret->type = pmu->type;
+	if (e->occ_reset) {
+		set_err(err, errlen, "event '%s': OCC_CTR_RST has no %s format", e->name,
+			pmu->name);
+		return -EOPNOTSUPP;
+	}
+	len = (size_t)snprintf(terms, sizeof(terms), "event=0x%02x", e->code);
+	if (e->umask)
+		len += (size_t)snprintf(terms + len, sizeof(terms) - len, ",umask=0x%02x", e->umask);
+	if (e->cmask)
+		len += (size_t)snprintf(terms + len, sizeof(terms) - len, ",thresh=0x%02x", e->cmask);
+	snprintf(terms + len, sizeof(terms) - len, "%s%s", e->edge ? ",edge" : "",
+		 e->inv ? ",inv" : "");
+	return perf_pmu_encode(pmu, terms, &ret->cfg, err, errlen);
+}
 
 /* The perf event of e on pmu, built through the PMU's formats and aliases. */
 static int build_event(const struct perf_pmu *pmu, bool uncore, const struct engine_event *e,
@@ -155,18 +256,50 @@ static int open_all(struct engine_perf *ep, struct engine_group *g, char *err, s
 	return r;
 }
 
-/* The CPU of the uncore PMU's cpumask in target's package; target when unknown. */
-static int uncore_cpu(const struct engine_perf *ep, int target)
+/* The CPU of an uncore PMU's cpumask in target's package; target when unknown. */
+static int uncore_cpu(const struct engine_perf *ep, const struct perf_pmu *pmu, int target)
 {
 	int socket;
 
-	if (!ep->cfg.cpu_socket || !ep->uncore->has_cpumask)
+	if (!ep->cfg.cpu_socket || !pmu->has_cpumask)
 		return target;
 	socket = ep->cfg.cpu_socket(ep->cfg.arg, target);
-	for (size_t i = 0; socket >= 0 && i < ep->uncore->n_cpus; i++)
-		if (ep->cfg.cpu_socket(ep->cfg.arg, ep->uncore->cpus[i]) == socket)
-			return ep->uncore->cpus[i];
+	for (size_t i = 0; socket >= 0 && i < pmu->n_cpus; i++)
+		if (ep->cfg.cpu_socket(ep->cfg.arg, pmu->cpus[i]) == socket)
+			return pmu->cpus[i];
 	return target;
+}
+
+/* The PMU of pmu/target, or NULL with the reason in err. */
+static const struct perf_pmu *pmu_of(const struct engine_perf *ep, enum engine_pmu pmu,
+				     int target, char *err, size_t errlen)
+{
+	int box = ENGINE_TARGET_BOX(target);
+
+	switch (pmu) {
+	case ENGINE_PMU_CORE:
+		if (!ep->core)
+			set_err(err, errlen, "%s", ep->core_reason);
+		return ep->core;
+	case ENGINE_PMU_NHM_UNCORE:
+		if (!ep->uncore)
+			set_err(err, errlen, "%s", ep->uncore_reason);
+		return ep->uncore;
+	case ENGINE_PMU_PCU:
+		if (!ep->pcu)
+			set_err(err, errlen, "%s", ep->pcu_reason);
+		return ep->pcu;
+	case ENGINE_PMU_IMC:
+		if (box < MAX_IMC && ep->imc[box])
+			return ep->imc[box];
+		if (ep->imc_reason[0])
+			set_err(err, errlen, "%s", ep->imc_reason);
+		else
+			set_err(err, errlen, "this kernel has no %s%d PMU (no such memory channel)",
+				IMC_PREFIX, box);
+		return NULL;
+	}
+	return NULL;
 }
 
 static void free_group(struct engine_group *g)
@@ -184,14 +317,15 @@ static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct en
 {
 	struct engine_perf *ep = ctx;
 	bool uncore = pmu == ENGINE_PMU_NHM_UNCORE;
-	const struct perf_pmu *p = uncore ? ep->uncore : ep->core;
+	bool box = pmu == ENGINE_PMU_PCU || pmu == ENGINE_PMU_IMC;
+	const struct perf_pmu *p = pmu_of(ep, pmu, target, err, errlen);
 	struct engine_group *g;
 	int r;
 
-	if (!p) {
-		set_err(err, errlen, "%s", uncore ? ep->uncore_reason : ep->core_reason);
+	if (!p)
 		return -ENODEV;
-	}
+	if (pmu == ENGINE_PMU_IMC)
+		target = ENGINE_TARGET_CPU(target);
 	if (n == 0) {
 		set_err(err, errlen, "cpu %d: a group needs at least one event", target);
 		return -EINVAL;
@@ -208,9 +342,10 @@ static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct en
 	g->pmu = pmu;
 	g->target = target;
 	g->n = n;
-	g->cpu = uncore ? uncore_cpu(ep, target) : target;
+	g->cpu = uncore || box ? uncore_cpu(ep, p, target) : target;
 	for (size_t i = 0; i < n; i++) {
-		r = build_event(p, uncore, &events[i], &g->pev[i], err, errlen);
+		r = box ? build_box_event(p, &events[i], &g->pev[i], err, errlen) :
+			  build_event(p, uncore, &events[i], &g->pev[i], err, errlen);
 		if (r < 0) {
 			free_group(g);
 			return r;
@@ -337,6 +472,9 @@ static void perf_destroy(void *ctx)
 
 	perf_pmu_free(ep->core);
 	perf_pmu_free(ep->uncore);
+	perf_pmu_free(ep->pcu);
+	for (int i = 0; i < MAX_IMC; i++)
+		perf_pmu_free(ep->imc[i]);
 	free(ep);
 }
 
@@ -373,6 +511,20 @@ int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_
 		perf_destroy(ep);
 		return r;
 	}
+	r = load_pcu(root, &ep->pcu, ep->pcu_reason, sizeof(ep->pcu_reason));
+	if (r < 0 && r != -ENODEV) {
+		set_err(err, errlen, "%s", ep->pcu_reason);
+		perf_destroy(ep);
+		return r;
+	}
+	r = load_imc(root, ep->imc, ep->imc_reason, sizeof(ep->imc_reason));
+	if (r < 0 && r != -ENODEV) {
+		set_err(err, errlen, "%s", ep->imc_reason);
+		perf_destroy(ep);
+		return r;
+	}
+	if (r > 0)
+		ep->imc_reason[0] = '\0';
 	ret_engine->ops = &engine_perf_ops;
 	ret_engine->ctx = ep;
 	return 0;

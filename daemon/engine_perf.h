@@ -12,7 +12,15 @@
  *   - ENGINE_PMU_NHM_UNCORE: the "uncore" PMU (Nehalem/Westmere), opened
  *     on the CPU of its cpumask in target's package; ENGINE_UNCORE_CLOCK
  *     is the PMU's "clockticks" alias (the fixed counter).  occ_reset has
- *     no perf format and is refused.
+ *     no perf format and is refused;
+ *   - ENGINE_PMU_PCU: "uncore_pcu", and ENGINE_PMU_IMC: "uncore_imc_N"
+ *     for N = ENGINE_TARGET_BOX(target) (hardware-linux.md §4.1), each
+ *     opened on the CPU of its cpumask in the target CPU's package.  An
+ *     event is "event=code" with ",umask=" only when umask is not 0 (the
+ *     SNB-EP PCU has no umask field), cmask as "thresh", edge and inv;
+ *     code 0xff on an iMC is the fixed (DCLK) counter, as the kernel
+ *     reads config 0xff.  A box PMU that is absent fails open with
+ *     -ENODEV and a sentence naming what is missing.
  * A group the kernel refuses as too large (EINVAL at open, §3.1) is split
  * in halves until each part opens; each part is then read separately (one
  * read per part), and open's err does not change.

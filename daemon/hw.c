@@ -5,6 +5,7 @@
  * which backend is behind the ops and does no I/O of its own.
  */
 #include <errno.h>
+#include <time.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -45,6 +46,16 @@ int hw_enumerate(struct hw *hw, struct hw_cpu *cpus, int max, int *ret_n)
 	if (!hw->ops->enumerate)
 		return -ENOSYS;
 	return hw->ops->enumerate(hw->ctx, cpus, max, ret_n);
+}
+
+int64_t hw_now_ns(struct hw *hw)
+{
+	struct timespec ts;
+
+	if (hw->ops && hw->ops->now_ns)
+		return hw->ops->now_ns(hw->ctx);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 int hw_cpu_online(struct hw *hw, int cpu)

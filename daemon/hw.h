@@ -78,6 +78,12 @@ struct hw_ops {
 
 	/* Release everything the backend holds, including ctx itself. */
 	void (*close)(void *ctx);
+
+	/*
+	 * The machine's monotonic clock in nanoseconds (the simulator's own
+	 * time); NULL: CLOCK_MONOTONIC.  For wall time over an interval.
+	 */
+	int64_t (*now_ns)(void *ctx);
 };
 
 struct perf_sys;
@@ -96,6 +102,9 @@ struct hw {
 	 */
 	struct perf_sys *perf;
 };
+
+/* The machine's monotonic clock (hw_ops.now_ns), in nanoseconds. */
+int64_t hw_now_ns(struct hw *hw);
 
 /* Read one MSR on one CPU.  Counts the read in hw->n_reads. */
 int hw_read_msr(struct hw *hw, int cpu, uint32_t msr, uint64_t *ret_value);

@@ -465,6 +465,15 @@ void metric_write_prom(const struct snapshot *s, struct strbuf *out)
 	metric_write_prom_families(s, families, declared_families(families), out);
 }
 
+/* Whether a family before families[k] has the name of families[k]. */
+static bool same_name_before(const struct metric_family *const *families, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (families[j]->name && strcmp(families[j]->name, families[k]->name) == 0)
+			return true;
+	return false;
+}
+
 void metric_write_prom_families(const struct snapshot *s,
 				const struct metric_family *const *families, size_t n,
 				struct strbuf *out)
@@ -474,17 +483,28 @@ void metric_write_prom_families(const struct snapshot *s,
 		size_t mark = out->len;
 		bool any = false;
 
-		if (!f->name || f->kind == METRIC_TEXT)
+		if (!f->name || f->kind == METRIC_TEXT || same_name_before(families, k))
 			continue;
 		strbuf_printf(out, "# HELP %s ", f->name);
 		strbuf_append_prom_help(out, f->help);
 		strbuf_printf(out, "\n# TYPE %s %s\n", f->name,
 			      f->type == METRIC_COUNTER ? "counter" : "gauge");
-		for (int i = 0; i < s->n_values; i++)
-			if (s->values[i].family == f && (!f->label || s->values[i].label_value)) {
-				prom_sample(s, &s->values[i], out);
-				any = true;
-			}
+		/*
+		 * One name is one family in the exposition, even when it is
+		 * declared as several (one per label set, say): the first
+		 * declaration's HELP and TYPE, then every declaration's samples.
+		 */
+		for (size_t m = k; m < n; m++) {
+			const struct metric_family *g = families[m];
+
+			if (m != k && (!g->name || strcmp(g->name, f->name) != 0))
+				continue;
+			for (int i = 0; i < s->n_values; i++)
+				if (s->values[i].family == g && (!g->label || s->values[i].label_value)) {
+					prom_sample(s, &s->values[i], out);
+					any = true;
+				}
+		}
 		/* A family without samples is left out, HELP and TYPE included. */
 		if (!any && !out->failed) {
 			out->len = mark;
@@ -519,6 +539,80 @@ static const struct metric_sample *chain_next(const struct snapshot *s,
 	return v->next ? &s->values[v->next - 1] : NULL;
 }
 
+#define MAX_LABEL_PART 64
+
+/*
+ * Part idx (0-based, in the family's label order) of a label value of
+ * several labels (METRIC_LABEL_SEP between them), copied into buf.
+ */
+static const char *label_part(const char *value, int idx, char *buf, size_t len)
+{
+	const char *p = value ? value : "", *end;
+
+	for (int i = 0; i < idx && (p = strstr(p, METRIC_LABEL_SEP)) != NULL; i++)
+		p += strlen(METRIC_LABEL_SEP);
+	if (!p)
+		p = "";
+	end = strstr(p, METRIC_LABEL_SEP);
+	snprintf(buf, len, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+	return buf;
+}
+
+/* The label that nesting level depth of the JSON object is keyed by: the last first. */
+static int level_label(int n_labels, int depth)
+{
+	return depth == 0 ? n_labels - 1 : depth - 1;
+}
+
+/* Whether a and b have the same label parts at the levels before depth. */
+static bool same_path(const char *a, const char *b, int n_labels, int depth)
+{
+	char pa[MAX_LABEL_PART], pb[MAX_LABEL_PART];
+
+	for (int d = 0; d < depth; d++)
+		if (strcmp(label_part(a, level_label(n_labels, d), pa, sizeof(pa)),
+			   label_part(b, level_label(n_labels, d), pb, sizeof(pb))) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Level depth of the nested object of a family of n_labels labels at
+ * where: the values under rep's path (NULL: all), keyed by their part at
+ * this level, in the order first added.
+ */
+static void json_level(const struct snapshot *s, const struct metric_family *f, int where,
+		       int n_labels, int depth, const struct metric_sample *rep, struct strbuf *out)
+{
+	const struct metric_sample *first_v = chain_first(s, f, where);
+	bool first = true;
+
+	strbuf_append(out, "{");
+	for (const struct metric_sample *v = first_v; v; v = chain_next(s, v)) {
+		char part[MAX_LABEL_PART];
+		bool seen = false;
+
+		if (rep && !same_path(v->label_value, rep->label_value, n_labels, depth))
+			continue;
+		/* This level's key once: at the first value under it. */
+		for (const struct metric_sample *w = first_v; w != v && !seen; w = chain_next(s, w))
+			seen = same_path(w->label_value, v->label_value, n_labels, depth + 1);
+		if (seen)
+			continue;
+		strbuf_append(out, first ? "" : ", ");
+		strbuf_append_json_string(out, label_part(v->label_value,
+							  level_label(n_labels, depth), part,
+							  sizeof(part)));
+		strbuf_append(out, ": ");
+		if (depth == n_labels - 1)
+			append_value(out, v, true);
+		else
+			json_level(s, f, where, n_labels, depth + 1, v, out);
+		first = false;
+	}
+	strbuf_append(out, "}");
+}
+
 /* "key": value of f at where (an object of label values for a labelled family). */
 static void json_field(const struct snapshot *s, const struct metric_family *f, int where,
 		       const char *sep, struct strbuf *out)
@@ -535,6 +629,14 @@ static void json_field(const struct snapshot *s, const struct metric_family *f, 
 			append_value(out, v, true);
 		else
 			strbuf_append(out, "null");
+		return;
+	}
+	if (strchr(f->label, ',')) {
+		int n_labels = 1;
+
+		for (const char *p = f->label; (p = strchr(p, ',')) != NULL; p++)
+			n_labels++;
+		json_level(s, f, where, n_labels, 0, NULL, out);
 		return;
 	}
 	strbuf_append(out, "{");

@@ -105,10 +105,14 @@ struct metric_family {
 	 * One more label, whose value each sample gives (e.g. "event"), or
 	 * NULL.  With it, the JSON field is an object {label value: value};
 	 * a sample with label_value NULL adds no value but makes the object
-	 * exist ({} when nothing else is added).  A family without a JSON key
-	 * may name several, comma-separated ("vendor,family"); its samples
-	 * then give the values separated by METRIC_LABEL_SEP, and a label
-	 * whose value is empty is left out (Prometheus reads it as absent).
+	 * exist ({} when nothing else is added).  A family may name several,
+	 * comma-separated ("channel,cause"); its samples then give the values
+	 * separated by METRIC_LABEL_SEP, and a label whose value is empty is
+	 * left out (Prometheus reads it as absent).  Its JSON field, if it has
+	 * a key, nests one object per label: the last label outermost (what
+	 * the value means: cause, source), then the others in order
+	 * ({"thermal": {"CHANNEL": value}}).  An info-style family (value 1,
+	 * the facts in its labels, "vendor,family") has no JSON key.
 	 */
 	const char *label;
 	/*
@@ -254,6 +258,9 @@ const struct metric_family *metric_family_find(const char *collector, const char
 /*
  * The Prometheus text of every registered family with samples in s, in
  * registration order, then declaration order (samples in the order added).
+ * A family two collectors declare is written once; families that share a
+ * name (one per label set) are one family: HELP and TYPE of the first,
+ * then the samples of each.
  */
 void metric_write_prom(const struct snapshot *s, struct strbuf *out);
 

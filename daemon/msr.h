@@ -102,4 +102,32 @@
 #define PERF_GLOBAL_CTRL_EN_PMC(n)       MSR_BIT(n)
 #define PERF_GLOBAL_CTRL_EN_FIXED(i)     MSR_BIT(32 + (i))
 
+/*
+ * PCU PMON box of the server uncore (hardware-linux.md §4.1; kernel
+ * arch/x86/events/intel/uncore_snbep.c SNBEP_PCU_MSR_PMON_*,
+ * HSWEP_PCU_MSR_PMON_*, SNBEP_PMON_BOX_CTL_*, SNBEP_PMON_CTL_*).  One box
+ * per package (per die on multi-die packages), 4 counters of 48 bits.
+ */
+#define SNBEP_PCU_MSR_BOX_CTL            0xc24 /* SNB-EP, IVT */
+#define SNBEP_PCU_MSR_CTL0               0xc30 /* 0xc30..0xc33 */
+#define SNBEP_PCU_MSR_FILTER             0xc34
+#define SNBEP_PCU_MSR_STATUS             0xc35
+#define SNBEP_PCU_MSR_CTR0               0xc36 /* 0xc36..0xc39 */
+#define HSWEP_PCU_MSR_BOX_CTL            0x710 /* HSX, BDX, BDX-DE, SKX/CLX, ICX */
+#define HSWEP_PCU_MSR_CTL0               0x711 /* 0x711..0x714 */
+#define HSWEP_PCU_MSR_FILTER             0x715
+#define HSWEP_PCU_MSR_STATUS             0x716
+#define HSWEP_PCU_MSR_CTR0               0x717 /* 0x717..0x71a */
+#define PCU_N_COUNTERS                   4
+#define PCU_COUNTER_WIDTH                48
+#define PMON_BOX_CTL_RST_CTRL            MSR_BIT(0)  /* reset the control registers */
+#define PMON_BOX_CTL_RST_CTRS            MSR_BIT(1)  /* reset the counters */
+#define PMON_BOX_CTL_FRZ                 MSR_BIT(8)  /* freeze every counter of the box */
+#define PMON_BOX_CTL_FRZ_EN              MSR_BIT(16)
+#define PCU_CTL_EVENT_MASK               0xffu       /* 7:0, no umask on the PCU */
+#define PCU_CTL_RST                      MSR_BIT(17)
+#define PCU_CTL_EDGE                     MSR_BIT(18)
+#define PCU_CTL_EN                       MSR_BIT(22)
+#define PCU_CTL_INV                      MSR_BIT(23)
+
 #endif

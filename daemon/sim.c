@@ -42,6 +42,7 @@
 #include "hw.h"
 #include "msr.h"
 #include "sim.h"
+#include "sim_box.h"
 #include "sim_kernel.h"
 #include "sim_perf.h"
 #include "sim_model.h"
@@ -113,6 +114,7 @@ struct sim_uncore {
 struct sim_socket {
 	struct sim_uncore unc;
 	struct sim_timeline dram, prochot, pkg_limit, dram_limit, pkg_thermal;
+	struct sim_timeline pkg_hot;                /* a core at or above TjMax */
 	struct sim_timeline temp_or[N_UMASKS];      /* 0x80 by umask */
 	struct sim_timeline throttled_or[N_UMASKS]; /* 0x81 by umask */
 	int64_t pkg_log_from[2];
@@ -151,6 +153,7 @@ struct sim {
 	enum sim_boot boot;
 	struct sim_kernel *kernel;
 	struct sim_perf *perf;
+	struct sim_boxes *boxes;       /* server uncore; NULL when the model has none */
 	char *pmu_root;                /* sim_attach_perf's PMU tree, removed at close */
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
@@ -744,12 +747,22 @@ static int64_t now_ns(const struct sim *s)
 	return (ts.tv_sec - s->opened.tv_sec) * SIM_NS_PER_S + (ts.tv_nsec - s->opened.tv_nsec);
 }
 
+/* The uncore unit (sim_box.h: socket * dies + die) of cpu. */
+static int unit_of(const struct sim *s, int cpu)
+{
+	const struct hw_cpu *t = &s->cpus[cpu].topo;
+
+	return t->socket * sim_model_n_dies(s->model) + t->die;
+}
+
 static int raw_write(struct sim *s, int cpu, uint32_t msr, uint64_t value, int64_t t)
 {
 	const struct reg_desc *d;
 	struct loc l;
 	int i;
 
+	if (sim_boxes_has_msr(s->boxes, msr))
+		return sim_boxes_write(s->boxes, unit_of(s, cpu), msr, t, value);
 	d = reg_find(s, msr, &i);
 	if (!d || !d->write)
 		return -EIO;
@@ -763,6 +776,8 @@ static int raw_read(struct sim *s, int cpu, uint32_t msr, uint64_t *value, int64
 	struct loc l;
 	int i;
 
+	if (sim_boxes_has_msr(s->boxes, msr))
+		return sim_boxes_read(s->boxes, unit_of(s, cpu), msr, t, value);
 	d = reg_find(s, msr, &i);
 	if (!d || !d->read)
 		return -EIO;
@@ -982,6 +997,17 @@ static void op_close(void *ctx)
 	sim_free(ctx);
 }
 
+static int64_t op_now_ns(void *ctx)
+{
+	struct sim *s = ctx;
+	int64_t t;
+
+	pthread_mutex_lock(&s->lock);
+	t = now_ns(s);
+	pthread_mutex_unlock(&s->lock);
+	return t;
+}
+
 static const struct hw_ops sim_hw_ops = {
 	.name = "sim",
 	.read_msr = op_read_msr,
@@ -991,6 +1017,7 @@ static const struct hw_ops sim_hw_ops = {
 	.cpu_online = op_cpu_online,
 	.read_cpu_attr = op_read_cpu_attr,
 	.close = op_close,
+	.now_ns = op_now_ns,
 };
 
 void sim_bind(struct sim *sim, struct hw *ret_hw)
@@ -1077,7 +1104,7 @@ static int build_socket(struct sim *s, int socket)
 	struct sim_socket *sk = &s->sockets[socket];
 	int64_t period = s->scn->period_ns;
 	struct sim_timeline *tls[] = { &sk->dram, &sk->prochot, &sk->pkg_limit, &sk->dram_limit,
-				       &sk->pkg_thermal };
+				       &sk->pkg_thermal, &sk->pkg_hot };
 	int r = 0;
 
 	for (size_t i = 0; i < sizeof(tls) / sizeof(tls[0]); i++)
@@ -1088,8 +1115,12 @@ static int build_socket(struct sim *s, int socket)
 		if (r == 0)
 			r = sim_timeline_or_where(&sk->pkg_thermal,
 						  &s->cores[socket * s->model->n_cores + c].throttled, 1);
+		if (r == 0)
+			r = sim_timeline_or_where(&sk->pkg_hot,
+						  &s->cores[socket * s->model->n_cores + c].hot, 1);
 	}
 	sim_timeline_finish(&sk->pkg_thermal);
+	sim_timeline_finish(&sk->pkg_hot);
 	if (r == 0)
 		r = paint_kind(s, &sk->dram, SIM_RULE_DRAM_THROTTLE, socket, SIM_ALL, 0);
 	if (r == 0)
@@ -1196,6 +1227,13 @@ static int check_ids(const struct sim *s, const struct sim_rule *r, char *err, s
 				   "expected a core id of model '%s' (%s) or 'all'", m->name, ids);
 		return -EINVAL;
 	}
+	/* A model without channels throttles the socket's memory as a whole. */
+	if (r->channel >= 0 && m->n_imc > 0 && r->channel >= m->n_imc) {
+		sim_scenario_error(s->scn, sim_rule_line(r, "channel"), "channel", err, errlen,
+				   "expected 0 to %d or 'all' (model '%s' has %d memory channels "
+				   "per socket)", m->n_imc - 1, m->name, m->n_imc);
+		return -EINVAL;
+	}
 	if (r->cpu >= s->n_cpus) {
 		sim_scenario_error(s->scn, sim_rule_line(r, "cpu"), "cpu", err, errlen,
 				   "expected 0 to %d or 'all' (model '%s' has %d cpus)",
@@ -1205,12 +1243,25 @@ static int check_ids(const struct sim *s, const struct sim_rule *r, char *err, s
 	return 0;
 }
 
+/* Whether msr is a PCU box register of model m (sim_box.h; known before the boxes are built). */
+static bool is_pcu_register(const struct sim_model *m, uint32_t msr)
+{
+	const struct xeon_uncore *xu = m->n_imc ? xeon_uncore_find(m->family, m->model) : NULL;
+	const struct xeon_pcu_msr *a = xu ? xu->pcu_msr : NULL;
+
+	return a && (msr == a->box_ctl || msr == a->filter ||
+		     (msr >= a->ctl0 && msr < a->ctl0 + PCU_N_COUNTERS) ||
+		     (msr >= a->ctr0 && msr < a->ctr0 + PCU_N_COUNTERS));
+}
+
 static int check_register(const struct sim *s, const struct sim_rule *r, char *err, size_t errlen)
 {
 	const struct reg_desc *d;
 	int i;
 
 	if (r->kind != SIM_RULE_PRESET && r->kind != SIM_RULE_REWRITE)
+		return 0;
+	if (is_pcu_register(s->model, r->msr))
 		return 0;
 	d = reg_find(s, r->msr, &i);
 	if (d && d->write)
@@ -1257,12 +1308,42 @@ static bool perf_online(void *ctx, int cpu, int64_t t)
 	return cpu_is_online(ctx, cpu, t);
 }
 
+static int perf_box_count(void *ctx, bool imc, int socket, int index, uint64_t config, int64_t t,
+			  uint64_t *ret)
+{
+	struct sim *s = ctx;
+
+	return sim_boxes_count(s->boxes, imc ? SIM_BOX_IMC : SIM_BOX_PCU, socket, index, config, t,
+			       ret);
+}
+
 /* The kernel's perf reaches the registers as the kernel does: without the msr driver's checks. */
 static const struct sim_perf_io perf_io = {
 	.read = perf_read,
 	.write = kernel_write,
 	.online = perf_online,
+	.box_count = perf_box_count,
 };
+
+/*
+ * The kernel's uncore driver initialises each PCU box: BOX_CTL =
+ * SNBEP_PMON_BOX_CTL_INT (reset controls and counters, FRZ_EN) on Sandy
+ * Bridge-EP (snbep_uncore_msr_init_box), IVBEP_PMON_BOX_CTL_INT (the two
+ * resets) from Ivy Bridge-EP on (ivbep_uncore_msr_init_box, which SKX and
+ * ICX use).  The resets read back 0.
+ */
+static void boot_boxes(struct sim *s)
+{
+	const struct xeon_uncore *xu = s->boxes ? sim_boxes_uncore(s->boxes) : NULL;
+	uint64_t v = PMON_BOX_CTL_RST_CTRL | PMON_BOX_CTL_RST_CTRS;
+
+	if (!xu || !xu->pcu_msr)
+		return;
+	if (xu->pcu_msr->box_ctl == SNBEP_PCU_MSR_BOX_CTL)
+		v |= PMON_BOX_CTL_FRZ_EN;
+	for (int u = 0; u < s->model->n_sockets * sim_model_n_dies(s->model); u++)
+		kernel_write(s, sim_model_unit_cpu(s->model, u), xu->pcu_msr->box_ctl, v, 0);
+}
 
 static int setup_agents(struct sim *s)
 {
@@ -1271,8 +1352,10 @@ static int setup_agents(struct sim *s)
 	s->rewrites = calloc((size_t)scn->n_rules + 1, sizeof(*s->rewrites));
 	if (!s->rewrites || sim_kernel_new(s->model, scn, kernel_write, s, &s->kernel) < 0)
 		return -ENOMEM;
-	if (s->boot == SIM_BOOT_LINUX)
+	if (s->boot == SIM_BOOT_LINUX) {
 		sim_kernel_boot(s->kernel);
+		boot_boxes(s);
+	}
 	if (sim_perf_new(s->model, s->kernel, s->boot == SIM_BOOT_LINUX, &perf_io, s, &s->perf) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < scn->n_rules; i++) {
@@ -1302,6 +1385,21 @@ static int build(struct sim *s)
 	for (int cpu = 0; cpu < s->n_cpus; cpu++)
 		if (build_cpu(s, cpu) < 0)
 			return -ENOMEM;
+	if (sim_boxes_new(m, s->scn, &s->boxes) < 0)
+		return -ENOMEM;
+	for (int sk = 0; s->boxes && sk < m->n_sockets; sk++) {
+		struct sim_socket *so = &s->sockets[sk];
+		const struct sim_timeline *cond[XEON_PCU_N_EVENTS] = {
+			[XEON_PCU_CLOCKTICKS] = NULL,
+			[XEON_PCU_PROCHOT_EXTERNAL] = &so->prochot,
+			[XEON_PCU_PROCHOT_INTERNAL] = &so->pkg_hot,
+			[XEON_PCU_FREQ_THERMAL] = &so->pkg_thermal,
+			[XEON_PCU_FREQ_POWER] = &so->pkg_limit,
+		};
+
+		if (sim_boxes_set_socket(s->boxes, sk, cond, &so->dram_limit, s->scn->period_ns) < 0)
+			return -ENOMEM;
+	}
 	return setup_agents(s);
 }
 
@@ -1317,6 +1415,7 @@ static void sim_free(struct sim *s)
 		sim_timeline_free(&sk->pkg_limit);
 		sim_timeline_free(&sk->dram_limit);
 		sim_timeline_free(&sk->pkg_thermal);
+		sim_timeline_free(&sk->pkg_hot);
 		for (int u = 0; u < N_UMASKS; u++) {
 			sim_timeline_free(&sk->temp_or[u]);
 			sim_timeline_free(&sk->throttled_or[u]);
@@ -1338,6 +1437,7 @@ static void sim_free(struct sim *s)
 	sim_perf_free(s->perf);
 	remove_pmu_root(s);
 	sim_kernel_free(s->kernel);
+	sim_boxes_free(s->boxes);
 	free(s->rewrites);
 	sim_scenario_free(s->scn);
 	pthread_mutex_destroy(&s->lock);
@@ -1473,6 +1573,19 @@ double sim_now(struct sim *sim)
 	return (double)now_ns(sim) / (double)SIM_NS_PER_S;
 }
 
+struct dump_ctx {
+	void (*fn)(void *arg, int cpu, uint32_t msr, uint64_t value);
+	void *arg;
+	int cpu;
+};
+
+static void dump_box(void *arg, uint32_t msr, uint64_t value)
+{
+	struct dump_ctx *dc = arg;
+
+	dc->fn(dc->arg, dc->cpu, msr, value);
+}
+
 void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint64_t value),
 	      void *arg)
 {
@@ -1493,6 +1606,11 @@ void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint
 				if (d->read(sim, &l, n, t, &v) == 0)
 					fn(arg, cpu, d->first + (uint32_t)n, v);
 			}
+		}
+		if (sim->boxes) {
+			struct dump_ctx dc = { fn, arg, cpu };
+
+			sim_boxes_dump(sim->boxes, unit_of(sim, cpu), t, dump_box, &dc);
 		}
 	}
 	pthread_mutex_unlock(&sim->lock);
@@ -1520,6 +1638,26 @@ int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t co
 		*ret_count = src_count(&src, sync_time(sim));
 	pthread_mutex_unlock(&sim->lock);
 	return r;
+}
+
+int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int die, int channel,
+			 uint64_t config, uint64_t *ret_count)
+{
+	int dies = sim_model_n_dies(sim->model);
+	int r;
+
+	if (die < 0 || die >= dies)
+		return -ENOENT;
+	pthread_mutex_lock(&sim->lock);
+	r = sim_boxes_count(sim->boxes, imc ? SIM_BOX_IMC : SIM_BOX_PCU, socket * dies + die, channel,
+			    config, sync_time(sim), ret_count);
+	pthread_mutex_unlock(&sim->lock);
+	return r;
+}
+
+int64_t sim_box_clock_hz(bool imc)
+{
+	return imc ? SIM_DCLK_HZ : SIM_PCLK_HZ;
 }
 
 int sim_poke(struct sim *sim, int cpu, uint32_t msr, uint64_t value)

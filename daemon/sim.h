@@ -53,7 +53,9 @@ enum sim_boot {
  * GP and fixed enable), the NMI watchdog's cycles counting on fixed
  * counter 1 (0x38D = 0xB0), a stale select perf left on GP counter 0
  * (0x13003C: EN clear, INT set), and on the NHM/WSM uncore 0x391 =
- * 0x1000000FF with every select zero (after perf uncore use, kernel 5.4+).
+ * 0x1000000FF with every select zero (after perf uncore use, kernel 5.4+),
+ * and each server PCU box as the uncore driver's init_box leaves it
+ * (BOX_CTL 0x10000, FRZ_EN, on Sandy Bridge-EP; 0 later).
  * sim_open() boots SIM_BOOT_LINUX, the state every real host is in; only
  * tests of the hardware model itself ask for SIM_BOOT_RESET.
  */
@@ -93,6 +95,20 @@ void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint
 int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t code,
 		     uint8_t umask, bool edge, uint64_t *ret_count);
 
+/*
+ * Ground truth of the server uncore boxes (PCU, iMC; models with them):
+ * how many times event config (perf attr.config, event | umask << 8;
+ * 0xff the iMC fixed counter) of the PCU of die die of socket (imc false,
+ * channel 0) or of its memory channel channel (imc true) occurred since
+ * open.  die is 0 on single-die packages.  0, or -ENOENT when the model
+ * has no such box or event.
+ */
+int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int die, int channel,
+			 uint64_t config, uint64_t *ret_count);
+
+/* The constant clock of the PCU (imc false, pclk) or of a memory channel (dclk), in Hz. */
+int64_t sim_box_clock_hz(bool imc);
+
 /* Poke a register as another agent would (tests: conflicts). */
 int sim_poke(struct sim *sim, int cpu, uint32_t msr, uint64_t value);
 
@@ -119,7 +135,9 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps);
 /*
  * Write the PMU tree the kernel would show for sim's model under
  * root/sys/bus/event_source/devices ("cpu" on Intel models; "uncore" with
- * its cpumask on Nehalem/Westmere).  The caller owns and removes root.
+ * its cpumask on Nehalem/Westmere; "uncore_pcu" and "uncore_imc_N" with
+ * one CPU per die in their cpumasks on the server models).  The caller
+ * owns and removes root.
  * 0, or -errno with err naming the file.
  */
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen);

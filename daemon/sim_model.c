@@ -6,9 +6,14 @@
  * live in sim.c; this file holds only data and topology arithmetic.
  *
  * Simulator's choices: TjMax 95 C on Nehalem/Westmere, 100 C on
- * Skylake-SP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
+ * Skylake-SP and Sandy Bridge-EP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK
  * rate UNCONFIRMED); full-width counter writes (IA32_PERF_CAPABILITIES
- * bit 13) on Skylake-SP only, since hardware.md does not say per model.
+ * bit 13) on Skylake-SP and Cascade Lake-AP only, since hardware.md does not say per model.
+ * Server uncore boxes (PCU, iMC: sim_box.h) where n_imc is set.  Ice Lake-SP,
+ * Sapphire Rapids and Granite Rapids are shaped like Skylake-SP (perfmon v4, 4 GP
+ * counters, no full-width writes) with 32 cores and 8 and 12 memory
+ * channels per socket: the hardware files give neither core PMU geometry
+ * nor channel counts for them.
  * "big" is a Westmere-EP-shaped machine scaled up to 2 x 56 cores so every
  * collector runs on it; its core ids are 0..55.
  */
@@ -68,6 +73,65 @@ static const struct sim_model models[] = {
 		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
 		.n_fixed = 3, .fixed_width = 48,
 		.uclk_hz = 2400000000, .ref_hz = 2500000000, .max_basic_leaf = 0xb,
+		.n_imc = 6,   /* the kernel's skx_uncore_imc: 6 boxes */
+	},
+	{
+		/* Xeon E5-2600 (Sandy Bridge-EP): PCU at 0xC24..., uncore_imc_0..3 (§4.1) */
+		.name = "sandy-bridge-ep-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x2d, .stepping = 7,
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL,
+		.tjmax_c = 100, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2600000000, .max_basic_leaf = 0xd,
+		.n_imc = 4,
+	},
+	{
+		/*
+		 * Cascade Lake-AP: two dies per package (hardware-linux.md §2), each
+		 * with its own PCU at 0x710... and 6 memory channels
+		 */
+		.name = "cascade-lake-ap-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x55, .stepping = 7,
+		.n_sockets = 2, .n_cores = 48, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4 | SIM_F_FW_WRITE,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2300000000, .max_basic_leaf = 0xb,
+		.n_imc = 6, .n_dies = 2,
+	},
+	{
+		/* PCU at 0x710... as Skylake-SP; 12 iMC channels (kernel icx_uncore_imc) */
+		.name = "icelake-sp-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x6a, .stepping = 6,
+		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2300000000, .max_basic_leaf = 0xb,
+		.n_imc = 12,
+	},
+	{
+		/* PCU and iMC through perf only (§4.1: no fixed PCU addresses) */
+		.name = "sapphire-rapids-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0x8f, .stepping = 8,
+		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2000000000, .max_basic_leaf = 0xb,
+		.n_imc = 8,
+	},
+	{
+		/* perf only; the iMC tells RAPL (power) from MR4 (DRAM heat) throttling */
+		.name = "granite-rapids-2s", .vendor = "GenuineIntel",
+		.family = 6, .model = 0xad, .stepping = 1,
+		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
+		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
+		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
+		.n_fixed = 3, .fixed_width = 48,
+		.uclk_hz = 2400000000, .ref_hz = 2100000000, .max_basic_leaf = 0xb,
+		.n_imc = 12,
 	},
 	{
 		.name = "amd-epyc", .vendor = "AuthenticAMD",
@@ -90,7 +154,9 @@ static const struct sim_model models[] = {
 #define N_MODELS (sizeof(models) / sizeof(models[0]))
 
 static const char *const model_names[] = {
-	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "amd-epyc", "big", NULL,
+	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s",
+	"cascade-lake-ap-2s", "icelake-sp-2s", "sapphire-rapids-2s", "granite-rapids-2s",
+	"amd-epyc", "big", NULL,
 };
 
 const char *const *sim_model_names(void)
@@ -104,6 +170,26 @@ const struct sim_model *sim_model_find(const char *name)
 		if (strcmp(models[i].name, name) == 0)
 			return &models[i];
 	return NULL;
+}
+
+int sim_model_n_dies(const struct sim_model *m)
+{
+	return m->n_dies > 1 ? m->n_dies : 1;
+}
+
+int sim_model_unit(const struct sim_model *m, int cpu)
+{
+	struct hw_cpu t;
+
+	sim_model_topology(m, cpu, &t, NULL);
+	return t.socket * sim_model_n_dies(m) + t.die;
+}
+
+int sim_model_unit_cpu(const struct sim_model *m, int unit)
+{
+	int dies = sim_model_n_dies(m);
+
+	return sim_model_cpu_of(m, unit / dies, (unit % dies) * (m->n_cores / dies), 0);
 }
 
 int sim_model_n_cpus(const struct sim_model *m)
@@ -133,7 +219,7 @@ void sim_model_topology(const struct sim_model *m, int cpu, struct hw_cpu *ret_c
 	ret_cpu->cpu = cpu;
 	ret_cpu->thread = cpu / per_thread;
 	ret_cpu->socket = rem / m->n_cores;
-	ret_cpu->die = 0;
+	ret_cpu->die = (rem % m->n_cores) / (m->n_cores / sim_model_n_dies(m));
 	ret_cpu->core = sim_model_core_id(m, rem % m->n_cores);
 	ret_cpu->online = true;
 	if (ret_core_index)

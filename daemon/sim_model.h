@@ -35,12 +35,26 @@ struct sim_model {
 	int n_gp, gp_width;
 	int n_fixed, fixed_width;
 	int64_t uclk_hz;           /* simulated uncore clock */
+	int n_imc;                 /* server uncore (sim_box.h): memory channels per die; 0: none */
+	int n_dies;                /* dies per package (Cascade Lake-AP: 2); 0 means 1 */
 	int64_t ref_hz;            /* reference (TSC) clock, default core clock */
 	uint32_t max_basic_leaf;
 };
 
 /* The model called name, or NULL. */
 const struct sim_model *sim_model_find(const char *name);
+
+/* Dies per package of m (at least 1). */
+int sim_model_n_dies(const struct sim_model *m);
+
+/*
+ * The uncore unit (one per die: its PCU, its memory channels) of logical
+ * CPU cpu: socket * dies per package + die.
+ */
+int sim_model_unit(const struct sim_model *m, int cpu);
+
+/* The first logical CPU of unit (its die's first core, first thread). */
+int sim_model_unit_cpu(const struct sim_model *m, int unit);
 
 /* Number of logical CPUs of m. */
 int sim_model_n_cpus(const struct sim_model *m);

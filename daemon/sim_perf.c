@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "msr.h"
+#include "sim_box.h"
 #include "sim_perf.h"
 #include "sim_scenario.h"
 
@@ -24,6 +25,10 @@
 #define UNC_RAW_MASK   UINT64_C(0xff84ffff)  /* event|umask|edge|inv|cmask, NHM_UNC_RAW_EVENT_MASK */
 #define REF_PSEUDO     UINT64_C(0x0300)      /* ref-cycles: fixed counter 2 only */
 #define UNC_CLOCK      UINT64_C(0xff)        /* the uncore fixed counter */
+/* SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, SNBEP_PMON_RAW_EVENT_MASK (uncore_snbep.c) */
+#define PCU_RAW_MASK   UINT64_C(0xdf84c0ff)  /* event|occ_sel|edge|inv|thresh5|occ_invert|occ_edge */
+#define IMC_RAW_MASK   UINT64_C(0xff84ffff)  /* event|umask|edge|inv|thresh8 */
+#define BOX_N_COUNTERS 4
 #define SEL_KERNEL_BITS (PERFEVTSEL_INT | PERFEVTSEL_EN)
 #define FIXED_NIBBLE_PERF (FIXED_CTR_CTRL_PMI | FIXED_CTR_CTRL_EN_USR | FIXED_CTR_CTRL_EN_OS)
 #define NHM_UNC_GLOBAL_ENABLE UINT64_C(0x1000000ff)
@@ -49,8 +54,16 @@ struct pev {
 	int64_t stamp;
 };
 
+enum box {
+	BOX_NONE,
+	BOX_PCU,
+	BOX_IMC,
+};
+
 struct ctx {
-	bool uncore;
+	bool uncore;                 /* any uncore PMU (NHM/WSM uncore or a server box) */
+	enum box box;                /* a server box: counts from the machine model */
+	int socket, index;           /* box: its package and channel */
 	int cpu;                     /* the CPU its registers are reached through */
 	int *groups;                 /* leader indices, in scheduling order */
 	int n_groups, cap;
@@ -64,8 +77,10 @@ struct sim_perf {
 	struct sim_perf_io io;
 	void *io_ctx;
 	int n_cpus;
-	struct ctx *ctxs;            /* n_cpus core contexts, then one uncore per socket */
+	struct ctx *ctxs;            /* n_cpus core contexts, one uncore per socket, then the boxes */
 	int n_ctxs;
+	int n_imc;                   /* memory channels per socket; 0: no server boxes */
+	int pcu0, imc0;              /* index of the first PCU and iMC context */
 	struct pev *ev;
 	int n_ev, cap_ev;
 	uint64_t next_id;
@@ -97,6 +112,16 @@ static uint64_t ctr_read(struct sim_perf *p, const struct ctx *c, int slot, int6
 	return v;
 }
 
+/* A server box's count of config so far; 0 for an event the model lacks. */
+static uint64_t box_read(struct sim_perf *p, const struct ctx *c, uint64_t config, int64_t t)
+{
+	uint64_t v = 0;
+
+	if (p->io.box_count(p->io_ctx, c->box == BOX_IMC, c->socket, c->index, config, t, &v) < 0)
+		return 0;
+	return v;
+}
+
 /* What e has counted up to t. */
 static uint64_t ev_value(struct sim_perf *p, const struct pev *e, int64_t t)
 {
@@ -104,6 +129,8 @@ static uint64_t ev_value(struct sim_perf *p, const struct pev *e, int64_t t)
 
 	if (e->slot == NO_SLOT)
 		return e->count;
+	if (c->box)
+		return e->count + (box_read(p, c, e->config, t) - e->start);
 	return e->count + ((ctr_read(p, c, e->slot, t) - e->start) & ctr_mask(p, c, e->slot));
 }
 
@@ -112,6 +139,10 @@ static uint32_t allowed_slots(const struct sim_perf *p, const struct ctx *c, con
 {
 	uint32_t gp;
 
+	if (c->box == BOX_PCU)
+		return (1u << BOX_N_COUNTERS) - 1;
+	if (c->box == BOX_IMC)
+		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) : (1u << BOX_N_COUNTERS) - 1;
 	if (c->uncore)
 		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) :
 		       (1u << UNCORE_N_COUNTERS) - 1;
@@ -149,6 +180,10 @@ static bool assign_group(const struct sim_perf *p, const struct ctx *c, int lead
 
 static uint32_t all_slots(const struct sim_perf *p, const struct ctx *c)
 {
+	if (c->box == BOX_PCU)
+		return (1u << BOX_N_COUNTERS) - 1;
+	if (c->box == BOX_IMC)
+		return ((1u << BOX_N_COUNTERS) - 1) | 1u << FIXED_SLOT(0);
 	if (c->uncore)
 		return ((1u << UNCORE_N_COUNTERS) - 1) | 1u << FIXED_SLOT(0);
 	return ((1u << p->m->n_gp) - 1) |
@@ -224,8 +259,8 @@ static void program(struct sim_perf *p, struct ctx *c, uint32_t off, uint32_t on
 {
 	uint32_t gp_mask = (off | on) & ((1u << FIXED_SLOT(0)) - 1);
 
-	if (!(off | on))
-		return;
+	if (!(off | on) || c->box)
+		return;   /* the boxes count from the machine model */
 	if (c->uncore)
 		program_uncore(p, c, off, sel, on, t);
 	else
@@ -318,7 +353,8 @@ static void ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 	for (int g = 0; g < c->n_groups; g++)
 		for (int i = c->groups[g]; i >= 0; i = p->ev[i].next)
 			if (p->ev[i].slot != NO_SLOT)
-				p->ev[i].start = ctr_read(p, c, p->ev[i].slot, t);
+				p->ev[i].start = c->box ? box_read(p, c, p->ev[i].config, t) :
+					  ctr_read(p, c, p->ev[i].slot, t);
 	if (left_out)
 		c->next_rotate = t + SIM_PERF_MUX_NS;
 }
@@ -478,6 +514,39 @@ static int generic_config(uint64_t config, uint64_t *ret)
 	return 0;
 }
 
+/*
+ * A server box PMU's event (uncore_pmu_event_init): no sampling, no
+ * exclude bits; the config is masked with the box's event mask, and 0xff
+ * selects the fixed counter where the box has one (the iMC).  *ret_ctx is
+ * the box of cpu's package.  -ENOENT when type is no box PMU.
+ */
+static int check_box_attr(const struct sim_perf *p, const struct perf_event_attr *attr, int cpu,
+			  int *ret_ctx, uint64_t *ret_config)
+{
+	bool any_exclude = attr->exclude_user || attr->exclude_kernel || attr->exclude_hv ||
+			   attr->exclude_idle;
+	struct hw_cpu topo;
+	int core_index;
+	bool imc;
+
+	if (!p->n_imc || attr->type < SIM_PERF_PCU_TYPE ||
+	    attr->type >= SIM_PERF_IMC_TYPE0 + (uint32_t)p->n_imc)
+		return -ENOENT;
+	if (attr->sample_period || any_exclude)
+		return -EINVAL;
+	imc = attr->type >= SIM_PERF_IMC_TYPE0;
+	sim_model_topology(p->m, cpu, &topo, &core_index);
+	if (imc) {
+		*ret_ctx = p->imc0 + sim_model_unit(p->m, cpu) * p->n_imc +
+			   (int)(attr->type - SIM_PERF_IMC_TYPE0);
+		*ret_config = attr->config == UNC_CLOCK ? UNC_CLOCK : attr->config & IMC_RAW_MASK;
+	} else {
+		*ret_ctx = p->pcu0 + sim_model_unit(p->m, cpu);
+		*ret_config = attr->config & PCU_RAW_MASK;
+	}
+	return 0;
+}
+
 /* What the attr asks for, checked as the PMU's event_init would. */
 static int check_attr(const struct sim_perf *p, const struct perf_event_attr *attr, bool *ret_uncore,
 		      uint64_t *ret_config)
@@ -516,15 +585,23 @@ int sim_perf_open(struct sim_perf *p, const struct perf_event_attr *attr, pid_t 
 	struct pev *leader = NULL;
 	struct ctx *c;
 	uint64_t config;
-	bool uncore;
+	bool uncore = false;
 	int r, i;
+
+	int box_ctx = -1;
 
 	if (pid != -1 || cpu < 0 || cpu >= p->n_cpus || (flags & ~PERF_FLAG_FD_CLOEXEC))
 		return -EINVAL;
-	r = check_attr(p, attr, &uncore, &config);
+	if (attr->size < PERF_ATTR_SIZE_VER0 || (attr->read_format & ~(uint64_t)READ_FORMATS))
+		return -EINVAL;
+	r = check_box_attr(p, attr, cpu, &box_ctx, &config);
+	if (r == -ENOENT)
+		r = check_attr(p, attr, &uncore, &config);
 	if (r < 0)
 		return r;
-	if (uncore) {
+	if (box_ctx >= 0) {
+		c = &p->ctxs[box_ctx];
+	} else if (uncore) {
 		struct hw_cpu topo;
 		int core_index;
 
@@ -717,7 +794,10 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 	p->io = *io;
 	p->io_ctx = ctx;
 	p->n_cpus = sim_model_n_cpus(m);
-	p->n_ctxs = p->n_cpus + m->n_sockets;
+	p->n_imc = xeon_uncore_find(m->family, m->model) && (m->flags & SIM_F_INTEL) ? m->n_imc : 0;
+	p->pcu0 = p->n_cpus + m->n_sockets;
+	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets * sim_model_n_dies(m) : 0);
+	p->n_ctxs = p->imc0 + m->n_sockets * sim_model_n_dies(m) * p->n_imc;
 	p->ctxs = calloc((size_t)p->n_ctxs, sizeof(*p->ctxs));
 	if (!p->ctxs) {
 		free(p);
@@ -728,7 +808,19 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 
 		c->next_rotate = SIM_FOREVER;
 		c->uncore = i >= p->n_cpus;
-		c->cpu = c->uncore ? sim_model_cpu_of(m, i - p->n_cpus, 0, 0) : i;
+		/* A box's socket is its unit (sim_box.h: socket * dies + die). */
+		if (i >= p->imc0) {
+			c->box = BOX_IMC;
+			c->socket = (i - p->imc0) / p->n_imc;
+			c->index = (i - p->imc0) % p->n_imc;
+		} else if (i >= p->pcu0) {
+			c->box = BOX_PCU;
+			c->socket = i - p->pcu0;
+		} else {
+			c->socket = c->uncore ? i - p->n_cpus : 0;
+		}
+		c->cpu = c->box ? sim_model_unit_cpu(m, c->socket) :
+			 c->uncore ? sim_model_cpu_of(m, c->socket, 0, 0) : i;
 	}
 	sim_kernel_set_manager(k, manages, p);
 	*ret_perf = p;
@@ -804,6 +896,134 @@ static int put_pmu(const char *root, const char *pmu, const struct sysfs_file *f
 	return 0;
 }
 
+/*
+ * cpumask: the first CPU of each package, or of each die for the server
+ * boxes (per_die), which are per die (uncore_get_attr_cpumask).
+ */
+static int put_cpumask(const struct sim_model *m, const char *root, const char *pmu, bool per_die,
+		       char *err, size_t errlen)
+{
+	int n = m->n_sockets * (per_die ? sim_model_n_dies(m) : 1);
+	char cpumask[1024] = "", dir[PATH_MAX];
+	size_t used = 0;
+
+	for (int u = 0; u < n && used < sizeof(cpumask); u++)
+		used += (size_t)snprintf(cpumask + used, sizeof(cpumask) - used, "%s%d", u ? "," : "",
+					 per_die ? sim_model_unit_cpu(m, u) :
+					 sim_model_cpu_of(m, u, 0, 0));
+	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, pmu);
+	return put(dir, "cpumask", cpumask, err, errlen);
+}
+
+/*
+ * The server boxes: Skylake-SP's (uncore_snbep.c skx_uncore_pcu_formats_attr,
+ * skx_uncore_formats_attr, hswep_uncore_imc_events; only the first of the
+ * kernel's iMC aliases are written).  Types are the simulator's choice.
+ */
+static int write_boxes(const struct sim_model *m, const char *root, char *err, size_t errlen)
+{
+	static const struct sysfs_file pcu[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" }, { "format/occ_invert", "config:30" },
+		{ "format/occ_edge_det", "config:31" },
+		{ "format/filter_band0", "config1:0-7" }, { "format/filter_band1", "config1:8-15" },
+		{ "format/filter_band2", "config1:16-23" }, { "format/filter_band3", "config1:24-31" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file imc[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" },
+		{ "events/clockticks", "event=0x00,umask=0x00" },
+		{ "events/cas_count_read", "event=0x04,umask=0x03" },
+		{ "events/cas_count_read.scale", "6.103515625e-5" },
+		{ "events/cas_count_read.unit", "MiB" },
+		{ "events/cas_count_write", "event=0x04,umask=0x0c" },
+		{ "events/cas_count_write.scale", "6.103515625e-5" },
+		{ "events/cas_count_write.unit", "MiB" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	/*
+	 * Sandy Bridge-EP (uncore_snbep.c snbep_uncore_pcu_formats_attr, of
+	 * which the occupancy edge/invert and band filter fields are not
+	 * written; snbep_uncore_formats_attr and snbep_uncore_imc_events).
+	 */
+	static const struct sysfs_file snbep_pcu[] = {
+		{ "format/event", "config:0-7" }, { "format/occ_sel", "config:14-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-28" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file snbep_imc[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" },
+		{ "events/clockticks", "event=0xff,umask=0x00" },
+		{ "events/cas_count_read", "event=0x04,umask=0x03" },
+		{ "events/cas_count_write", "event=0x04,umask=0x0c" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	/*
+	 * Sapphire Rapids and later: discovery types.  The PCU has no format
+	 * group of its own (spr_uncore_pcu), so the generic discovery formats
+	 * (uncore_discovery.c generic_uncore_formats_attr); the iMC has
+	 * spr_uncore_raw_formats_attr (umask_ext4) and spr_uncore_imc_events'
+	 * clockticks.  Granite Rapids' tree is written the same way: the
+	 * kernel's GNR table was not read here.
+	 */
+	static const struct sysfs_file spr_pcu[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file spr_imc[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15,32-55" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/thresh", "config:24-31" },
+		{ "events/clockticks", "event=0x01,umask=0x00" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	int n_imc = xeon_uncore_find(m->family, m->model) ? m->n_imc : 0;
+	bool snbep = m->model == 0x2d, spr = m->model == 0x8f || m->model == 0xad;
+	const struct sysfs_file *pcu_files = snbep ? snbep_pcu : spr ? spr_pcu : pcu;
+	const struct sysfs_file *imc_files = snbep ? snbep_imc : spr ? spr_imc : imc;
+	size_t n_pcu_files = snbep ? sizeof(snbep_pcu) / sizeof(snbep_pcu[0]) :
+			     spr ? sizeof(spr_pcu) / sizeof(spr_pcu[0]) : sizeof(pcu) / sizeof(pcu[0]);
+	size_t n_imc_files = snbep ? sizeof(snbep_imc) / sizeof(snbep_imc[0]) :
+			     spr ? sizeof(spr_imc) / sizeof(spr_imc[0]) : sizeof(imc) / sizeof(imc[0]);
+
+	/*
+	 * Ice Lake-SP: skx_uncore_pcu, and icx_uncore_imc with
+	 * skx_uncore_format_group; its snr_uncore_imc_events aliases are not
+	 * written (their text was not read here): the formats alone.
+	 */
+	if (m->model == 0x6a)
+		n_imc_files = 5;
+	char name[64], type[16], dir[PATH_MAX];
+	int r;
+
+	if (!n_imc)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/uncore_pcu", root);
+	snprintf(type, sizeof(type), "%d", SIM_PERF_PCU_TYPE);
+	if ((r = put_pmu(root, "uncore_pcu", pcu_files, n_pcu_files, err, errlen)) < 0 ||
+	    (r = put(dir, "type", type, err, errlen)) < 0 ||
+	    (r = put_cpumask(m, root, "uncore_pcu", true, err, errlen)) < 0)
+		return r;
+	for (int ch = 0; ch < n_imc; ch++) {
+		snprintf(name, sizeof(name), "uncore_imc_%d", ch);
+		snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, name);
+		snprintf(type, sizeof(type), "%d", SIM_PERF_IMC_TYPE0 + ch);
+		if ((r = put_pmu(root, name, imc_files, n_imc_files, err, errlen)) < 0 ||
+		    (r = put(dir, "type", type, err, errlen)) < 0 ||
+		    (r = put_cpumask(m, root, name, true, err, errlen)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err, size_t errlen)
 {
 	/* arch/x86/events/intel/core.c PMU_FORMAT_ATTR; uncore_snb.c nhm_uncore (§3.2). */
@@ -825,21 +1045,17 @@ int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err,
 		{ "events/clockticks", "event=0xff,umask=0x00" },
 		{ "perf_event_mux_interval_ms", "4" },
 	};
-	char cpumask[1024] = "", dir[PATH_MAX];
-	size_t used = 0;
 	int r;
 
 	if ((m->flags & SIM_F_INTEL) &&
 	    (r = put_pmu(root, "cpu", cpu, sizeof(cpu) / sizeof(cpu[0]), err, errlen)) < 0)
+		return r;
+	if ((m->flags & SIM_F_INTEL) && (r = write_boxes(m, root, err, errlen)) < 0)
 		return r;
 	if (!(m->flags & SIM_F_NHM_UNCORE))
 		return 0;
 	r = put_pmu(root, "uncore", uncore, sizeof(uncore) / sizeof(uncore[0]), err, errlen);
 	if (r < 0)
 		return r;
-	for (int sk = 0; sk < m->n_sockets && used < sizeof(cpumask); sk++)
-		used += (size_t)snprintf(cpumask + used, sizeof(cpumask) - used, "%s%d",
-					 sk ? "," : "", sim_model_cpu_of(m, sk, 0, 0));
-	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/uncore", root);
-	return put(dir, "cpumask", cpumask, err, errlen);
+	return put_cpumask(m, root, "uncore", false, err, errlen);
 }

@@ -3,9 +3,13 @@
  * to sim.c, which exposes it as a struct perf_sys: sim_perf_sys() in
  * sim.h).  It implements perf_event_open(2) semantics for counting
  * CPU-wide events (hardware-linux.md §3.1, §3.2):
- *   - two PMUs: the core PMU "cpu" (type 4, PERF_TYPE_RAW, and the
- *     generic PERF_TYPE_HARDWARE events) per CPU, and on NHM/WSM models the
- *     "uncore" PMU per package;
+ *   - the core PMU "cpu" (type 4, PERF_TYPE_RAW, and the
+ *     generic PERF_TYPE_HARDWARE events) per CPU, on NHM/WSM models the
+ *     "uncore" PMU per package, and on server models (sim_box.h)
+ *     "uncore_pcu" per package (4 counters) and "uncore_imc_N" per memory
+ *     channel N of each package (4 counters and the fixed DCLK counter,
+ *     config 0xff), whose counts come from the machine model
+ *     (sim_perf_io.box_count) rather than from registers;
  *   - groups scheduled all or nothing onto the counters the NMI watchdog
  *     leaves free (it holds fixed counter 1 in the Linux boot state);
  *   - the scenario's perf-core users as task events, placed after the
@@ -44,6 +48,8 @@
 
 #define SIM_PERF_CPU_TYPE     4                        /* the core PMU registers as PERF_TYPE_RAW */
 #define SIM_PERF_UNCORE_TYPE  10                       /* a dynamic type: the simulator's choice */
+#define SIM_PERF_PCU_TYPE     11                       /* uncore_pcu: the simulator's choice */
+#define SIM_PERF_IMC_TYPE0    12                       /* uncore_imc_N is type 12 + N: ditto */
 #define SIM_PERF_MUX_MS       4                        /* perf_event_mux_interval_ms, HZ=250 */
 #define SIM_PERF_MUX_NS       (SIM_PERF_MUX_MS * INT64_C(1000000))
 
@@ -54,6 +60,13 @@ struct sim_perf_io {
 	int (*read)(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value, int64_t t);
 	int (*write)(void *ctx, int cpu, uint32_t msr, uint64_t value, int64_t t);
 	bool (*online)(void *ctx, int cpu, int64_t t);
+	/*
+	 * The server uncore boxes (sim_box.h): occurrences of event config of
+	 * socket's PCU (imc false, index 0) or memory channel index in [0, t);
+	 * -ENOENT when there is no such event.
+	 */
+	int (*box_count)(void *ctx, bool imc, int socket, int index, uint64_t config, int64_t t,
+			 uint64_t *ret);
 };
 
 /*
@@ -95,10 +108,12 @@ size_t sim_perf_n_open(const struct sim_perf *p);
 
 /*
  * Write the PMU tree the kernel would show for m under
- * root/sys/bus/event_source/devices: cpu (type, format, events) and on
+ * root/sys/bus/event_source/devices: cpu (type, format, events), on
  * NHM/WSM models uncore (type, format, events/clockticks, cpumask with the
- * first CPU of each package, perf_event_mux_interval_ms).  0, or -errno
- * with err naming the file.
+ * first CPU of each package, perf_event_mux_interval_ms), and on server
+ * models uncore_pcu and uncore_imc_N (the generation's formats and
+ * aliases, a cpumask with the first CPU of each die).  0, or -errno with
+ * err naming the file.
  */
 int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err, size_t errlen);
 

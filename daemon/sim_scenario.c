@@ -39,14 +39,16 @@ static const char *const kind_names[SIM_RULE_KIND_COUNT] = {
 	[SIM_RULE_PERF_CORE] = "perf-core",
 	[SIM_RULE_PERF_UNCORE] = "perf-uncore",
 	[SIM_RULE_GLOBAL_DISABLE] = "global-disable",
+	[SIM_RULE_DRAM_CRITICAL] = "dram-critical",
 };
 
 #define K(kind) (1u << (kind))
-#define K_WINDOWED (K(SIM_RULE_DRAM_THROTTLE) | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
+#define K_DRAM (K(SIM_RULE_DRAM_THROTTLE) | K(SIM_RULE_DRAM_CRITICAL))
+#define K_WINDOWED (K_DRAM | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		    K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_OFFLINE) | \
 		    K(SIM_RULE_LOAD) | K_PERF)
 #define K_PERF (K(SIM_RULE_PERF_CORE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE))
-#define K_SOCKET (K(SIM_RULE_DRAM_THROTTLE) | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
+#define K_SOCKET (K_DRAM | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		  K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_PRESET) | \
 		  K(SIM_RULE_REWRITE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE))
 #define K_REGISTER (K(SIM_RULE_PRESET) | K(SIM_RULE_REWRITE))
@@ -83,6 +85,7 @@ static const struct key_desc keys[] = {
 	{ "cpu", K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD) | K_REGISTER | K(SIM_RULE_PERF_CORE) |
 	  K(SIM_RULE_GLOBAL_DISABLE), K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD) | K(SIM_RULE_PERF_CORE),
 	  KEY_ID_OR_ALL, OFF(cpu), 0, 0 },
+	{ "channel", K_DRAM, 0, KEY_ID_OR_ALL, OFF(channel), 0, 0 },
 	{ "start", K_WINDOWED, 0, KEY_SECONDS, OFF(start_ns), 0, 0 },
 	{ "end", K_WINDOWED, 0, KEY_SECONDS, OFF(end_ns), 0, 0 },
 	{ "duty", K_WINDOWED, 0, KEY_REAL, OFF(duty), 0, 1 },
@@ -309,6 +312,7 @@ static void rule_defaults(struct sim_rule *rule)
 	rule->socket = SIM_UNSET;
 	rule->core = SIM_UNSET;
 	rule->cpu = SIM_UNSET;
+	rule->channel = SIM_UNSET;
 	rule->end_ns = SIM_FOREVER;
 	rule->duty = 1.0;
 	rule->cycle_ns = SIM_NS_PER_S;
@@ -360,7 +364,7 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 		return fail(ctx, ctx->section_line, key, "expected [scenario] or [KIND.N] with KIND "
 			    "one of dram-throttle, temperature, prochot, core-throttle, power-limit, "
 			    "preset, rewrite, offline, load, perf-core, perf-uncore, "
-			    "global-disable");
+			    "global-disable, dram-critical");
 	for (int i = 0; i < ctx->scn->n_rules; i++)
 		if (strcmp(ctx->scn->rules[i].section, section) == 0)
 			return fail(ctx, ctx->section_line, key, "section given twice");

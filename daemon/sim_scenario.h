@@ -38,6 +38,7 @@ enum sim_rule_kind {
 	SIM_RULE_PERF_CORE,        /* a perf event on a GP counter of a CPU comes and goes */
 	SIM_RULE_PERF_UNCORE,      /* perf uncore use on a socket comes and goes */
 	SIM_RULE_GLOBAL_DISABLE,   /* the kernel's transient global-disable windows */
+	SIM_RULE_DRAM_CRITICAL,    /* a memory channel's critical throttling (server iMC) */
 	SIM_RULE_KIND_COUNT,
 };
 
@@ -65,6 +66,7 @@ struct sim_rule {
 	int section_line;
 	int key_line[SIM_RULE_MAX_KEYS];   /* line of each key of the key table; 0 = not given */
 	int socket, core, cpu;             /* SIM_ALL, SIM_UNSET or a number */
+	int channel;                       /* dram rules: memory channel; SIM_UNSET: all */
 	int64_t start_ns, end_ns;          /* end SIM_FOREVER: to the period's end or forever */
 	double duty;                       /* fraction of each cycle active, default 1 */
 	int64_t cycle_ns;                  /* default 1 s */

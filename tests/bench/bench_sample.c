@@ -1,14 +1,17 @@
 /*
- * Cost of one sample, per collector and counter engine, on the simulated
- * 'big' machine (2 sockets x 56 cores x 2 threads), with the simulator's
+ * Cost of one sample, per collector and counter engine, on a simulated
+ * machine ('big' by default: 2 sockets x 56 cores x 2 threads; a server
+ * model such as sapphire-rapids-2s for the pcu and imc collectors, which
+ * are off, not applicable, on 'big'), with the simulator's
  * kernel perf beside it as the daemon runs it: MSR reads per sample
  * against the fewest reads that give every value, system calls per sample
  * (each MSR access is one pread or pwrite, each perf call one system
  * call), cross-CPU reads per sample (each MSR read of a CPU's register
  * is one, counted as remote whatever CPU the sampler runs on; each perf
  * group read is one, the kernel reading all its members on that CPU at
- * once), and CPU time per sample.  The uncore and core collectors are run
- * on both engines; "default" marks what the shipped configuration uses.
+ * once), and CPU time per sample.  The uncore, core and pcu collectors
+ * are run on both engines (imc has perf only); "default" marks what the
+ * shipped configuration uses.
  * Prints a table; it asserts nothing, so it never fails on a slow machine.
  *
  * Usage: bench_sample [SAMPLES] [MODEL[:SCENARIO]]
@@ -24,6 +27,8 @@
 
 /* Registered in collectors.c; named here to test them one by one. */
 extern const struct collector_ops core_collector_ops;
+extern const struct collector_ops imc_collector_ops;
+extern const struct collector_ops pcu_collector_ops;
 extern const struct collector_ops thermal_collector_ops;
 extern const struct collector_ops uncore_collector_ops;
 #include "conf.h"
@@ -83,6 +88,18 @@ static uint64_t thermal_minimum(const struct snapshot *s)
 	return n;
 }
 
+/* Reads the pcu collector needs through MSRs: one counter per event it exports. */
+static uint64_t pcu_minimum(const struct snapshot *s)
+{
+	const struct metric_family *events = metric_family_find("pcu", "uncored_pcu_events_total");
+	uint64_t n = 0;
+
+	for (int i = 0; i < s->n_values; i++)
+		if (s->values[i].family == events && s->values[i].label_value)
+			n++;
+	return n;
+}
+
 /* One row: a collector on an engine ("-" for one without engines). */
 struct bench_row {
 	const struct collector_ops *ops;
@@ -113,6 +130,9 @@ int main(int argc, char **argv)
 		{ &thermal_collector_ops, "-", true },
 		{ &core_collector_ops, "msr", false },
 		{ &core_collector_ops, "perf", true },
+		{ &pcu_collector_ops, "msr", false },
+		{ &pcu_collector_ops, "perf", true },
+		{ &imc_collector_ops, "-", true },
 	};
 	char err[512];
 	struct sim *sim = sim_open(spec, UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err, sizeof(err));
@@ -172,6 +192,10 @@ int main(int argc, char **argv)
 			minimum = core_collector_reads_per_sample(&c);
 		else if (ops == &uncore_collector_ops)
 			minimum = strcmp(rows[i].engine, "perf") == 0 ? 0 : uncore_minimum(s);
+		else if (ops == &pcu_collector_ops)
+			minimum = strcmp(rows[i].engine, "perf") == 0 ? 0 : pcu_minimum(s);
+		else if (ops == &imc_collector_ops)
+			minimum = 0;   /* perf only */
 		else
 			minimum = thermal_minimum(s);
 		reads = (double)(hw.n_reads - reads0) / samples;

@@ -231,6 +231,7 @@ for conns in 1 16; do
 	run_wrk "$U_URL" "$threads" "$conns" "$U_PID"
 	u_rps=$W_RPS u_p50=$W_P50 u_p99=$W_P99 u_cpu=$W_CPU_US
 	run_wrk "$N_URL" "$threads" "$conns" "$N_PID"
+	[ "$conns" = 16 ] && n_rps16=$W_RPS
 	row "requests/s, $conns conn" "req/s" "$u_rps" "$W_RPS" ge 20
 	row "latency p50, $conns conn" "us" "$u_p50" "$W_P50" - -
 	row "latency p99, $conns conn" "us" "$u_p99" "$W_P99" le 0.1
@@ -250,6 +251,18 @@ u_gz=$(curl -fsS --max-time 5 -H 'Accept-Encoding: gzip' "$U_URL/metrics" | wc -
 n_gz=$(curl -fsS --max-time 5 -H 'Accept-Encoding: gzip' "$N_URL/metrics" | wc -c)
 stop_daemon "$U_PID" || fail "uncored exit status"
 kill -TERM "$N_PID"
+
+# A server model, whose pcu and imc collectors count through the simulated
+# kernel's uncore_pcu and uncore_imc_N PMUs: scrape throughput and CPU per
+# scrape against node_exporter's figure of the same client above.
+echo "wrk -t2 -c16 -d${WRK_S}s against uncored on sapphire-rapids-2s ..." >&2
+start_daemon "$u_port" "$TEST_TMP/spr.log" --config "$TEST_TMP/u.conf" \
+	--simulate sapphire-rapids-2s:idle
+SPR_PID=$DAEMON_PID
+run_wrk "$U_URL" 2 16 "$SPR_PID"
+spr_rps=$W_RPS spr_p99=$W_P99 spr_cpu=$W_CPU_US
+spr_bytes=$(curl -fsS --max-time 5 "$U_URL/metrics" | wc -c)
+stop_daemon "$SPR_PID" || fail "uncored on sapphire-rapids-2s: exit status"
 
 row "RSS after ${RSS_S} s (VmRSS)" "KiB" "$u_rss" "$n_rss" le 0.2
 row "  of which anonymous" "KiB" "$u_anon" "$n_anon" - -
@@ -287,12 +300,38 @@ for engine in msr perf; do
 	row "  core, $engine engine: cross-CPU" "reads" "$c_cross" "-" - -
 done
 
+# The same figures on sapphire-rapids-2s (2 x 32 x 2), where the pcu and imc
+# collectors run and the Nehalem/Westmere uncore does not apply.
+echo "the same per sample on sapphire-rapids-2s (bench_sample) ..." >&2
+"$BUILD/tests/bench/bench_sample" 200 sapphire-rapids-2s:idle >"$TEST_TMP/sample-spr.out"
+awk 'f && NF == 8 && $8 == "yes" { r += $3; m += $4; sc += $5; x += $6; c += $7 }
+	/^collector/ { f = 1 }
+	END { printf "%s %s %s %s %s\n", r, m, sc, x, c }' "$TEST_TMP/sample-spr.out" >"$TEST_TMP/spr.sum"
+read -r spr_reads spr_min spr_calls spr_cross spr_sample_cpu <"$TEST_TMP/spr.sum"
+row "sapphire-rapids-2s:" "" "" "" - -
+row "  requests/s, 16 conn" "req/s" "$spr_rps" "$n_rps16" ge 20
+row "  latency p99, 16 conn" "us" "$spr_p99" "-" - -
+row "  CPU per scrape" "us" "$spr_cpu" "-" - -
+row "  /metrics body" "bytes" "$spr_bytes" "-" - -
+row "  CPU per sample (bench)" "us" "$spr_sample_cpu" "-" - -
+row "  MSR reads per sample" "reads" "$spr_reads" "$spr_min" - -
+row "  system calls per sample" "calls" "$spr_calls" "-" - -
+row "  cross-CPU reads per sample" "reads" "$spr_cross" "-" - -
+for c in pcu imc; do
+	awk -v c="$c" 'f && $1 == c && $8 == "yes" { printf "%s %s %s\n", $5, $6, $7 }
+		/^collector/ { f = 1 }' "$TEST_TMP/sample-spr.out" >"$TEST_TMP/spr.$c"
+	read -r c_calls c_cross c_cpu <"$TEST_TMP/spr.$c"
+	row "  $c: system calls" "calls" "$c_calls" "-" - -
+	row "  $c: CPU per sample" "us" "$c_cpu" "-" - -
+done
+
 # ---------------------------------------------------------------- table
 
 echo
 echo "host: $HOST; both servers on 127.0.0.1"
 echo "load average before: $LOAD0, after: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the host skews the tails)"
-echo "uncored $("$UNCORED_BIN" --version | awk '{ print $NF; exit }'): --simulate big:idle (2 sockets x 56 cores x 2 threads), interval 1 s"
+echo "uncored $("$UNCORED_BIN" --version | awk '{ print $NF; exit }'): --simulate big:idle (2 sockets x 56 cores x 2 threads), interval 1 s;"
+echo "  the sapphire-rapids-2s rows: --simulate sapphire-rapids-2s:idle (2 sockets x 32 cores x 2 threads)"
 echo "node_exporter $NE_VERSION: default collectors; wrk ${WRK_S} s per run"
 echo
 awk -F'|' '

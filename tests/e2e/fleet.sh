@@ -1,10 +1,13 @@
 #!/bin/sh
-# A fleet of 20 simulated daemons on loopback: 17 Westmere-EP, 3 of them
-# with socket 1 DRAM overheating (dram-heatwave), the rest idle, and 3
-# Skylake-SP, where the Nehalem/Westmere uncore collector does not apply,
-# scraped by a real Prometheus loading conf/prometheus/uncored.rules.yml:
-# the DRAM throttling alert fires for exactly those 3 instances, socket 1,
-# and for nothing else, and no collector counts as down anywhere.
+# A mixed fleet of 20 simulated daemons on loopback: 14 Westmere-EP, 3 of
+# them with socket 1 DRAM overheating (dram-heatwave), and two each of
+# Skylake-SP, Sapphire Rapids and Granite Rapids, one of each with hot DIMMs
+# on channel 2 of socket 1 (dimm-hot-channel: cause thermal_or_power on the
+# first two, thermal on Granite Rapids), the rest idle, scraped by a real
+# Prometheus loading conf/prometheus/uncored.rules.yml: the DRAM throttling
+# alert fires for exactly those 6 instances, socket 1, and for nothing else,
+# and no collector counts as down anywhere (the Nehalem/Westmere uncore is
+# not applicable on the servers, their pcu and imc not on Westmere).
 # Bounded: about a minute; every process stopped by PID.
 lib="$UNCORED_SOURCE_ROOT/tests/e2e/lib.sh"
 [ -f "$lib" ] || { echo "SKIP: $lib (from the integ branch) is not there yet" >&2; exit 77; }
@@ -13,8 +16,12 @@ command -v jq >/dev/null || skip "jq is not installed"
 command -v prometheus >/dev/null || skip "prometheus is not installed"
 
 FLEET=20
-HOT="4 11 17"                  # which daemons run dram-heatwave
-SKY="7 14 20"                  # which daemons are Skylake-SP (idle)
+HOT="4 11 17"                  # which Westmere-EP daemons run dram-heatwave
+SKY="7 14"                     # which daemons are Skylake-SP
+SPR="10 18"                    # Sapphire Rapids
+GNR="5 20"                     # Granite Rapids
+HOT_CHANNEL="14 18 20"         # which of those run dimm-hot-channel (the rest idle)
+SERVERS=6
 export UNCORED_TEST_INTERVAL=1 # 20 daemons share two CPUs with the rest
 
 targets=""
@@ -28,12 +35,21 @@ for i in $(seq 1 "$FLEET"); do
 	for h in $SKY; do
 		[ "$i" -eq "$h" ] && model=skylake-sp-2s
 	done
+	for h in $SPR; do
+		[ "$i" -eq "$h" ] && model=sapphire-rapids-2s
+	done
+	for h in $GNR; do
+		[ "$i" -eq "$h" ] && model=granite-rapids-2s
+	done
+	for h in $HOT_CHANNEL; do
+		[ "$i" -eq "$h" ] && scenario=dimm-hot-channel
+	done
 	port=$(free_port)
 	write_conf "$TEST_TMP/uncored-$i.conf" "$port"
 	start_daemon "$port" "$TEST_TMP/daemon-$i.log" --config "$TEST_TMP/uncored-$i.conf" \
 		--simulate "$model:$scenario"
 	targets="$targets 127.0.0.1:$port"
-	if [ "$scenario" = dram-heatwave ]; then
+	if [ "$scenario" != idle ]; then
 		expected="$expected 127.0.0.1:$port/1"
 	fi
 done
@@ -72,22 +88,27 @@ if [ "$got" != "$want" ]; then
 	echo "$want" >&2
 	echo "got:" >&2
 	echo "$got" >&2
+	curl -fsS --max-time 5 "$PROM_URL/api/v1/alerts" | jq -c '.data.alerts[] | select(.labels.alertname == "UncoredDramThermalThrottling") | .labels' >&2 || true
 	curl -fsS --max-time 5 "$PROM_URL/api/v1/rules" | jq -c '.data.groups[].rules[] | {name, health, lastError}' >&2 || true
-	fail "UncoredDramThermalThrottling does not fire for exactly the three hot instances, socket 1"
+	fail "UncoredDramThermalThrottling does not fire for exactly the six hot instances, socket 1"
 fi
 
 # Every target is up and the fraction is 0 on all other sockets.
 up=$(prom_query 'count(up{job="uncored"} == 1)' | jq -r '.[0].value[1]')
 [ "$up" = "$FLEET" ] || fail "$up of $FLEET targets are up"
-# Skylake-SP has no DRAM series of this build (its iMC needs the imc collector).
-westmere=$((FLEET - 3))
+# cause thermal: both sockets of each Westmere-EP and Granite Rapids host but
+# the 4 hot ones are 0.
+westmere=$((FLEET - SERVERS))
 others=$(prom_query 'count(uncored:dram_throttled_fraction:rate1m{cause="thermal"} == 0)' | jq -r '.[0].value[1]')
-[ "$others" = "$((westmere * 2 - 3))" ] ||
-	fail "$others sockets have a zero DRAM throttled fraction, expected $((westmere * 2 - 3))"
-# The uncore collector does not apply on Skylake-SP: not applicable there, and
-# nothing for UncoredCollectorDown to fire on anywhere.
+[ "$others" = "$(((westmere + 2) * 2 - 4))" ] ||
+	fail "$others sockets have a zero DRAM throttled fraction (thermal), expected $(((westmere + 2) * 2 - 4))"
+# The uncore collector does not apply on the servers, nor pcu and imc on
+# Westmere-EP: not applicable there, and nothing for UncoredCollectorDown
+# to fire on anywhere.
 na=$(prom_query 'count(uncored_collector_applicable{collector="uncore"} == 0)' | jq -r '.[0].value[1]')
-[ "$na" = 3 ] || fail "$na hosts report the uncore collector not applicable, expected 3"
+[ "$na" = "$SERVERS" ] || fail "$na hosts report the uncore collector not applicable, expected $SERVERS"
+na=$(prom_query 'count(uncored_collector_applicable{collector="imc"} == 0)' | jq -r '.[0].value[1]')
+[ "$na" = "$westmere" ] || fail "$na hosts report the imc collector not applicable, expected $westmere"
 down=$(prom_query 'uncored_collector_up == 0' | jq -r 'length')
 [ "$down" = 0 ] || fail "collectors down: $(prom_query 'uncored_collector_up == 0' | jq -c .)"
 echo "fleet: ok ($(echo "$want" | tr '\n' ';'))"

@@ -104,9 +104,17 @@ async function checkSignals(page) {
 	const unseen = await page.textContent('#signals-unseen li[data-signal="prochot/external"]');
 	if (unseen !== 'PROCHOT (external): no collector measures it on this CPU (westmere-ep)')
 		fail(`unseen signal says ${JSON.stringify(unseen)}`);
-	/* The generation-independent families are not in this snapshot: no value rows. */
-	if ((await page.locator('#signal-values tr').count()) !== 0)
-		fail('signal value rows without the families in the snapshot');
+	/*
+	 * The uncore collector's DRAM family is in each socket's object
+	 * ("dram_throttled_seconds": {"thermal": seconds}): one value row per
+	 * socket, and none for the signals not seen.
+	 */
+	await page.waitForSelector('#signal-values tr[data-signal="dram_throttled/thermal"][data-socket="1"]',
+		{ timeout: 15000 });
+	if ((await page.locator('#signal-values tr[data-signal="dram_throttled/thermal"]').count()) !== 2)
+		fail('not one DRAM throttled (thermal) row per socket');
+	if ((await page.locator('#signal-values tbody tr').count()) !== 2)
+		fail('value rows for signals this host does not see');
 }
 
 /*

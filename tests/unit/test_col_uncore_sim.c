@@ -6,6 +6,7 @@
  * heats the DRAM and nowhere else.
  */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +24,7 @@ extern const struct collector_ops uncore_collector_ops;
 #include "sample_views.h"
 #include "sim.h"
 #include "snapshot.h"
+#include "throttle_signals.h"
 
 /*
  * A twin machine runs the same scenario with no collector.  Before start
@@ -347,6 +349,24 @@ static void sim_dram_heatwave_counts_on_socket_1_only(void **state)
 	assert_int_equal(e0->total, 0);
 	assert_true(e1->total > 0);
 	assert_true(uncore_view(s, 1)->clockticks > 0);
+	/*
+	 * The same as the generation-independent family, cause thermal: the
+	 * throttled share of the constant uncore clock times the 30 s, within
+	 * 1 %, and 0 on socket 0.
+	 */
+	{
+		const struct metric_sample *d0 = snapshot_find_sample(s, &throttle_dram_socket_seconds,
+								      0, "thermal");
+		const struct metric_sample *d1 = snapshot_find_sample(s, &throttle_dram_socket_seconds,
+								      1, "thermal");
+		double want = (double)e1->total / (double)uncore_view(s, 1)->clockticks * 30.0;
+
+		assert_non_null(d0);
+		assert_non_null(d1);
+		assert_true(d0->value.d == 0.0);
+		print_message("socket 1: %.4f s DRAM throttled, %.4f s expected\n", d1->value.d, want);
+		assert_true(want > 0 && fabs(d1->value.d - want) <= 0.01 * want);
+	}
 	snapshot_release(s);
 	sim_run_close(&r);
 	sim_run_close(&twin);

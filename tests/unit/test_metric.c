@@ -171,6 +171,42 @@ static const struct collector_ops box_collector_ops = {
 
 COLLECTOR_REGISTER(box_collector_ops)
 
+/*
+ * A third collector that declares m_flag too (a shared module's family),
+ * a family of the same name with one more label (another label set) and
+ * one of several labels with a JSON key.
+ */
+static const struct metric_family m_flag_kind = {
+	.name = "uncored_shape_flag", .help = "A status bit.", .type = METRIC_GAUGE, .unit = "",
+	.scope = METRIC_SCOPE_SOCKET, .kind = METRIC_BOOL, .label = "kind",
+};
+
+/* Several labels: nested JSON objects, the last label outermost. */
+static const struct metric_family m_nested = {
+	.name = "uncored_shape_nested_seconds_total", .help = "Per channel, slot and cause.",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,slot,cause", .json_key = "shape_nested",
+	.json_order = METRIC_JSON_SOCKET_FIXED + 2,
+};
+
+static const struct metric_family *const second_families[] = { &m_flag, &m_flag_kind, &m_nested };
+
+static const struct conf_section second_section = { .name = "second" };
+
+static const struct collector_ops second_collector_ops = {
+	.name = "second",
+	.start = shape_start,
+	.sample = shape_sample,
+	.stop = shape_stop,
+	.families = second_families,
+	.n_families = sizeof(second_families) / sizeof(second_families[0]),
+	.conf_section = &second_section,
+	.is_enabled = shape_is_enabled,
+	.conf_changed = shape_conf_changed,
+};
+
+COLLECTOR_REGISTER(second_collector_ops)
+
 static void add(struct snapshot *s, const struct metric_family *f, int where, const char *label,
 		uint64_t u, double d)
 {
@@ -248,6 +284,50 @@ static void prometheus_labels_kinds_and_json_only(void **state)
 		     "uncored_shape_events_total{socket=\"0\",core=\"1\",cpu=\"5\",event=\"y\\\"z\"} 12\n");
 	refuse(text, "json_only");
 	free(text);
+	snapshot_release(s);
+}
+
+/* A family two collectors declare, and two families of one name, are one family in /metrics. */
+static void one_name_is_one_family(void **state)
+{
+	struct snapshot *s = shaped(1.5, 2);
+	char *text, *first;
+
+	(void)state;
+	add(s, &m_flag_kind, 1, "k", 0, 0);
+	text = written(fmt_prom_write, s);
+	first = strstr(text, "# TYPE uncored_shape_flag gauge\n");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "# TYPE uncored_shape_flag gauge"));
+	assert_null(strstr(strstr(text, "# HELP uncored_shape_flag ") + 1, "# HELP uncored_shape_flag "));
+	expect(text, "# TYPE uncored_shape_flag gauge\n"
+		     "uncored_shape_flag{socket=\"0\"} 1\n"
+		     "uncored_shape_flag{socket=\"1\",kind=\"k\"} 0\n");
+	free(text);
+	snapshot_release(s);
+}
+
+/* A family of several labels: one object per label in JSON, one label set per sample in /metrics. */
+static void several_labels_nest_in_json(void **state)
+{
+	struct snapshot *s = shaped(1.5, 2);
+	char *json, *prom;
+
+	(void)state;
+	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "thermal", 0, 1);
+	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal", 0, 2);
+	add(s, &m_nested, 0, "1" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "thermal", 0, 3);
+	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "power", 0, 4);
+	json = written(fmt_json_snapshot, s);
+	expect(json, "\"shape_nested\": {\"thermal\": {\"0\": {\"0\": 1, \"1\": 2}, "
+		     "\"1\": {\"0\": 3}}, \"power\": {\"0\": {\"0\": 4}}}");
+	/* Socket 1 has none: no field. */
+	refuse(strstr(json, "{\"socket\": 1"), "shape_nested");
+	prom = written(fmt_prom_write, s);
+	expect(prom, "uncored_shape_nested_seconds_total{socket=\"0\",channel=\"1\",slot=\"0\","
+		     "cause=\"thermal\"} 3\n");
+	free(json);
+	free(prom);
 	snapshot_release(s);
 }
 
@@ -459,6 +539,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(prometheus_labels_kinds_and_json_only),
+		cmocka_unit_test(one_name_is_one_family),
+		cmocka_unit_test(several_labels_nest_in_json),
 		cmocka_unit_test(json_positions_nulls_and_groups),
 		cmocka_unit_test(table_lines_shared_by_parts),
 		cmocka_unit_test(carry_skips_foreign_and_absent),

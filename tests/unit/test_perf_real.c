@@ -227,6 +227,44 @@ static void core_pmu_absent_falls_back_to_msr(void **state)
 	assert_string_equal(c.status.why_not + 29, absent);
 }
 
+/*
+ * The iMC has no msr path: on a kernel without uncore_imc_N PMUs (a virtual
+ * machine, as CI runs on) the collector is refused as not applicable
+ * (-ENOTSUP) with the probe's reason; on a server that has them, perf.
+ */
+static void server_imc_without_pmu_is_not_applicable(void **state)
+{
+	struct fixture *f = *state;
+	struct hw hw = { .perf = &f->ps };
+	struct collector c = { .hw = &hw };
+	struct engine e = { 0 };
+	struct stat st;
+	int r;
+
+	require_perf(&f->ps);
+	r = col_engine_open(&c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, "imc", NULL, &e);
+	if (stat("/sys/bus/event_source/devices/uncore_imc_0", &st) == 0) {
+		print_message("this kernel has uncore_imc_0: %s\n", c.engine_why);
+		assert_int_equal(r, 0);
+		assert_string_equal(c.engine, "perf");
+		engine_destroy(&e);
+		return;
+	}
+	print_message("imc: %s\n", c.status.why_not);
+	assert_int_equal(r, -ENOTSUP);
+	assert_null(c.engine);
+	assert_null(e.ops);
+	assert_true(strncmp(c.status.why_not, "this CPU's imc is counted through perf only, and this "
+			    "kernel has no memory controller PMU", 89) == 0);
+	/* engine = msr where there is no msr path: refused, and down (-ENODEV). */
+	memset(&c, 0, sizeof(c));
+	c.hw = &hw;
+	assert_int_equal(col_engine_open(&c, CONF_ENGINE_MSR, ENGINE_PMU_PCU, "pcu", NULL,
+					 &e), -ENODEV);
+	assert_string_equal(c.status.why_not, "engine = msr in [pcu], but this CPU's pcu cannot be "
+			    "counted through MSRs");
+}
+
 static void open_msr_group(struct fixture *f)
 {
 	struct perf_group_event ev[4] = {
@@ -422,6 +460,7 @@ int main(void)
 		TEST(discovers_real_pmus),
 		TEST(core_pmu_probe),
 		TEST(core_pmu_absent_falls_back_to_msr),
+		TEST(server_imc_without_pmu_is_not_applicable),
 		TEST(group_on_cpu0_reads_in_one_call),
 		TEST(close_releases_fds),
 		TEST(kernel_errors_become_sentences),

@@ -872,6 +872,9 @@ static const struct shipped_case shipped_cases[] = {
 	{ "perf-profiler", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
 	{ "perf-uncore", { "westmere-ep-2s", "nehalem-ep-2s", "big" } },
 	{ "global-disable", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
+	{ "dimm-hot-channel", { "westmere-ep-2s", "skylake-sp-2s", "big" } },
+	{ "vr-prochot", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
+	{ "power-cap", { "westmere-ep-2s", "skylake-sp-2s", "big" } },
 };
 
 static void shipped_scenarios_parse(void **state)
@@ -929,7 +932,7 @@ static const struct bad_case bad_cases[] = {
 	{ "unknown section", "westmere-ep-2s", "; c\n[bogus.1]\nsocket = 0\n",
 	  "2: [bogus.1]: expected [scenario] or [KIND.N] with KIND one of dram-throttle, "
 	  "temperature, prochot, core-throttle, power-limit, preset, rewrite, offline, load, "
-	  "perf-core, perf-uncore, global-disable" },
+	  "perf-core, perf-uncore, global-disable, dram-critical" },
 	{ "unknown key", "westmere-ep-2s", "[dram-throttle.1]\nsocket = 0\ncolour = red\n",
 	  "3: colour: unknown key in [dram-throttle.1]" },
 	{ "end before start", "westmere-ep-2s",
@@ -1010,14 +1013,16 @@ static void open_errors(void **state)
 			      err, sizeof(err));
 	assert_null(s);
 	assert_string_equal(err, "unknown simulated model 'pentium', expected one of: "
-			    "westmere-ep-2s, nehalem-ep-2s, skylake-sp-2s, amd-epyc, big");
+			    "westmere-ep-2s, nehalem-ep-2s, skylake-sp-2s, sandy-bridge-ep-2s, "
+			    "cascade-lake-ap-2s, icelake-sp-2s, sapphire-rapids-2s, granite-rapids-2s, amd-epyc, big");
 	s = sim_open_boot("big:no-such", scenario_dir(), SIM_CLOCK_STEPPED, SIM_BOOT_RESET,
 			      err, sizeof(err));
 	assert_null(s);
 	/* A name that is not there is answered with the shipped scenarios, sorted. */
 	snprintf(expected, sizeof(expected), "unknown scenario 'no-such' in %s; known: conflict, "
-		 "counter-wrap, cpu-offline, dram-heatwave, global-disable, idle, lockdown, "
-		 "perf-profiler, perf-uncore, prochot-storm", scenario_dir());
+		 "counter-wrap, cpu-offline, dimm-hot-channel, dram-heatwave, global-disable, idle, "
+		 "lockdown, perf-profiler, perf-uncore, power-cap, prochot-storm, vr-prochot",
+		 scenario_dir());
 	assert_string_equal(err, expected);
 	/* A path is read as it is, and its error names it. */
 	s = sim_open_boot("big:/nonexistent/x.ini", scenario_dir(), SIM_CLOCK_STEPPED, SIM_BOOT_RESET,
@@ -1025,7 +1030,7 @@ static void open_errors(void **state)
 	assert_null(s);
 	assert_string_equal(err, "/nonexistent/x.ini: cannot open scenario: No such file or directory");
 	assert_string_equal(sim_model_names()[0], "westmere-ep-2s");
-	assert_null(sim_model_names()[5]);
+	assert_null(sim_model_names()[10]);
 }
 
 static void stepped_clock(void **state)

@@ -1,0 +1,410 @@
+/*
+ * The iMC collector: per socket (and die, on packages of several: a die
+ * label) and memory channel, the memory
+ * controller's throttle cycles, critical-throttle cycles and the
+ * channel's own DCLK clockticks (hardware-linux.md §4.3), through the perf
+ * engine on the kernel's uncore_imc_N PMUs (the iMC counters are in PCI
+ * configuration space or MMIO, out of the msr driver's reach).  A channel
+ * has 4 counters: each group holds the clock and up to 3 events, and
+ * generations with more events (one per DIMM slot from Ice Lake-SP on: a
+ * slot label) have a second group, each with its own clock.  Throttle cycles become seconds as their count over the
+ * same channel's clockticks of the same group times the interval's wall
+ * time (§4.4); the cause label says only what the event can tell
+ * (before Granite Rapids: thermal_or_power, §4.5 item 3).  Raw counts stay
+ * available per event.
+ *
+ * A machine without iMC PMUs (a virtual machine, a BIOS that hides the
+ * iMC PMON devices, §4.5 item 4) is said so, not exported as zero.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "col_engine.h"
+#include "collector.h"
+#include "engine.h"
+#include "throttle_signal.h"
+#include "throttle_signals.h"
+#include "uncore_unit.h"
+#include "xeon_uncore.h"
+
+#define MAX_CHANNELS 64
+#define MAX_EVENTS 8        /* the clock and the generation's throttle events */
+#define GROUP_SIZE 4        /* the channel's counters: the clock and 3 events */
+#define MAX_GROUPS 4
+
+/* The [imc] section. */
+struct imc_settings {
+	bool enabled;
+};
+
+static const struct conf_key imc_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct imc_settings, enabled), .def = "yes" },
+};
+
+static const struct conf_section imc_conf_section = {
+	.name = "imc", .keys = imc_keys, .n_keys = sizeof(imc_keys) / sizeof(imc_keys[0]),
+	.settings_size = sizeof(struct imc_settings),
+};
+
+extern const struct collector_ops imc_collector_ops;
+
+static const struct imc_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &imc_collector_ops);
+}
+
+/* Raw counts: uncored_imc_events_total{socket,channel,event}. */
+static const struct metric_family imc_events = {
+	.name = "uncored_imc_events_total",
+	.help = "Memory controller events counted per channel (cycles of the channel's clock; "
+		"clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "channel,event",
+};
+
+/* The same on packages of several dies: {socket,die,channel,event}. */
+static const struct metric_family imc_die_events = {
+	.name = "uncored_imc_events_total",
+	.help = "Memory controller events counted per channel (cycles of the channel's clock; "
+		"clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "die,channel,event",
+};
+
+static const struct metric_family *const imc_families[] = {
+	&throttle_dram_channel_seconds,
+	&throttle_dram_slot_seconds,
+	&throttle_dram_die_channel_seconds,
+	&throttle_dram_critical_seconds,
+	&throttle_dram_slot_critical_seconds,
+	&throttle_dram_die_critical_seconds,
+	&imc_events,
+	&imc_die_events,
+};
+
+struct imc_channel {
+	int index;                        /* the N of uncore_imc_N */
+	struct engine_group *g[MAX_GROUPS];
+	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
+	double seconds[MAX_EVENTS];
+	bool has;
+	char raw_label[MAX_EVENTS][64];   /* ["DIE" SEP] "N" SEP "event" */
+	char seconds_label[MAX_EVENTS][64];
+};
+
+/* The channels of a socket, or of a die of a package of several. */
+struct imc_socket {
+	struct uncore_unit unit;
+	int n_channels;
+	struct imc_channel channels[MAX_CHANNELS];
+};
+
+struct imc_state {
+	const struct xeon_uncore *xu;
+	struct engine engine;
+	size_t n_events;                  /* clock + the generation's throttle events */
+	struct engine_event ev[MAX_EVENTS];
+	/*
+	 * Groups: each the clock and up to 3 events (the channel's 4 counters),
+	 * so each ratio is over its own window when the kernel rotates them.
+	 */
+	int n_groups;
+	size_t grp_first[MAX_GROUPS], grp_n[MAX_GROUPS];   /* over ev[1..] */
+	struct engine_event gev[MAX_GROUPS][GROUP_SIZE];
+	bool multi_die;                   /* die labels: a package has several dies */
+	int n_sockets;                    /* one per die of each socket */
+	struct imc_socket *sockets;
+};
+
+static void imc_free(struct imc_state *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; st->sockets && i < st->n_sockets; i++)
+		for (int k = 0; k < st->sockets[i].n_channels; k++)
+			for (int j = 0; j < st->n_groups; j++)
+				if (st->sockets[i].channels[k].g[j])
+					engine_close(&st->engine, st->sockets[i].channels[k].g[j],
+						     NULL);
+	engine_destroy(&st->engine);
+	free(st->sockets);
+	free(st);
+}
+
+static void plan_events(struct imc_state *st)
+{
+	const struct xeon_uncore *xu = st->xu;
+
+	st->ev[0] = (struct engine_event){ .name = "clockticks", .code = xu->imc_clock_code,
+					   .umask = xu->imc_clock_umask };
+	st->n_events = 1;
+	for (size_t i = 0; i < xu->n_imc_events && st->n_events < MAX_EVENTS; i++)
+		st->ev[st->n_events++] = (struct engine_event){
+			.name = xu->imc_events[i].name, .code = xu->imc_events[i].code,
+			.umask = xu->imc_events[i].umask,
+		};
+	for (size_t e = 1; e < st->n_events && st->n_groups < MAX_GROUPS;) {
+		int k = st->n_groups++;
+
+		st->grp_first[k] = e;
+		st->grp_n[k] = st->n_events - e < GROUP_SIZE - 1 ? st->n_events - e : GROUP_SIZE - 1;
+		st->gev[k][0] = st->ev[0];
+		for (size_t i = 0; i < st->grp_n[k]; i++)
+			st->gev[k][1 + i] = st->ev[e + i];
+		e += st->grp_n[k];
+	}
+}
+
+static void label_channel(const struct imc_state *st, const struct imc_socket *is,
+			  struct imc_channel *ch)
+{
+	char die[16] = "";
+
+	if (st->multi_die)
+		snprintf(die, sizeof(die), "%d" METRIC_LABEL_SEP, is->unit.die);
+	for (size_t e = 0; e < st->n_events; e++) {
+		snprintf(ch->raw_label[e], sizeof(ch->raw_label[e]), "%s%d" METRIC_LABEL_SEP "%s",
+			 die, ch->index, st->ev[e].name);
+		if (e > 0 && st->xu->imc_events[e - 1].per_slot)
+			snprintf(ch->seconds_label[e], sizeof(ch->seconds_label[e]),
+				 "%s%d" METRIC_LABEL_SEP "%d" METRIC_LABEL_SEP "%s", die, ch->index,
+				 st->xu->imc_events[e - 1].slot,
+				 xeon_dram_cause_name(st->xu->imc_events[e - 1].cause));
+		else if (e > 0)
+			snprintf(ch->seconds_label[e], sizeof(ch->seconds_label[e]),
+				 "%s%d" METRIC_LABEL_SEP "%s", die, ch->index,
+				 xeon_dram_cause_name(st->xu->imc_events[e - 1].cause));
+	}
+}
+
+/* Open a group on every channel of socket is; the channels are the kernel's uncore_imc_N. */
+static void open_socket(struct collector *c, struct imc_state *st, struct imc_socket *is)
+{
+	int cpu = uncore_unit_first_online(c->hw, c->topo, &is->unit);
+
+	if (cpu < 0) {
+		collector_degrade(c, "offline", "socket %d die %d: no online CPU", is->unit.socket,
+				  is->unit.die);
+		return;
+	}
+	for (int n = 0; n < MAX_CHANNELS; n++) {
+		struct imc_channel *ch = &is->channels[is->n_channels];
+		char err[256];
+		int r = 0;
+
+		for (int k = 0; k < st->n_groups && r != -ENODEV; k++) {
+			r = engine_open(&st->engine, ENGINE_PMU_IMC, ENGINE_BOX_TARGET(n, cpu),
+					st->gev[k], 1 + st->grp_n[k], &ch->g[k], err, sizeof(err));
+			if (r < 0 && r != -ENODEV) {
+				ch->g[k] = NULL;
+				collector_degrade(c, "open", "socket %d die %d channel %d: %s",
+						  is->unit.socket, is->unit.die, n, err);
+			}
+		}
+		if (r == -ENODEV)
+			continue;   /* no uncore_imc_N (discovery ids need not be contiguous) */
+		ch->index = n;
+		label_channel(st, is, ch);
+		is->n_channels++;
+	}
+}
+
+static int imc_start(struct collector *c)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(c->info->family, c->info->model);
+	struct imc_state *st;
+	int r;
+
+	if (!settings(c->conf)->enabled) {
+		collector_refuse(c, "disabled in the configuration");
+		return -ENOTSUP;
+	}
+	if (!xu) {
+		collector_refuse(c, "%s has no server uncore memory controller", c->info->microarch ?
+				 c->info->microarch : "this CPU");
+		return -ENOTSUP;
+	}
+	if (!xu->n_imc_events) {
+		collector_refuse(c, "uncored counts no memory controller events on %s",
+				 xu->generation);
+		return -ENOTSUP;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->xu = xu;
+	plan_events(st);
+	/*
+	 * Perf only (no msr path): a kernel without uncore_imc_N PMUs (a
+	 * virtual machine, a BIOS that hides the iMC PMON devices) is a
+	 * missing facility.  No [imc] engine key: there is nothing to choose.
+	 */
+	r = col_engine_open(c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, imc_conf_section.name, NULL,
+			    &st->engine);
+	if (r < 0) {
+		free(st);
+		return r;
+	}
+	{
+		struct uncore_unit *units;
+
+		if (uncore_units(c->topo, &units, &st->n_sockets, &st->multi_die) < 0) {
+			imc_free(st);
+			return -ENOMEM;
+		}
+		st->sockets = calloc((size_t)st->n_sockets + 1, sizeof(*st->sockets));
+		for (int i = 0; st->sockets && i < st->n_sockets; i++)
+			st->sockets[i].unit = units[i];
+		free(units);
+	}
+	if (!st->sockets) {
+		imc_free(st);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < st->n_sockets; i++) {
+		open_socket(c, st, &st->sockets[i]);
+	}
+	c->state = st;
+	return 0;
+}
+
+/* The family of the seconds of event e (1..) of the generation. */
+static const struct metric_family *seconds_family(const struct imc_state *st, size_t e)
+{
+	const struct xeon_imc_event *x = &st->xu->imc_events[e - 1];
+
+	if (x->critical)
+		return x->per_slot ? &throttle_dram_slot_critical_seconds :
+		       st->multi_die ? &throttle_dram_die_critical_seconds :
+				       &throttle_dram_critical_seconds;
+	return x->per_slot ? &throttle_dram_slot_seconds :
+	       st->multi_die ? &throttle_dram_die_channel_seconds : &throttle_dram_channel_seconds;
+}
+
+static void sample_channel(struct collector *c, struct imc_state *st, int socket,
+			   struct imc_channel *ch, struct snapshot *s)
+{
+	for (int k = 0; k < st->n_groups; k++) {
+		struct engine_reading r[GROUP_SIZE];
+
+		if (!ch->g[k])
+			continue;
+		if (engine_read(&st->engine, ch->g[k], r) < 0) {
+			c->errors++;
+			continue;
+		}
+		/* The clock is in every group: its raw total comes from the first. */
+		if (k == 0)
+			ch->raw[0] += r[0].delta;
+		for (size_t i = 0; i < st->grp_n[k]; i++) {
+			size_t e = st->grp_first[k] + i;
+
+			ch->raw[e] += r[1 + i].delta;
+			ch->seconds[e] += throttle_seconds(r[1 + i].raw_delta, r[0].raw_delta,
+							   r[0].enabled_ns);
+		}
+		ch->has = true;
+	}
+	if (!ch->has)
+		return;
+	for (size_t e = 0; e < st->n_events; e++) {
+		snapshot_add_sample(s, st->multi_die ? &imc_die_events : &imc_events, socket,
+				    ch->raw_label[e], ch->raw[e], 0);
+		if (e > 0)
+			snapshot_add_sample(s, seconds_family(st, e), socket, ch->seconds_label[e], 0,
+					    ch->seconds[e]);
+	}
+}
+
+static void imc_sample(struct collector *c, struct snapshot *s)
+{
+	struct imc_state *st = c->state;
+
+	for (int i = 0; st && i < st->n_sockets; i++)
+		for (int k = 0; k < st->sockets[i].n_channels; k++)
+			sample_channel(c, st, st->sockets[i].unit.socket,
+				       &st->sockets[i].channels[k], s);
+}
+
+static void imc_stop(struct collector *c)
+{
+	imc_free(c->state);
+	c->state = NULL;
+}
+
+static void imc_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+
+	if (!xu || !xu->n_imc_events) {
+		strbuf_append(out, "imc: not available (uncored counts no memory controller "
+			      "throttling on this model)\n");
+		return;
+	}
+	strbuf_append(out, "imc (per socket and memory channel, the uncore_imc_N perf PMUs):\n");
+	strbuf_printf(out, "    %-34s event=0x%02x umask=0x%02x\n", "clockticks", xu->imc_clock_code,
+		      xu->imc_clock_umask);
+	for (size_t i = 0; i < xu->n_imc_events; i++)
+		strbuf_printf(out, "    %-34s event=0x%02x umask=0x%02x (cause %s%s)\n",
+			      xu->imc_events[i].name, xu->imc_events[i].code,
+			      xu->imc_events[i].umask, xeon_dram_cause_name(xu->imc_events[i].cause),
+			      xu->imc_events[i].critical ? ", critical" : "");
+}
+
+/* DRAM throttled, by each cause the generation's throttle events tell. */
+static unsigned imc_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+	static const enum throttle_signal sig[] = {
+		[XEON_CAUSE_THERMAL] = THROTTLE_DRAM_THERMAL,
+		[XEON_CAUSE_POWER] = THROTTLE_DRAM_POWER,
+		[XEON_CAUSE_THERMAL_OR_POWER] = THROTTLE_DRAM_THERMAL_OR_POWER,
+	};
+	unsigned mask = 0;
+
+	(void)conf;
+	for (size_t e = 0; xu && e < xu->n_imc_events; e++)
+		if (!xu->imc_events[e].critical)
+			mask |= THROTTLE_BIT(sig[xu->imc_events[e].cause]);
+	return mask;
+}
+
+static bool imc_is_enabled(const struct conf *conf)
+{
+	return settings(conf)->enabled;
+}
+
+static bool imc_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return memcmp(settings(old), settings(new), sizeof(struct imc_settings)) != 0;
+}
+
+/* Whether it counts through perf (now or once a reload enables it): where the kernel has uncore_imc_N. */
+static bool imc_uses_perf(const struct conf *conf, struct perf_sys *ps)
+{
+	struct col_engine_choice ch;
+
+	(void)conf;
+	return col_engine_choose(CONF_ENGINE_PERF, ENGINE_PMU_IMC, imc_conf_section.name, ps,
+				 &ch) == 0;
+}
+
+_Static_assert(sizeof(struct imc_settings) <= CONF_SETTINGS_BYTES,
+	       "the [imc] settings fit the collector's block of struct conf");
+
+const struct collector_ops imc_collector_ops = {
+	.name = "imc",
+	.start = imc_start,
+	.sample = imc_sample,
+	.stop = imc_stop,
+	.families = imc_families,
+	.n_families = sizeof(imc_families) / sizeof(imc_families[0]),
+	.conf_section = &imc_conf_section,
+	.list_events = imc_list_events,
+	.throttle_signals = imc_throttle_signals,
+	.is_enabled = imc_is_enabled,
+	.conf_changed = imc_conf_changed,
+	.uses_perf = imc_uses_perf,
+};

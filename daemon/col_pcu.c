@@ -1,0 +1,425 @@
+/*
+ * The PCU collector: per socket (per die on packages of several dies, with
+ * a die label), the server uncore's power control unit
+ * counts cycles of its own clock (pclk) and cycles of external and
+ * internal PROCHOT and of a thermally or power-limited maximum frequency
+ * (hardware-linux.md §4.2).  Each becomes seconds as its cycles over the
+ * same box's clockticks of the same group, times the interval's wall time
+ * (§4.4, throttle_signals.h), and the raw counts stay available per event.
+ *
+ * The box has 4 counters: one group holds clockticks, PROCHOT external,
+ * PROCHOT internal and the thermal frequency limit; the power frequency
+ * limit is a second group with its own clockticks, so each ratio is taken
+ * over one window even while the kernel rotates the two (§4.2).  The msr
+ * engine does not rotate, so through MSRs only the first group is counted.
+ *
+ * Counting goes through the perf engine on the kernel's uncore_pcu PMU
+ * when the machine offers perf and has the PMU; otherwise (or with engine =
+ * msr) through the msr engine at the PCU's fixed MSR addresses (0xC24… on
+ * SNB-EP/IVT, 0x710… on HSX…ICX), under the same ownership and restore
+ * rules as every other register.  From Sapphire Rapids on the PCU has no
+ * fixed addresses (§4.1): perf only.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "col_engine.h"
+#include "collector.h"
+#include "engine.h"
+#include "engine_msr.h"
+#include "msr.h"
+#include "throttle_signal.h"
+#include "throttle_signals.h"
+#include "uncore_unit.h"
+#include "xeon_uncore.h"
+
+/* The [pcu] section. */
+struct pcu_settings {
+	bool enabled;
+	enum conf_engine engine;         /* chosen by col_engine.h */
+};
+
+static const struct conf_key pcu_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct pcu_settings, enabled), .def = "yes" },
+	{ "engine", CONF_KIND_ENUM, CONF_SETTING(struct pcu_settings, engine),
+	  .names = conf_engine_names, .def = "auto" },
+};
+
+static const struct conf_section pcu_conf_section = {
+	.name = "pcu", .keys = pcu_keys, .n_keys = sizeof(pcu_keys) / sizeof(pcu_keys[0]),
+	.settings_size = sizeof(struct pcu_settings),
+};
+
+extern const struct collector_ops pcu_collector_ops;
+
+static const struct pcu_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &pcu_collector_ops);
+}
+
+/* Raw counts: uncored_pcu_events_total{socket,event}. */
+static const struct metric_family pcu_events = {
+	.name = "uncored_pcu_events_total",
+	.help = "PCU events counted (cycles of the PCU clock; clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "event",
+};
+
+/* The same on packages of several dies: uncored_pcu_events_total{socket,die,event}. */
+static const struct metric_family pcu_die_events = {
+	.name = "uncored_pcu_events_total",
+	.help = "PCU events counted (cycles of the PCU clock; clockticks is the clock itself).",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "die,event",
+};
+
+static const struct metric_family *const pcu_families[] = {
+	&throttle_prochot_seconds,
+	&throttle_prochot_die_seconds,
+	&throttle_frequency_limited_seconds,
+	&throttle_frequency_limited_die_seconds,
+	&pcu_events,
+	&pcu_die_events,
+};
+
+/* The label of each event: its raw event name and, for seconds, the family and label. */
+static const struct {
+	const char *name;
+	const struct metric_family *family;   /* NULL: clockticks */
+	const struct metric_family *die_family;
+	const char *label;
+} pcu_event_info[XEON_PCU_N_EVENTS] = {
+	[XEON_PCU_CLOCKTICKS] = { "clockticks", NULL, NULL, NULL },
+	[XEON_PCU_PROCHOT_EXTERNAL] = { "prochot_external_cycles", &throttle_prochot_seconds,
+					&throttle_prochot_die_seconds, "external" },
+	[XEON_PCU_PROCHOT_INTERNAL] = { "prochot_internal_cycles", &throttle_prochot_seconds,
+					&throttle_prochot_die_seconds, "internal" },
+	[XEON_PCU_FREQ_THERMAL] = { "freq_max_limit_thermal_cycles",
+				    &throttle_frequency_limited_seconds,
+				    &throttle_frequency_limited_die_seconds, "thermal" },
+	[XEON_PCU_FREQ_POWER] = { "freq_max_power_cycles", &throttle_frequency_limited_seconds,
+				  &throttle_frequency_limited_die_seconds, "power" },
+};
+
+#define MAX_GROUPS 2
+#define MAX_PER_GROUP 4
+
+/* One group: clockticks first, then events of enum xeon_pcu_event. */
+struct pcu_group {
+	struct engine_group *g;
+	size_t n;
+	enum xeon_pcu_event which[MAX_PER_GROUP];
+	struct engine_event ev[MAX_PER_GROUP];
+};
+
+/* One PCU box: of a socket, or of a die of a package of several. */
+struct pcu_socket {
+	struct uncore_unit unit;
+	char raw_label[XEON_PCU_N_EVENTS][64];     /* ["DIE" SEP] "event" */
+	char sec_label[XEON_PCU_N_EVENTS][32];     /* ["DIE" SEP] "source" or "reason" */
+	struct pcu_group groups[MAX_GROUPS];
+	size_t n_groups;
+	uint64_t raw[XEON_PCU_N_EVENTS];          /* totals of the raw counts */
+	double seconds[XEON_PCU_N_EVENTS];        /* totals of the seconds */
+	bool has[XEON_PCU_N_EVENTS];
+};
+
+struct pcu_state {
+	const struct xeon_uncore *xu;
+	struct engine engine;
+	bool multi_die;                   /* die labels: a package has several dies */
+	int n_sockets;                    /* boxes: one per die of each socket */
+	struct pcu_socket *sockets;
+};
+
+static int64_t machine_now_ns(void *arg)
+{
+	return hw_now_ns(arg);
+}
+
+static void pcu_free(struct pcu_state *st)
+{
+	if (!st)
+		return;
+	for (int i = 0; st->sockets && i < st->n_sockets; i++)
+		for (size_t k = 0; k < st->sockets[i].n_groups; k++)
+			if (st->sockets[i].groups[k].g)
+				engine_close(&st->engine, st->sockets[i].groups[k].g, NULL);
+	engine_destroy(&st->engine);
+	free(st->sockets);
+	free(st);
+}
+
+/* The label values of ps's samples, with the die first on packages of several. */
+static void label_box(const struct pcu_state *st, struct pcu_socket *ps)
+{
+	for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+		const char *sec = pcu_event_info[w].label ? pcu_event_info[w].label : "";
+
+		if (st->multi_die) {
+			snprintf(ps->raw_label[w], sizeof(ps->raw_label[w]), "%d" METRIC_LABEL_SEP "%s",
+				 ps->unit.die, pcu_event_info[w].name);
+			snprintf(ps->sec_label[w], sizeof(ps->sec_label[w]), "%d" METRIC_LABEL_SEP "%s",
+				 ps->unit.die, sec);
+		} else {
+			snprintf(ps->raw_label[w], sizeof(ps->raw_label[w]), "%s",
+				 pcu_event_info[w].name);
+			snprintf(ps->sec_label[w], sizeof(ps->sec_label[w]), "%s", sec);
+		}
+	}
+}
+
+/* Add event which to group k of ps when the generation has it. */
+static void plan(const struct xeon_uncore *xu, struct pcu_group *pg, enum xeon_pcu_event which)
+{
+	if (xu->pcu_code[which] == XEON_NO_EVENT || pg->n == MAX_PER_GROUP)
+		return;
+	pg->which[pg->n] = which;
+	pg->ev[pg->n] = (struct engine_event){
+		.name = pcu_event_info[which].name, .code = (uint8_t)xu->pcu_code[which],
+	};
+	pg->n++;
+}
+
+static void plan_socket(const struct xeon_uncore *xu, struct pcu_socket *ps)
+{
+	static const enum xeon_pcu_event first[] = {
+		XEON_PCU_CLOCKTICKS, XEON_PCU_PROCHOT_EXTERNAL, XEON_PCU_PROCHOT_INTERNAL,
+		XEON_PCU_FREQ_THERMAL,
+	};
+
+	for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+		plan(xu, &ps->groups[0], first[i]);
+	plan(xu, &ps->groups[1], XEON_PCU_CLOCKTICKS);
+	plan(xu, &ps->groups[1], XEON_PCU_FREQ_POWER);
+	ps->n_groups = ps->groups[1].n > 1 ? 2 : 1;
+}
+
+/*
+ * The engine [pcu] engine and the machine allow (col_engine.h): perf on
+ * uncore_pcu, or the PCU box at its fixed MSR addresses under the msr
+ * engine's ownership rule where the generation has them.
+ */
+static int choose_engine(struct collector *c, struct pcu_state *st)
+{
+	struct engine_msr_config cfg = {
+		.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns, .now_arg = c->hw,
+	};
+
+	return col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_PCU, pcu_conf_section.name,
+			       st->xu->pcu_msr ? &cfg : NULL, &st->engine);
+}
+
+static int pcu_start(struct collector *c)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(c->info->family, c->info->model);
+	struct pcu_state *st;
+	int r;
+
+	if (!settings(c->conf)->enabled) {
+		collector_refuse(c, "disabled in the configuration");
+		return -ENOTSUP;
+	}
+	if (!xu) {
+		collector_refuse(c, "%s has no server uncore PCU", c->info->microarch ?
+				 c->info->microarch : "this CPU");
+		return -ENOTSUP;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->xu = xu;
+	r = choose_engine(c, st);
+	if (r < 0) {
+		free(st);
+		return r;
+	}
+	{
+		struct uncore_unit *units;
+
+		if (uncore_units(c->topo, &units, &st->n_sockets, &st->multi_die) < 0) {
+			pcu_free(st);
+			return -ENOMEM;
+		}
+		st->sockets = calloc((size_t)st->n_sockets + 1, sizeof(*st->sockets));
+		for (int i = 0; st->sockets && i < st->n_sockets; i++)
+			st->sockets[i].unit = units[i];
+		free(units);
+		if (!st->sockets) {
+			pcu_free(st);
+			return -ENOMEM;
+		}
+	}
+	for (int i = 0; i < st->n_sockets; i++) {
+		struct pcu_socket *ps = &st->sockets[i];
+		int cpu = uncore_unit_first_online(c->hw, c->topo, &ps->unit);
+
+		label_box(st, ps);
+		plan_socket(xu, ps);
+		/*
+		 * The msr engine does not rotate groups: the box's 4 counters hold
+		 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
+		 * package throttled time (the thermal collector) covers power limits.
+		 */
+		if (strcmp(c->engine, "msr") == 0 && ps->n_groups > 1) {
+			ps->n_groups = 1;
+			collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
+				       "has 4 counters); perf's uncore_pcu PMU counts it");
+		}
+		for (size_t k = 0; cpu >= 0 && k < ps->n_groups; k++) {
+			struct pcu_group *pg = &ps->groups[k];
+			char err[256];
+
+			r = engine_open(&st->engine, ENGINE_PMU_PCU, cpu, pg->ev, pg->n, &pg->g, err,
+					sizeof(err));
+			if (r < 0)
+				collector_degrade(c, "open", "socket %d die %d: %s", ps->unit.socket,
+						  ps->unit.die, err);
+		}
+		if (cpu < 0)
+			collector_degrade(c, "offline", "socket %d die %d: no online CPU",
+					  ps->unit.socket, ps->unit.die);
+	}
+	c->state = st;
+	return 0;
+}
+
+static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_socket *ps,
+			 struct pcu_group *pg)
+{
+	struct engine_reading r[MAX_PER_GROUP];
+
+	if (!pg->g || engine_read(&st->engine, pg->g, r) < 0) {
+		if (pg->g)
+			c->errors++;
+		return;
+	}
+	for (size_t i = 0; i < pg->n; i++) {
+		enum xeon_pcu_event w = pg->which[i];
+
+		/* An event without a counter (another agent holds the box's) is left out. */
+		if (r[i].state != ENGINE_COUNTING || (i > 0 && r[0].state != ENGINE_COUNTING))
+			continue;
+		/* clockticks is in both groups: its raw total comes from the first. */
+		if (w != XEON_PCU_CLOCKTICKS || pg == &ps->groups[0])
+			ps->raw[w] += r[i].delta;
+		ps->has[w] = true;
+		if (w != XEON_PCU_CLOCKTICKS)
+			ps->seconds[w] += throttle_seconds(r[i].raw_delta, r[0].raw_delta,
+							   r[0].enabled_ns);
+	}
+}
+
+static void pcu_sample(struct collector *c, struct snapshot *s)
+{
+	struct pcu_state *st = c->state;
+
+	for (int i = 0; st && i < st->n_sockets; i++) {
+		struct pcu_socket *ps = &st->sockets[i];
+		int socket = ps->unit.socket;
+
+		for (size_t k = 0; k < ps->n_groups; k++)
+			sample_group(c, st, ps, &ps->groups[k]);
+		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+			if (!ps->has[w])
+				continue;
+			snapshot_add_sample(s, st->multi_die ? &pcu_die_events : &pcu_events, socket,
+					    ps->raw_label[w], ps->raw[w], 0);
+			if (pcu_event_info[w].family)
+				snapshot_add_sample(s, st->multi_die ? pcu_event_info[w].die_family :
+						    pcu_event_info[w].family, socket,
+						    ps->sec_label[w], 0, ps->seconds[w]);
+		}
+	}
+}
+
+static void pcu_stop(struct collector *c)
+{
+	pcu_free(c->state);
+	c->state = NULL;
+}
+
+static void pcu_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+
+	if (!xu) {
+		strbuf_append(out, "pcu: not available (no server uncore PCU on this model)\n");
+		return;
+	}
+	strbuf_printf(out, "pcu (per socket, the uncore_pcu perf PMU%s; %d counters):\n",
+		      xu->pcu_msr ? ", or the PCU's MSRs" : "", PCU_N_COUNTERS);
+	for (int w = 0; w < XEON_PCU_N_EVENTS; w++)
+		if (xu->pcu_code[w] != XEON_NO_EVENT)
+			strbuf_printf(out, "    %-34s event=0x%02x\n", pcu_event_info[w].name,
+				      xu->pcu_code[w]);
+}
+
+/* The signals the generation's PCU events give (its PCU, through either engine). */
+static unsigned pcu_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	const struct xeon_uncore *xu = xeon_uncore_find(info->family, info->model);
+	static const enum throttle_signal sig[XEON_PCU_N_EVENTS] = {
+		[XEON_PCU_CLOCKTICKS] = THROTTLE_N_SIGNALS,
+		[XEON_PCU_PROCHOT_EXTERNAL] = THROTTLE_PROCHOT_EXTERNAL,
+		[XEON_PCU_PROCHOT_INTERNAL] = THROTTLE_PROCHOT_INTERNAL,
+		[XEON_PCU_FREQ_THERMAL] = THROTTLE_FREQ_THERMAL,
+		[XEON_PCU_FREQ_POWER] = THROTTLE_FREQ_POWER,
+	};
+	unsigned mask = 0;
+
+	if (!xu)
+		return 0;
+	for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+		if (sig[w] == THROTTLE_N_SIGNALS || xu->pcu_code[w] == XEON_NO_EVENT)
+			continue;
+		/* Through MSRs the power limit does not fit the box's counters (pcu_start). */
+		if (w == XEON_PCU_FREQ_POWER && settings(conf)->engine == CONF_ENGINE_MSR)
+			continue;
+		mask |= THROTTLE_BIT(sig[w]);
+	}
+	return mask;
+}
+
+static bool pcu_is_enabled(const struct conf *conf)
+{
+	return settings(conf)->enabled;
+}
+
+static bool pcu_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return memcmp(settings(old), settings(new), sizeof(struct pcu_settings)) != 0;
+}
+
+/*
+ * Whether it counts through perf with conf: where the kernel has uncore_pcu
+ * and [pcu] engine is not msr.  Asked before the CPU is known, so a kernel
+ * with the PMU is enough (only a server uncore has it).
+ */
+static bool pcu_uses_perf(const struct conf *conf, struct perf_sys *ps)
+{
+	struct col_engine_choice ch;
+
+	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_PCU, pcu_conf_section.name, ps,
+				 &ch) == 0 && ch.perf;
+}
+
+_Static_assert(sizeof(struct pcu_settings) <= CONF_SETTINGS_BYTES,
+	       "the [pcu] settings fit the collector's block of struct conf");
+
+const struct collector_ops pcu_collector_ops = {
+	.name = "pcu",
+	.start = pcu_start,
+	.sample = pcu_sample,
+	.stop = pcu_stop,
+	.families = pcu_families,
+	.n_families = sizeof(pcu_families) / sizeof(pcu_families[0]),
+	.conf_section = &pcu_conf_section,
+	.list_events = pcu_list_events,
+	.throttle_signals = pcu_throttle_signals,
+	.is_enabled = pcu_is_enabled,
+	.conf_changed = pcu_conf_changed,
+	.uses_perf = pcu_uses_perf,
+};

@@ -1,0 +1,108 @@
+/*
+ * The generation-independent throttling families: see throttle_signals.h.
+ */
+#include "throttle_signals.h"
+
+#define DRAM_HELP "Seconds the memory was throttled, per socket and memory channel where the " \
+	"hardware has channels; cause is what the hardware tells apart (thermal, power, " \
+	"or thermal_or_power where it cannot)."
+#define CRITICAL_HELP "Seconds a memory channel was critically throttled (part of its " \
+	"throttled seconds)."
+#define PROCHOT_HELP "Seconds PROCHOT was asserted, by source: external (an agent off the die: " \
+	"a voltage regulator, the board, hot DRAM only where the board wires it so) or " \
+	"internal (the die's own sensors)."
+#define FREQ_HELP "Seconds the maximum frequency was limited, by reason: thermal or power."
+
+const struct metric_family throttle_dram_channel_seconds = {
+	.name = "uncored_dram_throttled_seconds_total",
+	.help = DRAM_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+};
+
+const struct metric_family throttle_dram_socket_seconds = {
+	.name = "uncored_dram_throttled_seconds_total",
+	.help = DRAM_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+};
+
+const struct metric_family throttle_dram_critical_seconds = {
+	.name = "uncored_dram_critical_throttled_seconds_total",
+	.help = CRITICAL_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,cause",
+	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
+};
+
+const struct metric_family throttle_prochot_seconds = {
+	.name = "uncored_prochot_seconds_total",
+	.help = PROCHOT_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "source",
+	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
+};
+
+const struct metric_family throttle_frequency_limited_seconds = {
+	.name = "uncored_frequency_limited_seconds_total",
+	.help = FREQ_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "reason",
+	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
+};
+
+const struct metric_family throttle_dram_slot_seconds = {
+	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+};
+
+const struct metric_family throttle_dram_slot_critical_seconds = {
+	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
+	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
+};
+
+const struct metric_family throttle_dram_die_channel_seconds = {
+	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "die,channel,cause",
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+};
+
+const struct metric_family throttle_dram_die_critical_seconds = {
+	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "die,channel,cause",
+	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
+};
+
+const struct metric_family throttle_prochot_die_seconds = {
+	.name = "uncored_prochot_seconds_total", .help = PROCHOT_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "die,source",
+	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
+};
+
+const struct metric_family throttle_frequency_limited_die_seconds = {
+	.name = "uncored_frequency_limited_seconds_total", .help = FREQ_HELP,
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "die,reason",
+	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
+};
+
+double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)
+{
+	double ratio;
+
+	if (clockticks == 0)
+		return 0.0;
+	ratio = (double)events / (double)clockticks;
+	if (ratio > 1.0)
+		ratio = 1.0;
+	return ratio * (double)wall_ns / 1e9;
+}

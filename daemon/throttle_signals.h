@@ -1,0 +1,72 @@
+/*
+ * The throttling time series every generation exports the same way, so
+ * that one alert rule serves a mixed fleet (issue 16): seconds of DRAM
+ * throttling, of PROCHOT and of limited frequency.  Declared here once;
+ * each collector that can tell one of them lists the family in its
+ * collector_ops.families (metric.c writes a family two collectors list
+ * once) and adds seconds with throttle_add_seconds().
+ *
+ * Each socket's JSON object carries them under the family name without
+ * "uncored_" and "_total" ("prochot_seconds": {"external": x, ...}),
+ * nested by channel, slot or die where the family has those labels
+ * (metric.h), as the page's signals section reads them.
+ *
+ * Seconds come from cycles: Δevent / Δclockticks × Δwall over one
+ * interval, the clockticks of the same box read in the same group
+ * (hardware-linux.md §4.4), so nothing assumes a clock rate.
+ */
+#ifndef UNCORED_THROTTLE_SIGNALS_H
+#define UNCORED_THROTTLE_SIGNALS_H
+
+#include <stdint.h>
+
+#include "metric.h"
+
+/*
+ * uncored_dram_throttled_seconds_total{socket,channel,cause}: a memory
+ * channel's throttled time; cause is only what the hardware tells apart
+ * ("thermal", "power" or "thermal_or_power", xeon_dram_cause_name()).
+ * Label value "CHANNEL" METRIC_LABEL_SEP "CAUSE".
+ */
+extern const struct metric_family throttle_dram_channel_seconds;
+
+/*
+ * The same name for hardware without channels ({socket,cause}, label value
+ * "CAUSE"), such as the Nehalem/Westmere uncore's DRAM event.
+ */
+extern const struct metric_family throttle_dram_socket_seconds;
+
+/* uncored_dram_critical_throttled_seconds_total{socket,channel,cause}: critical throttling. */
+extern const struct metric_family throttle_dram_critical_seconds;
+
+/* uncored_prochot_seconds_total{socket,source}: source "external" or "internal". */
+extern const struct metric_family throttle_prochot_seconds;
+
+/* uncored_frequency_limited_seconds_total{socket,reason}: reason "thermal" or "power". */
+extern const struct metric_family throttle_frequency_limited_seconds;
+
+/*
+ * The same names where the hardware counts each DIMM slot of a channel on
+ * its own (Ice Lake-SP, Sapphire/Emerald Rapids): {socket,channel,slot,cause}.
+ */
+extern const struct metric_family throttle_dram_slot_seconds;
+extern const struct metric_family throttle_dram_slot_critical_seconds;
+
+/*
+ * The same names on packages of several dies (Cascade Lake-AP), whose
+ * uncore boxes are per die: a die label first ("DIE" METRIC_LABEL_SEP ...).
+ */
+extern const struct metric_family throttle_dram_die_channel_seconds;    /* die,channel,cause */
+extern const struct metric_family throttle_dram_die_critical_seconds;   /* die,channel,cause */
+extern const struct metric_family throttle_prochot_die_seconds;         /* die,source */
+extern const struct metric_family throttle_frequency_limited_die_seconds; /* die,reason */
+
+/*
+ * Seconds an event of events cycles covers, of an interval of wall_ns
+ * nanoseconds in which its box counted clockticks cycles: 0 when the box
+ * counted no clock.  The ratio is kept at most 1 (a larger one would be a
+ * clock mismatch, §4.4).
+ */
+double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns);
+
+#endif
