@@ -32,7 +32,7 @@
 #include "sim.h"
 #include "snapshot.h"
 #include "strbuf.h"
-#include "throttle_signals.h"
+#include "throttle_families.h"
 #include "xeon_uncore.h"
 
 #define STEP_S 1.0

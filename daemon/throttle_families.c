@@ -1,7 +1,7 @@
 /*
- * The generation-independent throttling families: see throttle_signals.h.
+ * The generation-independent throttling families: see throttle_families.h.
  */
-#include "throttle_signals.h"
+#include "throttle_families.h"
 
 #define DRAM_HELP "Seconds the memory was throttled, per socket and memory channel where the " \
 	"hardware has channels; cause is what the hardware tells apart (thermal, power, " \
