@@ -25,7 +25,7 @@
 #include "collector.h"
 #include "engine.h"
 #include "throttle_signal.h"
-#include "throttle_signals.h"
+#include "throttle_families.h"
 #include "uncore_unit.h"
 #include "xeon_uncore.h"
 

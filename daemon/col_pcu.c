@@ -5,7 +5,7 @@
  * internal PROCHOT and of a thermally or power-limited maximum frequency
  * (hardware-linux.md §4.2).  Each becomes seconds as its cycles over the
  * same box's clockticks of the same group, times the interval's wall time
- * (§4.4, throttle_signals.h), and the raw counts stay available per event.
+ * (§4.4, throttle_families.h), and the raw counts stay available per event.
  *
  * The box has 4 counters: one group holds clockticks, PROCHOT external,
  * PROCHOT internal and the thermal frequency limit; the power frequency
@@ -31,7 +31,7 @@
 #include "engine_msr.h"
 #include "msr.h"
 #include "throttle_signal.h"
-#include "throttle_signals.h"
+#include "throttle_families.h"
 #include "uncore_unit.h"
 #include "xeon_uncore.h"
 

@@ -24,7 +24,7 @@
 #include "pmu.h"
 #include "msr.h"
 #include "throttle_signal.h"
-#include "throttle_signals.h"
+#include "throttle_families.h"
 #include "xeon_uncore.h"
 
 extern const struct collector_ops uncore_collector_ops;
@@ -64,7 +64,7 @@ struct uncore_socket {
 	struct engine_reading readings[UNCORE_MAX_EVENTS + 1];
 	uint64_t seen_conflicts[UNCORE_MAX_EVENTS + 1];   /* as of the previous read */
 	struct engine_group *group;
-	/* DRAM thermal throttled cycles as seconds (throttle_signals.h), once counted. */
+	/* DRAM thermal throttled cycles as seconds (throttle_families.h), once counted. */
 	bool has_dram_seconds;
 	double dram_seconds;
 };

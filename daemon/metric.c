@@ -751,6 +751,33 @@ static void table_number(const struct metric_family *g, const struct metric_samp
 		strbuf_printf(out, aligned ? "%20" PRIu64 : "%" PRIu64, u);
 }
 
+/*
+ * The title of a table_labels_titled line: f's table title, then each
+ * label of f with its part of value (see table_labels_titled).
+ */
+static void table_label_title(const struct metric_family *f, const char *value,
+			      struct strbuf *out)
+{
+	const char *name = f->label;
+
+	strbuf_append(out, f->table_title);
+	while (*name) {
+		size_t name_len = strcspn(name, ",");
+		size_t value_len = strcspn(value, METRIC_LABEL_SEP);
+		bool last = name[name_len] == '\0';
+
+		if (value_len > 0) {
+			if (last)
+				strbuf_printf(out, ", %.*s", (int)value_len, value);
+			else
+				strbuf_printf(out, ", %.*s %.*s", (int)name_len, name,
+					      (int)value_len, value);
+		}
+		name += name_len + !last;
+		value += value_len + (value[value_len] != '\0');
+	}
+}
+
 /* The lines of labelled f at where: one per label value of b. */
 static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 			   const struct metric_family *f, int where, struct strbuf *out)
@@ -760,7 +787,17 @@ static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 		const struct metric_family *p = f->table_percent_of;
 		const struct metric_sample *pa, *pb;
 
-		strbuf_printf(out, "  %-36s ", vb->label_value);
+		if (f->table_labels_titled) {
+			size_t mark = out->len;
+
+			strbuf_append(out, "  ");
+			table_label_title(f, vb->label_value, out);
+			if (!out->failed && out->len - mark < 38)
+				strbuf_printf(out, "%*s", (int)(38 - (out->len - mark)), "");
+			strbuf_append(out, " ");
+		} else {
+			strbuf_printf(out, "  %-36s ", vb->label_value);
+		}
 		if (f->kind == METRIC_TEXT) {
 			strbuf_printf(out, "%s: %s\n", f->table_title, vb->value.text);
 			continue;
@@ -770,6 +807,8 @@ static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 			continue;
 		}
 		table_number(f, va, vb, true, out);
+		if (f->table_labels_titled && strcmp(f->unit, "seconds") == 0)
+			strbuf_append(out, " s");
 		pa = p ? snapshot_find_sample(a, p, where, NULL) : NULL;
 		pb = p ? snapshot_find_sample(b, p, where, NULL) : NULL;
 		if (pa && pb && f->table_percent_label &&

@@ -150,13 +150,18 @@ struct metric_family {
 	 *   json_null member of a group the second snapshot has shows "-".
 	 * - with a label, as one line per label value of the second
 	 *   snapshot, titled by the label value ("-" when the first lacks
-	 *   it); a METRIC_TEXT family's line is "title: text".
+	 *   it); a METRIC_TEXT family's line is "title: text".  With
+	 *   table_labels_titled, the line's title is the table_title, each
+	 *   label but the last as ", NAME VALUE" and the last (what the
+	 *   value means: cause, source) as ", VALUE", empty ones left out
+	 *   ("DRAM throttled, channel 2, thermal"); seconds end in " s".
 	 * The lines go by json_order.  A family with a signal and no title is
 	 * shown only where fmt_table.c derives from it (the socket header and
 	 * the core rows).
 	 */
 	const char *table_title;
 	const char *table_part;
+	bool table_labels_titled;
 	/*
 	 * For a labelled counter: the line of label value table_percent_label
 	 * also shows its change as a percentage of the change of

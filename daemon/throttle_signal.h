@@ -11,7 +11,8 @@
  * see, why: the collector that would deliver it is down, not applicable
  * or disabled, or no collector measures it on this CPU.  The JSON, the
  * --once table and the page say it from here, so a new collector that
- * declares its signals needs no edit of theirs.
+ * declares its signals needs no edit of theirs.  The families themselves
+ * are declared in throttle_families.h.
  */
 #ifndef UNCORED_THROTTLE_SIGNAL_H
 #define UNCORED_THROTTLE_SIGNAL_H

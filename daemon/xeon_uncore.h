@@ -50,7 +50,7 @@ struct xeon_imc_event {
 	uint8_t code, umask;
 	bool critical;                 /* a critical-throttle event */
 	enum xeon_dram_cause cause;
-	bool per_slot;                 /* counts one DIMM slot of the channel (ICX, SPR, EMR) */
+	bool per_slot;                 /* counts one DIMM slot of the channel (ICX … EMR; GNR critical) */
 	uint8_t slot;                  /* which, when per_slot */
 };
 

@@ -85,6 +85,29 @@ jq -e '.collectors[] | select(.name == "uncore") | .state == "not_applicable" an
 	fail "--once text skylake failed"
 grep -q '^  uncore   not applicable errors 0: this CPU (skylake-sp' "$TEST_TMP/sky.txt" ||
 	fail "skylake table: uncore not applicable: $(grep uncore "$TEST_TMP/sky.txt")"
+# The shared throttling seconds in the socket block (declared once, throttle_families.c): socket 1
+# channel 2 is throttled from the first sample on (0-1 s of every 2 s), nothing else is.
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate skylake-sp-2s:dimm-hot-channel >"$TEST_TMP/hot.txt" \
+	2>"$TEST_TMP/log" || { cat "$TEST_TMP/log"; fail "--once skylake dimm-hot-channel failed"; }
+sed -n '/^socket 1:/,/^$/p' "$TEST_TMP/hot.txt" | grep -E '^  (DRAM throttled|PROCHOT|frequency limited)' |
+	sed -E '/ 0\.000 s$/!s/ +[0-9]+\.[0-9]{3} s$/ MORE THAN 0 s/' >"$TEST_TMP/hot.got"
+cat >"$TEST_TMP/hot.want" <<'EOF'
+  DRAM throttled, channel 0, thermal_or_power                0.000 s
+  DRAM throttled, channel 1, thermal_or_power                0.000 s
+  DRAM throttled, channel 2, thermal_or_power MORE THAN 0 s
+  DRAM throttled, channel 3, thermal_or_power                0.000 s
+  DRAM throttled, channel 4, thermal_or_power                0.000 s
+  DRAM throttled, channel 5, thermal_or_power                0.000 s
+  PROCHOT, external                                   0.000 s
+  PROCHOT, internal                                   0.000 s
+  frequency limited, thermal                          0.000 s
+EOF
+# FREQ_MAX_POWER is a fifth PCU event, in a second group that perf rotates onto the box's four
+# counters: the first sample may come before it has counted, and then the interval has no value.
+grep -v '^  frequency limited, power' "$TEST_TMP/hot.got" | diff -u "$TEST_TMP/hot.want" - ||
+	fail "throttling seconds in the socket 1 block"
+grep -qxE '  frequency limited, power +(0\.000 s|-)' "$TEST_TMP/hot.got" ||
+	fail "socket 1 power-limited frequency: $(grep power "$TEST_TMP/hot.got")"
 # The core collector on every Intel model: instructions and cycles on every CPU, IPC per CPU in the table.
 for model in westmere-ep-2s nehalem-ep-2s skylake-sp-2s big; do
 	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model" >"$TEST_TMP/m.json" 2>"$TEST_TMP/log" ||

@@ -24,7 +24,7 @@ extern const struct collector_ops uncore_collector_ops;
 #include "sample_views.h"
 #include "sim.h"
 #include "snapshot.h"
-#include "throttle_signals.h"
+#include "throttle_families.h"
 
 /*
  * A twin machine runs the same scenario with no collector.  Before start

@@ -1,7 +1,8 @@
 /*
  * Unit tests of the `--once` table: header, per-socket lines with deltas
  * and the DRAM throttled fraction, per-core rows with flags and IPC, and
- * collector status lines; the episodes that ended in the interval or still
+ * collector status lines, the shared throttling seconds by label value;
+ * the episodes that ended in the interval or still
  * run at its end.
  */
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include "fake_machines.h"
 #include "helpers.h"
 #include "fmt_table.h"
+#include "throttle_families.h"
 
 /* Add delta to the thermal value json_key at where (or set it, delta for a bool). */
 static void bump(struct snapshot *s, const char *json_key, int where, int64_t delta)
@@ -146,6 +148,52 @@ static void skylake_interval(void **state)
 	snapshot_release(b);
 }
 
+/* Add a throttling family's seconds at socket where, label value label, to a and a + delta to b. */
+static void add_seconds(struct snapshot *a, struct snapshot *b, const struct metric_family *f,
+			int where, const char *label, double at_a, double delta)
+{
+	assert_int_equal(snapshot_add_sample(a, f, where, label, 0, at_a), 0);
+	assert_int_equal(snapshot_add_sample(b, f, where, label, 0, at_a + delta), 0);
+}
+
+/* The shared throttling families: a titled line per label value, over the interval. */
+static void throttle_seconds_lines(void **state)
+{
+	static const char *const present[] = {
+		"socket 1: TjMax 95 C, package 61 C, package throttling YES, IPC -\n"
+		"  kernel package throttles                                0\n"
+		"  DRAM throttled, channel 2, thermal_or_power                0.750 s\n"
+		"  DRAM throttled, channel 3, slot 1, power                0.000 s\n"
+		"  DRAM throttled, channel 4, thermal                  0.250 s\n"
+		"  DRAM throttled, die 1, channel 0, thermal                0.125 s\n"
+		"  PROCHOT, external                                   0.500 s\n"
+		"  frequency limited, power                            1.000 s\n"
+		"\n   core",
+		NULL,
+	};
+	struct snapshot *a = skylake_snapshot(), *b = skylake_snapshot();
+	char *text;
+
+	(void)state;
+	b->time = a->time + 2;
+	add_seconds(a, b, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP "thermal_or_power",
+		    3.0, 0.75);
+	add_seconds(a, b, &throttle_dram_die_channel_seconds, 1,
+		    "1" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "thermal", 0.0, 0.125);
+	add_seconds(a, b, &throttle_dram_slot_seconds, 1,
+		    "3" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "power", 2.0, 0.0);
+	/* An empty label value (no slot) is left out of the title. */
+	add_seconds(a, b, &throttle_dram_slot_seconds, 1,
+		    "4" METRIC_LABEL_SEP "" METRIC_LABEL_SEP "thermal", 0.0, 0.25);
+	add_seconds(a, b, &throttle_prochot_seconds, 1, "external", 10.0, 0.5);
+	add_seconds(a, b, &throttle_frequency_limited_seconds, 1, "power", 0.0, 1.0);
+	text = table(a, b);
+	assert_lines("throttle seconds", text, present, NULL);
+	free(text);
+	snapshot_release(a);
+	snapshot_release(b);
+}
+
 static void missing_readings_print_dashes(void **state)
 {
 	static const char *const present[] = {
@@ -232,6 +280,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(westmere_interval),
 		cmocka_unit_test(skylake_interval),
+		cmocka_unit_test(throttle_seconds_lines),
 		cmocka_unit_test(missing_readings_print_dashes),
 		cmocka_unit_test(episodes_of_the_interval),
 		cmocka_unit_test(no_episodes_said_so),

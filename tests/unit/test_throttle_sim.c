@@ -32,7 +32,7 @@
 #include "sim.h"
 #include "snapshot.h"
 #include "strbuf.h"
-#include "throttle_signals.h"
+#include "throttle_families.h"
 #include "xeon_uncore.h"
 
 #define STEP_S 1.0
@@ -368,6 +368,16 @@ static void hot_dimms_on_one_channel(void **state)
 			assert_close(exported(&r, &throttle_dram_critical_seconds, 1, "2"
 					      METRIC_LABEL_SEP "thermal_or_power"), 8.0,
 				     "channel 2 critical", 1);
+		/* Granite Rapids counts critical throttling per DIMM slot, cause untold. */
+		if (models[m].dram_cause && strcmp(models[m].dram_cause, "thermal") == 0)
+			for (int slot = 0; slot < 2; slot++) {
+				char label[64];
+
+				snprintf(label, sizeof(label), "2" METRIC_LABEL_SEP "%d"
+					 METRIC_LABEL_SEP "thermal_or_power", slot);
+				assert_close(exported(&r, &throttle_dram_slot_critical_seconds, 1,
+						      label), 8.0, "channel 2 slot critical", 1);
+			}
 		assert_close(exported(&r, &throttle_prochot_seconds, 1, "external"), 0.0,
 			     "external", 1);
 		finish(&r);

@@ -1,7 +1,7 @@
 /*
- * The generation-independent throttling families: see throttle_signals.h.
+ * The generation-independent throttling families: see throttle_families.h.
  */
-#include "throttle_signals.h"
+#include "throttle_families.h"
 
 #define DRAM_HELP "Seconds the memory was throttled, per socket and memory channel where the " \
 	"hardware has channels; cause is what the hardware tells apart (thermal, power, " \
@@ -11,6 +11,10 @@
 #define PROCHOT_HELP "Seconds PROCHOT was asserted, by source: external (an agent off the die: " \
 	"a voltage regulator, the board, hot DRAM only where the board wires it so) or " \
 	"internal (the die's own sensors)."
+/* The --once table shows each on lines of their own (metric.h table_labels_titled). */
+#define DRAM_TABLE .table_title = "DRAM throttled", .table_labels_titled = true
+#define PROCHOT_TABLE .table_title = "PROCHOT", .table_labels_titled = true
+#define FREQ_TABLE .table_title = "frequency limited", .table_labels_titled = true
 #define FREQ_HELP "Seconds the maximum frequency was limited, by reason: thermal or power."
 
 const struct metric_family throttle_dram_channel_seconds = {
@@ -19,6 +23,7 @@ const struct metric_family throttle_dram_channel_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "channel,cause",
 	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+	DRAM_TABLE,
 };
 
 const struct metric_family throttle_dram_socket_seconds = {
@@ -27,6 +32,7 @@ const struct metric_family throttle_dram_socket_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "cause",
 	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+	DRAM_TABLE,
 };
 
 const struct metric_family throttle_dram_critical_seconds = {
@@ -43,6 +49,7 @@ const struct metric_family throttle_prochot_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "source",
 	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
+	PROCHOT_TABLE,
 };
 
 const struct metric_family throttle_frequency_limited_seconds = {
@@ -51,6 +58,7 @@ const struct metric_family throttle_frequency_limited_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "reason",
 	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
+	FREQ_TABLE,
 };
 
 const struct metric_family throttle_dram_slot_seconds = {
@@ -58,6 +66,7 @@ const struct metric_family throttle_dram_slot_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
 	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+	DRAM_TABLE,
 };
 
 const struct metric_family throttle_dram_slot_critical_seconds = {
@@ -72,6 +81,7 @@ const struct metric_family throttle_dram_die_channel_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "die,channel,cause",
 	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
+	DRAM_TABLE,
 };
 
 const struct metric_family throttle_dram_die_critical_seconds = {
@@ -86,6 +96,7 @@ const struct metric_family throttle_prochot_die_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "die,source",
 	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
+	PROCHOT_TABLE,
 };
 
 const struct metric_family throttle_frequency_limited_die_seconds = {
@@ -93,6 +104,7 @@ const struct metric_family throttle_frequency_limited_die_seconds = {
 	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
 	.kind = METRIC_DOUBLE, .label = "die,reason",
 	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
+	FREQ_TABLE,
 };
 
 double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)

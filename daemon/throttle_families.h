@@ -14,9 +14,12 @@
  * Seconds come from cycles: Δevent / Δclockticks × Δwall over one
  * interval, the clockticks of the same box read in the same group
  * (hardware-linux.md §4.4), so nothing assumes a clock rate.
+ *
+ * Which of these signals a host can and cannot see, and why, is
+ * throttle_signal.h's job.
  */
-#ifndef UNCORED_THROTTLE_SIGNALS_H
-#define UNCORED_THROTTLE_SIGNALS_H
+#ifndef UNCORED_THROTTLE_FAMILIES_H
+#define UNCORED_THROTTLE_FAMILIES_H
 
 #include <stdint.h>
 
