@@ -737,18 +737,22 @@ static double table_value(const struct metric_sample *va, const struct metric_sa
 }
 
 /* A value of the table: right-aligned on a line of its own, else after its part name. */
+/* The --once table: "  " and a title in 38 columns, a space, a number in 20. */
+#define TABLE_TITLE_COLUMNS 38
+#define TABLE_NUMBER_WIDTH 20
+
 static void table_number(const struct metric_family *g, const struct metric_sample *va,
-			 const struct metric_sample *vb, bool aligned, struct strbuf *out)
+			 const struct metric_sample *vb, int width, struct strbuf *out)
 {
 	uint64_t u;
 	double d = table_value(va, vb, &u);
 
 	if (g->kind == METRIC_DOUBLE)
-		strbuf_printf(out, aligned ? "%20.3f" : "%.3f", d);
+		strbuf_printf(out, "%*.3f", width, d);
 	else if (g->kind == METRIC_INT)
-		strbuf_printf(out, aligned ? "%20" PRId64 : "%" PRId64, (int64_t)u);
+		strbuf_printf(out, "%*" PRId64, width, (int64_t)u);
 	else
-		strbuf_printf(out, aligned ? "%20" PRIu64 : "%" PRIu64, u);
+		strbuf_printf(out, "%*" PRIu64, width, u);
 }
 
 /*
@@ -786,14 +790,20 @@ static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 		const struct metric_sample *va = snapshot_find_sample(a, f, where, vb->label_value);
 		const struct metric_family *p = f->table_percent_of;
 		const struct metric_sample *pa, *pb;
+		int width = TABLE_NUMBER_WIDTH;
 
 		if (f->table_labels_titled) {
 			size_t mark = out->len;
 
 			strbuf_append(out, "  ");
 			table_label_title(f, vb->label_value, out);
-			if (!out->failed && out->len - mark < 38)
-				strbuf_printf(out, "%*s", (int)(38 - (out->len - mark)), "");
+			/* A long title takes from the number's field, so numbers still end in one column. */
+			if (!out->failed && out->len - mark > TABLE_TITLE_COLUMNS)
+				width -= (int)(out->len - mark - TABLE_TITLE_COLUMNS);
+			else if (!out->failed)
+				strbuf_printf(out, "%*s", (int)(TABLE_TITLE_COLUMNS - (out->len - mark)), "");
+			if (width < 1)
+				width = 1;
 			strbuf_append(out, " ");
 		} else {
 			strbuf_printf(out, "  %-36s ", vb->label_value);
@@ -803,10 +813,10 @@ static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 			continue;
 		}
 		if (!va) {
-			strbuf_printf(out, "%20s\n", "-");
+			strbuf_printf(out, "%*s\n", width, "-");
 			continue;
 		}
-		table_number(f, va, vb, true, out);
+		table_number(f, va, vb, width, out);
 		if (f->table_labels_titled && strcmp(f->unit, "seconds") == 0)
 			strbuf_append(out, " s");
 		pa = p ? snapshot_find_sample(a, p, where, NULL) : NULL;
@@ -862,7 +872,7 @@ void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b
 				strbuf_printf(out, "%s %s ", i > k ? "," : "", g->table_part);
 			else
 				strbuf_append(out, " ");
-			table_number(g, va, vb, !g->table_part, out);
+			table_number(g, va, vb, g->table_part ? 0 : TABLE_NUMBER_WIDTH, out);
 			if (g->table_part && strcmp(g->unit, "seconds") == 0)
 				strbuf_append(out, " s");
 		}

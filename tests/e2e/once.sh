@@ -92,12 +92,12 @@ grep -q '^  uncore   not applicable errors 0: this CPU (skylake-sp' "$TEST_TMP/s
 sed -n '/^socket 1:/,/^$/p' "$TEST_TMP/hot.txt" | grep -E '^  (DRAM throttled|PROCHOT|frequency limited)' |
 	sed -E '/ 0\.000 s$/!s/ +[0-9]+\.[0-9]{3} s$/ MORE THAN 0 s/' >"$TEST_TMP/hot.got"
 cat >"$TEST_TMP/hot.want" <<'EOF'
-  DRAM throttled, channel 0, thermal_or_power                0.000 s
-  DRAM throttled, channel 1, thermal_or_power                0.000 s
+  DRAM throttled, channel 0, thermal_or_power         0.000 s
+  DRAM throttled, channel 1, thermal_or_power         0.000 s
   DRAM throttled, channel 2, thermal_or_power MORE THAN 0 s
-  DRAM throttled, channel 3, thermal_or_power                0.000 s
-  DRAM throttled, channel 4, thermal_or_power                0.000 s
-  DRAM throttled, channel 5, thermal_or_power                0.000 s
+  DRAM throttled, channel 3, thermal_or_power         0.000 s
+  DRAM throttled, channel 4, thermal_or_power         0.000 s
+  DRAM throttled, channel 5, thermal_or_power         0.000 s
   PROCHOT, external                                   0.000 s
   PROCHOT, internal                                   0.000 s
   frequency limited, thermal                          0.000 s

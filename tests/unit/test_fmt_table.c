@@ -162,10 +162,10 @@ static void throttle_seconds_lines(void **state)
 	static const char *const present[] = {
 		"socket 1: TjMax 95 C, package 61 C, package throttling YES, IPC -\n"
 		"  kernel package throttles                                0\n"
-		"  DRAM throttled, channel 2, thermal_or_power                0.750 s\n"
-		"  DRAM throttled, channel 3, slot 1, power                0.000 s\n"
+		"  DRAM throttled, channel 2, thermal_or_power         0.750 s\n"
+		"  DRAM throttled, channel 3, slot 1, power            0.000 s\n"
 		"  DRAM throttled, channel 4, thermal                  0.250 s\n"
-		"  DRAM throttled, die 1, channel 0, thermal                0.125 s\n"
+		"  DRAM throttled, die 1, channel 0, thermal           0.125 s\n"
 		"  PROCHOT, external                                   0.500 s\n"
 		"  frequency limited, power                            1.000 s\n"
 		"\n   core",
