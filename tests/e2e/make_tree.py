@@ -9,7 +9,7 @@ register values are what a Westmere-EP could hold at boot, with an uncore
 counter 7 and its enable bit already taken by another agent so the daemon
 must leave them alone.
 
-Usage: make_tree.py ROOT [--cores N] [--dies N] [--boot linux]          build the tree
+Usage: make_tree.py ROOT [--cores N] [--dies N] [--boot linux] [--pmus] build the tree
        make_tree.py ROOT [--cores N] [--dies N] [--boot linux] --dump   print every register
 
 --cores N gives each socket N cores instead of 6 (core ids 0..N-1), as for
@@ -27,9 +27,16 @@ thermal_throttle/package_throttle_count of 3 + D.
 1 (0x38d = 0xb0), perf's stale select 0x13003c (EN clear) on GP counter 0,
 and 0x391 = 0x1000000ff as after perf uncore use; uncore counter 7 stays
 another agent's.
+
+--pmus also writes the kernel's PMU tree, <root>/sys/bus/event_source/devices
+("cpu", and "uncore" with cpumask 0,6), exactly as the simulator shows it
+for westmere-ep-2s (the same 2 x 6 x 2 machine): the simulator's own writer
+does it, through the pmu-tree program named by $UNCORED_PMU_TREE_BIN (built
+in tests/).  Not with --cores or --dies, which the simulated model lacks.
 """
 import os
 import struct
+import subprocess
 import sys
 
 SOCKETS, CORES, THREADS = 2, 6, 2
@@ -134,6 +141,13 @@ def build(root):
                        "%d\n" % (3 + die_of(core)))
 
 
+def build_pmus(root):
+    exe = os.environ.get("UNCORED_PMU_TREE_BIN")
+    if not exe:
+        sys.exit("make_tree.py: --pmus needs $UNCORED_PMU_TREE_BIN (the pmu-tree program)")
+    subprocess.run([exe, "westmere-ep-2s", root], check=True)
+
+
 def dump(root):
     for cpu, _, _, _ in cpus():
         with open(os.path.join(root, "dev/cpu", str(cpu), "msr"), "rb") as f:
@@ -162,9 +176,16 @@ if __name__ == "__main__":
             sys.exit(__doc__)
         boot_linux()
         del args[i:i + 2]
+    pmus = "--pmus" in args
+    if pmus:
+        args.remove("--pmus")
+        if CORES != 6 or DIES != 1:
+            sys.exit("make_tree.py: --pmus: only the 2 x 6 x 2 tree of westmere-ep-2s\n" + __doc__)
     if len(args) == 2 and args[1] == "--dump":
         dump(args[0])
     elif len(args) == 1:
         build(args[0])
+        if pmus:
+            build_pmus(args[0])
     else:
         sys.exit(__doc__)
