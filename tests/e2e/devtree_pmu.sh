@@ -10,15 +10,23 @@
 #     has a core PMU, else down with the kernel's reason, never a crash;
 #   - pcu, imc: not applicable, with the reason (no server uncore);
 # and every register in the tree holds its original value afterwards.
+# Then the same on a Skylake-SP tree written wholly by the simulator
+# (make_tree.py --model skylake-sp-2s: uncore_pcu, uncore_imc_0..5):
+#   - pcu: perf under engine = auto (the tree lists uncore_pcu); where this
+#     kernel refuses every uncore_pcu event it falls back to the PCU box's
+#     MSRs (0x710...) and says why, else it counts through perf;
+#   - imc: up through perf where this kernel accepts the events, else down
+#     with "the kernel refused every uncore_imc event (...)", never up with
+#     nothing counting (there is no msr path for the iMC).
 . "$(dirname "$0")/lib.sh"
 
-: "${UNCORED_PMU_TREE_BIN:?UNCORED_PMU_TREE_BIN must point at the pmu-tree program}"
+: "${UNCORED_SIM_TREE_BIN:?UNCORED_SIM_TREE_BIN must point at the sim-tree program}"
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux --pmus "$tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
 
 # The tree is the simulator's own, byte for byte.
-"$UNCORED_PMU_TREE_BIN" westmere-ep-2s "$TEST_TMP/sim"
+"$UNCORED_SIM_TREE_BIN" --pmus westmere-ep-2s "$TEST_TMP/sim"
 diff -r "$TEST_TMP/sim/sys/bus/event_source/devices" "$tree/sys/bus/event_source/devices" >&2 ||
 	fail "the tree's PMUs differ from the simulator's"
 [ "$(cat "$tree/sys/bus/event_source/devices/uncore/cpumask")" = 0,6 ] ||
@@ -65,4 +73,61 @@ PY
 
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers differ after exit"
+
+skx="$TEST_TMP/skx"
+python3 "$(dirname "$0")/make_tree.py" "$skx" --model skylake-sp-2s
+python3 "$(dirname "$0")/make_tree.py" "$skx" --model skylake-sp-2s --dump >"$TEST_TMP/skx-before"
+grep -q '^cpu28 0x710 ' "$TEST_TMP/skx-before" || fail "no PCU box registers in the Skylake-SP tree"
+for pmu in uncore_pcu uncore_imc_0 uncore_imc_5; do
+	[ "$(cat "$skx/sys/bus/event_source/devices/$pmu/cpumask")" = 0,28 ] || fail "$pmu cpumask"
+done
+rc=0
+timeout 120 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$skx" --once --json \
+	>"$TEST_TMP/skx.json" 2>"$TEST_TMP/skx.log" || rc=$?
+[ "$rc" = 0 ] || fail "skylake-sp: exit status $rc: $(cat "$TEST_TMP/skx.log")"
+
+python3 - "$TEST_TMP/skx.json" "$TEST_TMP/skx.log" <<'PY' || fail "$(cat "$TEST_TMP/skx.log")"
+import glob, json, sys
+doc = json.load(open(sys.argv[1]))
+log = open(sys.argv[2]).read()
+cols = {c["name"]: c for c in doc["collectors"]}
+# The PMU types this machine's kernel has: the tree's uncore_pcu is type 11,
+# uncore_imc_N 12 + N (the simulator's choices); a kernel without them must
+# refuse every event.
+real = set()
+for path in glob.glob("/sys/bus/event_source/devices/*/type"):
+    try:
+        real.add(int(open(path).read()))
+    except (OSError, ValueError):
+        pass
+def check(cond, what):
+    if not cond:
+        sys.exit("devtree_pmu skylake-sp: %s: %s" % (what, json.dumps(doc["collectors"])))
+
+p = cols["pcu"]
+check(p["state"] == "up", "pcu not up")
+check(p["engine"]["name"] == "msr" or 11 in real, "pcu stayed on perf though the kernel has no type 11")
+if p["engine"]["name"] == "msr":
+    why = p["engine"]["reason"]
+    check(why.startswith("engine = auto falls back to msr: the kernel refused every "
+                         "uncore_pcu event (socket 0 die 0: cpu 0: open 'clockticks'"), "pcu reason")
+    check("collector pcu: msr engine: " + why in log, "pcu fallback not logged")
+else:
+    # This kernel accepted type 11 (some PMU of its own): perf, as chosen.
+    check(p["engine"]["reason"] == "the kernel has the uncore_pcu PMU (engine = auto)", "pcu perf")
+
+m = cols["imc"]
+check(m["engine"]["name"] == "perf", "imc engine")
+check(m["state"] == "down" or real & set(range(12, 18)), "imc up though the kernel has no type 12..17")
+if m["state"] == "down":
+    check(m["reason"].startswith("the kernel refused every uncore_imc event (socket 0 die 0 "
+                                 "channel 0: cpu 0: open 'clockticks'"), "imc reason")
+    check("collector imc: off: " + m["reason"] in log, "imc reason not logged")
+else:
+    check(m["state"] == "up", "imc neither down nor up")
+check(cols["uncore"]["state"] == "not_applicable", "uncore on skylake-sp")
+PY
+
+python3 "$(dirname "$0")/make_tree.py" "$skx" --model skylake-sp-2s --dump >"$TEST_TMP/skx-after"
+diff "$TEST_TMP/skx-before" "$TEST_TMP/skx-after" >&2 || fail "skylake-sp: registers differ after exit"
 echo "devtree_pmu: ok"

@@ -11,6 +11,7 @@ must leave them alone.
 
 Usage: make_tree.py ROOT [--cores N] [--dies N] [--boot linux] [--pmus] build the tree
        make_tree.py ROOT [--cores N] [--dies N] [--boot linux] --dump   print every register
+       make_tree.py ROOT --model MODEL [--dump]      a simulated model's tree, or its registers
 
 --cores N gives each socket N cores instead of 6 (core ids 0..N-1), as for
 the benchmark's 2 x 56 x 2 machine.
@@ -31,8 +32,13 @@ another agent's.
 --pmus also writes the kernel's PMU tree, <root>/sys/bus/event_source/devices
 ("cpu", and "uncore" with cpumask 0,6), exactly as the simulator shows it
 for westmere-ep-2s (the same 2 x 6 x 2 machine): the simulator's own writer
-does it, through the pmu-tree program named by $UNCORED_PMU_TREE_BIN (built
+does it, through the sim-tree program named by $UNCORED_SIM_TREE_BIN (built
 in tests/).  Not with --cores or --dies, which the simulated model lacks.
+
+--model MODEL writes the whole tree of a simulated model instead (registers
+as it boots under Linux, CPUID, topology, throttle counts and its PMU tree:
+skylake-sp-2s has uncore_pcu and uncore_imc_0..5 with cpumask 0,28), all by
+sim-tree; with --dump, the model's registers as the tree holds them now.
 """
 import os
 import struct
@@ -141,11 +147,12 @@ def build(root):
                        "%d\n" % (3 + die_of(core)))
 
 
-def build_pmus(root):
-    exe = os.environ.get("UNCORED_PMU_TREE_BIN")
+def sim_tree(mode, model, root):
+    exe = os.environ.get("UNCORED_SIM_TREE_BIN")
     if not exe:
-        sys.exit("make_tree.py: --pmus needs $UNCORED_PMU_TREE_BIN (the pmu-tree program)")
-    subprocess.run([exe, "westmere-ep-2s", root], check=True)
+        sys.exit("make_tree.py: --pmus and --model need $UNCORED_SIM_TREE_BIN (the sim-tree program)")
+    sys.stdout.flush()
+    subprocess.run([exe, mode, model, root], check=True)
 
 
 def dump(root):
@@ -158,6 +165,14 @@ def dump(root):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--model" in args:
+        i = args.index("--model")
+        model = args[i + 1:i + 2]
+        del args[i:i + 2]
+        if len(model) != 1 or len(args) not in (1, 2) or args[1:] not in ([], ["--dump"]):
+            sys.exit(__doc__)
+        sim_tree("--dump" if args[1:] else "--machine", model[0], args[0])
+        sys.exit(0)
     if "--cores" in args:
         i = args.index("--cores")
         CORES = int(args[i + 1])
@@ -186,6 +201,6 @@ if __name__ == "__main__":
     elif len(args) == 1:
         build(args[0])
         if pmus:
-            build_pmus(args[0])
+            sim_tree("--pmus", "westmere-ep-2s", args[0])
     else:
         sys.exit(__doc__)
