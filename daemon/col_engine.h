@@ -13,7 +13,9 @@
  *   - auto, Nehalem/Westmere uncore: msr, the product's own programming
  *     of the uncore; the kernel's "uncore" PMU only when asked for;
  *   - auto, server PCU: perf when the kernel has uncore_pcu, else msr at
- *     the PCU's fixed addresses where the generation has them;
+ *     the PCU's fixed addresses where the generation has them (the pcu
+ *     collector also falls back to msr when the kernel refuses every
+ *     event of a uncore_pcu that sysfs lists);
  *   - the iMC, and the PCU from Sapphire Rapids on, have no msr path: a
  *     kernel without their PMUs means the facility is missing.
  * Collectors choose at start, and start-up asks the same question to

@@ -116,6 +116,8 @@ struct imc_state {
 	bool multi_die;                   /* die labels: a package has several dies */
 	int n_sockets;                    /* one per die of each socket */
 	struct imc_socket *sockets;
+	size_t n_opened;                  /* groups the kernel accepted at start */
+	char first_err[COLLECTOR_TEXT_MAX];   /* the first open's error at start */
 };
 
 static void imc_free(struct imc_state *st)
@@ -197,10 +199,16 @@ static void open_socket(struct collector *c, struct imc_state *st, struct imc_so
 		for (int k = 0; k < st->n_groups && r != -ENODEV; k++) {
 			r = engine_open(&st->engine, ENGINE_PMU_IMC, ENGINE_BOX_TARGET(n, cpu),
 					st->gev[k], 1 + st->grp_n[k], &ch->g[k], err, sizeof(err));
+			if (r == 0)
+				st->n_opened++;
 			if (r < 0 && r != -ENODEV) {
 				ch->g[k] = NULL;
 				collector_degrade(c, "open", "socket %d die %d channel %d: %s",
 						  is->unit.socket, is->unit.die, n, err);
+				if (!st->first_err[0])
+					snprintf(st->first_err, sizeof(st->first_err),
+						 "socket %d die %d channel %d: %.140s", is->unit.socket,
+						 is->unit.die, n, err);
 			}
 		}
 		if (r == -ENODEV)
@@ -265,6 +273,18 @@ static int imc_start(struct collector *c)
 	}
 	for (int i = 0; i < st->n_sockets; i++) {
 		open_socket(c, st, &st->sockets[i]);
+	}
+	/*
+	 * sysfs lists uncore_imc_N but the kernel refused every event (sysfs
+	 * and kernel disagree, as in a container with another host's /sys):
+	 * nothing would ever count, so down with the kernel's first reason
+	 * rather than up with no samples.
+	 */
+	if (st->n_opened == 0 && st->first_err[0]) {
+		collector_recover(c, "open");
+		collector_refuse(c, "the kernel refused every uncore_imc event (%.140s)", st->first_err);
+		imc_free(st);
+		return -ENODEV;
 	}
 	c->state = st;
 	return 0;

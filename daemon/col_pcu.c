@@ -212,6 +212,91 @@ static int choose_engine(struct collector *c, struct pcu_state *st)
 			       st->xu->pcu_msr ? &cfg : NULL, &st->engine);
 }
 
+/*
+ * Plan and open every box's groups with st->engine, noting a box that
+ * cannot be opened or has no online CPU (collector_degrade).  Returns how
+ * many groups opened; *ret_tried says whether any open was attempted, and
+ * first_err holds the first open's error.
+ */
+static size_t open_boxes(struct collector *c, struct pcu_state *st, bool *ret_tried,
+			 char *first_err, size_t errlen)
+{
+	const struct xeon_uncore *xu = st->xu;
+	size_t opened = 0;
+	int r;
+
+	*ret_tried = false;
+	first_err[0] = '\0';
+	for (int i = 0; i < st->n_sockets; i++) {
+		struct pcu_socket *ps = &st->sockets[i];
+		int cpu = uncore_unit_first_online(c->hw, c->topo, &ps->unit);
+
+		label_box(st, ps);
+		plan_socket(xu, ps);
+		/*
+		 * The msr engine does not rotate groups: the box's 4 counters hold
+		 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
+		 * package throttled time (the thermal collector) covers power limits.
+		 */
+		if (strcmp(c->engine, "msr") == 0 && ps->n_groups > 1) {
+			ps->n_groups = 1;
+			collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
+				       "has 4 counters); perf's uncore_pcu PMU counts it");
+		}
+		for (size_t k = 0; cpu >= 0 && k < ps->n_groups; k++) {
+			struct pcu_group *pg = &ps->groups[k];
+			char err[256];
+
+			r = engine_open(&st->engine, ENGINE_PMU_PCU, cpu, pg->ev, pg->n, &pg->g, err,
+					sizeof(err));
+			*ret_tried = true;
+			if (r == 0) {
+				opened++;
+				continue;
+			}
+			collector_degrade(c, "open", "socket %d die %d: %s", ps->unit.socket,
+					  ps->unit.die, err);
+			if (!first_err[0])
+				snprintf(first_err, errlen, "socket %d die %d: %.150s", ps->unit.socket,
+					 ps->unit.die, err);
+		}
+		if (cpu < 0)
+			collector_degrade(c, "offline", "socket %d die %d: no online CPU",
+					  ps->unit.socket, ps->unit.die);
+	}
+	return opened;
+}
+
+/*
+ * engine = auto chose perf because the sysfs tree lists uncore_pcu, but
+ * the kernel refused every event (sysfs and kernel disagree, as in a
+ * container with another host's /sys): count through the PCU box's MSRs
+ * instead, where the generation has them.  0 when nothing changed or the
+ * msr engine now holds every box it could open; else a negative errno.
+ */
+static int fall_back_to_msr(struct collector *c, struct pcu_state *st, const char *perf_err)
+{
+	struct engine_msr_config cfg = {
+		.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns, .now_arg = c->hw,
+	};
+	char err[COLLECTOR_TEXT_MAX];
+	bool tried;
+	int r;
+
+	engine_destroy(&st->engine);
+	r = engine_msr_new(&cfg, &st->engine);
+	if (r < 0)
+		return r;
+	c->engine = "msr";
+	snprintf(c->engine_why, sizeof(c->engine_why), "engine = auto falls back to msr: the "
+		 "kernel refused every uncore_pcu event (%.110s)", perf_err);
+	collector_recover(c, "open");
+	for (int i = 0; i < st->n_sockets; i++)
+		memset(st->sockets[i].groups, 0, sizeof(st->sockets[i].groups));
+	open_boxes(c, st, &tried, err, sizeof(err));
+	return 0;
+}
+
 static int pcu_start(struct collector *c)
 {
 	const struct xeon_uncore *xu = xeon_uncore_find(c->info->family, c->info->model);
@@ -252,35 +337,17 @@ static int pcu_start(struct collector *c)
 			return -ENOMEM;
 		}
 	}
-	for (int i = 0; i < st->n_sockets; i++) {
-		struct pcu_socket *ps = &st->sockets[i];
-		int cpu = uncore_unit_first_online(c->hw, c->topo, &ps->unit);
+	{
+		bool tried;
+		char err[COLLECTOR_TEXT_MAX];
 
-		label_box(st, ps);
-		plan_socket(xu, ps);
-		/*
-		 * The msr engine does not rotate groups: the box's 4 counters hold
-		 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
-		 * package throttled time (the thermal collector) covers power limits.
-		 */
-		if (strcmp(c->engine, "msr") == 0 && ps->n_groups > 1) {
-			ps->n_groups = 1;
-			collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
-				       "has 4 counters); perf's uncore_pcu PMU counts it");
+		if (open_boxes(c, st, &tried, err, sizeof(err)) == 0 && tried &&
+		    strcmp(c->engine, "perf") == 0 && st->xu->pcu_msr &&
+		    settings(c->conf)->engine == CONF_ENGINE_AUTO &&
+		    (r = fall_back_to_msr(c, st, err)) < 0) {
+			pcu_free(st);
+			return r;
 		}
-		for (size_t k = 0; cpu >= 0 && k < ps->n_groups; k++) {
-			struct pcu_group *pg = &ps->groups[k];
-			char err[256];
-
-			r = engine_open(&st->engine, ENGINE_PMU_PCU, cpu, pg->ev, pg->n, &pg->g, err,
-					sizeof(err));
-			if (r < 0)
-				collector_degrade(c, "open", "socket %d die %d: %s", ps->unit.socket,
-						  ps->unit.die, err);
-		}
-		if (cpu < 0)
-			collector_degrade(c, "offline", "socket %d die %d: no online CPU",
-					  ps->unit.socket, ps->unit.die);
 	}
 	c->state = st;
 	return 0;

@@ -9,8 +9,9 @@ register values are what a Westmere-EP could hold at boot, with an uncore
 counter 7 and its enable bit already taken by another agent so the daemon
 must leave them alone.
 
-Usage: make_tree.py ROOT [--cores N] [--dies N] [--boot linux]          build the tree
+Usage: make_tree.py ROOT [--cores N] [--dies N] [--boot linux] [--pmus] build the tree
        make_tree.py ROOT [--cores N] [--dies N] [--boot linux] --dump   print every register
+       make_tree.py ROOT --model MODEL [--dump]      a simulated model's tree, or its registers
 
 --cores N gives each socket N cores instead of 6 (core ids 0..N-1), as for
 the benchmark's 2 x 56 x 2 machine.
@@ -27,9 +28,21 @@ thermal_throttle/package_throttle_count of 3 + D.
 1 (0x38d = 0xb0), perf's stale select 0x13003c (EN clear) on GP counter 0,
 and 0x391 = 0x1000000ff as after perf uncore use; uncore counter 7 stays
 another agent's.
+
+--pmus also writes the kernel's PMU tree, <root>/sys/bus/event_source/devices
+("cpu", and "uncore" with cpumask 0,6), exactly as the simulator shows it
+for westmere-ep-2s (the same 2 x 6 x 2 machine): the simulator's own writer
+does it, through the sim-tree program named by $UNCORED_SIM_TREE_BIN (built
+in tests/).  Not with --cores or --dies, which the simulated model lacks.
+
+--model MODEL writes the whole tree of a simulated model instead (registers
+as it boots under Linux, CPUID, topology, throttle counts and its PMU tree:
+skylake-sp-2s has uncore_pcu and uncore_imc_0..5 with cpumask 0,28), all by
+sim-tree; with --dump, the model's registers as the tree holds them now.
 """
 import os
 import struct
+import subprocess
 import sys
 
 SOCKETS, CORES, THREADS = 2, 6, 2
@@ -134,6 +147,14 @@ def build(root):
                        "%d\n" % (3 + die_of(core)))
 
 
+def sim_tree(mode, model, root):
+    exe = os.environ.get("UNCORED_SIM_TREE_BIN")
+    if not exe:
+        sys.exit("make_tree.py: --pmus and --model need $UNCORED_SIM_TREE_BIN (the sim-tree program)")
+    sys.stdout.flush()
+    subprocess.run([exe, mode, model, root], check=True)
+
+
 def dump(root):
     for cpu, _, _, _ in cpus():
         with open(os.path.join(root, "dev/cpu", str(cpu), "msr"), "rb") as f:
@@ -144,6 +165,14 @@ def dump(root):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--model" in args:
+        i = args.index("--model")
+        model = args[i + 1:i + 2]
+        del args[i:i + 2]
+        if len(model) != 1 or len(args) not in (1, 2) or args[1:] not in ([], ["--dump"]):
+            sys.exit(__doc__)
+        sim_tree("--dump" if args[1:] else "--machine", model[0], args[0])
+        sys.exit(0)
     if "--cores" in args:
         i = args.index("--cores")
         CORES = int(args[i + 1])
@@ -162,9 +191,16 @@ if __name__ == "__main__":
             sys.exit(__doc__)
         boot_linux()
         del args[i:i + 2]
+    pmus = "--pmus" in args
+    if pmus:
+        args.remove("--pmus")
+        if CORES != 6 or DIES != 1:
+            sys.exit("make_tree.py: --pmus: only the 2 x 6 x 2 tree of westmere-ep-2s\n" + __doc__)
     if len(args) == 2 and args[1] == "--dump":
         dump(args[0])
     elif len(args) == 1:
         build(args[0])
+        if pmus:
+            sim_tree("--pmus", "westmere-ep-2s", args[0])
     else:
         sys.exit(__doc__)
