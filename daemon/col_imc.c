@@ -398,7 +398,7 @@ static bool imc_is_enabled(const struct conf *conf)
 
 static bool imc_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return memcmp(settings(old), settings(new), sizeof(struct imc_settings)) != 0;
+	return conf_settings_changed(&imc_conf_section, settings(old), settings(new));
 }
 
 /* Whether it counts through perf (now or once a reload enables it): where the kernel has uncore_imc_N. */

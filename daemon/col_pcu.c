@@ -457,7 +457,7 @@ static bool pcu_is_enabled(const struct conf *conf)
 
 static bool pcu_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return memcmp(settings(old), settings(new), sizeof(struct pcu_settings)) != 0;
+	return conf_settings_changed(&pcu_conf_section, settings(old), settings(new));
 }
 
 /*

@@ -672,7 +672,7 @@ static bool thermal_is_enabled(const struct conf *conf)
 
 static bool thermal_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return memcmp(settings(old), settings(new), sizeof(struct thermal_settings)) != 0;
+	return conf_settings_changed(&thermal_conf_section, settings(old), settings(new));
 }
 
 const struct collector_ops thermal_collector_ops = {

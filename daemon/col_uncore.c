@@ -631,14 +631,9 @@ static bool uncore_is_enabled(const struct conf *conf)
 	return settings(conf)->enabled;
 }
 
-/* engine is not asked about: it takes effect at restart (its key's restart flag). */
 static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
 {
-	const struct uncore_settings *a = settings(old), *b = settings(new);
-
-	return a->enabled != b->enabled || a->default_events != b->default_events ||
-	       a->on_conflict != b->on_conflict ||
-	       !conf_events_equal(a->events, a->n_events, b->events, b->n_events);
+	return conf_settings_changed(&uncore_conf_section, settings(old), settings(new));
 }
 
 /*

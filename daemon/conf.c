@@ -795,6 +795,40 @@ const char *conf_error_format(const struct conf_error *e, char *buf, size_t len)
 	return buf;
 }
 
+bool conf_settings_changed(const struct conf_section *sec, const void *old, const void *new)
+{
+	for (size_t k = 0; k < sec->n_keys; k++) {
+		const struct conf_key *key = &sec->keys[k];
+		const char *a = (const char *)old + key->offset, *b = (const char *)new + key->offset;
+		bool same;
+
+		if (key->restart)
+			continue;
+		switch (key->kind) {
+		case CONF_KIND_EVENT: {
+			int n_a, n_b;
+
+			memcpy(&n_a, (const char *)old + key->count_offset, sizeof(n_a));
+			memcpy(&n_b, (const char *)new + key->count_offset, sizeof(n_b));
+			same = conf_events_equal((const struct conf_event *)(const void *)a, n_a,
+						 (const struct conf_event *)(const void *)b, n_b);
+			break;
+		}
+		case CONF_KIND_STRING:
+		case CONF_KIND_PATH:
+		case CONF_KIND_LISTEN:
+			same = strcmp(a, b) == 0;
+			break;
+		default:
+			same = memcmp(a, b, key->size) == 0;
+			break;
+		}
+		if (!same)
+			return true;
+	}
+	return false;
+}
+
 bool conf_events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b)
 {
 	if (n_a != n_b)

@@ -191,6 +191,15 @@ int conf_load_string(const char *name, const char *text, struct conf *ret_conf,
 bool conf_events_equal(const struct conf_event *a, int n_a, const struct conf_event *b, int n_b);
 
 /*
+ * Whether the keys of sec differ between the settings blocks old and new
+ * (the offsets of sec's keys count from them): each key by its kind,
+ * events as conf_events_equal() sees them.  Keys marked restart are not
+ * asked about: a reload keeps their running value.  What a collector's
+ * conf_changed (collector.h) answers.
+ */
+bool conf_settings_changed(const struct conf_section *sec, const void *old, const void *new);
+
+/*
  * Format one error as "FILE:LINE: key: message" (line and key omitted when
  * absent) into buf.  Returns buf.
  */

@@ -105,7 +105,7 @@ static bool tick_is_enabled(const struct conf *conf)
 
 static bool tick_conf_changed(const struct conf *old, const struct conf *new)
 {
-	return memcmp(settings(old), settings(new), sizeof(struct tick_settings)) != 0;
+	return conf_settings_changed(&tick_section, settings(old), settings(new));
 }
 
 const struct collector_ops tick_collector_ops = {

@@ -1373,10 +1373,44 @@ static void uses_perf_follows_the_engine_choice(void **state)
 	}
 }
 
+/*
+ * A reload restarts the collector only for a key of its own that changed:
+ * not for an event moved to another line, nor for engine (kept until
+ * restart by the reload itself).
+ */
+static void conf_changed_asks_its_own_keys(void **state)
+{
+	static const struct {
+		const char *a, *b;
+		bool want;
+	} cases[] = {
+		{ "[core]\nevent = branch_instructions\n",
+		  "\n\n[core]\n\nevent = branch_instructions\n", false },
+		{ "[core]\nevent = branch_instructions\n",
+		  "[core]\nevent = llc_misses\ndefault_events = no\n", true },
+		{ "", "[core]\nper = socket\n", true },
+		{ "", "[core]\non_conflict = reclaim\n", true },
+		{ "", "[core]\nengine = msr\n", false },
+		{ "", "[thermal]\nrapl = no\n", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct conf a, b;
+		struct conf_errors errs;
+
+		assert_int_equal(conf_load_string("a.conf", cases[i].a, &a, &errs), 0);
+		assert_int_equal(conf_load_string("b.conf", cases[i].b, &b, &errs), 0);
+		if (core_collector_ops.conf_changed(&a, &b) != cases[i].want)
+			fail_msg("case %zu: conf_changed is not %d", i, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(programs_fixed_nibbles_and_global_bits),
+		cmocka_unit_test(conf_changed_asks_its_own_keys),
 		cmocka_unit_test(counts_deltas_and_wraps_at_the_cpuid_width),
 		cmocka_unit_test(watchdog_on_fixed_counter_1_is_left_alone),
 		cmocka_unit_test(busy_gp_counter_shifts_events_to_free_ones),
