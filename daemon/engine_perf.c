@@ -56,26 +56,30 @@ struct engine_group {
 
 /* ---- PMUs ---- */
 
-static int load_uncore(const char *root, struct perf_pmu **ret_pmu, char *reason, size_t len)
+/*
+ * Load the uncore PMU name; when the kernel has none, -ENODEV with a reason
+ * that names what it is and why a host may lack it.
+ */
+static int load_named(const char *root, const char *name, const char *what, const char *why,
+		      struct perf_pmu **ret_pmu, char *reason, size_t len)
 {
-	int r = perf_pmu_load(root, UNCORE_PMU, ret_pmu, reason, len);
+	int r = perf_pmu_load(root, name, ret_pmu, reason, len);
 
 	if (r == -ENOENT)
-		set_err(reason, len, "this kernel has no Nehalem/Westmere uncore PMU (%s%s/%s "
-			"absent: another CPU model, a virtual machine, or intel_uncore not loaded)",
-			root, PERF_SYS_PMU_DIR, UNCORE_PMU);
+		set_err(reason, len, "this kernel has no %s PMU (%s%s/%s absent: %s, a virtual "
+			"machine, or intel_uncore not loaded)", what, root, PERF_SYS_PMU_DIR, name, why);
 	return r == -ENOENT ? -ENODEV : r;
+}
+
+static int load_uncore(const char *root, struct perf_pmu **ret_pmu, char *reason, size_t len)
+{
+	return load_named(root, UNCORE_PMU, "Nehalem/Westmere uncore", "another CPU model",
+			  ret_pmu, reason, len);
 }
 
 static int load_pcu(const char *root, struct perf_pmu **ret_pmu, char *reason, size_t len)
 {
-	int r = perf_pmu_load(root, PCU_PMU, ret_pmu, reason, len);
-
-	if (r == -ENOENT)
-		set_err(reason, len, "this kernel has no PCU PMU (%s%s/%s absent: not a Xeon "
-			"server uncore, a virtual machine, or intel_uncore not loaded)",
-			root, PERF_SYS_PMU_DIR, PCU_PMU);
-	return r == -ENOENT ? -ENODEV : r;
+	return load_named(root, PCU_PMU, "PCU", "not a Xeon server uncore", ret_pmu, reason, len);
 }
 
 /* uncore_imc_N: N, or -1 for another name. */
