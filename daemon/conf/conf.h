@@ -166,6 +166,19 @@ int conf_check_events(struct conf_check *chk, const struct conf_event *ev, int n
 		      enum event_pmu pmu, bool use_defaults, size_t capacity, char *taken,
 		      size_t takenlen);
 
+/*
+ * The collectors' sections, in registration order: how many there are, and
+ * collector i's section table (NULL: it has no keys), its name, and whether
+ * conf enables it (a collector without an enabled key always is).
+ * Declared here and implemented by the collector registry
+ * (collectors/registry.c), so that this layer never includes the
+ * collectors'.
+ */
+size_t conf_collector_count(void);
+const struct conf_section *conf_collector_section(size_t i);
+const char *conf_collector_name(size_t i);
+bool conf_collector_enabled(size_t i, const struct conf *conf);
+
 /* Fill conf with the built-in defaults (what an empty file means). */
 void conf_defaults(struct conf *conf);
 

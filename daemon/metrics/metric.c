@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "collector.h"
 #include "metric.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -258,12 +257,13 @@ static void make_family_lists(void)
 	const struct metric_family **by = family_cache.by_json_order;
 	size_t n = 0;
 
-	for (size_t i = 0; i < collector_registry_n; i++) {
-		const struct collector_ops *ops = collector_registry[i];
+	for (size_t i = 0; i < metric_source_count(); i++) {
+		size_t n_fam;
+		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
 
-		for (size_t k = 0; k < ops->n_families && n < MAX_FAMILIES; k++)
-			if (!is_one_of(ops->families[k], family_cache.declared, n))
-				family_cache.declared[n++] = ops->families[k];
+		for (size_t k = 0; k < n_fam && n < MAX_FAMILIES; k++)
+			if (!is_one_of(fam[k], family_cache.declared, n))
+				family_cache.declared[n++] = fam[k];
 	}
 	memcpy(by, family_cache.declared, n * sizeof(*by));
 	/* An insertion sort of a few. */
@@ -276,7 +276,7 @@ static void make_family_lists(void)
 		by[j] = f;
 	}
 	family_cache.n = n;
-	family_cache.registry_n = collector_registry_n;
+	family_cache.registry_n = metric_source_count();
 }
 
 /* The declared families (by json_order when asked) into ret; how many. */
@@ -285,7 +285,7 @@ static size_t copy_families(const struct metric_family **ret, bool by_json_order
 	size_t n;
 
 	pthread_mutex_lock(&family_cache.lock);
-	if (family_cache.registry_n != collector_registry_n)
+	if (family_cache.registry_n != metric_source_count())
 		make_family_lists();
 	n = family_cache.n;
 	memcpy(ret, by_json_order ? family_cache.by_json_order : family_cache.declared,
@@ -301,13 +301,14 @@ static size_t declared_families(const struct metric_family **ret)
 
 const struct metric_family *metric_family_find(const char *collector, const char *name)
 {
-	for (size_t i = 0; i < collector_registry_n; i++) {
-		const struct collector_ops *ops = collector_registry[i];
+	for (size_t i = 0; i < metric_source_count(); i++) {
+		size_t n_fam;
+		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
 
-		if (collector && strcmp(ops->name, collector) != 0)
+		if (collector && strcmp(metric_source_name(i), collector) != 0)
 			continue;
-		for (size_t k = 0; k < ops->n_families; k++) {
-			const struct metric_family *f = ops->families[k];
+		for (size_t k = 0; k < n_fam; k++) {
+			const struct metric_family *f = fam[k];
 			const char *its = f->name ? f->name : f->json_key;
 
 			if (its && strcmp(its, name) == 0)
@@ -321,11 +322,12 @@ const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
 						 enum metric_signal signal,
 						 enum metric_scope scope, int where)
 {
-	for (size_t i = 0; i < collector_registry_n; i++) {
-		const struct collector_ops *ops = collector_registry[i];
+	for (size_t i = 0; i < metric_source_count(); i++) {
+		size_t n_fam;
+		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
 
-		for (size_t k = 0; k < ops->n_families; k++) {
-			const struct metric_family *f = ops->families[k];
+		for (size_t k = 0; k < n_fam; k++) {
+			const struct metric_family *f = fam[k];
 			const struct metric_sample *v;
 
 			if (f->signal != signal || f->scope != scope || f->label)
@@ -343,11 +345,12 @@ const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot 
 							  enum metric_scope scope, int where,
 							  const char *label)
 {
-	for (size_t i = 0; i < collector_registry_n; i++) {
-		const struct collector_ops *ops = collector_registry[i];
+	for (size_t i = 0; i < metric_source_count(); i++) {
+		size_t n_fam;
+		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
 
-		for (size_t k = 0; k < ops->n_families; k++) {
-			const struct metric_family *f = ops->families[k];
+		for (size_t k = 0; k < n_fam; k++) {
+			const struct metric_family *f = fam[k];
 			const struct metric_sample *v;
 
 			if (f->signal != signal || f->scope != scope || !f->label)

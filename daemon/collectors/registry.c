@@ -66,3 +66,39 @@ const struct collector_ops *collector_find(const char *name)
 			return collector_registry[i];
 	return NULL;
 }
+
+size_t metric_source_count(void)
+{
+	return collector_registry_n;
+}
+
+const char *metric_source_name(size_t i)
+{
+	return collector_registry[i]->name;
+}
+
+const struct metric_family *const *metric_source_families(size_t i, size_t *ret_n)
+{
+	*ret_n = collector_registry[i]->n_families;
+	return collector_registry[i]->families;
+}
+
+size_t conf_collector_count(void)
+{
+	return collector_registry_n;
+}
+
+const struct conf_section *conf_collector_section(size_t i)
+{
+	return collector_registry[i]->conf_section;
+}
+
+const char *conf_collector_name(size_t i)
+{
+	return collector_registry[i]->name;
+}
+
+bool conf_collector_enabled(size_t i, const struct conf *conf)
+{
+	return !collector_registry[i]->is_enabled || collector_registry[i]->is_enabled(conf);
+}

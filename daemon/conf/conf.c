@@ -3,7 +3,8 @@
  * "key = value" pairs; a key table per section gives each key its kind,
  * place in struct conf, bounds and default, and one parse function per kind
  * turns the text into a value or a message saying what was expected.  The
- * [daemon] table is here; the collectors declare theirs (collector.h).  Every error
+ * [daemon] table is here; the collectors declare theirs (collector.h), and conf.h
+ * asks for them through the conf_collector_* calls.  Every error
  * is collected with its file, line and key, and a file with any error is
  * refused whole.  It does no logging; whether the configured events fit the
  * CPU actually found is for the collectors to check.
@@ -16,7 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "collector.h"
 #include "conf.h"
 #include "conf_file.h"
 #include "listen_addr.h"
@@ -74,8 +74,8 @@ static const struct conf_section *section_at(size_t i)
 {
 	if (i == 0)
 		return &daemon_section;
-	if (i - 1 < collector_registry_n)
-		return collector_registry[i - 1]->conf_section;
+	if (i - 1 < conf_collector_count())
+		return conf_collector_section(i - 1);
 	return NULL;
 }
 
@@ -91,7 +91,7 @@ static void *section_base(struct conf *conf, size_t i)
 
 static size_t n_sections(void)
 {
-	size_t n = 1 + collector_registry_n;
+	size_t n = 1 + conf_collector_count();
 
 	return n < MAX_SECTIONS ? n : MAX_SECTIONS;
 }
@@ -664,12 +664,14 @@ static void check_some_collector_enabled(const struct conf *conf, struct conf_ch
 	char names[256] = "";
 	size_t len = 0;
 
-	for (size_t i = 0; i < collector_registry_n; i++) {
-		if (!collector_registry[i]->is_enabled || collector_registry[i]->is_enabled(conf))
+	size_t n = conf_collector_count();
+
+	for (size_t i = 0; i < n; i++) {
+		if (conf_collector_enabled(i, conf))
 			return;
 		len += (size_t)snprintf(names + len, len < sizeof(names) ? sizeof(names) - len : 0,
-					"%s[%s]", i == 0 ? "" : i + 1 == collector_registry_n ? " or " : ", ",
-					collector_registry[i]->name);
+					"%s[%s]", i == 0 ? "" : i + 1 == n ? " or " : ", ",
+					conf_collector_name(i));
 		if (len >= sizeof(names))
 			len = sizeof(names) - 1;
 	}

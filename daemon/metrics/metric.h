@@ -255,6 +255,17 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 			       int sign);
 
 /*
+ * Where the declared families come from: the sources (the registered
+ * collectors) in registration order, each with its name and the families
+ * it declares, n_families of them into *ret_n.  Declared here and
+ * implemented by the collector registry (collectors/registry.c), so that
+ * this layer never includes the collectors'.
+ */
+size_t metric_source_count(void);
+const char *metric_source_name(size_t i);
+const struct metric_family *const *metric_source_families(size_t i, size_t *ret_n);
+
+/*
  * The registered family named name (its Prometheus name, or for a family
  * without one its json_key) that collector (NULL: any) declares, or NULL.
  */
