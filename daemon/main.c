@@ -261,10 +261,12 @@ static void main_loop(struct daemon *d)
 	if (wd_usec && wd_usec / 2000 < (uint64_t)tick_ms)
 		tick_ms = (int)(wd_usec / 2000);
 	for (;;) {
-		struct pollfd p[2] = { { .fd = d->signal_fd, .events = POLLIN },
-				       { .fd = privsep_fd(d->server), .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = d->signal_fd, .events = POLLIN },
+				       { .fd = privsep_fd(d->server), .events = POLLIN },
+				       { .fd = hwopen_exit_fd(d->opener), .events = POLLIN } };
 		struct signalfd_siginfo si;
-		int n = poll(p, 2, tick_ms);
+		int n = poll(p, 3, tick_ms);
+		char why[64];
 
 		/* A stop signal first: systemd signals the server too, and that is no crash. */
 		if (n > 0 && (p[0].revents & POLLIN) &&
@@ -282,6 +284,10 @@ static void main_loop(struct daemon *d)
 			d->server_gone = true;
 			return;
 		}
+		/* Sampling goes on without it; only CPUs that come online later are lost. */
+		if (n > 0 && p[2].revents && hwopen_reap(d->opener, why, sizeof(why)))
+			log_error("msr opener %d %s; a CPU that comes online from now on cannot be "
+				  "monitored until uncored restarts", (int)hwopen_pid(d->opener), why);
 		if (wd_usec && privsep_alive(d->server))   /* and only while the server lives */
 			kick_watchdog(d);
 		send_status();
@@ -400,6 +406,7 @@ static int run_daemon(const struct options *o, struct conf *conf)
 			goto out_listen;
 		}
 		hwdev_set_opener(&d.machine.hw, hwopen_open, d.opener);
+		log_info("msr opener started as pid %d", (int)hwopen_pid(d.opener));
 	}
 	/*
 	 * The collectors start as root, after the fork (the server holds none

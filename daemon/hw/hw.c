@@ -128,6 +128,10 @@ static const struct {
 	{ EIO, OP_BIT(HW_OP_OPEN), "this CPU has no MSR support" },
 	{ EIO, OP_BIT(HW_OP_READ) | OP_BIT(HW_OP_WRITE), "no such register on this CPU" },
 	{ ENXIO, ANY_OP, "the CPU is offline" },
+	{ EPIPE, OP_BIT(HW_OP_OPEN), "the msr opener is gone (its end is logged); uncored "
+	  "monitors this CPU after a restart" },
+	{ ETIMEDOUT, OP_BIT(HW_OP_OPEN), "the msr opener did not answer in time; uncored "
+	  "monitors this CPU after a restart" },
 };
 
 const char *hw_hint(int err, enum hw_op op)

@@ -31,6 +31,11 @@
 
 struct hwopen;
 
+/* How long a request waits for the opener's answer before it is taken as gone. */
+#define HWOPEN_ANSWER_MS 1000
+/* How long the stop waits for the opener to exit. */
+#define HWOPEN_STOP_MS 200
+
 /*
  * Fork the opener for devices under root ("/" for the machine).  Returns
  * 0 and the handle, or a negative errno with a sentence in err.
@@ -40,15 +45,34 @@ int hwopen_start(const char *root, struct hwopen **ret, char *err, size_t errlen
 /*
  * Ask the opener for cpu's msr (read-write) and cpuid (read-only) fds: a
  * hwdev_opener, with arg the handle.  Returns 0 with both fds, or a
- * negative errno: the open's (-ENXIO: the CPU is offline again), or
- * -EPIPE when the opener is gone.
+ * negative errno: the open's (-ENXIO: the CPU is offline again), -EPIPE
+ * when the opener is gone, or -ETIMEDOUT when it did not answer within
+ * HWOPEN_ANSWER_MS (a stopped or stuck opener).  After -EPIPE or
+ * -ETIMEDOUT the opener is gone for good: every later call returns -EPIPE
+ * at once, so the caller (the sampler's thread) never blocks on it again.
  */
 int hwopen_open(void *arg, int cpu, int *ret_msr_fd, int *ret_cpuid_fd);
 
 /* The opener's process id. */
 pid_t hwopen_pid(const struct hwopen *o);
 
-/* Close the daemon's end, wait for the opener to exit, free.  NULL is allowed. */
+/*
+ * A descriptor that becomes readable when the opener exits (a pidfd), for
+ * the main loop's poll; -1 when there is none (NULL, or already reaped).
+ */
+int hwopen_exit_fd(const struct hwopen *o);
+
+/*
+ * When the opener has exited: reap it, say how in why ("exited with status
+ * 1", "was killed by SIGKILL") and return 1; else 0.  Main thread only.
+ */
+int hwopen_reap(struct hwopen *o, char *why, size_t whylen);
+
+/*
+ * Close the daemon's end and free.  Waits at most HWOPEN_STOP_MS for the
+ * opener to exit: a stopped one is left behind, and exits at end-of-file
+ * when it runs again.  NULL is allowed.
+ */
 void hwopen_stop(struct hwopen *o);
 
 #endif

@@ -1,12 +1,14 @@
 /*
  * CPU hotplug, as the sampler sees it.  See hotplug.h.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
 #include "hotplug.h"
 #include "ledger_file.h"
 #include "log.h"
+#include "msr.h"
 #include "pmu.h"
 
 struct hotplug {
@@ -62,6 +64,23 @@ static void finish_left(struct hotplug *h)
 			   done, rec.cleaned, rec.left, pmu_left(&v, NULL));
 }
 
+/*
+ * A CPU that came online: its devices are opened at the first access (on
+ * the device backend, by the msr opener after the privilege drop), so read
+ * its thermal status once to know whether it can be monitored at all.
+ */
+static void log_online(struct hotplug *h, int cpu)
+{
+	uint64_t v;
+	int r = hw_read_msr(h->hw, cpu, IA32_THERM_STATUS, &v);
+
+	if (r < 0 && r != -EIO)
+		log_error("cpu %d came online but cannot be monitored: %s", cpu,
+			  hw_hint(r, HW_OP_OPEN));
+	else
+		log_notice("cpu %d came online; monitoring it", cpu);
+}
+
 void hotplug_check(struct hotplug *h)
 {
 	int n = 0;
@@ -76,7 +95,7 @@ void hotplug_check(struct hotplug *h)
 				continue;
 			if (is) {
 				h->n_online++;
-				log_notice("cpu %d came online; monitoring it", h->now[i].cpu);
+				log_online(h, h->now[i].cpu);
 			} else {
 				h->n_offline++;
 				log_warning("cpu %d went offline; its counters carry on when it comes "
