@@ -1,6 +1,6 @@
 /*
  * The simulated server uncore boxes: see sim_box.h.  Counters are stored
- * as (value, time of last change), as in sim.c: a read integrates the
+ * as (value, time of last change), as in sim_machine.h: a read integrates the
  * condition since then, and any write re-bases every counter of the box.
  */
 #include <errno.h>

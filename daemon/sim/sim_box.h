@@ -1,5 +1,5 @@
 /*
- * The server uncore boxes of the simulated machine (internal to sim.c):
+ * The server uncore boxes of the simulated machine (internal to daemon/sim/):
  * one PCU box per socket and n_imc memory channels per socket, for models
  * whose family/model has a row in xeon_uncore.h.  Their events count the
  * box's clock cycles while a condition of the machine model holds:
