@@ -17,7 +17,7 @@
  * registers read 0 (overflow is not modelled) and writes to them are
  * ignored (OVF_CTRL, STATUS_SET) or fail with EIO (read-only STATUS);
  * CMASK and INV are ignored, EDGE is honoured on uncore events only;
- * IA32_PERF_CAPABILITIES reads FW_WRITE (bit 13) alone where the model has
+ * MSR_IA32_PERF_CAPABILITIES reads FW_WRITE (bit 13) alone where the model has
  * it, 0 elsewhere;
  * several CORE_n umask bits count the OR of the conditions; 0x80 counts
  * while a core is at/above TjMax, 0x81 while it is throttled (hot, or
@@ -341,15 +341,15 @@ static const struct sim_perf_io perf_io = {
  */
 static void boot_boxes(struct sim *s)
 {
-	const struct xeon_uncore *xu = s->boxes ? sim_boxes_uncore(s->boxes) : NULL;
-	uint64_t v = PMON_BOX_CTL_RST_CTRL | PMON_BOX_CTL_RST_CTRS;
+	const struct sim_uncore_gen *gen = s->boxes ? sim_boxes_uncore(s->boxes) : NULL;
+	uint64_t v = SNBEP_PMON_BOX_CTL_RST_CTRL | SNBEP_PMON_BOX_CTL_RST_CTRS;
 
-	if (!xu || !xu->pcu_msr)
+	if (!gen || !gen->pcu)
 		return;
-	if (xu->pcu_msr->box_ctl == SNBEP_PCU_MSR_BOX_CTL)
-		v |= PMON_BOX_CTL_FRZ_EN;
+	if (gen->pcu->box_ctl == SNBEP_PCU_MSR_PMON_BOX_CTL)
+		v |= SNBEP_PMON_BOX_CTL_FRZ_EN;
 	for (int u = 0; u < s->model->n_sockets * sim_model_n_dies(s->model); u++)
-		kernel_write(s, sim_model_unit_cpu(s->model, u), xu->pcu_msr->box_ctl, v, 0);
+		kernel_write(s, sim_model_unit_cpu(s->model, u), gen->pcu->box_ctl, v, 0);
 }
 
 static int setup_agents(struct sim *s)

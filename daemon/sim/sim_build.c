@@ -236,12 +236,12 @@ static int check_ids(const struct sim *s, const struct sim_rule *r, char *err, s
 /* Whether msr is a PCU box register of model m (sim_box.h; known before the boxes are built). */
 static bool is_pcu_register(const struct sim_model *m, uint32_t msr)
 {
-	const struct xeon_uncore *xu = m->n_imc ? xeon_uncore_find(m->family, m->model) : NULL;
-	const struct xeon_pcu_msr *a = xu ? xu->pcu_msr : NULL;
+	const struct sim_uncore_gen *gen = m->n_imc ? sim_uncore_gen_find(m->family, m->model) : NULL;
+	const struct sim_pcu_addr *a = gen ? gen->pcu : NULL;
 
 	return a && (msr == a->box_ctl || msr == a->filter ||
-		     (msr >= a->ctl0 && msr < a->ctl0 + PCU_N_COUNTERS) ||
-		     (msr >= a->ctr0 && msr < a->ctr0 + PCU_N_COUNTERS));
+		     (msr >= a->ctl0 && msr < a->ctl0 + SNBEP_PCU_NUM_COUNTERS) ||
+		     (msr >= a->ctr0 && msr < a->ctr0 + SNBEP_PCU_NUM_COUNTERS));
 }
 
 static int check_register(const struct sim *s, const struct sim_rule *r, char *err, size_t errlen)
@@ -298,12 +298,12 @@ int sim_build_machine(struct sim *s)
 		return -ENOMEM;
 	for (int sk = 0; s->boxes && sk < m->n_sockets; sk++) {
 		struct sim_socket *so = &s->sockets[sk];
-		const struct sim_timeline *cond[XEON_PCU_N_EVENTS] = {
-			[XEON_PCU_CLOCKTICKS] = NULL,
-			[XEON_PCU_PROCHOT_EXTERNAL] = &so->prochot,
-			[XEON_PCU_PROCHOT_INTERNAL] = &so->pkg_hot,
-			[XEON_PCU_FREQ_THERMAL] = &so->pkg_thermal,
-			[XEON_PCU_FREQ_POWER] = &so->pkg_limit,
+		const struct sim_timeline *cond[SIM_PCU_N_CONDS] = {
+			[SIM_PCU_CLOCKTICKS] = NULL,
+			[SIM_PCU_PROCHOT_EXTERNAL] = &so->prochot,
+			[SIM_PCU_PROCHOT_INTERNAL] = &so->pkg_hot,
+			[SIM_PCU_FREQ_MAX_THERMAL] = &so->pkg_thermal,
+			[SIM_PCU_FREQ_MAX_POWER] = &so->pkg_limit,
 		};
 
 		if (sim_boxes_set_socket(s->boxes, sk, cond, &so->dram_limit, s->scn->period_ns) < 0)

@@ -40,19 +40,20 @@ static bool gp_counting(const struct sim_cpu *c, int n)
 {
 	uint64_t sel = c->evtsel[n];
 
-	return (sel & PERFEVTSEL_EN) && (sel & (PERFEVTSEL_USR | PERFEVTSEL_OS)) &&
-	       (c->global_ctrl & PERF_GLOBAL_CTRL_EN_PMC(n));
+	return (sel & ARCH_PERFMON_EVENTSEL_ENABLE) &&
+	       (sel & (ARCH_PERFMON_EVENTSEL_USR | ARCH_PERFMON_EVENTSEL_OS)) &&
+	       (c->global_ctrl & GLOBAL_CTRL_EN_PMC(n));
 }
 
 static unsigned fixed_nibble(const struct sim_cpu *c, int i)
 {
-	return (unsigned)(c->fixed_ctrl >> (FIXED_CTR_CTRL_STRIDE * i)) & 0xfu;
+	return (unsigned)(c->fixed_ctrl >> (INTEL_FIXED_BITS_STRIDE * i)) & 0xfu;
 }
 
 static bool fixed_counting(const struct sim_cpu *c, int i)
 {
-	return (fixed_nibble(c, i) & (FIXED_CTR_CTRL_EN_OS | FIXED_CTR_CTRL_EN_USR)) &&
-	       (c->global_ctrl & PERF_GLOBAL_CTRL_EN_FIXED(i));
+	return (fixed_nibble(c, i) & (INTEL_FIXED_0_KERNEL | INTEL_FIXED_0_USER)) &&
+	       (c->global_ctrl & GLOBAL_CTRL_EN_FIXED(i));
 }
 
 static uint64_t gp_value(const struct sim *s, const struct loc *l, int n, int64_t t)
@@ -112,7 +113,7 @@ static int write_gp_full(struct sim *s, const struct loc *l, int i, int64_t t, u
 static int read_perf_caps(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v)
 {
 	(void)l, (void)i, (void)t;
-	*v = (s->model->flags & SIM_F_FW_WRITE) ? PERF_CAP_FW_WRITE : 0;
+	*v = (s->model->flags & SIM_F_FW_WRITE) ? PERF_CAP_FW_WRITES : 0;
 	return 0;
 }
 
@@ -178,28 +179,28 @@ static int read_inuse(struct sim *s, const struct loc *l, int i, int64_t t, uint
 	(void)i, (void)t;
 	*v = 0;
 	for (int n = 0; n < s->model->n_gp; n++)
-		if (l->cpu->evtsel[n] & PERFEVTSEL_EN)
-			*v |= MSR_BIT(n);
+		if (l->cpu->evtsel[n] & ARCH_PERFMON_EVENTSEL_ENABLE)
+			*v |= BIT_ULL(n);
 	for (int f = 0; f < s->model->n_fixed; f++)
 		if (fixed_nibble(l->cpu, f))
-			*v |= MSR_BIT(32 + f);
+			*v |= BIT_ULL(32 + f);
 	return 0;
 }
 
 #define V4 (SIM_F_INTEL | SIM_F_PERFMON_V4)
 
 const struct reg_desc sim_core_regs[] = {
-	{ IA32_PMC0, COUNT_GP, SIM_F_INTEL, read_gp, write_gp },
-	{ IA32_A_PMC0, COUNT_GP, SIM_F_INTEL | SIM_F_FW_WRITE, read_gp, write_gp_full },
-	{ IA32_PERF_CAPABILITIES, 1, SIM_F_INTEL, read_perf_caps, NULL },
-	{ IA32_PERFEVTSEL0, COUNT_GP, SIM_F_INTEL, read_evtsel, write_evtsel },
-	{ IA32_FIXED_CTR0, COUNT_FIXED, SIM_F_INTEL, read_fixed, write_fixed },
-	{ IA32_FIXED_CTR_CTRL, 1, SIM_F_INTEL, read_fixed_ctrl, write_fixed_ctrl },
-	{ IA32_PERF_GLOBAL_STATUS, 1, SIM_F_INTEL, sim_read_zero, NULL },
-	{ IA32_PERF_GLOBAL_CTRL, 1, SIM_F_INTEL, read_global_ctrl, write_global_ctrl },
-	{ IA32_PERF_GLOBAL_OVF_CTRL, 1, SIM_F_INTEL, sim_read_zero, sim_write_ignored },
-	{ IA32_PERF_GLOBAL_STATUS_SET, 1, V4, NULL, sim_write_ignored },
-	{ IA32_PERF_GLOBAL_INUSE, 1, V4, read_inuse, NULL },
+	{ MSR_IA32_PERFCTR0, COUNT_GP, SIM_F_INTEL, read_gp, write_gp },
+	{ MSR_IA32_PMC0, COUNT_GP, SIM_F_INTEL | SIM_F_FW_WRITE, read_gp, write_gp_full },
+	{ MSR_IA32_PERF_CAPABILITIES, 1, SIM_F_INTEL, read_perf_caps, NULL },
+	{ MSR_ARCH_PERFMON_EVENTSEL0, COUNT_GP, SIM_F_INTEL, read_evtsel, write_evtsel },
+	{ MSR_CORE_PERF_FIXED_CTR0, COUNT_FIXED, SIM_F_INTEL, read_fixed, write_fixed },
+	{ MSR_CORE_PERF_FIXED_CTR_CTRL, 1, SIM_F_INTEL, read_fixed_ctrl, write_fixed_ctrl },
+	{ MSR_CORE_PERF_GLOBAL_STATUS, 1, SIM_F_INTEL, sim_read_zero, NULL },
+	{ MSR_CORE_PERF_GLOBAL_CTRL, 1, SIM_F_INTEL, read_global_ctrl, write_global_ctrl },
+	{ MSR_CORE_PERF_GLOBAL_OVF_CTRL, 1, SIM_F_INTEL, sim_read_zero, sim_write_ignored },
+	{ MSR_CORE_PERF_GLOBAL_STATUS_SET, 1, V4, NULL, sim_write_ignored },
+	{ MSR_CORE_PERF_GLOBAL_INUSE, 1, V4, read_inuse, NULL },
 };
 
 const size_t sim_n_core_regs = sizeof(sim_core_regs) / sizeof(sim_core_regs[0]);

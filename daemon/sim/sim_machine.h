@@ -23,7 +23,7 @@
 #include <time.h>
 
 #include "hw.h"
-#include "msr.h"
+#include "sim_facts.h"
 #include "sim.h"
 #include "sim_box.h"
 #include "sim_kernel.h"
@@ -60,8 +60,8 @@ struct count_src {
 
 struct sim_uncore {
 	uint64_t global_ctrl, fixed_ctrl, addr_match;
-	uint64_t evtsel[UNCORE_N_COUNTERS];
-	struct sim_ctr pmc[UNCORE_N_COUNTERS];
+	uint64_t evtsel[NHM_UNC_NUM_COUNTERS];
+	struct sim_ctr pmc[NHM_UNC_NUM_COUNTERS];
 	struct sim_ctr fixed;
 };
 

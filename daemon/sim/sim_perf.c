@@ -201,8 +201,8 @@ int sim_perf_open(struct sim_perf *p, const struct perf_event_attr *attr, pid_t 
 		.used = true, .ctx = (int)(c - p->ctxs), .leader = group_fd != -1 ? group_fd - FD_BASE : i,
 		.next = -1, .config = config, .read_format = attr->read_format,
 		.id = ++p->next_id, .enabled = !attr->disabled, .slot = NO_SLOT, .stamp = t,
-		.usr_os = (attr->exclude_user ? 0 : PERFEVTSEL_USR) |
-			  (attr->exclude_kernel ? 0 : PERFEVTSEL_OS),
+		.usr_os = (attr->exclude_user ? 0 : ARCH_PERFMON_EVENTSEL_USR) |
+			  (attr->exclude_kernel ? 0 : ARCH_PERFMON_EVENTSEL_OS),
 	};
 	if (group_fd != -1) {
 		int last = group_fd - FD_BASE, slots[MAX_SLOTS];
@@ -366,7 +366,7 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 	p->io = *io;
 	p->io_ctx = ctx;
 	p->n_cpus = sim_model_n_cpus(m);
-	p->n_imc = xeon_uncore_find(m->family, m->model) && (m->flags & SIM_F_INTEL) ? m->n_imc : 0;
+	p->n_imc = sim_uncore_gen_find(m->family, m->model) && (m->flags & SIM_F_INTEL) ? m->n_imc : 0;
 	p->pcu0 = p->n_cpus + m->n_sockets;
 	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets * sim_model_n_dies(m) : 0);
 	p->n_ctxs = p->imc0 + m->n_sockets * sim_model_n_dies(m) * p->n_imc;

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "msr.h"
+#include "sim_facts.h"
 #include "sim_perf.h"
 
 #define FD_BASE        3           /* fds look like fds; the table index is fd - FD_BASE */
@@ -26,8 +26,8 @@
 #define PCU_RAW_MASK   UINT64_C(0xdf84c0ff)  /* event|occ_sel|edge|inv|thresh5|occ_invert|occ_edge */
 #define IMC_RAW_MASK   UINT64_C(0xff84ffff)  /* event|umask|edge|inv|thresh8 */
 #define BOX_N_COUNTERS 4
-#define SEL_KERNEL_BITS (PERFEVTSEL_INT | PERFEVTSEL_EN)
-#define FIXED_NIBBLE_PERF (FIXED_CTR_CTRL_PMI | FIXED_CTR_CTRL_EN_USR | FIXED_CTR_CTRL_EN_OS)
+#define SEL_KERNEL_BITS (ARCH_PERFMON_EVENTSEL_INT | ARCH_PERFMON_EVENTSEL_ENABLE)
+#define FIXED_NIBBLE_PERF (INTEL_FIXED_0_ENABLE_PMI | INTEL_FIXED_0_USER | INTEL_FIXED_0_KERNEL)
 #define NHM_UNC_GLOBAL_ENABLE UINT64_C(0x1000000ff)
 #define READ_FORMATS (PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | \
 		      PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID)

@@ -13,14 +13,14 @@
 static uint32_t ctr_msr(const struct ctx *c, int slot)
 {
 	if (c->uncore)
-		return slot >= FIXED_SLOT(0) ? MSR_UNCORE_FIXED_CTR0 : MSR_UNCORE_PMC0 + (uint32_t)slot;
-	return slot >= FIXED_SLOT(0) ? IA32_FIXED_CTR0 + (uint32_t)(slot - FIXED_SLOT(0)) :
-				       IA32_PMC0 + (uint32_t)slot;
+		return slot >= FIXED_SLOT(0) ? NHM_UNC_FIXED_CTR : NHM_UNC_UNCORE_PMC0 + (uint32_t)slot;
+	return slot >= FIXED_SLOT(0) ? MSR_CORE_PERF_FIXED_CTR0 + (uint32_t)(slot - FIXED_SLOT(0)) :
+				       MSR_IA32_PERFCTR0 + (uint32_t)slot;
 }
 
 static uint64_t ctr_mask(const struct sim_perf *p, const struct ctx *c, int slot)
 {
-	int w = c->uncore ? UNCORE_COUNTER_WIDTH :
+	int w = c->uncore ? NHM_UNC_CTR_BITS :
 		slot >= FIXED_SLOT(0) ? p->m->fixed_width : p->m->gp_width;
 
 	return w >= 64 ? UINT64_MAX : (UINT64_C(1) << w) - 1;
@@ -67,7 +67,7 @@ static uint32_t allowed_slots(const struct sim_perf *p, const struct ctx *c, con
 		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) : (1u << BOX_N_COUNTERS) - 1;
 	if (c->uncore)
 		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) :
-		       (1u << UNCORE_N_COUNTERS) - 1;
+		       (1u << NHM_UNC_NUM_COUNTERS) - 1;
 	gp = (1u << p->m->n_gp) - 1;
 	if (e->config == REF_PSEUDO)
 		return p->m->n_fixed > 2 ? 1u << FIXED_SLOT(2) : 0;
@@ -107,7 +107,7 @@ uint32_t sim_perf_all_slots(const struct sim_perf *p, const struct ctx *c)
 	if (c->box == BOX_IMC)
 		return ((1u << BOX_N_COUNTERS) - 1) | 1u << FIXED_SLOT(0);
 	if (c->uncore)
-		return ((1u << UNCORE_N_COUNTERS) - 1) | 1u << FIXED_SLOT(0);
+		return ((1u << NHM_UNC_NUM_COUNTERS) - 1) | 1u << FIXED_SLOT(0);
 	return ((1u << p->m->n_gp) - 1) |
 	       (((1u << p->m->n_fixed) - 1) << FIXED_SLOT(0));
 }
@@ -140,14 +140,15 @@ static void program_core(struct sim_perf *p, struct ctx *c, uint32_t gp_mask, co
 	uint64_t fixed_ctrl = SIM_KERNEL_KEEP, cur = 0;
 
 	if (fixed_off | fixed_on) {
-		p->io.read(p->io_ctx, c->cpu, IA32_FIXED_CTR_CTRL, &cur, t);
+		p->io.read(p->io_ctx, c->cpu, MSR_CORE_PERF_FIXED_CTR_CTRL, &cur, t);
 		for (int i = 0; i < p->m->n_fixed; i++) {
-			uint64_t nib = UINT64_C(0xf) << (FIXED_CTR_CTRL_STRIDE * i);
+			uint64_t nib = UINT64_C(0xf) << (INTEL_FIXED_BITS_STRIDE * i);
 
 			if (fixed_off & (1u << i))
 				cur &= ~nib;
 			if (fixed_on & (1u << i))
-				cur = (cur & ~nib) | (uint64_t)FIXED_NIBBLE_PERF << (FIXED_CTR_CTRL_STRIDE * i);
+				cur = (cur & ~nib) |
+				      (uint64_t)FIXED_NIBBLE_PERF << (INTEL_FIXED_BITS_STRIDE * i);
 		}
 		fixed_ctrl = cur;
 	}
@@ -158,22 +159,22 @@ static void program_core(struct sim_perf *p, struct ctx *c, uint32_t gp_mask, co
 static void program_uncore(struct sim_perf *p, struct ctx *c, uint32_t off, const uint64_t *sel,
 			   uint32_t on, int64_t t)
 {
-	p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, 0, t);
-	for (int n = 0; n < UNCORE_N_COUNTERS; n++) {
+	p->io.write(p->io_ctx, c->cpu, NHM_UNC_PERF_GLOBAL_CTL, 0, t);
+	for (int n = 0; n < NHM_UNC_NUM_COUNTERS; n++) {
 		if (off & (1u << n))
-			p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_PERFEVTSEL0 + (uint32_t)n, 0, t);
+			p->io.write(p->io_ctx, c->cpu, NHM_UNC_PERFEVTSEL0 + (uint32_t)n, 0, t);
 		if (on & (1u << n)) {
-			p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_PMC0 + (uint32_t)n, 0, t);
-			p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_PERFEVTSEL0 + (uint32_t)n, sel[n], t);
+			p->io.write(p->io_ctx, c->cpu, NHM_UNC_UNCORE_PMC0 + (uint32_t)n, 0, t);
+			p->io.write(p->io_ctx, c->cpu, NHM_UNC_PERFEVTSEL0 + (uint32_t)n, sel[n], t);
 		}
 	}
 	if (off & (1u << FIXED_SLOT(0)))
-		p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_FIXED_CTR_CTRL, 0, t);
+		p->io.write(p->io_ctx, c->cpu, NHM_UNC_FIXED_CTR_CTRL, 0, t);
 	if (on & (1u << FIXED_SLOT(0))) {
-		p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_FIXED_CTR0, 0, t);
-		p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_FIXED_CTR_CTRL, UNC_FIXED_CTR_CTRL_EN, t);
+		p->io.write(p->io_ctx, c->cpu, NHM_UNC_FIXED_CTR, 0, t);
+		p->io.write(p->io_ctx, c->cpu, NHM_UNC_FIXED_CTR_CTRL, NHM_UNC_FIXED_CTR_CTL_EN, t);
 	}
-	p->io.write(p->io_ctx, c->cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, NHM_UNC_GLOBAL_ENABLE, t);
+	p->io.write(p->io_ctx, c->cpu, NHM_UNC_PERF_GLOBAL_CTL, NHM_UNC_GLOBAL_ENABLE, t);
 }
 
 static void program(struct sim_perf *p, struct ctx *c, uint32_t off, uint32_t on,
@@ -208,7 +209,7 @@ static uint32_t place_task_events(struct sim_perf *p, struct ctx *c, uint32_t *f
 			continue;
 		slot = (gp & (1u << n)) ? n : __builtin_ctz(gp);
 		*free_slots &= ~(1u << slot);
-		sel[slot] = want | PERFEVTSEL_EN;
+		sel[slot] = want | ARCH_PERFMON_EVENTSEL_ENABLE;
 		on |= 1u << slot;
 	}
 	return on;
@@ -264,7 +265,7 @@ void sim_perf_ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 
 			e->slot = slots[k];
 			on |= 1u << e->slot;
-			sel[e->slot] = c->uncore ? e->config | UNC_EVTSEL_EN :
+			sel[e->slot] = c->uncore ? e->config | NHM_UNC_EVTSEL_ENABLE :
 				       e->config | e->usr_os | SEL_KERNEL_BITS;
 		}
 	}

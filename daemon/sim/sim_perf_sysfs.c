@@ -159,7 +159,7 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 		{ "events/clockticks", "event=0x01,umask=0x00" },
 		{ "perf_event_mux_interval_ms", "4" },
 	};
-	int n_imc = xeon_uncore_find(m->family, m->model) ? m->n_imc : 0;
+	int n_imc = sim_uncore_gen_find(m->family, m->model) ? m->n_imc : 0;
 	bool snbep = m->model == 0x2d, spr = m->model == 0x8f || m->model == 0xad;
 	const struct sysfs_file *pcu_files = snbep ? snbep_pcu : spr ? spr_pcu : pcu;
 	const struct sysfs_file *imc_files = snbep ? snbep_imc : spr ? spr_imc : imc;

@@ -130,7 +130,7 @@ void sim_regs_dump(struct sim *s, int cpu, int64_t t,
 			const struct reg_desc *d = &tables[k].d[i];
 			struct loc l = sim_loc_of(s, cpu);
 
-			if (!reg_present(s, d) || !d->read || d->first == IA32_A_PMC0)
+			if (!reg_present(s, d) || !d->read || d->first == MSR_IA32_PMC0)
 				continue;   /* absent, write-only, or an alias of IA32_PMCx */
 			for (int n = 0; n < reg_count(s, d); n++) {
 				uint64_t v;

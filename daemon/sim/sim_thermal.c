@@ -6,8 +6,7 @@
 
 #include "sim_machine.h"
 
-#define RAPL_ENERGY_UNIT_SHIFT 8        /* 0x606 bits 12:8, hardware.md §4.1 */
-#define RAPL_POWER_UNIT_VALUE ((UINT64_C(10) << RAPL_POWER_UNIT_TIME_SHIFT) | \
+#define RAPL_POWER_UNIT_VALUE ((UINT64_C(10) << RAPL_TIME_UNIT_SHIFT) | \
 			       (UINT64_C(14) << RAPL_ENERGY_UNIT_SHIFT) | UINT64_C(3))
 #define RAPL_TIME_UNITS_PER_S 1024
 
@@ -25,22 +24,22 @@ static uint64_t status_bits(const struct sim_timeline *thermal, const struct sim
 	uint64_t v = 0;
 
 	if (sim_timeline_value_at(thermal, t))
-		v |= THERM_STATUS_THERMAL;
+		v |= THERM_BIT_STATUS;
 	if (logged(thermal, log_from[0], t))
-		v |= THERM_STATUS_THERMAL_LOG;
+		v |= THERM_BIT_STATUS_LOG;
 	if (sim_timeline_value_at(prochot, t))
-		v |= THERM_STATUS_PROCHOT;
+		v |= THERM_BIT_PROCHOT_EVENT;
 	if (logged(prochot, log_from[1], t))
-		v |= THERM_STATUS_PROCHOT_LOG;
+		v |= THERM_BIT_PROCHOT_LOG;
 	return v;
 }
 
 /* R/WC0: a 0 written to a log bit clears it; everything else is ignored. */
 static void clear_logs(int64_t log_from[2], uint64_t v, int64_t t)
 {
-	if (!(v & THERM_STATUS_THERMAL_LOG))
+	if (!(v & THERM_BIT_STATUS_LOG))
 		log_from[0] = t + 1;
-	if (!(v & THERM_STATUS_PROCHOT_LOG))
+	if (!(v & THERM_BIT_PROCHOT_LOG))
 		log_from[1] = t + 1;
 }
 
@@ -48,8 +47,8 @@ static uint64_t readout(const struct sim *s, int64_t celsius)
 {
 	int64_t below = s->model->tjmax_c - celsius;
 
-	below = below < 0 ? 0 : below > THERM_STATUS_READOUT_MASK ? THERM_STATUS_READOUT_MASK : below;
-	return (uint64_t)below << THERM_STATUS_READOUT_SHIFT;
+	below = below < 0 ? 0 : below > THERM_DIGITAL_READOUT_MAX ? THERM_DIGITAL_READOUT_MAX : below;
+	return (uint64_t)below << THERM_DIGITAL_READOUT_SHIFT;
 }
 
 static int read_therm(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v)
@@ -57,7 +56,7 @@ static int read_therm(struct sim *s, const struct loc *l, int i, int64_t t, uint
 	(void)i;
 	*v = status_bits(&l->core->throttled, &l->socket->prochot, l->core->log_from, t) |
 	     readout(s, sim_timeline_value_at(&l->core->temp, t)) |
-	     (uint64_t)1 << THERM_STATUS_RESOLUTION_SHIFT | THERM_STATUS_READING_VALID;
+	     (uint64_t)1 << THERM_RESOLUTION_SHIFT | THERM_READING_VALID;
 	return 0;
 }
 
@@ -111,7 +110,7 @@ static uint64_t throttled_time(const struct sim_timeline *tl, int64_t t)
 {
 	struct count_src src = { .tl = tl, .hz = RAPL_TIME_UNITS_PER_S };
 
-	return src_count(&src, t) & width_mask(RAPL_PERF_STATUS_WIDTH);
+	return src_count(&src, t) & width_mask(RAPL_PERF_STATUS_BITS);
 }
 
 static int read_pkg_perf(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v)
@@ -129,9 +128,9 @@ static int read_dram_perf(struct sim *s, const struct loc *l, int i, int64_t t, 
 }
 
 const struct reg_desc sim_thermal_regs[] = {
-	{ IA32_THERM_STATUS, 1, SIM_F_INTEL, read_therm, write_therm },
-	{ MSR_TEMPERATURE_TARGET, 1, SIM_F_INTEL, read_tjmax, NULL },
-	{ IA32_PACKAGE_THERM_STATUS, 1, SIM_F_PTM, read_pkg_therm, write_pkg_therm },
+	{ MSR_IA32_THERM_STATUS, 1, SIM_F_INTEL, read_therm, write_therm },
+	{ MSR_IA32_TEMPERATURE_TARGET, 1, SIM_F_INTEL, read_tjmax, NULL },
+	{ MSR_IA32_PACKAGE_THERM_STATUS, 1, SIM_F_PTM, read_pkg_therm, write_pkg_therm },
 	{ MSR_RAPL_POWER_UNIT, 1, SIM_F_RAPL, read_rapl_unit, NULL },
 	{ MSR_PKG_PERF_STATUS, 1, SIM_F_RAPL, read_pkg_perf, NULL },
 	{ MSR_DRAM_PERF_STATUS, 1, SIM_F_RAPL, read_dram_perf, NULL },

@@ -7,13 +7,6 @@
 
 #include "sim_machine.h"
 
-/* Uncore thermal event codes, hardware.md §2.1. */
-#define UNC_EV_DRAM_THROTTLED   0x67
-#define UNC_EV_THROTTLING_TEMP  0x80
-#define UNC_EV_THROTTLED_TEMP   0x81
-#define UNC_EV_PROCHOT          0x82
-#define UNC_EV_PROCHOT_CORE     0x83
-
 /* ---- event sources ---- */
 
 int sim_uncore_src(const struct sim *s, int socket, uint8_t code, uint8_t umask, bool edge,
@@ -25,15 +18,15 @@ int sim_uncore_src(const struct sim *s, int socket, uint8_t code, uint8_t umask,
 	if (!(s->model->flags & SIM_F_UNCORE_THERMAL))
 		return -ENOENT;
 	*ret = (struct count_src){ .hz = s->model->uclk_hz, .edge = edge };
-	if (code == UNC_EV_DRAM_THROTTLED && umask == 0x01)
+	if (code == NHM_UNC_EV_DRAM_THERMAL_THROTTLED && umask == 0x01)
 		ret->tl = &sk->dram;
-	else if (code == UNC_EV_PROCHOT && umask == 0x01)
+	else if (code == NHM_UNC_EV_PROCHOT_ASSERTION && umask == 0x01)
 		*ret = (struct count_src){ .tl = &sk->prochot, .edge = true };
-	else if (code == UNC_EV_THROTTLING_TEMP && core_umask)
+	else if (code == NHM_UNC_EV_THERMAL_THROTTLING_TEMP && core_umask)
 		ret->tl = &sk->temp_or[umask];
-	else if (code == UNC_EV_THROTTLED_TEMP && core_umask)
+	else if (code == NHM_UNC_EV_THERMAL_THROTTLED_TEMP && core_umask)
 		ret->tl = &sk->throttled_or[umask];
-	else if (code == UNC_EV_PROCHOT_CORE && core_umask)
+	else if (code == NHM_UNC_EV_PROCHOT_CORE && core_umask)
 		ret->tl = &sk->prochot;
 	else
 		return -ENOENT;
@@ -44,12 +37,12 @@ int sim_uncore_src(const struct sim *s, int socket, uint8_t code, uint8_t umask,
 
 static bool unc_pmc_counting(const struct sim_uncore *u, int n)
 {
-	return (u->evtsel[n] & UNC_EVTSEL_EN) && (u->global_ctrl & UNC_GLOBAL_CTRL_EN_PC(n));
+	return (u->evtsel[n] & NHM_UNC_EVTSEL_ENABLE) && (u->global_ctrl & NHM_UNC_GLOBAL_CTL_EN_PC(n));
 }
 
 static bool unc_fixed_counting(const struct sim_uncore *u)
 {
-	return (u->fixed_ctrl & UNC_FIXED_CTR_CTRL_EN) && (u->global_ctrl & UNC_GLOBAL_CTRL_EN_FC0);
+	return (u->fixed_ctrl & NHM_UNC_FIXED_CTR_CTL_EN) && (u->global_ctrl & NHM_UNC_GLOBAL_CTL_EN_FC);
 }
 
 static uint64_t unc_pmc_value(const struct sim *s, const struct loc *l, int n, int64_t t)
@@ -57,11 +50,12 @@ static uint64_t unc_pmc_value(const struct sim *s, const struct loc *l, int n, i
 	const struct sim_uncore *u = &l->socket->unc;
 	struct count_src src;
 	uint64_t sel = u->evtsel[n];
-	bool known = sim_uncore_src(s, l->cpu->topo.socket, sel & UNC_EVTSEL_EVENT_MASK,
-				(sel >> UNC_EVTSEL_UMASK_SHIFT) & 0xff, sel & UNC_EVTSEL_EDGE, &src) == 0;
+	bool known = sim_uncore_src(s, l->cpu->topo.socket, sel & NHM_UNC_EVTSEL_EVENT,
+				    (sel >> NHM_UNC_EVTSEL_UMASK_SHIFT) & 0xff,
+				    sel & NHM_UNC_EVTSEL_EDGE, &src) == 0;
 
 	return ctr_value(&u->pmc[n], known ? &src : NULL, unc_pmc_counting(u, n), t,
-			 UNCORE_COUNTER_WIDTH);
+			 NHM_UNC_CTR_BITS);
 }
 
 static uint64_t unc_fixed_value(const struct sim *s, const struct loc *l, int64_t t)
@@ -69,7 +63,7 @@ static uint64_t unc_fixed_value(const struct sim *s, const struct loc *l, int64_
 	const struct sim_uncore *u = &l->socket->unc;
 	struct count_src src = { .hz = s->model->uclk_hz };
 
-	return ctr_value(&u->fixed, &src, unc_fixed_counting(u), t, UNCORE_COUNTER_WIDTH);
+	return ctr_value(&u->fixed, &src, unc_fixed_counting(u), t, NHM_UNC_CTR_BITS);
 }
 
 /* Fold the counts so far into every uncore counter of the socket. */
@@ -77,7 +71,7 @@ static void unc_rebase(const struct sim *s, const struct loc *l, int64_t t)
 {
 	struct sim_uncore *u = &l->socket->unc;
 
-	for (int n = 0; n < UNCORE_N_COUNTERS; n++)
+	for (int n = 0; n < NHM_UNC_NUM_COUNTERS; n++)
 		u->pmc[n] = (struct sim_ctr){ unc_pmc_value(s, l, n, t), t };
 	u->fixed = (struct sim_ctr){ unc_fixed_value(s, l, t), t };
 }
@@ -108,7 +102,7 @@ static int write_unc_fixed(struct sim *s, const struct loc *l, int i, int64_t t,
 {
 	(void)i;
 	unc_rebase(s, l, t);
-	l->socket->unc.fixed = (struct sim_ctr){ v & width_mask(UNCORE_COUNTER_WIDTH), t };
+	l->socket->unc.fixed = (struct sim_ctr){ v & width_mask(NHM_UNC_CTR_BITS), t };
 	return 0;
 }
 
@@ -150,7 +144,7 @@ static int read_unc_pmc(struct sim *s, const struct loc *l, int i, int64_t t, ui
 static int write_unc_pmc(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
 {
 	unc_rebase(s, l, t);
-	l->socket->unc.pmc[i] = (struct sim_ctr){ v & width_mask(UNCORE_COUNTER_WIDTH), t };
+	l->socket->unc.pmc[i] = (struct sim_ctr){ v & width_mask(NHM_UNC_CTR_BITS), t };
 	return 0;
 }
 
@@ -171,21 +165,21 @@ static int write_unc_evtsel(struct sim *s, const struct loc *l, int i, int64_t t
 	struct sim_uncore *u = &l->socket->unc;
 
 	unc_rebase(s, l, t);
-	u->evtsel[i] = v & ~UNC_EVTSEL_OCC_CTR_RST;
+	u->evtsel[i] = v & ~NHM_UNC_EVTSEL_OCC_CTR_RST;
 	return 0;
 }
 
 #define UNC SIM_F_NHM_UNCORE
 
 const struct reg_desc sim_uncore_regs[] = {
-	{ MSR_UNCORE_PERF_GLOBAL_CTRL, 1, UNC, read_unc_global, write_unc_global },
-	{ MSR_UNCORE_PERF_GLOBAL_STATUS, 1, UNC, sim_read_zero, NULL },
-	{ MSR_UNCORE_PERF_GLOBAL_OVF_CTRL, 1, UNC, NULL, sim_write_ignored },
-	{ MSR_UNCORE_FIXED_CTR0, 1, UNC, read_unc_fixed, write_unc_fixed },
-	{ MSR_UNCORE_FIXED_CTR_CTRL, 1, UNC, read_unc_fixed_ctrl, write_unc_fixed_ctrl },
-	{ MSR_UNCORE_ADDR_OPCODE_MATCH, 1, UNC, read_unc_match, write_unc_match },
-	{ MSR_UNCORE_PMC0, UNCORE_N_COUNTERS, UNC, read_unc_pmc, write_unc_pmc },
-	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, UNC, read_unc_evtsel, write_unc_evtsel },
+	{ NHM_UNC_PERF_GLOBAL_CTL, 1, UNC, read_unc_global, write_unc_global },
+	{ NHM_UNC_PERF_GLOBAL_STATUS, 1, UNC, sim_read_zero, NULL },
+	{ NHM_UNC_PERF_GLOBAL_OVF_CTRL, 1, UNC, NULL, sim_write_ignored },
+	{ NHM_UNC_FIXED_CTR, 1, UNC, read_unc_fixed, write_unc_fixed },
+	{ NHM_UNC_FIXED_CTR_CTRL, 1, UNC, read_unc_fixed_ctrl, write_unc_fixed_ctrl },
+	{ NHM_UNC_ADDR_OPCODE_MATCH, 1, UNC, read_unc_match, write_unc_match },
+	{ NHM_UNC_UNCORE_PMC0, NHM_UNC_NUM_COUNTERS, UNC, read_unc_pmc, write_unc_pmc },
+	{ NHM_UNC_PERFEVTSEL0, NHM_UNC_NUM_COUNTERS, UNC, read_unc_evtsel, write_unc_evtsel },
 };
 
 const size_t sim_n_uncore_regs = sizeof(sim_uncore_regs) / sizeof(sim_uncore_regs[0]);
