@@ -1,26 +1,26 @@
 /*
  * The simulated server uncore boxes: see sim_box.h.  Counters are stored
- * as (value, time of last change), as in sim.c: a read integrates the
+ * as (value, time of last change), as in sim_machine.h: a read integrates the
  * condition since then, and any write re-bases every counter of the box.
  */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "msr.h"
+#include "sim_facts.h"
 #include "sim_box.h"
 
 struct pcu_box {
 	uint64_t box_ctl, filter;
-	uint64_t ctl[PCU_N_COUNTERS];
-	uint64_t base[PCU_N_COUNTERS];
-	int64_t t0[PCU_N_COUNTERS];
-	const struct sim_timeline *cond[XEON_PCU_N_EVENTS];
+	uint64_t ctl[SNBEP_PCU_NUM_COUNTERS];
+	uint64_t base[SNBEP_PCU_NUM_COUNTERS];
+	int64_t t0[SNBEP_PCU_NUM_COUNTERS];
+	const struct sim_timeline *cond[SIM_PCU_N_CONDS];
 	const struct sim_timeline *dram_power;   /* the socket's DRAM power limit holds */
 };
 
 struct sim_boxes {
 	const struct sim_model *m;
-	const struct xeon_uncore *u;
+	const struct sim_uncore_gen *u;
 	int n_units, n_dies, n_imc;          /* units: one per die, socket * n_dies + die */
 	struct pcu_box *pcu;                 /* per unit */
 	struct sim_timeline *throttle;       /* unit * n_imc + channel: thermal */
@@ -30,7 +30,7 @@ struct sim_boxes {
 
 static uint64_t mask48(uint64_t v)
 {
-	return v & ((UINT64_C(1) << PCU_COUNTER_WIDTH) - 1);
+	return v & ((UINT64_C(1) << SNBEP_PCU_CTR_BITS) - 1);
 }
 
 /* Cycles of a clock of hz while tl (NULL: always) is nonzero, over [0, t). */
@@ -82,7 +82,7 @@ static int build_channel(struct sim_boxes *b, const struct sim_scenario *scn, in
 int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 		  struct sim_boxes **ret)
 {
-	const struct xeon_uncore *u = xeon_uncore_find(m->family, m->model);
+	const struct sim_uncore_gen *u = sim_uncore_gen_find(m->family, m->model);
 	struct sim_boxes *b;
 	size_t n_ch;
 
@@ -136,11 +136,11 @@ void sim_boxes_free(struct sim_boxes *b)
 }
 
 int sim_boxes_set_socket(struct sim_boxes *b, int socket,
-			 const struct sim_timeline *pcu_cond[XEON_PCU_N_EVENTS],
+			 const struct sim_timeline *pcu_cond[SIM_PCU_N_CONDS],
 			 const struct sim_timeline *dram_power, int64_t period)
 {
 	for (int unit = socket * b->n_dies; unit < (socket + 1) * b->n_dies; unit++) {
-		for (int e = 0; e < XEON_PCU_N_EVENTS; e++)
+		for (int e = 0; e < SIM_PCU_N_CONDS; e++)
 			b->pcu[unit].cond[e] = pcu_cond[e];
 		b->pcu[unit].dram_power = dram_power;
 		for (int ch = 0; ch < b->n_imc; ch++) {
@@ -156,7 +156,7 @@ int sim_boxes_set_socket(struct sim_boxes *b, int socket,
 	return 0;
 }
 
-const struct xeon_uncore *sim_boxes_uncore(const struct sim_boxes *b)
+const struct sim_uncore_gen *sim_boxes_uncore(const struct sim_boxes *b)
 {
 	return b->u;
 }
@@ -172,11 +172,11 @@ int sim_boxes_n_imc(const struct sim_boxes *b)
 static int pcu_cond(const struct sim_boxes *b, int socket, uint64_t code,
 		    const struct sim_timeline **ret)
 {
-	for (int e = 0; e < XEON_PCU_N_EVENTS; e++) {
-		if (b->u->pcu_code[e] == XEON_NO_EVENT || (uint64_t)b->u->pcu_code[e] != code)
+	for (int e = 0; e < SIM_PCU_N_CONDS; e++) {
+		if (b->u->pcu_code[e] != code)
 			continue;
-		*ret = e == XEON_PCU_CLOCKTICKS ? NULL : b->pcu[socket].cond[e];
-		if (e != XEON_PCU_CLOCKTICKS && !*ret)
+		*ret = e == SIM_PCU_CLOCKTICKS ? NULL : b->pcu[socket].cond[e];
+		if (e != SIM_PCU_CLOCKTICKS && !*ret)
 			return -ENOENT;
 		return 0;
 	}
@@ -187,22 +187,20 @@ static int pcu_cond(const struct sim_boxes *b, int socket, uint64_t code,
 static int imc_cond(const struct sim_boxes *b, int socket, int channel, uint64_t config,
 		    const struct sim_timeline **ret)
 {
-	uint64_t clock = b->u->imc_clock_code | (uint64_t)b->u->imc_clock_umask << 8;
-
-	if (config == SIM_IMC_FIXED_CONFIG || config == clock) {
+	if (config == SIM_IMC_FIXED_CONFIG || config == b->u->imc_dclk) {
 		*ret = NULL;
 		return 0;
 	}
-	for (size_t i = 0; i < b->u->n_imc_events; i++) {
-		const struct xeon_imc_event *e = &b->u->imc_events[i];
+	for (size_t i = 0; i < b->u->n_imc; i++) {
+		const struct sim_imc_event *e = &b->u->imc[i];
 
-		if (config != (e->code | (uint64_t)e->umask << 8))
+		if (config != e->config)
 			continue;
-		if (e->critical)
+		if (e->cond == SIM_IMC_CRITICAL)
 			*ret = &b->critical[socket * b->n_imc + channel];
-		else if (e->cause == XEON_CAUSE_THERMAL)
+		else if (e->cond == SIM_IMC_THERMAL)
 			*ret = &b->throttle[socket * b->n_imc + channel];
-		else if (e->cause == XEON_CAUSE_POWER)
+		else if (e->cond == SIM_IMC_POWER)
 			*ret = b->pcu[socket].dram_power;
 		else
 			*ret = &b->either[socket * b->n_imc + channel];
@@ -235,18 +233,18 @@ int sim_boxes_count(const struct sim_boxes *b, enum sim_box_kind kind, int socke
 
 bool sim_boxes_has_msr(const struct sim_boxes *b, uint32_t msr)
 {
-	const struct xeon_pcu_msr *a = b ? b->u->pcu_msr : NULL;
+	const struct sim_pcu_addr *a = b ? b->u->pcu : NULL;
 
 	if (!a)
 		return false;
-	return msr == a->box_ctl || (msr >= a->ctl0 && msr < a->ctl0 + PCU_N_COUNTERS) ||
+	return msr == a->box_ctl || (msr >= a->ctl0 && msr < a->ctl0 + SNBEP_PCU_NUM_COUNTERS) ||
 	       msr == a->filter || msr == a->status ||
-	       (msr >= a->ctr0 && msr < a->ctr0 + PCU_N_COUNTERS);
+	       (msr >= a->ctr0 && msr < a->ctr0 + SNBEP_PCU_NUM_COUNTERS);
 }
 
 static bool counting(const struct pcu_box *p, int n)
 {
-	return (p->ctl[n] & PCU_CTL_EN) && !(p->box_ctl & PMON_BOX_CTL_FRZ);
+	return (p->ctl[n] & SNBEP_PMON_CTL_EN) && !(p->box_ctl & SNBEP_PMON_BOX_CTL_FRZ);
 }
 
 static uint64_t ctr_value(const struct sim_boxes *b, int socket, int n, int64_t t)
@@ -255,7 +253,7 @@ static uint64_t ctr_value(const struct sim_boxes *b, int socket, int n, int64_t 
 	const struct sim_timeline *tl;
 	uint64_t v = p->base[n];
 
-	if (counting(p, n) && pcu_cond(b, socket, p->ctl[n] & PCU_CTL_EVENT_MASK, &tl) == 0)
+	if (counting(p, n) && pcu_cond(b, socket, p->ctl[n] & SNBEP_PMON_CTL_EV_SEL_MASK, &tl) == 0)
 		v += cycles(tl, SIM_PCLK_HZ, t) - cycles(tl, SIM_PCLK_HZ, p->t0[n]);
 	return mask48(v);
 }
@@ -264,7 +262,7 @@ static void rebase(struct sim_boxes *b, int socket, int64_t t)
 {
 	struct pcu_box *p = &b->pcu[socket];
 
-	for (int n = 0; n < PCU_N_COUNTERS; n++) {
+	for (int n = 0; n < SNBEP_PCU_NUM_COUNTERS; n++) {
 		p->base[n] = ctr_value(b, socket, n, t);
 		p->t0[n] = t;
 	}
@@ -272,18 +270,18 @@ static void rebase(struct sim_boxes *b, int socket, int64_t t)
 
 int sim_boxes_read(struct sim_boxes *b, int socket, uint32_t msr, int64_t t, uint64_t *ret)
 {
-	const struct xeon_pcu_msr *a = b->u->pcu_msr;
+	const struct sim_pcu_addr *a = b->u->pcu;
 	struct pcu_box *p = &b->pcu[socket];
 
 	if (msr == a->box_ctl)
 		*ret = p->box_ctl;
-	else if (msr >= a->ctl0 && msr < a->ctl0 + PCU_N_COUNTERS)
+	else if (msr >= a->ctl0 && msr < a->ctl0 + SNBEP_PCU_NUM_COUNTERS)
 		*ret = p->ctl[msr - a->ctl0];
 	else if (msr == a->filter)
 		*ret = p->filter;
 	else if (msr == a->status)
 		*ret = 0;
-	else if (msr >= a->ctr0 && msr < a->ctr0 + PCU_N_COUNTERS)
+	else if (msr >= a->ctr0 && msr < a->ctr0 + SNBEP_PCU_NUM_COUNTERS)
 		*ret = ctr_value(b, socket, (int)(msr - a->ctr0), t);
 	else
 		return -EIO;
@@ -292,29 +290,29 @@ int sim_boxes_read(struct sim_boxes *b, int socket, uint32_t msr, int64_t t, uin
 
 int sim_boxes_write(struct sim_boxes *b, int socket, uint32_t msr, int64_t t, uint64_t value)
 {
-	const struct xeon_pcu_msr *a = b->u->pcu_msr;
+	const struct sim_pcu_addr *a = b->u->pcu;
 	struct pcu_box *p = &b->pcu[socket];
 
 	if (msr == a->status)
 		return -EIO;
 	rebase(b, socket, t);
 	if (msr == a->box_ctl) {
-		for (int n = 0; n < PCU_N_COUNTERS; n++) {
-			if (value & PMON_BOX_CTL_RST_CTRL)
+		for (int n = 0; n < SNBEP_PCU_NUM_COUNTERS; n++) {
+			if (value & SNBEP_PMON_BOX_CTL_RST_CTRL)
 				p->ctl[n] = 0;
-			if (value & PMON_BOX_CTL_RST_CTRS)
+			if (value & SNBEP_PMON_BOX_CTL_RST_CTRS)
 				p->base[n] = 0;
 		}
-		p->box_ctl = value & ~(PMON_BOX_CTL_RST_CTRL | PMON_BOX_CTL_RST_CTRS);
-	} else if (msr >= a->ctl0 && msr < a->ctl0 + PCU_N_COUNTERS) {
+		p->box_ctl = value & ~(SNBEP_PMON_BOX_CTL_RST_CTRL | SNBEP_PMON_BOX_CTL_RST_CTRS);
+	} else if (msr >= a->ctl0 && msr < a->ctl0 + SNBEP_PCU_NUM_COUNTERS) {
 		int n = (int)(msr - a->ctl0);
 
-		if (value & PCU_CTL_RST)
+		if (value & SNBEP_PMON_CTL_RST)
 			p->base[n] = 0;
-		p->ctl[n] = value & ~PCU_CTL_RST;
+		p->ctl[n] = value & ~SNBEP_PMON_CTL_RST;
 	} else if (msr == a->filter) {
 		p->filter = value;
-	} else if (msr >= a->ctr0 && msr < a->ctr0 + PCU_N_COUNTERS) {
+	} else if (msr >= a->ctr0 && msr < a->ctr0 + SNBEP_PCU_NUM_COUNTERS) {
 		p->base[msr - a->ctr0] = mask48(value);
 	} else {
 		return -EIO;
@@ -325,13 +323,13 @@ int sim_boxes_write(struct sim_boxes *b, int socket, uint32_t msr, int64_t t, ui
 void sim_boxes_dump(struct sim_boxes *b, int socket, int64_t t,
 		    void (*fn)(void *arg, uint32_t msr, uint64_t value), void *arg)
 {
-	const struct xeon_pcu_msr *a = b ? b->u->pcu_msr : NULL;
+	const struct sim_pcu_addr *a = b ? b->u->pcu : NULL;
 	uint32_t lo, hi;
 
 	if (!a)
 		return;
 	lo = a->box_ctl < a->ctl0 ? a->box_ctl : a->ctl0;
-	hi = a->ctr0 + PCU_N_COUNTERS;
+	hi = a->ctr0 + SNBEP_PCU_NUM_COUNTERS;
 	for (uint32_t msr = lo; msr < hi; msr++) {
 		uint64_t v;
 

@@ -1,7 +1,7 @@
 /*
- * The server uncore boxes of the simulated machine (internal to sim.c):
+ * The server uncore boxes of the simulated machine (internal to daemon/sim/):
  * one PCU box per socket and n_imc memory channels per socket, for models
- * whose family/model has a row in xeon_uncore.h.  Their events count the
+ * whose family/model has a generation in sim_facts.h.  Their events count the
  * box's clock cycles while a condition of the machine model holds:
  *   PCU (pclk): clockticks always; PROCHOT external while the socket's
  *   PROCHOT# is asserted (prochot rules); PROCHOT internal while a core of
@@ -38,11 +38,10 @@
 
 #include "sim_model.h"
 #include "sim_scenario.h"
-#include "xeon_uncore.h"
+#include "sim_facts.h"
 
 #define SIM_PCLK_HZ INT64_C(1000000000)
 #define SIM_DCLK_HZ INT64_C(1200000000)
-#define SIM_IMC_FIXED_CONFIG 0xff   /* the iMC fixed counter (DCLK) */
 
 /*
  * Boxes exist per uncore unit, one per die: unit = socket * dies + die
@@ -70,15 +69,15 @@ void sim_boxes_free(struct sim_boxes *b);
 /*
  * The machine conditions of socket, for every die of it (borrowed; they
  * outlive b): the PCU's
- * by enum xeon_pcu_event, and dram_power, while the socket's DRAM power
+ * by enum sim_pcu_cond, and dram_power, while the socket's DRAM power
  * limit holds (power-limit rules, domain dram).  0 or -ENOMEM.
  */
 int sim_boxes_set_socket(struct sim_boxes *b, int socket,
-			 const struct sim_timeline *pcu_cond[XEON_PCU_N_EVENTS],
+			 const struct sim_timeline *pcu_cond[SIM_PCU_N_CONDS],
 			 const struct sim_timeline *dram_power, int64_t period);
 
 /* The generation's table (never NULL for a b that exists). */
-const struct xeon_uncore *sim_boxes_uncore(const struct sim_boxes *b);
+const struct sim_uncore_gen *sim_boxes_uncore(const struct sim_boxes *b);
 
 /* Whether msr is one of the PCU box's registers (always false without PCU MSRs). */
 bool sim_boxes_has_msr(const struct sim_boxes *b, uint32_t msr);

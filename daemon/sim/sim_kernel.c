@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "msr.h"
+#include "sim_facts.h"
 #include "sim_kernel.h"
 
 #define MAX_GP                8
@@ -105,9 +105,9 @@ int sim_kernel_check(const struct sim_model *m, const struct sim_scenario *scn,
 				   m->name, m->n_gp);
 		return -EINVAL;
 	}
-	if (r->kind == SIM_RULE_PERF_UNCORE && r->counter >= UNCORE_N_COUNTERS) {
+	if (r->kind == SIM_RULE_PERF_UNCORE && r->counter >= NHM_UNC_NUM_COUNTERS) {
 		sim_scenario_error(scn, sim_rule_line(r, "counter"), "counter", err, errlen,
-				   "expected 0 to %d or 'fixed'", UNCORE_N_COUNTERS - 1);
+				   "expected 0 to %d or 'fixed'", NHM_UNC_NUM_COUNTERS - 1);
 		return -EINVAL;
 	}
 	if (r->kind == SIM_RULE_PERF_UNCORE && (r->value & ~NHM_UNC_RAW_EVENT_MASK)) {
@@ -117,7 +117,7 @@ int sim_kernel_check(const struct sim_model *m, const struct sim_scenario *scn,
 				   (unsigned long long)NHM_UNC_RAW_EVENT_MASK);
 		return -EINVAL;
 	}
-	if (r->kind == SIM_RULE_PERF_CORE && (r->value & PERFEVTSEL_EN)) {
+	if (r->kind == SIM_RULE_PERF_CORE && (r->value & ARCH_PERFMON_EVENTSEL_ENABLE)) {
 		sim_scenario_error(scn, sim_rule_line(r, "value"), "value", err, errlen,
 				   "expected the select without EN (bit 22): the kernel sets it");
 		return -EINVAL;
@@ -132,14 +132,14 @@ void sim_kernel_boot(struct sim_kernel *k)
 	if (!(m->flags & SIM_F_INTEL))
 		return;
 	for (int cpu = 0; cpu < k->n_cpus; cpu++) {
-		k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(m), 0);
+		k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, intel_ctrl(m), 0);
 		if (m->n_fixed > 1)
-			k->write(k->ctx, cpu, IA32_FIXED_CTR_CTRL, WATCHDOG_FIXED_CTRL, 0);
-		k->write(k->ctx, cpu, IA32_PERFEVTSEL0, STALE_CYCLES_SELECT, 0);
+			k->write(k->ctx, cpu, MSR_CORE_PERF_FIXED_CTR_CTRL, WATCHDOG_FIXED_CTRL, 0);
+		k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0, STALE_CYCLES_SELECT, 0);
 	}
 	if (m->flags & SIM_F_NHM_UNCORE)
 		for (int sk = 0; sk < m->n_sockets; sk++)
-			k->write(k->ctx, sim_model_cpu_of(m, sk, 0, 0), MSR_UNCORE_PERF_GLOBAL_CTRL,
+			k->write(k->ctx, sim_model_cpu_of(m, sk, 0, 0), NHM_UNC_PERF_GLOBAL_CTL,
 				 NHM_UNC_GLOBAL_ENABLE, 0);
 }
 
@@ -154,13 +154,13 @@ static void nhm_workaround(struct sim_kernel *k, int cpu, int64_t t)
 	int n_gp = k->m->n_gp < NHM_WORKAROUND_GP ? k->m->n_gp : NHM_WORKAROUND_GP;
 
 	for (int n = 0; n < n_gp; n++)
-		k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + (uint32_t)n, nhm_workaround_sel[n], t);
+		k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + (uint32_t)n, nhm_workaround_sel[n], t);
 	for (int n = 0; n < n_gp; n++)
-		k->write(k->ctx, cpu, IA32_PMC0 + (uint32_t)n, 0, t);
-	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0xf, t);
-	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
+		k->write(k->ctx, cpu, MSR_IA32_PERFCTR0 + (uint32_t)n, 0, t);
+	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, 0xf, t);
+	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, 0, t);
 	for (int n = 0; n < n_gp; n++)
-		k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + (uint32_t)n, perf_sel[n], t);
+		k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + (uint32_t)n, perf_sel[n], t);
 }
 
 /*
@@ -178,20 +178,21 @@ static void perf_core_change(struct sim_kernel *k, int cpu, const struct sim_rul
 	k->scn_want[cpu * MAX_GP + n] = on ? r->value : 0;
 	if (k->managed && k->managed(k->managed_ctx, cpu))
 		return;   /* sim_perf schedules it, after its own CPU-wide groups */
-	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
+	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, 0, t);
 	if (!on) {
-		k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, r->value & ~PERFEVTSEL_EN, t);
+		k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + n,
+			 r->value & ~ARCH_PERFMON_EVENTSEL_ENABLE, t);
 		perf_sel[n] = 0;
 	} else {
-		perf_sel[n] = r->value | PERFEVTSEL_EN;
+		perf_sel[n] = r->value | ARCH_PERFMON_EVENTSEL_ENABLE;
 		if (has_nhm_workaround(k->m)) {
 			nhm_workaround(k, cpu, t);
 		} else {
-			k->write(k->ctx, cpu, IA32_PMC0 + n, 0, t);
-			k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, perf_sel[n], t);
+			k->write(k->ctx, cpu, MSR_IA32_PERFCTR0 + n, 0, t);
+			k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + n, perf_sel[n], t);
 		}
 	}
-	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
+	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
 }
 
 void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
@@ -200,28 +201,29 @@ void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, con
 	uint64_t *perf_sel = &k->perf_sel[cpu * MAX_GP];
 	bool added = fixed_added != 0;
 
-	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, 0, t);
+	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, 0, t);
 	for (uint32_t n = 0; n < (uint32_t)k->m->n_gp && n < MAX_GP; n++) {
 		if (!(gp_mask & (1u << n)))
 			continue;
 		if (gp_sel[n]) {
 			perf_sel[n] = gp_sel[n];
 			added = true;
-			k->write(k->ctx, cpu, IA32_PMC0 + n, 0, t);
-			k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, perf_sel[n], t);
+			k->write(k->ctx, cpu, MSR_IA32_PERFCTR0 + n, 0, t);
+			k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + n, perf_sel[n], t);
 		} else if (perf_sel[n]) {
-			k->write(k->ctx, cpu, IA32_PERFEVTSEL0 + n, perf_sel[n] & ~PERFEVTSEL_EN, t);
+			k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + n,
+				 perf_sel[n] & ~ARCH_PERFMON_EVENTSEL_ENABLE, t);
 			perf_sel[n] = 0;
 		}
 	}
 	if (fixed_ctrl != SIM_KERNEL_KEEP)
-		k->write(k->ctx, cpu, IA32_FIXED_CTR_CTRL, fixed_ctrl, t);
+		k->write(k->ctx, cpu, MSR_CORE_PERF_FIXED_CTR_CTRL, fixed_ctrl, t);
 	for (uint32_t i = 0; i < (uint32_t)k->m->n_fixed; i++)
 		if (fixed_added & (1u << i))
-			k->write(k->ctx, cpu, IA32_FIXED_CTR0 + i, 0, t);
+			k->write(k->ctx, cpu, MSR_CORE_PERF_FIXED_CTR0 + i, 0, t);
 	if (added && has_nhm_workaround(k->m))
 		nhm_workaround(k, cpu, t);
-	k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
+	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
 }
 
 void sim_kernel_set_manager(struct sim_kernel *k, sim_kernel_managed_fn fn, void *ctx)
@@ -262,13 +264,13 @@ static void perf_uncore_change(struct sim_kernel *k, int socket, const struct si
 {
 	int cpu = sim_model_cpu_of(k->m, socket, 0, 0);
 
-	k->write(k->ctx, cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, 0, t);
+	k->write(k->ctx, cpu, NHM_UNC_PERF_GLOBAL_CTL, 0, t);
 	if (r->counter == SIM_FIXED)
-		k->write(k->ctx, cpu, MSR_UNCORE_FIXED_CTR_CTRL, on ? UNC_FIXED_CTR_CTRL_EN : 0, t);
+		k->write(k->ctx, cpu, NHM_UNC_FIXED_CTR_CTRL, on ? NHM_UNC_FIXED_CTR_CTL_EN : 0, t);
 	else
-		k->write(k->ctx, cpu, MSR_UNCORE_PERFEVTSEL0 + (uint32_t)r->counter,
-			 on ? r->value | UNC_EVTSEL_EN : 0, t);
-	k->write(k->ctx, cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, NHM_UNC_GLOBAL_ENABLE, t);
+		k->write(k->ctx, cpu, NHM_UNC_PERFEVTSEL0 + (uint32_t)r->counter,
+			 on ? r->value | NHM_UNC_EVTSEL_ENABLE : 0, t);
+	k->write(k->ctx, cpu, NHM_UNC_PERF_GLOBAL_CTL, NHM_UNC_GLOBAL_ENABLE, t);
 }
 
 /* A transient global disable starts (on) or ends: 0 now, the kernel's enable value after. */
@@ -276,9 +278,9 @@ static void global_disable_change(struct sim_kernel *k, int cpu, const struct si
 				  bool on, int64_t t)
 {
 	if (r->uncore)
-		k->write(k->ctx, cpu, MSR_UNCORE_PERF_GLOBAL_CTRL, on ? 0 : NHM_UNC_GLOBAL_ENABLE, t);
+		k->write(k->ctx, cpu, NHM_UNC_PERF_GLOBAL_CTL, on ? 0 : NHM_UNC_GLOBAL_ENABLE, t);
 	else
-		k->write(k->ctx, cpu, IA32_PERF_GLOBAL_CTRL, on ? 0 : intel_ctrl(k->m), t);
+		k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, on ? 0 : intel_ctrl(k->m), t);
 }
 
 static void run_agent(struct sim_kernel *k, struct agent *a, int64_t t)

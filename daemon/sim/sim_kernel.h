@@ -1,5 +1,5 @@
 /*
- * The kernel's side of the simulated PMU (internal to sim.c), as
+ * The kernel's side of the simulated PMU (internal to daemon/sim/), as
  * hardware-linux.md §1 describes it: the state Linux leaves at boot, and
  * the scenario's perf users (perf-core, perf-uncore and global-disable
  * rules) as register writes at the times their windows open and close.

@@ -3,7 +3,7 @@
  * Each model fixes vendor, signature, topology (Linux numbering: first
  * threads of every core socket by socket, then the second threads),
  * register facilities, PMU geometry and TjMax.  The register semantics
- * live in sim.c; this file holds only data and topology arithmetic.
+ * live in the register models (sim_machine.h); this file holds only data and topology arithmetic.
  *
  * Simulator's choices: TjMax 95 C on Nehalem/Westmere, 100 C on
  * Skylake-SP and Sandy Bridge-EP; UCLK 2.4 GHz everywhere (hardware.md §1.7 leaves the UCLK

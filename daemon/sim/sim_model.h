@@ -1,5 +1,5 @@
 /*
- * Machine models of the simulated hardware (internal to sim.c): identity,
+ * Machine models of the simulated hardware (internal to daemon/sim/): identity,
  * topology, which register facilities exist, PMU geometry and the CPUID
  * answers.  Pure data and arithmetic on it; no state.
  */

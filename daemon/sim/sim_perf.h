@@ -1,7 +1,7 @@
 /*
  * The kernel's perf_event subsystem over the simulated machine (internal
- * to sim.c, which exposes it as a struct perf_sys: sim_perf_sys() in
- * sim.h).  It implements perf_event_open(2) semantics for counting
+ * to daemon/sim/; sim_attach.c exposes it as a struct perf_sys:
+ * sim_perf_sys() in sim.h).  It implements perf_event_open(2) semantics for counting
  * CPU-wide events (hardware-linux.md §3.1, §3.2):
  *   - the core PMU "cpu" (type 4, PERF_TYPE_RAW, and the
  *     generic PERF_TYPE_HARDWARE events) per CPU, on NHM/WSM models the

@@ -2,7 +2,7 @@
  * Scenario files for the simulated hardware, and the timelines built from
  * them.  The parser turns an ini file into a flat list of rules and checks
  * everything that does not depend on the machine model (numbers, ranges,
- * windows inside the period, required keys); sim.c checks sockets, cores
+ * windows inside the period, required keys); sim_build.c checks sockets, cores
  * and CPUs against the model.  Errors read "FILE:LINE: key: what was
  * expected"; the first one is reported.  Timelines are the exact
  * piecewise-constant functions of time the simulator integrates.

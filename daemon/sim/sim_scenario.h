@@ -1,5 +1,5 @@
 /*
- * Scenario files of the simulated hardware (internal to sim.c): parsing
+ * Scenario files of the simulated hardware (internal to daemon/sim/): parsing
  * the ini format into rules, and timelines, the piecewise-constant
  * functions of time that the simulator integrates to count events.
  *

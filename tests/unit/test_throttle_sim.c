@@ -76,6 +76,7 @@ struct run {
 	struct snapshot *snap;
 	struct regs *before;
 	int n_dies;                /* dies per package: die labels when more than 1 */
+	bool pcu_down;             /* the PCU collector is expected down: no PROCHOT family */
 };
 
 /* Run spec; with_perf false: the machine offers no perf, and the PCU is counted through MSRs. */
@@ -160,7 +161,8 @@ static void finish(struct run *r)
 	strbuf_init(&out);
 	assert_int_equal(fmt_prom_write(r->snap, &out), 0);
 	/* The one family name is written once. */
-	assert_non_null(strstr(out.buf, "# TYPE uncored_prochot_seconds_total counter"));
+	if (!r->pcu_down)
+		assert_non_null(strstr(out.buf, "# TYPE uncored_prochot_seconds_total counter"));
 	promtool_clean(&out);
 	strbuf_free(&out);
 	snapshot_release(r->snap);
@@ -520,6 +522,88 @@ static void pcu_msr_box_follows_its_die_when_a_cpu_goes_offline(void **state)
 	finish(&r);
 }
 
+/* Socket 0's external PROCHOT seconds on Skylake-SP under vr-prochot, collectors reading table. */
+static double prochot_external_with(const struct xeon_uncore *table, bool with_perf)
+{
+	struct run r;
+	double got;
+
+	xeon_uncore_override(table);
+	start_with(&r, "skylake-sp-2s:vr-prochot", with_perf);
+	run_for(&r, 90);
+	got = exported(&r, &throttle_prochot_seconds, 0, "external");
+	r.pcu_down = got == -1.0;
+	finish(&r);
+	xeon_uncore_override(NULL);
+	return got;
+}
+
+/* Socket 1 channel 2's DRAM seconds on Skylake-SP under dimm-hot-channel, collectors reading table. */
+static double dram_channel_with(const struct xeon_uncore *table)
+{
+	struct run r;
+	double got;
+
+	xeon_uncore_override(table);
+	start(&r, "skylake-sp-2s:dimm-hot-channel");
+	run_for(&r, 120);
+	got = exported(&r, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP "thermal_or_power");
+	finish(&r);
+	xeon_uncore_override(NULL);
+	return got;
+}
+
+static void assert_missed(double got, double truth, const char *what)
+{
+	if (fabs(got - truth) < 1.0)
+		fail_msg("%s: exported %.3f s, as the ground truth %.3f s; the simulator agreed with "
+			 "a wrong production table", what, got, truth);
+}
+
+/*
+ * The simulator keeps its own event codes and box addresses (sim_facts.c)
+ * and cannot include the production table (xeon_uncore.c): a copy of the
+ * table with one deliberately wrong fact makes the exported seconds miss
+ * the simulator's ground truth, which the right table meets.  On
+ * Skylake-SP: vr-prochot holds socket 0's external PROCHOT 3 periods of
+ * 6 s in 90 s; dimm-hot-channel throttles socket 1 channel 2 2 periods of
+ * 22 s in 120 s.
+ */
+static void a_wrong_fact_in_the_production_table_makes_the_counts_wrong(void **state)
+{
+	const struct xeon_uncore *right = xeon_uncore_find(6, 0x55);
+	struct xeon_imc_event imc[8];
+	struct xeon_pcu_msr box;
+	struct xeon_uncore wrong;
+
+	(void)state;
+	assert_non_null(right);
+	assert_true(right->n_imc_events <= sizeof(imc) / sizeof(imc[0]));
+	assert_close(prochot_external_with(right, true), 18.0, "right table, perf", 0);
+	assert_close(prochot_external_with(right, false), 18.0, "right table, msr", 0);
+	assert_close(dram_channel_with(right), 44.0, "right table, channel 2", 1);
+
+	/* UNC_P_PROCHOT_EXTERNAL_CYCLES is 0x0A, not 0x0B. */
+	wrong = *right;
+	wrong.pcu_code[XEON_PCU_PROCHOT_EXTERNAL] = 0x0b;
+	assert_missed(prochot_external_with(&wrong, true), 18.0, "PCU event 0x0b, perf");
+	assert_missed(prochot_external_with(&wrong, false), 18.0, "PCU event 0x0b, msr");
+
+	/* Skylake-SP's PCU box is at 0x710: its select registers are not at 0x721. */
+	wrong = *right;
+	box = *right->pcu_msr;
+	box.ctl0 = 0x721;
+	wrong.pcu_msr = &box;
+	assert_missed(prochot_external_with(&wrong, false), 18.0, "PCU CTL0 at 0x721");
+
+	/* UNC_M_POWER_THROTTLE_CYCLES is event 0x41; 0x42 is POWER_PCU_THROTTLING. */
+	wrong = *right;
+	memcpy(imc, right->imc_events, right->n_imc_events * sizeof(imc[0]));
+	imc[0].code = 0x42;
+	wrong.imc_events = imc;
+	assert_missed(dram_channel_with(&wrong), 44.0, "iMC event 0x42");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +614,7 @@ int main(void)
 		cmocka_unit_test(pcu_through_msrs),
 		cmocka_unit_test(pcu_counter_held_by_another_agent),
 		cmocka_unit_test(pcu_msr_box_follows_its_die_when_a_cpu_goes_offline),
+		cmocka_unit_test(a_wrong_fact_in_the_production_table_makes_the_counts_wrong),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

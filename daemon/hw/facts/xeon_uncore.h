@@ -74,4 +74,12 @@ struct xeon_uncore {
  */
 const struct xeon_uncore *xeon_uncore_find(unsigned family, unsigned model);
 
+/*
+ * Tests only: from now on xeon_uncore_find() answers u for every model
+ * that has a row (NULL: the table again), so that a test can hand the
+ * collectors a table with a deliberately wrong fact and see the simulator,
+ * which keeps its own facts, disagree.
+ */
+void xeon_uncore_override(const struct xeon_uncore *u);
+
 #endif

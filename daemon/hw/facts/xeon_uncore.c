@@ -138,14 +138,21 @@ static const struct {
 	{ 0xae, &gnr },
 };
 
+static const struct xeon_uncore *override;
+
 const struct xeon_uncore *xeon_uncore_find(unsigned family, unsigned model)
 {
 	if (family != INTEL_FAMILY)
 		return NULL;
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
 		if (models[i].model == model)
-			return models[i].uncore;
+			return override ? override : models[i].uncore;
 	return NULL;
+}
+
+void xeon_uncore_override(const struct xeon_uncore *u)
+{
+	override = u;
 }
 
 const char *xeon_dram_cause_name(enum xeon_dram_cause cause)
