@@ -28,15 +28,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "col_core.h"
 #include "col_core_state.h"
 #include "col_engine.h"
 #include "counter.h"
-#include "engine_msr.h"
 #include "event.h"
-#include "pmu.h"
 
 extern const struct collector_ops core_collector_ops;
 
@@ -139,31 +136,6 @@ static bool arch_event_missing(const struct cpu_perfmon *pm, const struct event_
 	return bit >= pm->ebx_length || bit >= 32 || (pm->unavailable & (UINT32_C(1) << bit));
 }
 
-
-/*
- * Why a reading does not count, as the operator reads it: the engine's
- * reason, and for a hardware or state-file error what it was.
- */
-const char *core_reading_reason(const struct engine_reading *r, char *buf, size_t len)
-{
-	const char *why = r->reason ? r->reason : "not counted";
-
-	if (r->state != ENGINE_FAILED || !r->err)
-		return why;
-	snprintf(buf, len, "%s: %s", why,
-		 pmu_hint(r->err, strstr(why, "could not be read") ? HW_OP_READ : HW_OP_WRITE));
-	return buf;
-}
-
-/* Monotonic nanoseconds for the engine's enabled/running times. */
-static int64_t mono_ns(void *arg)
-{
-	struct timespec ts;
-
-	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* The CPU's list for the engine: the three fixed events, then each configured event it has. */
 static void build_group(const struct core_state *st, struct core_cpu *cc)
@@ -312,7 +284,6 @@ static void core_free(struct core_state *st)
 
 static int core_start(struct collector *c)
 {
-	struct engine_msr_config ecfg = { .hw = c->hw, .now_ns = mono_ns };
 	struct core_state *st;
 	unsigned failed;
 	int err, ignored;
@@ -324,15 +295,13 @@ static int core_start(struct collector *c)
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	ecfg.policy = settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
-									    ENGINE_YIELD;
 	st->cpus = calloc((size_t)(c->topo->n_cpus ? c->topo->n_cpus : 1), sizeof(*st->cpus));
 	if (!st->cpus) {
 		core_free(st);
 		return -ENOMEM;
 	}
 	err = col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_CORE,
-			      c->ops->conf_section->name, &ecfg, &st->engine);
+			      c->ops->conf_section->name, settings(c->conf)->on_conflict, &st->engine);
 	if (err) {
 		core_free(st);
 		return err;
@@ -453,7 +422,7 @@ static bool note_states(struct collector *c, const struct core_state *st)
 		}
 		collector_degrade(c, key, "%s %s on %u of %u CPUs: %s", name,
 				  n_yielded ? "yielded" : "not counted", n_not, n_open,
-				  core_reading_reason(first, buf, sizeof(buf)));
+				  engine_reading_reason(&st->engine, first, buf, sizeof(buf)));
 	}
 	return counts;
 }
@@ -505,7 +474,7 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 	const struct core_state *st = c->state;
 	uint64_t n = 0;
 
-	if (!st || (c->engine && strcmp(c->engine, "perf") == 0))
+	if (!st || c->engine == ENGINE_PERF)
 		return 0;
 	for (int i = 0; i < st->n_cpus; i++) {
 		const struct core_cpu *cc = &st->cpus[i];
@@ -601,7 +570,7 @@ static bool core_uses_perf(const struct conf *conf, struct perf_sys *ps)
 	struct col_engine_choice ch;
 
 	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_CORE, core_conf_section.name,
-				 ps, &ch) == 0 && ch.perf;
+				 ps, &ch) == 0 && ch.kind == ENGINE_PERF;
 }
 
 _Static_assert(sizeof(struct core_settings) <= CONF_SETTINGS_BYTES,

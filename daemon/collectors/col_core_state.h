@@ -59,13 +59,6 @@ extern const struct metric_family *const core_families[CORE_N_FAMILIES];
 /* Slot slot's reading of cc's last read; NULL when not asked (-1) or not read yet. */
 const struct engine_reading *core_reading_of(const struct core_cpu *cc, int slot);
 
-/*
- * Why a reading does not count, as the operator reads it: the engine's
- * reason, and for a hardware or state-file error what it was.  Returns r's
- * static text or buf.
- */
-const char *core_reading_reason(const struct engine_reading *r, char *buf, size_t len);
-
 /* Add the values of cc, when it was read this sample, to s (per = cpu). */
 void core_fill_cpu(struct collector *c, struct snapshot *s, const struct core_state *st,
 		   const struct core_cpu *cc);

@@ -174,7 +174,7 @@ static const char *event_reason(const struct core_state *st, const struct core_c
 	if (r->state == ENGINE_YIELDED)
 		snprintf(buf, len, "yielded: %s", r->reason ? r->reason : "another agent");
 	else
-		return core_reading_reason(r, buf, len);
+		return engine_reading_reason(&st->engine, r, buf, len);
 	return buf;
 }
 
@@ -195,7 +195,7 @@ static bool cpu_ratio(const struct collector *c, const struct core_cpu *cc, doub
 {
 	double r = 2.0;
 
-	if (!c->engine || strcmp(c->engine, "perf") != 0 || !cc->is_fresh)
+	if (c->engine != ENGINE_PERF || !cc->is_fresh)
 		return false;
 	for (size_t i = 0; i < cc->n_group; i++)
 		if (cc->readings[i].enabled_ns > 0 && engine_reading_ratio(&cc->readings[i]) < r)
