@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "col_engine.h"
+#include "engine_build.h"
 #include "engine_perf.h"
-#include "uncore_unit.h"
 
 /* What the kernel has when engine = auto chooses perf. */
 static const char *kernel_has(enum engine_pmu pmu)
@@ -32,6 +32,7 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 	int r = -ENODEV;
 
 	memset(ret, 0, sizeof(*ret));
+	ret->kind = ENGINE_MSR;
 	if (want == CONF_ENGINE_MSR && !with_msr) {
 		snprintf(ret->why, sizeof(ret->why), "engine = msr in [%s], but this CPU's %s "
 			 "cannot be counted through MSRs", section, section);
@@ -49,7 +50,7 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 	if (ps)
 		r = engine_perf_probe(ps, pmu, reason, sizeof(reason));
 	if (r == 0) {
-		ret->perf = true;
+		ret->kind = ENGINE_PERF;
 		if (want == CONF_ENGINE_PERF)
 			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section);
 		else
@@ -77,51 +78,32 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *se
 	return choose(want, pmu, section, ps, true, ret);
 }
 
-/* For the perf engine: CPU online state and packages, from the collector's context. */
-static int cpu_online(void *arg, int cpu)
+int col_engine_new(struct collector *c, enum engine_kind kind, enum conf_conflict_policy policy,
+		   struct engine *ret_engine, char *err, size_t errlen)
 {
-	struct collector *c = arg;
+	const struct engine_machine machine = { .hw = c->hw, .topo = c->topo };
+	enum engine_policy p = policy == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM : ENGINE_YIELD;
 
-	return hw_cpu_online(c->hw, cpu);
-}
-
-/*
- * The box a CPU's uncore PMU events reach: its package's, or its die's on
- * packages of several dies (the server uncore, uncore_unit.h).  The perf
- * engine only compares these numbers.
- */
-static int cpu_socket(void *arg, int cpu)
-{
-	const struct collector *c = arg;
-
-	return uncore_unit_key(c->topo, cpu);
+	err[0] = '\0';
+	c->engine = kind;
+	return engine_build(kind, &machine, p, ret_engine, err, errlen);
 }
 
 int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
-		    const char *section, const struct engine_msr_config *msr,
+		    const char *section, enum conf_conflict_policy policy,
 		    struct engine *ret_engine)
 {
 	struct col_engine_choice ch;
 	char err[COLLECTOR_TEXT_MAX];
-	int r = choose(want, pmu, section, c->hw->perf, msr != NULL, &ch);
+	int r = choose(want, pmu, section, c->hw->perf, engine_msr_reaches(c->info, pmu), &ch);
 
 	if (r < 0) {
 		collector_refuse(c, "%s", ch.why);
 		return r;
 	}
-	c->engine = ch.perf ? "perf" : "msr";
+	r = col_engine_new(c, ch.kind, policy, ret_engine, err, sizeof(err));
 	snprintf(c->engine_why, sizeof(c->engine_why), "%s", ch.why);
-	if (!ch.perf) {
-		r = engine_msr_new(msr, ret_engine);
-	} else {
-		struct engine_perf_config cfg = {
-			.ps = c->hw->perf, .cpu_online = cpu_online, .cpu_socket = cpu_socket, .arg = c,
-		};
-
-		err[0] = '\0';
-		r = engine_perf_new(&cfg, ret_engine, err, sizeof(err));
-		if (r < 0 && err[0])
-			collector_refuse(c, "perf engine: %s", err);
-	}
+	if (r < 0 && ch.kind == ENGINE_PERF && err[0])
+		collector_refuse(c, "perf engine: %s", err);
 	return r;
 }

@@ -32,11 +32,10 @@
 #include "collector.h"
 #include "conf.h"
 #include "engine.h"
-#include "engine_msr.h"
 #include "perf_sys.h"
 
 struct col_engine_choice {
-	bool perf;                          /* the perf engine; else the msr engine */
+	enum engine_kind kind;              /* ENGINE_PERF or ENGINE_MSR */
 	char why[COLLECTOR_TEXT_MAX];       /* the operator's sentence, without a final period */
 };
 
@@ -53,18 +52,26 @@ int col_engine_choose(enum conf_engine want, enum engine_pmu pmu, const char *se
 
 /*
  * Choose for c (its hw->perf) as above and build the engine into
- * *ret_engine: the perf engine over c->hw->perf (CPU online state through
- * c->hw, packages, or dies on packages of several, through c->topo), or
- * the msr engine with msr.  msr NULL: this PMU has no msr path on c's
- * CPU; then a kernel without the PMU refuses the collector with -ENOTSUP
- * (not applicable) under auto, and -ENODEV when engine = msr.  Records
- * the engine and its reason in c (collector.h: c->engine, c->engine_why).
- * On failure the collector is refused with the reason (collector_refuse)
- * and a negative errno is returned: -ENODEV when perf was asked for and is
- * not there, -ENOMEM, or the perf engine's error.
+ * *ret_engine (engine_build.h, on c's hw and topology; policy, the
+ * collector's on_conflict, for the msr engine).  Where the msr engine cannot count pmu on c's CPU
+ * (engine_msr_reaches), a kernel without the PMU refuses the collector
+ * with -ENOTSUP (not applicable) under auto, and -ENODEV when engine =
+ * msr.  Records the engine and its reason in c (collector.h: c->engine,
+ * c->engine_why).  On failure the collector is refused with the reason
+ * (collector_refuse) and a negative errno is returned: -ENODEV when perf
+ * was asked for and is not there, -ENOMEM, or the perf engine's error.
  */
 int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu pmu,
-		    const char *section, const struct engine_msr_config *msr,
+		    const char *section, enum conf_conflict_policy policy,
 		    struct engine *ret_engine);
+
+/*
+ * Record kind in c->engine and build that engine for c into *ret_engine,
+ * as col_engine_open does once it has chosen (the caller writes
+ * c->engine_why).  For a collector that changes its engine while it starts
+ * (the PCU's fall back to msr).  0, or a negative errno with err set.
+ */
+int col_engine_new(struct collector *c, enum engine_kind kind, enum conf_conflict_policy policy,
+		   struct engine *ret_engine, char *err, size_t errlen);
 
 #endif

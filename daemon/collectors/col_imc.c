@@ -249,8 +249,8 @@ static int imc_start(struct collector *c)
 	 * virtual machine, a BIOS that hides the iMC PMON devices) is a
 	 * missing facility.  No [imc] engine key: there is nothing to choose.
 	 */
-	r = col_engine_open(c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, imc_conf_section.name, NULL,
-			    &st->engine);
+	r = col_engine_open(c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, imc_conf_section.name,
+			    CONF_CONFLICT_YIELD, &st->engine);
 	if (r < 0) {
 		free(st);
 		return r;

@@ -28,7 +28,6 @@
 #include "col_engine.h"
 #include "collector.h"
 #include "engine.h"
-#include "engine_msr.h"
 #include "msr.h"
 #include "throttle_signal.h"
 #include "throttle_families.h"
@@ -134,11 +133,6 @@ struct pcu_state {
 	struct pcu_socket *sockets;
 };
 
-static int64_t machine_now_ns(void *arg)
-{
-	return hw_now_ns(arg);
-}
-
 static void pcu_free(struct pcu_state *st)
 {
 	if (!st)
@@ -204,12 +198,8 @@ static void plan_socket(const struct xeon_uncore *xu, struct pcu_socket *ps)
  */
 static int choose_engine(struct collector *c, struct pcu_state *st)
 {
-	struct engine_msr_config cfg = {
-		.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns, .now_arg = c->hw,
-	};
-
 	return col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_PCU, pcu_conf_section.name,
-			       st->xu->pcu_msr ? &cfg : NULL, &st->engine);
+			       CONF_CONFLICT_YIELD, &st->engine);
 }
 
 /*
@@ -238,7 +228,7 @@ static size_t open_boxes(struct collector *c, struct pcu_state *st, bool *ret_tr
 		 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
 		 * package throttled time (the thermal collector) covers power limits.
 		 */
-		if (strcmp(c->engine, "msr") == 0 && ps->n_groups > 1) {
+		if (c->engine == ENGINE_MSR && ps->n_groups > 1) {
 			ps->n_groups = 1;
 			collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
 				       "has 4 counters); perf's uncore_pcu PMU counts it");
@@ -276,18 +266,14 @@ static size_t open_boxes(struct collector *c, struct pcu_state *st, bool *ret_tr
  */
 static int fall_back_to_msr(struct collector *c, struct pcu_state *st, const char *perf_err)
 {
-	struct engine_msr_config cfg = {
-		.hw = c->hw, .policy = ENGINE_YIELD, .now_ns = machine_now_ns, .now_arg = c->hw,
-	};
 	char err[COLLECTOR_TEXT_MAX];
 	bool tried;
 	int r;
 
 	engine_destroy(&st->engine);
-	r = engine_msr_new(&cfg, &st->engine);
+	r = col_engine_new(c, ENGINE_MSR, CONF_CONFLICT_YIELD, &st->engine, err, sizeof(err));
 	if (r < 0)
 		return r;
-	c->engine = "msr";
 	snprintf(c->engine_why, sizeof(c->engine_why), "engine = auto falls back to msr: the "
 		 "kernel refused every uncore_pcu event (%.110s)", perf_err);
 	collector_recover(c, "open");
@@ -342,7 +328,7 @@ static int pcu_start(struct collector *c)
 		char err[COLLECTOR_TEXT_MAX];
 
 		if (open_boxes(c, st, &tried, err, sizeof(err)) == 0 && tried &&
-		    strcmp(c->engine, "perf") == 0 && st->xu->pcu_msr &&
+		    c->engine == ENGINE_PERF && st->xu->pcu_msr &&
 		    settings(c->conf)->engine == CONF_ENGINE_AUTO &&
 		    (r = fall_back_to_msr(c, st, err)) < 0) {
 			pcu_free(st);
@@ -470,7 +456,7 @@ static bool pcu_uses_perf(const struct conf *conf, struct perf_sys *ps)
 	struct col_engine_choice ch;
 
 	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_PCU, pcu_conf_section.name, ps,
-				 &ch) == 0 && ch.perf;
+				 &ch) == 0 && ch.kind == ENGINE_PERF;
 }
 
 _Static_assert(sizeof(struct pcu_settings) <= CONF_SETTINGS_BYTES,

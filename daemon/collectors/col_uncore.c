@@ -19,9 +19,7 @@
 #include "col_uncore.h"
 #include "collector.h"
 #include "counter.h"
-#include "engine_msr.h"
 #include "event.h"
-#include "pmu.h"
 #include "msr.h"
 #include "throttle_signal.h"
 #include "throttle_families.h"
@@ -192,31 +190,6 @@ static int build_event_list(struct collector *c, struct uncore_state *st)
 	return 0;
 }
 
-/*
- * Why a reading does not count, as the operator reads it: the engine's
- * reason, and for a hardware or state-file error what it was.
- */
-static const char *reading_reason(const struct engine_reading *r, char *buf, size_t len)
-{
-	const char *why = r->reason ? r->reason : "not counted";
-
-	if (r->state != ENGINE_FAILED || !r->err)
-		return why;
-	snprintf(buf, len, "%s: %s", why,
-		 pmu_hint(r->err, strstr(why, "could not be read") ? HW_OP_READ : HW_OP_WRITE));
-	return buf;
-}
-
-/*
- * The machine's monotonic nanoseconds (hw_now_ns: the simulator's own time
- * under --simulate) for the engine's enabled/running times, which make the
- * wall time of the DRAM throttled seconds.
- */
-static int64_t machine_ns(void *arg)
-{
-	return hw_now_ns(arg);
-}
-
 /* What the engine counts for one event: no occupancy event is built in, so no OCC_CTR_RST. */
 static struct engine_event engine_event_of(const struct event_spec *spec)
 {
@@ -259,7 +232,8 @@ static bool all_refused(const struct uncore_socket *us)
 }
 
 /* Each event that does not count is a degradation, with the engine's reason. */
-static void note_states(struct collector *c, const struct uncore_socket *us)
+static void note_states(struct collector *c, const struct uncore_state *st,
+			const struct uncore_socket *us)
 {
 	for (size_t i = 0; i < us->n_group; i++) {
 		const struct engine_reading *r = &us->readings[i];
@@ -274,7 +248,7 @@ static void note_states(struct collector *c, const struct uncore_socket *us)
 			collector_degrade(c, key, "socket %d: uncore %s %s: %s", us->socket,
 					  us->group_events[i].name,
 					  r->state == ENGINE_YIELDED ? "yielded" : "not counted",
-					  reading_reason(r, buf, sizeof(buf)));
+					  engine_reading_reason(&st->engine, r, buf, sizeof(buf)));
 	}
 }
 
@@ -303,7 +277,7 @@ static int open_socket(struct collector *c, struct uncore_state *st, struct unco
 		us->has_read = true;
 		if (all_refused(us))
 			return us->readings[0].err;
-		note_states(c, us);
+		note_states(c, st, us);
 	}
 	return 0;
 }
@@ -383,7 +357,6 @@ static int open_all(struct collector *c, struct uncore_state *st)
 
 static int uncore_start(struct collector *c)
 {
-	struct engine_msr_config ecfg = { .hw = c->hw, .now_ns = machine_ns, .now_arg = c->hw };
 	struct uncore_state *st;
 	int err;
 
@@ -396,14 +369,12 @@ static int uncore_start(struct collector *c)
 	if (!st)
 		return -ENOMEM;
 	c->state = st;
-	ecfg.policy = settings(c->conf)->on_conflict == CONF_CONFLICT_RECLAIM ? ENGINE_RECLAIM :
-									      ENGINE_YIELD;
 	st->n_sockets = c->topo->n_sockets;
 	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
 	if (!st->sockets)
 		return fail_start(c, st, -ENOMEM);
 	err = col_engine_open(c, settings(c->conf)->engine, ENGINE_PMU_NHM_UNCORE,
-			      c->ops->conf_section->name, &ecfg, &st->engine);
+			      c->ops->conf_section->name, settings(c->conf)->on_conflict, &st->engine);
 	if (err)
 		return fail_start(c, st, err);
 	err = build_event_list(c, st);
@@ -474,7 +445,7 @@ static bool sample_socket(struct collector *c, struct uncore_state *st, struct u
 		us->seen_conflicts[i] = r->conflicts;
 	}
 	add_dram_seconds(us);
-	note_states(c, us);
+	note_states(c, st, us);
 	return counts;
 }
 
@@ -514,7 +485,8 @@ static void fill_snapshot(struct collector *c, const struct uncore_state *st,
 			continue;
 		}
 		if (ev->slot >= 0)
-			reason = r ? reading_reason(r, buf, sizeof(buf)) : "not counted";
+			reason = r ? engine_reading_reason(&st->engine, r, buf, sizeof(buf)) :
+				     "not counted";
 		snapshot_add_text(s, &uncore_unavailable, us->socket, ev->spec->name, reason);
 	}
 	if (us->has_dram_seconds)
@@ -654,7 +626,7 @@ static bool uncore_uses_perf(const struct conf *conf, struct perf_sys *ps)
 	struct col_engine_choice ch;
 
 	return col_engine_choose(settings(conf)->engine, ENGINE_PMU_NHM_UNCORE,
-				 uncore_conf_section.name, ps, &ch) == 0 && ch.perf;
+				 uncore_conf_section.name, ps, &ch) == 0 && ch.kind == ENGINE_PERF;
 }
 
 _Static_assert(sizeof(struct uncore_settings) <= CONF_SETTINGS_BYTES,

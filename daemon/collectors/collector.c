@@ -117,9 +117,9 @@ void collector_sample(struct collector *c, struct snapshot *s)
 	if (!sc->reason)
 		sc->reason = "";
 	sc->errors = c->errors;
-	sc->engine = c->engine;
-	sc->engine_why = c->engine ? snapshot_intern(s, c->engine_why) : NULL;
-	if (c->engine && !sc->engine_why)
+	sc->engine = engine_kind_name(c->engine);
+	sc->engine_why = sc->engine ? snapshot_intern(s, c->engine_why) : NULL;
+	if (sc->engine && !sc->engine_why)
 		sc->engine_why = "";
 }
 

@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "cpu.h"
+#include "engine.h"
 #include "hw.h"
 #include "metric.h"
 #include "snapshot.h"
@@ -146,8 +147,8 @@ struct collector {
 	struct collector_status status;   /* through the calls below */
 	uint64_t errors;                  /* failed hardware reads since start */
 
-	/* A PMU collector's counter engine (col_engine.h); NULL for none or not chosen yet. */
-	const char *engine;               /* "perf" or "msr", static */
+	/* A PMU collector's counter engine (col_engine.h); ENGINE_NONE for none or not chosen yet. */
+	enum engine_kind engine;
 	char engine_why[COLLECTOR_TEXT_MAX];
 };
 

@@ -15,7 +15,11 @@
  * at start-up, where the hw backend is; this header imports neither.
  *
  * Calls come from one thread at a time (the sampler's).  Errors are
- * negative errno values; an engine does not log.
+ * codes: a negative errno, and for a reading also what failed (enum
+ * engine_fault); the engine keeps the operator's text beside them (open's
+ * err, a reading's reason, engine_reading_reason()) for the log and the
+ * snapshot.  Callers decide on the codes, never on the text.  An engine
+ * does not log.
  */
 #ifndef UNCORED_ENGINE_H
 #define UNCORED_ENGINE_H
@@ -23,6 +27,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* Which engine counts: the kind of an engine_ops, and a collector's choice. */
+enum engine_kind {
+	ENGINE_NONE,             /* no engine: a collector that counts without one, or not chosen yet */
+	ENGINE_MSR,              /* direct programming through the msr driver (engine_msr.h) */
+	ENGINE_PERF,             /* the kernel's perf_event_open (engine_perf.h) */
+};
+
+/*
+ * The engine's name as logs, the JSON snapshot and the documentation write
+ * it: "msr" or "perf"; NULL for ENGINE_NONE.  The only place the names are
+ * spelled.
+ */
+const char *engine_kind_name(enum engine_kind kind);
 
 /* Which PMU a group counts on. */
 enum engine_pmu {
@@ -71,6 +89,22 @@ enum engine_state {
 	ENGINE_FAILED,           /* the hardware refused (err says how); retried at every read */
 };
 
+/*
+ * What failed, for a reading in ENGINE_FAILED (its err holds the negative
+ * errno).  It says which of the hardware's operations the errno belongs
+ * to, so that the text for it (engine_reading_reason) reads right: -EPERM
+ * on a read is a permission, on a write the kernel's refusal of MSR
+ * writes.
+ */
+enum engine_fault {
+	ENGINE_FAULT_NONE,       /* nothing failed (err is 0) */
+	ENGINE_FAULT_READ,       /* reading the counts: msr, the counter or its own select;
+				    perf, the group (an offline CPU, -ENXIO, and a group in
+				    error state, -ENODATA, included) */
+	ENGINE_FAULT_PROGRAM,    /* claiming a counter: programming its select, enable bits or
+				    gate (msr; a change the crash journal refused included) */
+};
+
 /* One event's result of engine_read(). */
 struct engine_reading {
 	uint64_t total;          /* running 64-bit total since open; never decreases */
@@ -81,12 +115,15 @@ struct engine_reading {
 	uint64_t enabled_ns;     /* this interval: time the event was wanted (as perf's) */
 	uint64_t running_ns;     /* this interval: time it was really counted; <= enabled_ns */
 	enum engine_state state;
-	const char *reason;      /* why not counting (static text); NULL while counting */
+	const char *reason;      /* why not counting (static text, without the errno's
+				    meaning: engine_reading_reason adds it); NULL while
+				    counting */
 	uint64_t conflicts;      /* times another agent really took its counter, since open */
 	uint64_t resets;         /* times another agent cleared its counter's enable (perf's
 				    NHM/WSM workaround, perf's disable over ours), since open;
 				    the interval's counts are lost, the counter is re-claimed */
 	int err;                 /* the last hardware error (negative errno), 0 when none */
+	enum engine_fault fault; /* what err failed in; ENGINE_FAULT_NONE when err is 0 */
 };
 
 /* What to do when another agent has taken a counter (the conf's pmu_conflict). */
@@ -98,7 +135,7 @@ enum engine_policy {
 struct engine_group;         /* an engine's state of one open group */
 
 struct engine_ops {
-	const char *name;        /* "msr" or "perf", for logs */
+	enum engine_kind kind;   /* which engine: its name is engine_kind_name(kind) */
 	/*
 	 * Whether another agent can take one of this engine's counters (a
 	 * conflict).  The msr engine: yes.  The perf engine: no, the kernel
@@ -135,6 +172,14 @@ struct engine_ops {
 
 	/* Free the engine; every group must be closed first. */
 	void (*destroy)(void *ctx);
+
+	/*
+	 * The operator's text for err, a negative errno this engine returned
+	 * in a reading that failed in fault (for example "the kernel refuses
+	 * MSR writes (...)", or that the crash journal could not record the
+	 * change).  Static text, or valid until the next call.
+	 */
+	const char *(*hint)(void *ctx, int err, enum engine_fault fault);
 };
 
 struct engine {
@@ -153,6 +198,15 @@ static inline double engine_reading_ratio(const struct engine_reading *r)
 		return 0.0;
 	return r->running_ns >= r->enabled_ns ? 1.0 : (double)r->running_ns / (double)r->enabled_ns;
 }
+
+/*
+ * Why a reading does not count, as the operator reads it: its reason
+ * ("not counted" when it has none), and for a failure with an errno
+ * "<reason>: <the engine's hint for it>" in buf.  Returns the reason's
+ * static text or buf.
+ */
+const char *engine_reading_reason(const struct engine *e, const struct engine_reading *r,
+				  char *buf, size_t len);
 
 static inline int engine_open(struct engine *e, enum engine_pmu pmu, int target,
 			      const struct engine_event *events, size_t n,

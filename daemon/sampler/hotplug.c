@@ -17,6 +17,14 @@ struct hotplug {
 	struct hw_cpu *cpus;    /* as of the last check */
 	struct hw_cpu *now;     /* scratch for the next */
 	uint64_t n_offline, n_online;
+	/*
+	 * Whether the registers left unrestored are due another try: at
+	 * start, after a CPU came online, or when more were left since the
+	 * last try (a collector stopped at a reload while their CPU was
+	 * offline).  Otherwise nothing could have changed for them.
+	 */
+	bool left_due;
+	size_t n_left_tried;    /* how many were left after the last try */
 };
 
 struct hotplug *hotplug_new(struct hw *hw)
@@ -35,6 +43,7 @@ struct hotplug *hotplug_new(struct hw *hw)
 		return NULL;
 	}
 	h->hw = hw;
+	h->left_due = true;
 	if (n > 0 && hw_enumerate(hw, h->cpus, n, &h->n) == 0) {
 		if (h->n > n)
 			h->n = n;
@@ -48,16 +57,23 @@ struct hotplug *hotplug_new(struct hw *hw)
 	return h;
 }
 
-/* Try the registers left unrestored again; say what was settled. */
+/* Try the registers left unrestored again when due; say what was settled. */
 static void finish_left(struct hotplug *h)
 {
 	const struct ledger_record *v;
 	struct ledger_recovery rec;
+	size_t n = pmu_left(&v, NULL);
 	unsigned done;
 
-	if (!pmu_left(&v, NULL))
+	if (n > h->n_left_tried)
+		h->left_due = true;
+	if (!h->left_due || !n) {
+		h->n_left_tried = n;
 		return;
+	}
+	h->left_due = false;
 	done = pmu_finish_left(h->hw, &rec);
+	h->n_left_tried = pmu_left(&v, NULL);
 	if (done)
 		log_notice("put back %u registers left unrestored when their CPU was offline "
 			   "(%u restored, %u left to the agent that took them over); %zu remain",
@@ -95,6 +111,7 @@ void hotplug_check(struct hotplug *h)
 				continue;
 			if (is) {
 				h->n_online++;
+				h->left_due = true;
 				log_online(h, h->now[i].cpu);
 			} else {
 				h->n_offline++;

@@ -1,10 +1,12 @@
 /*
  * CPUs that go offline and come back while uncored runs.  Once per sample
  * the sampler asks hotplug_check to compare every CPU's online state with
- * the previous sample's: each change is logged once and counted, and when
+ * the previous sample's: each change is logged once and counted.  When
  * registers are left unrestored (pmu.h: a stop or a recovery that could
- * not reach their CPU) they are tried again, so a CPU coming back online
- * gets them put back.  The collectors themselves notice the CPU (an
+ * not reach their CPU) they are tried again only when that can help: at
+ * the first check, after a CPU came online, and when more were left since
+ * the last try; so a CPU coming back online gets them put back, and a
+ * sample with nothing to put back costs no recovery.  The collectors themselves notice the CPU (an
  * offline CPU's reads fail with -ENXIO and its totals are kept; the msr
  * engine carries its counters on when it is back, hw_dev.h opens the
  * devices of a CPU that was offline at start).  Used from one thread at a
@@ -27,8 +29,8 @@ struct hotplug *hotplug_new(struct hw *hw);
 
 /*
  * Compare with the last check: log and count each CPU that went offline
- * or came online, then try the registers left unrestored again (logging
- * what was put back).  Call before the collectors sample, so a register
+ * or came online, then, when due (see above), try the registers left
+ * unrestored again (logging what was put back).  Call before the collectors sample, so a register
  * put back here is free for them in the same sample.
  */
 void hotplug_check(struct hotplug *h);

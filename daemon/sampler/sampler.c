@@ -85,8 +85,9 @@ static int start_collector(struct sampler *s, size_t id)
 
 	if (r == -EINVAL)
 		return r;
-	if (c->engine)
-		log_info("collector %s: %s engine: %s", c->ops->name, c->engine, c->engine_why);
+	if (c->engine != ENGINE_NONE)
+		log_info("collector %s: %s engine: %s", c->ops->name, engine_kind_name(c->engine),
+			 c->engine_why);
 	collector_reason(c, reason, sizeof(reason));
 	/* Disabled by the configuration, or absent from this CPU: expected, so info. */
 	if (c->up)

@@ -996,7 +996,7 @@ static void per_core_and_socket_ratio_is_the_smallest_of_the_cpus(void **state)
 						 &conf), 0);
 		assert_int_equal(collector_start(&summed, &core_collector_ops, &twin.hw, &twin.info,
 						 &twin.topo, &conf_summed), 0);
-		assert_string_equal(summed.engine, "perf");
+		assert_int_equal(summed.engine, ENGINE_PERF);
 		sim_advance(m.sim, 1.0);
 		sim_advance(twin.sim, 1.0);
 		a = snapshot_new(&m.topo, &m.info);
@@ -1148,7 +1148,7 @@ static void every_model_counts_through_perf_by_default(void **state)
 							  &conf, &errs), 0);
 			assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo,
 							 &conf), 0);
-			assert_string_equal(c.engine, want_msr ? "msr" : "perf");
+			assert_int_equal(c.engine, want_msr ? ENGINE_MSR : ENGINE_PERF);
 			assert_string_equal(c.engine_why, want_msr ? "engine = msr in [core]" :
 					    "the kernel has a core PMU (engine = auto)");
 			sim_advance(m.sim, 1.0);
@@ -1204,7 +1204,7 @@ static void multiplexed_events_are_scaled_and_the_ratio_exported(void **state)
 		fail_msg("%s", err);
 	assert_int_equal(conf_load_string("t.conf", text, &conf, &errs), 0);
 	assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo, &conf), 0);
-	assert_string_equal(c.engine, "perf");
+	assert_int_equal(c.engine, ENGINE_PERF);
 	for (int step = 0; step < 5; step++) {
 		struct snapshot *s = snapshot_new(&m.topo, &m.info);
 

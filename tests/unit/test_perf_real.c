@@ -190,7 +190,6 @@ static void core_pmu_absent_falls_back_to_msr(void **state)
 	struct col_engine_choice ch;
 	struct hw hw = { .perf = &f->ps };
 	struct collector c = { .hw = &hw };
-	struct engine_msr_config msr = { .hw = &hw };
 	struct engine e = { 0 };
 	struct stat st;
 
@@ -198,31 +197,31 @@ static void core_pmu_absent_falls_back_to_msr(void **state)
 	assert_int_equal(col_engine_choose(CONF_ENGINE_AUTO, ENGINE_PMU_CORE, "core", &f->ps, &ch), 0);
 	if (stat("/sys/bus/event_source/devices/cpu", &st) == 0) {
 		print_message("this kernel has a core PMU: %s\n", ch.why);
-		assert_true(ch.perf);
+		assert_int_equal(ch.kind, ENGINE_PERF);
 		assert_string_equal(ch.why, "the kernel has a core PMU (engine = auto)");
 		return;
 	}
 	print_message("auto: %s\n", ch.why);
-	assert_false(ch.perf);
+	assert_int_equal(ch.kind, ENGINE_MSR);
 	assert_string_equal(ch.why, "this kernel has no core PMU (cpu PMU absent from sysfs: a "
 			    "virtual machine or a kernel without perf hardware support); engine = auto falls "
 			    "back to msr");
 	assert_int_equal(col_engine_choose(CONF_ENGINE_PERF, ENGINE_PMU_CORE, "core", &f->ps, &ch), -ENODEV);
 	print_message("perf: %s\n", ch.why);
-	assert_false(ch.perf);
+	assert_int_equal(ch.kind, ENGINE_MSR);
 	assert_true(strncmp(ch.why, "engine = perf in [core], but ", 29) == 0);
 	assert_string_equal(ch.why + 29, absent);
 
 	/* What a collector gets: the msr engine and its reason, or the refusal. */
-	assert_int_equal(col_engine_open(&c, CONF_ENGINE_AUTO, ENGINE_PMU_CORE, "core", &msr, &e), 0);
-	assert_string_equal(c.engine, "msr");
-	assert_string_equal(e.ops->name, "msr");
+	assert_int_equal(col_engine_open(&c, CONF_ENGINE_AUTO, ENGINE_PMU_CORE, "core", CONF_CONFLICT_YIELD, &e), 0);
+	assert_int_equal(c.engine, ENGINE_MSR);
+	assert_int_equal(e.ops->kind, ENGINE_MSR);
 	assert_non_null(strstr(c.engine_why, absent));
 	engine_destroy(&e);
 	memset(&c, 0, sizeof(c));
 	c.hw = &hw;
-	assert_int_equal(col_engine_open(&c, CONF_ENGINE_PERF, ENGINE_PMU_CORE, "core", &msr, &e), -ENODEV);
-	assert_null(c.engine);
+	assert_int_equal(col_engine_open(&c, CONF_ENGINE_PERF, ENGINE_PMU_CORE, "core", CONF_CONFLICT_YIELD, &e), -ENODEV);
+	assert_int_equal(c.engine, ENGINE_NONE);
 	assert_null(e.ops);
 	assert_string_equal(c.status.why_not + 29, absent);
 }
@@ -242,24 +241,24 @@ static void server_imc_without_pmu_is_not_applicable(void **state)
 	int r;
 
 	require_perf(&f->ps);
-	r = col_engine_open(&c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, "imc", NULL, &e);
+	r = col_engine_open(&c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, "imc", CONF_CONFLICT_YIELD, &e);
 	if (stat("/sys/bus/event_source/devices/uncore_imc_0", &st) == 0) {
 		print_message("this kernel has uncore_imc_0: %s\n", c.engine_why);
 		assert_int_equal(r, 0);
-		assert_string_equal(c.engine, "perf");
+		assert_int_equal(c.engine, ENGINE_PERF);
 		engine_destroy(&e);
 		return;
 	}
 	print_message("imc: %s\n", c.status.why_not);
 	assert_int_equal(r, -ENOTSUP);
-	assert_null(c.engine);
+	assert_int_equal(c.engine, ENGINE_NONE);
 	assert_null(e.ops);
 	assert_true(strncmp(c.status.why_not, "this CPU's imc is counted through perf only, and this "
 			    "kernel has no memory controller PMU", 89) == 0);
 	/* engine = msr where there is no msr path: refused, and down (-ENODEV). */
 	memset(&c, 0, sizeof(c));
 	c.hw = &hw;
-	assert_int_equal(col_engine_open(&c, CONF_ENGINE_MSR, ENGINE_PMU_PCU, "pcu", NULL,
+	assert_int_equal(col_engine_open(&c, CONF_ENGINE_MSR, ENGINE_PMU_PCU, "pcu", CONF_CONFLICT_YIELD,
 					 &e), -ENODEV);
 	assert_string_equal(c.status.why_not, "engine = msr in [pcu], but this CPU's pcu cannot be "
 			    "counted through MSRs");

@@ -272,6 +272,7 @@ static void try_claim(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.state = ENGINE_COUNTING;
 		s->r.reason = NULL;
 		s->r.err = 0;
+		s->r.fault = ENGINE_FAULT_NONE;
 		return;
 	}
 	forget(g, s);
@@ -284,6 +285,7 @@ static void try_claim(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.state = ENGINE_FAILED;
 		s->r.reason = "the hardware refused the counter's registers";
 		s->r.err = err;
+		s->r.fault = ENGINE_FAULT_PROGRAM;
 	}
 }
 
@@ -372,6 +374,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 	own = err < 0 ? 1 : check_own(e, g, s, &err);
 	if (err < 0) {
 		s->r.err = err;
+		s->r.fault = ENGINE_FAULT_READ;
 		s->r.state = ENGINE_FAILED;
 		s->r.reason = "the counter could not be read";
 		return;
@@ -384,6 +387,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.state = ENGINE_COUNTING;
 		s->r.reason = NULL;
 		s->r.err = 0;
+		s->r.fault = ENGINE_FAULT_NONE;
 		s->counted_since = false;
 		if (have_global)
 			check_gate(e, g, s, global);
@@ -397,6 +401,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.state = ENGINE_COUNTING;
 		s->r.reason = NULL;
 		s->r.err = 0;
+		s->r.fault = ENGINE_FAULT_NONE;
 		s->counted_since = true;
 		if (have_global)
 			check_gate(e, g, s, global);
@@ -638,13 +643,21 @@ static void op_destroy(void *ctx)
 	free(ctx);
 }
 
+/* The ledger's hint: it knows the errors its crash journal returned. */
+static const char *op_hint(void *ctx, int err, enum engine_fault fault)
+{
+	(void)ctx;
+	return pmu_hint(err, fault == ENGINE_FAULT_READ ? HW_OP_READ : HW_OP_WRITE);
+}
+
 static const struct engine_ops msr_engine_ops = {
 	.has_conflicts = true,
-	.name = "msr",
+	.kind = ENGINE_MSR,
 	.open = op_open,
 	.read = op_read,
 	.close = op_close,
 	.destroy = op_destroy,
+	.hint = op_hint,
 };
 
 int engine_msr_new(const struct engine_msr_config *config, struct engine *ret_engine)

@@ -12,6 +12,7 @@
 
 #include "engine_perf.h"
 #include "err.h"
+#include "hw.h"
 #include "perf_group.h"
 #include "perf_pmu.h"
 
@@ -380,6 +381,7 @@ static void mark(struct engine_group *g, size_t first, size_t n, enum engine_sta
 		r->state = state;
 		r->reason = reason;
 		r->err = err;
+		r->fault = err ? ENGINE_FAULT_READ : ENGINE_FAULT_NONE;   /* every failure is a read's */
 	}
 }
 
@@ -404,6 +406,7 @@ static void account(struct engine_group *g, const struct part *pt)
 		r->enabled_ns = d->enabled_ns;
 		r->running_ns = d->running_ns;
 		r->err = 0;
+		r->fault = ENGINE_FAULT_NONE;
 		if (d->ran) {
 			r->state = ENGINE_COUNTING;
 			r->reason = NULL;
@@ -479,15 +482,25 @@ static void perf_destroy(void *ctx)
 	perf_pmu_free(ep->pcu);
 	for (int i = 0; i < MAX_IMC; i++)
 		perf_pmu_free(ep->imc[i]);
+	if (ep->cfg.free_arg)
+		ep->cfg.free_arg(ep->cfg.arg);
 	free(ep);
 }
 
+/* The kernel's errors, by the operation that failed. */
+static const char *perf_hint(void *ctx, int err, enum engine_fault fault)
+{
+	(void)ctx;
+	return hw_hint(err, fault == ENGINE_FAULT_READ ? HW_OP_READ : HW_OP_WRITE);
+}
+
 static const struct engine_ops engine_perf_ops = {
-	.name = "perf",
+	.kind = ENGINE_PERF,
 	.open = perf_open,
 	.read = perf_read,
 	.close = perf_close,
 	.destroy = perf_destroy,
+	.hint = perf_hint,
 };
 
 int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_engine, char *err,
@@ -498,6 +511,8 @@ int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_
 	int r;
 
 	if (!ep) {
+		if (config->free_arg)
+			config->free_arg(config->arg);
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}

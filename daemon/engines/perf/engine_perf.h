@@ -65,6 +65,8 @@ struct engine_perf_config {
 	 */
 	int (*cpu_socket)(void *arg, int cpu);
 	void *arg;
+	/* Called with arg when the engine is destroyed or engine_perf_new fails; may be NULL. */
+	void (*free_arg)(void *arg);
 };
 
 /*

@@ -1,0 +1,70 @@
+/*
+ * The core-PMC collector's state, shared by its two files: col_core.c
+ * (start, sample, stop: what each CPU counts) and col_core_values.c (the
+ * families and the values a sample adds).  Internal to the collector.
+ */
+#ifndef UNCORED_COL_CORE_STATE_H
+#define UNCORED_COL_CORE_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+#include "cpu.h"
+#include "engine.h"
+#include "event.h"
+#include "metric.h"
+#include "snapshot.h"
+
+#define N_FIXED 3                 /* instructions, cycles, ref cycles */
+#define CORE_MAX_EVENTS 16        /* programmable events, defaults included */
+
+enum cpu_state {
+	CPU_PENDING,       /* not opened yet (offline at start) */
+	CPU_OPEN,
+	CPU_UNUSABLE,      /* cannot be used; noted in the collector's status */
+};
+
+struct core_cpu {
+	int cpu;
+	enum cpu_state state;
+	bool is_fresh;             /* read this sample */
+	bool has_read;             /* readings hold a read */
+	struct cpu_perfmon pm;
+	struct engine_group *group;
+	size_t n_group;            /* the fixed events, then the events that exist here */
+	int slot[CORE_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
+	struct engine_event group_events[N_FIXED + CORE_MAX_EVENTS];
+	struct engine_reading readings[N_FIXED + CORE_MAX_EVENTS];
+};
+
+struct core_state {
+	struct engine engine;
+	int n_events;
+	const struct event_spec *events[CORE_MAX_EVENTS];
+	int n_cpus;
+	struct core_cpu *cpus;
+};
+
+enum core_per {
+	CORE_PER_CPU,
+	CORE_PER_CORE,
+	CORE_PER_SOCKET,
+};
+/* The collector's families (collector_ops families), in /metrics order. */
+#define CORE_N_FAMILIES 20
+extern const struct metric_family *const core_families[CORE_N_FAMILIES];
+
+/* Slot slot's reading of cc's last read; NULL when not asked (-1) or not read yet. */
+const struct engine_reading *core_reading_of(const struct core_cpu *cc, int slot);
+
+/* Add the values of cc, when it was read this sample, to s (per = cpu). */
+void core_fill_cpu(struct collector *c, struct snapshot *s, const struct core_state *st,
+		   const struct core_cpu *cc);
+
+/* Add the sums per core or per socket to s (per = core or socket). */
+void core_fill_sums(struct collector *c, struct snapshot *s, const struct core_state *st,
+		    enum core_per per);
+
+#endif

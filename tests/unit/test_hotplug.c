@@ -1,0 +1,127 @@
+/*
+ * Unit tests for hotplug.c: the registers left unrestored are tried again
+ * only when that can help (at the first check, after a CPU came online,
+ * when more were left), never once per sample for nothing.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "hotplug.h"
+#include "msr.h"
+#include "pmu.h"
+#include "regfile.h"
+
+/* Two sockets of two CPUs; cpus 2 and 3 go offline in the test. */
+static struct hw_cpu cpus[4];
+
+struct fixture {
+	struct regfile *rf;
+	struct hw hw;
+	struct pmu_ledger *l;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	for (int i = 0; i < 4; i++)
+		cpus[i] = (struct hw_cpu){ .cpu = i, .socket = i / 2, .core = i % 2, .online = true };
+	f->rf = regfile_new(cpus, 4);
+	regfile_define_socket(f->rf, 0, MSR_UNCORE_PERFEVTSEL0, 0);
+	regfile_define_socket(f->rf, 1, MSR_UNCORE_PERFEVTSEL0, 0);
+	regfile_bind(f->rf, &f->hw);
+	f->l = pmu_ledger_new();
+	assert_non_null(f->l);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	pmu_ledger_free(f->l);
+	pmu_forget_left();
+	hw_close(&f->hw);
+	free(f);
+	return 0;
+}
+
+/* Program the select through cpu, take cpu offline and stop: the select is left. */
+static void leave_select(struct fixture *f, int cpu)
+{
+	const struct ledger_record *v;
+	size_t before = pmu_left(&v, NULL);
+
+	assert_int_equal(pmu_write(f->l, &f->hw, cpu, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	regfile_set_online(f->rf, cpu, false);
+	assert_int_equal(pmu_restore(f->l, &f->hw, NULL), -ENXIO);
+	assert_int_equal(pmu_left(&v, NULL), before + 1);
+}
+
+static unsigned select_reads(struct fixture *f, int cpu)
+{
+	return regfile_reads(f->rf, cpu, MSR_UNCORE_PERFEVTSEL0);
+}
+
+static void left_registers_are_tried_only_when_due(void **state)
+{
+	struct fixture *f = *state;
+	const struct ledger_record *v;
+	struct hotplug *h;
+	unsigned reads;
+
+	leave_select(f, 2);
+	h = hotplug_new(&f->hw);
+	assert_non_null(h);
+
+	/* The first check tries (the state file's leftovers, at start). */
+	reads = select_reads(f, 2);
+	hotplug_check(h);
+	assert_true(select_reads(f, 2) > reads);
+	assert_int_equal(pmu_left(&v, NULL), 1);
+
+	/* Samples with nothing new touch nothing. */
+	reads = select_reads(f, 2);
+	for (int i = 0; i < 5; i++)
+		hotplug_check(h);
+	assert_int_equal(select_reads(f, 2), reads);
+
+	/* More left (a stop at a reload, cpu 3 offline): tried once, then quiet again. */
+	leave_select(f, 3);
+	hotplug_check(h);
+	assert_true(select_reads(f, 3) > 0);
+	assert_int_equal(pmu_left(&v, NULL), 2);
+	reads = select_reads(f, 3);
+	hotplug_check(h);
+	assert_int_equal(select_reads(f, 3), reads);
+	assert_int_equal(hotplug_offline_count(h), 1);
+
+	/* The CPU coming online is what puts them back. */
+	regfile_set_online(f->rf, 2, true);
+	regfile_set_online(f->rf, 3, true);
+	hotplug_check(h);
+	assert_int_equal(hotplug_online_count(h), 2);
+	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0);
+	reads = select_reads(f, 2);
+	hotplug_check(h);
+	assert_int_equal(select_reads(f, 2), reads);
+	hotplug_free(h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(left_registers_are_tried_only_when_due, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
