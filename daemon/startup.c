@@ -396,10 +396,15 @@ int lock_instance(const struct options *o, const struct conf *conf)
 	if (o->simulate)
 		return -2;
 	fd = instance_lock(o->root ? o->root : conf->root, err, sizeof(err));
-	if (fd == -EBUSY) {
+	if (fd == -EBUSY || fd == -EPERM) {
 		log_error("%s", err);
 		return -1;
 	}
-	return fd < 0 ? -2 : fd;   /* no dev/cpu: the backend says so */
+	if (fd < 0) {
+		/* Not root, or no such tree: opening the devices fails next, with a better reason. */
+		log_debug("%s", err);
+		return -2;
+	}
+	return fd;
 }
 

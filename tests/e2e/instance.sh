@@ -35,7 +35,7 @@ fi
 rc=0
 wait "$lpid" || rc=$?
 [ "$rc" = 1 ] || fail "the second uncored ($loser) exited with $rc, expected 1: $(cat "$TEST_TMP/log.$loser")"
-expected="uncored: another uncored already owns the PMU of this machine ($tree/dev/cpu is locked); refusing to start before touching any register"
+expected="uncored: another uncored (pid $pid) already owns the PMU of this machine ($tree/run/uncored/instance.lock is locked); refusing to start before touching any register"
 [ "$(cat "$TEST_TMP/log.$loser")" = "$expected" ] ||
 	fail "the second uncored said: $(cat "$TEST_TMP/log.$loser")"
 [ ! -e "$TEST_TMP/ledger.$loser" ] || fail "the second uncored created its state file"
@@ -47,4 +47,33 @@ fi
 stop_daemon "$pid" || fail "exit status $? after SIGTERM"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "registers differ after both stopped"
-echo "instance: one serves, the other refuses before touching anything: ok"
+
+# --- Nobody else can take the lock: another user cannot open the lock file
+# (0600 in a 0700 directory), and the lock of earlier versions, an flock on
+# ROOT/dev/cpu, is nothing to uncored any more.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	chmod 755 "$TEST_TMP"
+	if setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		flock -n "$tree/run/uncored/instance.lock" true 2>/dev/null; then
+		fail "user nobody could take the instance lock"
+	fi
+	setpriv --reuid=nobody --regid=nogroup --clear-groups flock "$tree/dev/cpu" sleep 10 >/dev/null 2>&1 &
+	squatter=$!
+	PIDS="$PIDS $squatter"
+	"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" >"$TEST_TMP/log.squat" 2>&1 &
+	pid=$!
+	PIDS="$PIDS $pid"
+	wait_healthy "http://127.0.0.1:$port_a" "$pid" "$TEST_TMP/log.squat"
+	stop_daemon "$pid" || fail "squat: exit status $? after SIGTERM: $(cat "$TEST_TMP/log.squat")"
+	kill "$squatter"
+fi
+
+# --- A lock directory that another user may write to is refused.
+chmod 777 "$tree/run/uncored"
+rc=0
+"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" >"$TEST_TMP/log.open" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "a world-writable lock directory: exit $rc: $(cat "$TEST_TMP/log.open")"
+grep -qF "instance lock: $tree/run/uncored is owned by uid $(id -u) with mode 777" "$TEST_TMP/log.open" ||
+	fail "a world-writable lock directory: $(cat "$TEST_TMP/log.open")"
+chmod 700 "$tree/run/uncored"
+echo "instance: one serves, the other refuses before touching anything; nobody else can take the lock: ok"
