@@ -120,10 +120,14 @@ struct sim_timeline_seg {
 	uint64_t rises;                    /* zero-to-nonzero steps at segments 1..i-1 */
 };
 
+struct sim_timeline_op;
+
 struct sim_timeline {
 	int64_t period;
 	int n, cap;
 	struct sim_timeline_seg *seg;
+	struct sim_timeline_op *ops;     /* paints not yet applied (sim_timeline_finish) */
+	int n_ops, cap_ops;
 };
 
 enum sim_paint {
@@ -136,7 +140,11 @@ int sim_timeline_init(struct sim_timeline *tl, int64_t period, int64_t value);
 
 void sim_timeline_free(struct sim_timeline *tl);
 
-/* Paint value over [start, end) (clipped to the period); OR paints value where it is nonzero. */
+/*
+ * Paint value over [start, end) (clipped to the period); OR paints value
+ * where the timeline is zero.  Paints take effect, in their order, at
+ * sim_timeline_finish.  Returns 0 or -ENOMEM.
+ */
 int sim_timeline_paint(struct sim_timeline *tl, int64_t start, int64_t end, int64_t value,
 		       enum sim_paint op);
 
@@ -148,7 +156,7 @@ int sim_timeline_paint_rule(struct sim_timeline *tl, const struct sim_rule *rule
 int sim_timeline_or_where(struct sim_timeline *tl, const struct sim_timeline *src,
 			  int64_t threshold);
 
-/* Merge equal neighbours and compute the integrals; call after painting. */
+/* Apply the paints, merge equal neighbours and compute the integrals; call after painting. */
 void sim_timeline_finish(struct sim_timeline *tl);
 
 int64_t sim_timeline_value_at(const struct sim_timeline *tl, int64_t t);

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,14 +21,18 @@ int sim_timeline_init(struct sim_timeline *tl, int64_t period, int64_t value)
 		return -ENOMEM;
 	tl->seg[0].start = 0;
 	tl->seg[0].value = value;
+	tl->ops = NULL;
+	tl->n_ops = tl->cap_ops = 0;
 	return 0;
 }
 
 void sim_timeline_free(struct sim_timeline *tl)
 {
 	free(tl->seg);
+	free(tl->ops);
 	tl->seg = NULL;
-	tl->n = tl->cap = 0;
+	tl->ops = NULL;
+	tl->n = tl->cap = tl->n_ops = tl->cap_ops = 0;
 }
 
 /* Index of the segment holding local time t (0 <= t). */
@@ -46,54 +51,104 @@ static int find_seg(const struct sim_timeline *tl, int64_t t)
 	return lo;
 }
 
-/* Make a segment boundary at t; returns the index of the segment starting at t. */
-static int split_at(struct sim_timeline *tl, int64_t t)
-{
-	int i = find_seg(tl, t);
-
-	if (tl->seg[i].start == t)
-		return i;
-	if (tl->n == tl->cap) {
-		struct sim_timeline_seg *seg = realloc(tl->seg, sizeof(*seg) * (size_t)tl->cap * 2);
-
-		if (!seg)
-			return -ENOMEM;
-		tl->seg = seg;
-		tl->cap *= 2;
-	}
-	memmove(&tl->seg[i + 2], &tl->seg[i + 1], sizeof(*tl->seg) * (size_t)(tl->n - i - 1));
-	tl->seg[i + 1].start = t;
-	tl->seg[i + 1].value = tl->seg[i].value;
-	tl->n++;
-	return i + 1;
-}
+/*
+ * Painting is batched: each paint is recorded, and sim_timeline_finish
+ * applies them all in their order at once, with every new boundary placed
+ * by one sort.  Painting n windows one by one would insert each boundary
+ * into the middle of the segment array (quadratic for a scenario whose
+ * windows come in reverse order).
+ */
+struct sim_timeline_op {
+	int64_t start, end;     /* end: SIM_FOREVER or the period for "to the end" */
+	int64_t value;
+	enum sim_paint op;
+};
 
 int sim_timeline_paint(struct sim_timeline *tl, int64_t start, int64_t end, int64_t value,
 		       enum sim_paint op)
 {
-	int first, stop;
-
 	if (tl->period && end > tl->period)
 		end = tl->period;
 	if (start >= end)
 		return 0;
-	first = split_at(tl, start);
-	if (first < 0)
-		return first;
-	if (end != SIM_FOREVER && end != tl->period) {
-		stop = split_at(tl, end);
-		if (stop < 0)
-			return stop;
-	} else {
-		stop = tl->n;
+	if (tl->n_ops == tl->cap_ops) {
+		int cap = tl->cap_ops ? 2 * tl->cap_ops : 8;
+		struct sim_timeline_op *ops = realloc(tl->ops, sizeof(*ops) * (size_t)cap);
+
+		if (!ops)
+			return -ENOMEM;
+		tl->ops = ops;
+		tl->cap_ops = cap;
 	}
-	for (int i = first; i < stop; i++) {
-		if (op == SIM_PAINT_SET)
-			tl->seg[i].value = value;
-		else if (value)
-			tl->seg[i].value = tl->seg[i].value ? tl->seg[i].value : value;
+	/* Room for the two boundaries it may add, so that finishing allocates nothing. */
+	if (tl->n + 2 * (tl->n_ops + 1) > tl->cap) {
+		int cap = 2 * (tl->n + 2 * (tl->n_ops + 1));
+		struct sim_timeline_seg *seg = realloc(tl->seg, sizeof(*seg) * (size_t)cap);
+
+		if (!seg)
+			return -ENOMEM;
+		tl->seg = seg;
+		tl->cap = cap;
 	}
+	tl->ops[tl->n_ops++] = (struct sim_timeline_op){ start, end, value, op };
 	return 0;
+}
+
+/* By start; at one time the existing segment (rises 0) before a new boundary (rises 1). */
+static int by_start(const void *a, const void *b)
+{
+	const struct sim_timeline_seg *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->rises > y->rises) - (x->rises < y->rises);
+}
+
+static bool bounded(const struct sim_timeline *tl, int64_t end)
+{
+	return end != SIM_FOREVER && end != tl->period;
+}
+
+/* Apply the recorded paints in order (see above). */
+static void apply_paints(struct sim_timeline *tl)
+{
+	int n = tl->n, m;
+	int64_t value = 0;
+
+	if (!tl->n_ops)
+		return;
+	for (int i = 0; i < n; i++)
+		tl->seg[i].rises = 0;
+	for (int k = 0; k < tl->n_ops; k++) {
+		tl->seg[n++] = (struct sim_timeline_seg){ .start = tl->ops[k].start, .rises = 1 };
+		if (bounded(tl, tl->ops[k].end))
+			tl->seg[n++] = (struct sim_timeline_seg){ .start = tl->ops[k].end, .rises = 1 };
+	}
+	qsort(tl->seg, (size_t)n, sizeof(*tl->seg), by_start);
+	/* A new boundary takes the value in force there; one time, one segment. */
+	m = 0;
+	for (int i = 0; i < n; i++) {
+		if (tl->seg[i].rises == 0)
+			value = tl->seg[i].value;
+		else
+			tl->seg[i].value = value;
+		if (m > 0 && tl->seg[m - 1].start == tl->seg[i].start)
+			continue;
+		tl->seg[m++] = tl->seg[i];
+	}
+	tl->n = m;
+	for (int k = 0; k < tl->n_ops; k++) {
+		const struct sim_timeline_op *o = &tl->ops[k];
+		int stop = bounded(tl, o->end) ? find_seg(tl, o->end) : tl->n;
+
+		for (int i = find_seg(tl, o->start); i < stop; i++) {
+			if (o->op == SIM_PAINT_SET)
+				tl->seg[i].value = o->value;
+			else if (o->value && !tl->seg[i].value)
+				tl->seg[i].value = o->value;
+		}
+	}
+	tl->n_ops = 0;
 }
 
 int sim_timeline_paint_rule(struct sim_timeline *tl, const struct sim_rule *rule, int64_t value,
@@ -146,6 +201,7 @@ void sim_timeline_finish(struct sim_timeline *tl)
 {
 	int n = 1;
 
+	apply_paints(tl);
 	for (int i = 1; i < tl->n; i++) {
 		if (tl->seg[i].value == tl->seg[n - 1].value)
 			continue;
