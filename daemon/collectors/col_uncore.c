@@ -21,7 +21,7 @@
 #include "counter.h"
 #include "engine_msr.h"
 #include "event.h"
-#include "pmu.h"
+#include "ledger.h"
 #include "msr.h"
 #include "throttle_signal.h"
 #include "throttle_families.h"
@@ -203,7 +203,7 @@ static const char *reading_reason(const struct engine_reading *r, char *buf, siz
 	if (r->state != ENGINE_FAILED || !r->err)
 		return why;
 	snprintf(buf, len, "%s: %s", why,
-		 pmu_hint(r->err, strstr(why, "could not be read") ? HW_OP_READ : HW_OP_WRITE));
+		 ledger_hint(r->err, strstr(why, "could not be read") ? HW_OP_READ : HW_OP_WRITE));
 	return buf;
 }
 

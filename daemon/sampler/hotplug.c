@@ -5,9 +5,9 @@
 #include <stdlib.h>
 
 #include "hotplug.h"
-#include "ledger_file.h"
+#include "ledger.h"
 #include "log.h"
-#include "pmu.h"
+#include "state_file.h"
 
 struct hotplug {
 	struct hw *hw;
@@ -53,13 +53,13 @@ static void finish_left(struct hotplug *h)
 	struct ledger_recovery rec;
 	unsigned done;
 
-	if (!pmu_left(&v, NULL))
+	if (!ledger_left(&v, NULL))
 		return;
-	done = pmu_finish_left(h->hw, &rec);
+	done = ledger_finish_left(h->hw, &rec);
 	if (done)
 		log_notice("put back %u registers left unrestored when their CPU was offline "
 			   "(%u restored, %u left to the agent that took them over); %zu remain",
-			   done, rec.cleaned, rec.left, pmu_left(&v, NULL));
+			   done, rec.cleaned, rec.left, ledger_left(&v, NULL));
 }
 
 void hotplug_check(struct hotplug *h)

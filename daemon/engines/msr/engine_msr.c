@@ -1,6 +1,6 @@
 /*
  * The msr engine: see engine_msr.h for the ownership rule it applies.
- * One group per CPU (core PMU) or per uncore box; one pmu ledger per group,
+ * One group per CPU (core PMU) or per uncore box; one register ledger per group,
  * so closing a group restores exactly what it changed.
  */
 #include <errno.h>
@@ -11,8 +11,8 @@
 #include "counter.h"
 #include "cpu.h"
 #include "engine_msr.h"
+#include "ledger.h"
 #include "msr.h"
-#include "pmu.h"
 #include "xeon_uncore.h"
 
 #define MAX_GP        8
@@ -56,7 +56,7 @@ struct engine_group {
 	int socket;                /* uncore: the box's socket */
 	int die;                   /* and die (a PCU box is per die) */
 	struct layout lay;
-	struct pmu_ledger *ledger;
+	struct ledger *ledger;
 	int64_t last_ns;
 	bool was_offline;          /* the previous read found the CPU offline */
 	uint64_t gate_seen;        /* others' gate bits found set when we claimed */
@@ -149,9 +149,9 @@ static int open_gate(struct msr_engine *e, struct engine_group *g, struct slot *
 	err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &v);
 
 	if (err == 0)
-		g->gate_seen |= v & ~pmu_bits(g->ledger, g->cpu, g->lay.global);
+		g->gate_seen |= v & ~ledger_bits(g->ledger, g->cpu, g->lay.global);
 	if (err == 0 && !(v & gate_bit(&g->lay, s)))
-		err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
+		err = ledger_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
 	return err;
 }
 
@@ -181,9 +181,9 @@ static int claim_fixed(struct msr_engine *e, struct engine_group *g, struct slot
 	s->kind = SLOT_FIXED;
 	s->index = i;
 	s->sel = (ctrl & fixed_nibble_mask(&g->lay, i)) | fixed_enable_mask(&g->lay, i);
-	err = pmu_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
+	err = ledger_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
 	if (err == 0)
-		err = pmu_set_bits(g->ledger, hw, g->cpu, g->lay.fixed_ctrl,
+		err = ledger_set_bits(g->ledger, hw, g->cpu, g->lay.fixed_ctrl,
 				   fixed_enable_mask(&g->lay, i));
 	return err;
 }
@@ -201,15 +201,15 @@ static int remember_gp(struct msr_engine *e, struct engine_group *g, unsigned n)
 	int err;
 
 	if (g->lay.restore0 != g->lay.ctr0)
-		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.restore0 + n);
+		return ledger_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.restore0 + n);
 	if (g->lay.uncore)
-		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+		return ledger_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
 	err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.ctr0 + n, &v);
 	if (err < 0)
 		return err;
 	if ((v & mask) != ((uint64_t)(int64_t)(int32_t)(uint32_t)v & mask))
 		return 0;
-	return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+	return ledger_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
 }
 
 static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s, unsigned n)
@@ -227,9 +227,9 @@ static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s
 	s->sel = want;
 	err = remember_gp(e, g, n);
 	if (err == 0 && g->lay.uncore && s->ev.occ_reset)
-		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want | UNC_EVTSEL_OCC_CTR_RST);
+		err = ledger_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want | UNC_EVTSEL_OCC_CTR_RST);
 	else if (err == 0)
-		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want);
+		err = ledger_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want);
 	return err;
 }
 
@@ -237,14 +237,14 @@ static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s
 static void forget(struct engine_group *g, struct slot *s)
 {
 	if (s->kind == SLOT_GP)
-		pmu_forget(g->ledger, g->cpu, g->lay.sel0 + s->index);
+		ledger_forget(g->ledger, g->cpu, g->lay.sel0 + s->index);
 	else if (s->kind == SLOT_FIXED)
-		pmu_forget_bits(g->ledger, g->cpu, g->lay.fixed_ctrl,
+		ledger_forget_bits(g->ledger, g->cpu, g->lay.fixed_ctrl,
 				fixed_enable_mask(&g->lay, s->index));
 	if (s->kind == SLOT_FIXED)
-		pmu_forget(g->ledger, g->cpu, ctr_addr(&g->lay, s));
+		ledger_forget(g->ledger, g->cpu, ctr_addr(&g->lay, s));
 	else if (s->kind == SLOT_GP)
-		pmu_forget(g->ledger, g->cpu, g->lay.restore0 + s->index);   /* if remembered */
+		ledger_forget(g->ledger, g->cpu, g->lay.restore0 + s->index);   /* if remembered */
 	s->kind = SLOT_NONE;
 	s->counted_since = false;
 }
@@ -314,7 +314,7 @@ static int check_own(struct msr_engine *e, struct engine_group *g, const struct 
 static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot *s,
 		       uint64_t global)
 {
-	uint64_t bit = gate_bit(&g->lay, s), ours = pmu_bits(g->ledger, g->cpu, g->lay.global);
+	uint64_t bit = gate_bit(&g->lay, s), ours = ledger_bits(g->ledger, g->cpu, g->lay.global);
 
 	if ((global & all_gates(&g->lay)) == all_gates(&g->lay) &&
 	    (global & ~ours & ~bit & ~g->gate_seen)) {
@@ -327,11 +327,11 @@ static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot
 		 * claims (which ours may complete) are no such sign.
 		 */
 		if (ours & bit)
-			pmu_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
+			ledger_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
 		return;
 	}
 	if (!(global & bit) && (ours & bit))
-		pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
+		ledger_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
 }
 
 /*
@@ -408,7 +408,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.resets++;
 	if (own == 0 && e->cfg.policy == ENGINE_RECLAIM) {
 		if (s->kind == SLOT_GP)
-			err = pmu_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
+			err = ledger_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
 		else
 			err = rewrite_nibble(e, g, s);
 		if (err == 0)
@@ -450,7 +450,7 @@ static int move_box(struct msr_engine *e, struct engine_group *g)
 		if (cpus[i].socket != g->socket || cpus[i].die != g->die || !cpus[i].online ||
 		    cpus[i].cpu == g->cpu)
 			continue;
-		pmu_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
+		ledger_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
 		g->cpu = cpus[i].cpu;
 		return 0;
 	}
@@ -573,9 +573,9 @@ static int op_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
 	/* A box whose CPU went offline since the last read is restored through another. */
 	if (g->lay.uncore && hw_cpu_online(e->cfg.hw, g->cpu) == 0)
 		(void)move_box(e, g);
-	/* What cannot be reached is kept by the ledger as left unrestored (pmu.h). */
-	r = pmu_restore(g->ledger, e->cfg.hw, ret_failed);
-	pmu_ledger_free(g->ledger);
+	/* What cannot be reached is kept by the ledger as left unrestored (ledger.h). */
+	r = ledger_restore(g->ledger, e->cfg.hw, ret_failed);
+	ledger_free(g->ledger);
 	free(g->slots);
 	free(g);
 	return r;
@@ -606,7 +606,7 @@ static int op_open(void *ctx, enum engine_pmu pmu, int target, const struct engi
 	int r;
 
 	if (!g || !(g->slots = calloc(n ? n : 1, sizeof(*g->slots))) ||
-	    !(g->ledger = pmu_ledger_new())) {
+	    !(g->ledger = ledger_new())) {
 		if (g)
 			free(g->slots);
 		free(g);

@@ -29,7 +29,7 @@
  * for its four selects and counters; it has no gate register, and the
  * engine never writes its BOX_CTL (freeze, reset) or FILTER.  The iMC is
  * out of the msr driver's reach (ENGINE_PMU_IMC fails with -ENODEV).
- * Every register change goes through the pmu ledger (pmu.h), so close and
+ * Every register change goes through the register ledger (ledger.h), so close and
  * the crash journal restore them byte for byte.  Counters are not written
  * while counting: each is counted from the value found when claimed
  * (wrap-safe, counter.h); close writes back the value found.  A plain

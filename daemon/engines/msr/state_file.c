@@ -1,9 +1,9 @@
 /*
  * The ledger's state file.  It owns the file's format (a header naming the
  * backend, then one text record per line), the lock that makes it one
- * daemon's, the appends and rewrites the pmu ledger asks for, and the
+ * daemon's, the appends and rewrites the register ledger asks for, and the
  * start-up recovery that undoes a killed daemon's leftover programming.
- * It does not decide when to journal; pmu.c does, before each write.
+ * It does not decide when to journal; ledger.c does, before each write.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ledger_file.h"
+#include "state_file.h"
 #include "log.h"
 #include "msr.h"
 
@@ -25,9 +25,9 @@
 /* A state file larger than this is not one uncored wrote (compaction keeps it near 64 KiB). */
 #define FILE_MAX (16u << 20)
 
-void (*ledger_file_rewrite_hook)(int step);
+void (*state_file_rewrite_hook)(int step);
 
-struct ledger_file {
+struct state_file {
 	int fd;
 	int dir_fd;            /* the directory: locked, and where the file is renamed aside */
 	char path[4096];
@@ -35,7 +35,7 @@ struct ledger_file {
 	size_t header_len;
 	size_t size;           /* bytes of records after the header */
 	int error;
-	struct ledger_record *left;   /* records recovery could not apply (ledger_file_left) */
+	struct ledger_record *left;   /* records recovery could not apply (state_file_left) */
 	int *left_err;
 	size_t n_left;
 };
@@ -523,7 +523,7 @@ static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 }
 
 /* Empty the file and write the header. */
-static int reset(struct ledger_file *lf, const char *backend_id)
+static int reset(struct state_file *lf, const char *backend_id)
 {
 	char header[4200];
 	int len = snprintf(header, sizeof(header), HEADER_TAG "%s", backend_id);
@@ -557,7 +557,7 @@ static const char *untrusted(const struct stat *st, bool is_dir)
  * Open and check the directory of lf->path, and lock it.  The lock is on
  * the directory rather than the file, which is renamed aside when damaged.
  */
-static int open_dir(struct ledger_file *lf, char *err, size_t errlen)
+static int open_dir(struct state_file *lf, char *err, size_t errlen)
 {
 	char dir[4096];
 	const char *slash = strrchr(lf->path, '/'), *why, *base;
@@ -612,7 +612,7 @@ static void dir_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, ".");
 }
 
-int ledger_file_check_path(const char *path, char *err, size_t errlen)
+int state_file_check_path(const char *path, char *err, size_t errlen)
 {
 	char dir[4096], parent[4096];
 	const char *why;
@@ -650,7 +650,7 @@ int ledger_file_check_path(const char *path, char *err, size_t errlen)
 }
 
 /* Open the file in its directory without following a link or blocking on a FIFO, and check it. */
-static int open_file(struct ledger_file *lf, char *err, size_t errlen)
+static int open_file(struct state_file *lf, char *err, size_t errlen)
 {
 	struct stat st;
 	const char *why;
@@ -677,7 +677,7 @@ static int open_file(struct ledger_file *lf, char *err, size_t errlen)
 }
 
 /* Keep a damaged file as PATH.damaged and start a new one.  Root only, at start-up. */
-static int keep_damaged(struct ledger_file *lf, struct ledger_recovery *rec)
+static int keep_damaged(struct state_file *lf, struct ledger_recovery *rec)
 {
 	char aside[300];
 	int fd;
@@ -703,7 +703,7 @@ static int keep_damaged(struct ledger_file *lf, struct ledger_recovery *rec)
  * Undo the replayed state s on hw; the records whose registers could not
  * be reached are kept in lf->left.  Returns 0 or -ENOMEM.
  */
-static int keep_left(struct ledger_file *lf, struct hw *hw, const struct replay *s,
+static int keep_left(struct state_file *lf, struct hw *hw, const struct replay *s,
 		     struct ledger_recovery *rec)
 {
 	int *errs = calloc(s->n + 1, sizeof(*errs));
@@ -727,7 +727,7 @@ static int keep_left(struct ledger_file *lf, struct hw *hw, const struct replay 
 	return 0;
 }
 
-static int recover_file(struct ledger_file *lf, const char *backend_id, struct hw *hw,
+static int recover_file(struct state_file *lf, const char *backend_id, struct hw *hw,
 			struct ledger_recovery *rec, char *err, size_t errlen)
 {
 	struct replay s = { 0 };
@@ -756,17 +756,17 @@ static int recover_file(struct ledger_file *lf, const char *backend_id, struct h
 		r = reset(lf, backend_id);
 	/* What could not be undone stays journaled before anything else is. */
 	for (size_t i = 0; r == 0 && i < lf->n_left; i++)
-		r = ledger_file_append(lf, &lf->left[i]);
+		r = state_file_append(lf, &lf->left[i]);
 	if (r == 0 && fsync(lf->fd) < 0)
 		r = -errno;
 	return r;
 }
 
-int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
-		     struct ledger_file **ret_lf, struct ledger_recovery *ret_rec,
+int state_file_open(const char *path, const char *backend_id, struct hw *hw,
+		     struct state_file **ret_lf, struct ledger_recovery *ret_rec,
 		     char *err, size_t errlen)
 {
-	struct ledger_file *lf = calloc(1, sizeof(*lf));
+	struct state_file *lf = calloc(1, sizeof(*lf));
 	int r;
 
 	memset(ret_rec, 0, sizeof(*ret_rec));
@@ -795,13 +795,13 @@ int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
 	return 0;
 }
 
-static void note_error(struct ledger_file *lf, int e)
+static void note_error(struct state_file *lf, int e)
 {
 	if (!lf->error)
 		lf->error = e;
 }
 
-int ledger_file_append(struct ledger_file *lf, const struct ledger_record *r)
+int state_file_append(struct state_file *lf, const struct ledger_record *r)
 {
 	char buf[RECORD_MAX];
 	int len = format_record(r, buf, sizeof(buf));
@@ -820,11 +820,11 @@ int ledger_file_append(struct ledger_file *lf, const struct ledger_record *r)
 
 static void hook(int step)
 {
-	if (ledger_file_rewrite_hook)
-		ledger_file_rewrite_hook(step);
+	if (state_file_rewrite_hook)
+		state_file_rewrite_hook(step);
 }
 
-int ledger_file_rewrite(struct ledger_file *lf, const struct ledger_record *r, size_t n)
+int state_file_rewrite(struct state_file *lf, const struct ledger_record *r, size_t n)
 {
 	char *buf = malloc((n + 1) * RECORD_MAX);
 	size_t len, end = lf->header_len + lf->size;
@@ -871,17 +871,17 @@ out:
 	return e;
 }
 
-size_t ledger_file_size(const struct ledger_file *lf)
+size_t state_file_size(const struct state_file *lf)
 {
 	return lf->size;
 }
 
-int ledger_file_error(const struct ledger_file *lf)
+int state_file_error(const struct state_file *lf)
 {
 	return lf->error;
 }
 
-size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record **ret_records,
+size_t state_file_left(const struct state_file *lf, const struct ledger_record **ret_records,
 			const int **ret_errs)
 {
 	*ret_records = lf->left;
@@ -890,7 +890,7 @@ size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record
 	return lf->n_left;
 }
 
-static void release(struct ledger_file *lf)
+static void release(struct state_file *lf)
 {
 	close(lf->fd);
 	close(lf->dir_fd);
@@ -899,7 +899,7 @@ static void release(struct ledger_file *lf)
 	free(lf);
 }
 
-void ledger_file_close(struct ledger_file *lf)
+void state_file_close(struct state_file *lf)
 {
 	if (!lf)
 		return;
@@ -910,7 +910,7 @@ void ledger_file_close(struct ledger_file *lf)
 	release(lf);
 }
 
-void ledger_file_keep(struct ledger_file *lf)
+void state_file_keep(struct state_file *lf)
 {
 	if (!lf)
 		return;
