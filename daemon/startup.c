@@ -22,6 +22,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "perf_sys_linux.h"
+#include "recovery.h"
 #include "sim.h"
 #include "startup.h"
 #include "state_file.h"
@@ -236,7 +237,7 @@ int journal_open(const struct options *o, const struct conf *conf, struct hw *hw
 	if (o->simulate)
 		return 0;
 	make_parent_dir(conf->state_file);
-	r = state_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
+	r = recovery_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
 			     err, sizeof(err));
 	if (r == -EPERM || r == -EBADMSG || r == -EBUSY) {
 		log_error("%s: %s; refusing to start",

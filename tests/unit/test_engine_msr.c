@@ -18,6 +18,7 @@
 #include "helpers.h"
 #include "ledger.h"
 #include "msr.h"
+#include "recovery.h"
 #include "sim.h"
 #include "state_file.h"
 
@@ -558,7 +559,7 @@ static void killed_engine_is_undone_from_the_journal(void **state)
 	helpers_mkdtemp(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/ledger", dir);
 	snprintf(copy, sizeof(copy), "%s/ledger.at-kill", dir);
-	assert_int_equal(state_file_open(path, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(path, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
 	ledger_set_journal(lf);
 	for (int c = 0; c < 4; c++)
 		assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, c, six, 6, &g[c], err,
@@ -580,7 +581,7 @@ static void killed_engine_is_undone_from_the_journal(void **state)
 	state_file_close(lf);
 	advance_both(&m, &twin, 1);
 	/* the next start */
-	assert_int_equal(state_file_open(copy, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(copy, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_int_not_equal(rec.cleaned, 0);
 	assert_int_equal(rec.failed, 0);

@@ -24,6 +24,7 @@
 
 #include "helpers.h"
 #include "ledger.h"
+#include "recovery.h"
 #include "sim.h"
 #include "state_file.h"
 
@@ -118,7 +119,7 @@ static void journals_each_change_before_the_write(void **state)
 	struct ledger *l;
 	char err[256] = "";
 
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_false(rec.found);
 	ledger_set_journal(lf);
 	l = ledger_new();
@@ -175,7 +176,7 @@ static void recovery_restores_ours_and_leaves_theirs(void **state)
 			"drop 1 0x186", NULL),
 		 "own 0 0x3c1 0x0 0x4601");   /* cut short by the kill: not damage */
 	helpers_write_file(f->path, text);
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_int_equal(rec.cleaned, 3);
 	assert_int_equal(rec.left, 2);
@@ -218,7 +219,7 @@ static void records_of_an_offline_cpu_are_kept(void **state)
 					   "own 1 0x186 0x0 0x43003c",
 					   "bits 1 0x38f 0x1", NULL));
 	assert_int_equal(sim_set_online(f->sim, 1, false), 0);
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_int_equal(rec.cleaned, 1);
 	assert_int_equal(rec.failed, 2);
@@ -264,7 +265,7 @@ static void keep_leaves_the_records(void **state)
 
 	helpers_write_file(f->path, text);
 	assert_int_equal(sim_set_online(f->sim, 1, false), 0);
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_int_equal(rec.failed, 1);
 	snprintf(copy, sizeof(copy), "%s", slurp(f->path));
 	state_file_keep(lf);
@@ -280,19 +281,19 @@ static void refuses_foreign_files_and_a_held_lock(void **state)
 	char err[256] = "";
 
 	helpers_write_file(f->path, "something else\n");
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "not an uncored state file"));
 	assert_string_equal(slurp(f->path), "something else\n");
 
 	/* Written for another device root: discarded, nothing applied. */
 	assert_int_equal(sim_poke(f->sim, 0, 0x3c0, 0x400167), 0);
 	helpers_write_file(f->path, sealed("uncored-ledger 2 /srv/tree", "own 0 0x3c0 0x0 0x400167", NULL));
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_false(rec.found);
 	assert_int_equal(reg(f, 0, 0x3c0), 0x400167);
 
 	err[0] = '\0';
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &second, &rec, err, sizeof(err)), -EBUSY);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &second, &rec, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "in use by another uncored process"));
 	state_file_close(lf);
 }
@@ -317,7 +318,7 @@ static void damage_is_reported_and_the_rest_recovered(void **state)
 	/* One flipped bit in the second record: its checksum no longer holds. */
 	text[strlen(text) - 20] ^= 0x01;
 	helpers_write_file(f->path, text);
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_true(rec.header_damaged);
 	assert_int_equal(rec.damaged, 1);
@@ -333,7 +334,7 @@ static void damage_is_reported_and_the_rest_recovered(void **state)
 	state_file_close(lf);
 
 	/* Recovery is not off for good: the next start works on the fresh file. */
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_false(rec.found);
 	state_file_close(lf);
 }
@@ -353,7 +354,7 @@ static void registers_outside_the_allow_list_are_refused(void **state)
 					   "own 0 0x1a0 0x4141414141 -",              /* IA32_MISC_ENABLE */
 					   "own 0 0x1a2 0x0 0x0",                     /* TEMPERATURE_TARGET */
 					   "bits 0 0x38f 0x100", NULL));              /* not an enable bit */
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_int_equal(rec.refused, 3);
 	assert_int_equal(rec.refused_cpu, 0);
 	assert_int_equal(rec.refused_msr, 0x1a0);
@@ -379,13 +380,13 @@ static void untrusted_files_are_refused(void **state)
 	helpers_write_file(f->path, text);
 	chmod(f->path, 0666);
 	err[0] = '\0';
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "writable by group or others, so it is not trusted"));
 	chmod(f->path, 0600);
 	if (geteuid() == 0) {
 		assert_int_equal(chown(f->path, 1000, 1000), 0);
 		err[0] = '\0';
-		assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)),
+		assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)),
 				 -EPERM);
 		assert_non_null(strstr(err, "not owned by root"));
 	}
@@ -397,12 +398,12 @@ static void untrusted_files_are_refused(void **state)
 	helpers_write_file(target, text);
 	assert_int_equal(symlink(target, f->path), 0);
 	err[0] = '\0';
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "symbolic link"));
 	unlink(f->path);
 	assert_int_equal(mkfifo(f->path, 0600), 0);
 	err[0] = '\0';
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "not a regular file"));
 	unlink(f->path);
 
@@ -413,7 +414,7 @@ static void untrusted_files_are_refused(void **state)
 	snprintf(target, sizeof(target), "%s/ledger", sub);
 	helpers_write_file(target, text);
 	err[0] = '\0';
-	assert_int_equal(state_file_open(target, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(target, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "writable by group or others, so the state file in it is not trusted"));
 	assert_string_equal(slurp(target), text);
 	assert_int_equal(reg(f, 0, 0x3c0), 0x400167);
@@ -434,7 +435,7 @@ static void a_full_disk_stops_the_write(void **state)
 	struct stat st;
 	int r = 0, n = 0;
 
-	assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	ledger_set_journal(lf);
 	l = ledger_new();
 	signal(SIGXFSZ, SIG_IGN);
@@ -496,7 +497,7 @@ static void a_kill_during_a_rewrite_loses_nothing(void **state)
 		if (pid == 0) {
 			struct ledger *l;
 
-			if (state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
+			if (recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
 				_exit(2);
 			ledger_set_journal(lf);
 			l = ledger_new();
@@ -513,7 +514,7 @@ static void a_kill_during_a_rewrite_loses_nothing(void **state)
 		/* What the killed process left in the registers (its machine was a copy). */
 		for (uint32_t k = 36; k < 40; k++)
 			assert_int_equal(sim_poke(f->sim, 0, 0x3c0 + k % 4, 0x420000 + k), 0);
-		assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+		assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 		assert_true(rec.found);
 		assert_int_equal(rec.cleaned, 4);
 		assert_int_equal(rec.damaged, 0);
@@ -550,7 +551,7 @@ static void a_torn_copy_loses_nothing(void **state)
 		struct state_file *lf;
 		struct ledger *l;
 
-		if (state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
+		if (recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
 			_exit(2);
 		ledger_set_journal(lf);
 		l = ledger_new();
@@ -588,7 +589,7 @@ static void a_torn_copy_loses_nothing(void **state)
 		chmod(f->path, 0600);
 		for (uint32_t i = 36; i < 40; i++)
 			assert_int_equal(sim_poke(f->sim, 0, 0x3c0 + i % 4, 0x420000 + i), 0);
-		assert_int_equal(state_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+		assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 		assert_true(rec.found);
 		if (rec.cleaned != 4 || rec.damaged || rec.header_damaged || rec.kept)
 			fail_msg("torn at byte %zu: cleaned %u, damaged %u", k, rec.cleaned, rec.damaged);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ledger.h"
+#include "recovery.h"
 #include "state_file.h"
 
 struct ledger_entry {
@@ -244,7 +245,7 @@ unsigned ledger_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
 			journal_rewrite();
 		return merged;
 	}
-	ledger_undo(hw, left, n, &rec, errs);
+	recovery_undo(hw, left, n, &rec, errs);
 	for (size_t i = 0; i < n; i++) {
 		if (!errs[i])
 			continue;

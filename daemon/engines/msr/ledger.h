@@ -127,7 +127,7 @@ size_t ledger_left(const struct ledger_record **ret_records, const int **ret_err
 
 /*
  * Try the registers left unrestored again (a CPU came back online), by
- * the rule for registers whose ledger is gone (ledger_undo): each is put
+ * the rule for registers whose ledger is gone (recovery_undo): each is put
  * back if it still holds what uncored wrote, or left to the agent that
  * took it over.  Those that still cannot be reached stay.  A register a
  * live ledger has taken meanwhile is settled by giving that ledger the
