@@ -13,14 +13,23 @@
 #include "engine_msr.h"
 #include "ledger.h"
 #include "msr.h"
+#include "msr_layout.h"
 #include "xeon_uncore.h"
 
-#define MAX_GP        8
+/*
+ * Fixed counters of the gate's geometry (all_gates): the kernel's enable
+ * sets one bit for each CPUID lists, though the engine claims only those of
+ * its register table.
+ */
 #define MAX_FIXED     4
 #define CORE_FIXED_EN (FIXED_CTR_CTRL_EN_OS | FIXED_CTR_CTRL_EN_USR)   /* what we write */
 
-/* Where one PMU's registers are, and its geometry. */
+/*
+ * Where one PMU's registers are (copied from its entry of the register
+ * table, msr_layout.h, the only place they are listed), and its geometry.
+ */
 struct layout {
+	const struct msr_layout *regs;
 	bool uncore;               /* package scope: a box of the socket */
 	uint32_t sel0, ctr0, fixed_ctrl, fixed_ctr0, global;
 	uint32_t restore0;         /* where GP counters' values are written back (IA32_A_PMC0) */
@@ -222,13 +231,13 @@ static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s
 		return err;
 	if (sel & PERFEVTSEL_EN)      /* EN is bit 22 in both PMUs */
 		return -EBUSY;
+	if (g->lay.uncore && s->ev.occ_reset)
+		want |= UNC_EVTSEL_OCC_CTR_RST;
 	s->kind = SLOT_GP;
 	s->index = n;
-	s->sel = want;
+	s->sel = want & ~g->lay.regs->sel_write_only;   /* as it reads back */
 	err = remember_gp(e, g, n);
-	if (err == 0 && g->lay.uncore && s->ev.occ_reset)
-		err = ledger_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want | UNC_EVTSEL_OCC_CTR_RST);
-	else if (err == 0)
+	if (err == 0)
 		err = ledger_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want);
 	return err;
 }
@@ -255,7 +264,7 @@ static void try_claim(struct msr_engine *e, struct engine_group *g, struct slot 
 	int fi = fixed_index(&g->lay, &s->ev);
 	int err = -EBUSY;
 
-	if (fi >= 0 && (unsigned)fi < g->lay.n_fixed)
+	if (fi >= 0 && (unsigned)fi < g->lay.n_fixed && (unsigned)fi < g->lay.regs->max_fixed)
 		err = claim_fixed(e, g, s, (unsigned)fi);
 	if (err == -EBUSY && !(g->lay.uncore && fi >= 0)) {   /* UCLK exists only fixed */
 		for (unsigned n = 0; n < g->lay.n_gp && err == -EBUSY; n++) {
@@ -489,9 +498,22 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 	return 0;
 }
 
-/* The PCU box at the generation's fixed MSR addresses (xeon_uncore.h). */
+/* The layout of table entry m; for a GP counter whose width CPUID tells, gp_width 0. */
+static struct layout from_table(const struct msr_layout *m)
+{
+	return (struct layout){
+		.regs = m, .uncore = m->uncore, .sel0 = m->sel0, .ctr0 = m->ctr0,
+		.fixed_ctrl = m->fixed_ctrl, .fixed_ctr0 = m->fixed_ctr0, .global = m->global,
+		.restore0 = m->ctr0, .n_gp = m->max_gp, .gp_width = m->gp_width,
+		.n_fixed = m->max_fixed, .fixed_width = m->fixed_width, .pcu = m->pcu,
+		.box_ctl = m->box_ctl,
+	};
+}
+
+/* The PCU box at the generation's fixed MSR addresses (xeon_uncore.h), from the register table. */
 static int pcu_layout(struct msr_engine *e, struct layout *lay, char *err, size_t errlen)
 {
+	const struct msr_layout *regs = NULL;
 	const struct xeon_uncore *xu;
 	struct cpu_info info;
 	int r = cpu_detect(e->cfg.hw, &info, err, errlen);
@@ -499,17 +521,15 @@ static int pcu_layout(struct msr_engine *e, struct layout *lay, char *err, size_
 	if (r < 0)
 		return r;
 	xu = xeon_uncore_find(info.family, info.model);
-	if (!xu || !xu->pcu_msr) {
+	if (xu && xu->pcu_msr)
+		regs = msr_layout_pcu(xu->pcu_msr->ctl0, xu->pcu_msr->ctr0, xu->pcu_msr->box_ctl);
+	if (!regs) {
 		snprintf(err, errlen, "%s (family %u model 0x%x) has no PCU box at fixed MSR "
 			 "addresses", info.microarch ? info.microarch : "this CPU", info.family,
 			 info.model);
 		return -ENODEV;
 	}
-	*lay = (struct layout){
-		.uncore = true, .sel0 = xu->pcu_msr->ctl0, .ctr0 = xu->pcu_msr->ctr0,
-		.restore0 = xu->pcu_msr->ctr0, .n_gp = PCU_N_COUNTERS,
-		.gp_width = PCU_COUNTER_WIDTH, .pcu = true, .box_ctl = xu->pcu_msr->box_ctl,
-	};
+	*lay = from_table(regs);
 	return 0;
 }
 
@@ -528,11 +548,7 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 	if (pmu == ENGINE_PMU_PCU)
 		return pcu_layout(e, lay, err, errlen);
 	if (pmu == ENGINE_PMU_NHM_UNCORE) {
-		*lay = (struct layout){ true, MSR_UNCORE_PERFEVTSEL0, MSR_UNCORE_PMC0,
-					MSR_UNCORE_FIXED_CTR_CTRL, MSR_UNCORE_FIXED_CTR0,
-					MSR_UNCORE_PERF_GLOBAL_CTRL, MSR_UNCORE_PMC0,
-					UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH, 1,
-					UNCORE_COUNTER_WIDTH, false, 0 };
+		*lay = from_table(&msr_layout_nhm_uncore);
 		return 0;
 	}
 	r = cpu_perfmon_read(e->cfg.hw, cpu, &pm);
@@ -552,12 +568,14 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 	 */
 	if (hw_read_msr(e->cfg.hw, cpu, IA32_PERF_CAPABILITIES, &caps) < 0)
 		caps = 0;
-	*lay = (struct layout){ false, IA32_PERFEVTSEL0, IA32_PMC0, IA32_FIXED_CTR_CTRL,
-				IA32_FIXED_CTR0, IA32_PERF_GLOBAL_CTRL,
-				(caps & PERF_CAP_FW_WRITE) ? IA32_A_PMC0 : IA32_PMC0,
-				pm.n_gp < MAX_GP ? pm.n_gp : MAX_GP, pm.gp_width_bits,
-				pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED, pm.fixed_width_bits,
-				false, 0 };
+	*lay = from_table(&msr_layout_core);
+	if (caps & PERF_CAP_FW_WRITE)
+		lay->restore0 = msr_layout_core.ctr_alias0;
+	if (pm.n_gp < lay->n_gp)
+		lay->n_gp = pm.n_gp;
+	lay->gp_width = pm.gp_width_bits;
+	lay->n_fixed = pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED;
+	lay->fixed_width = pm.fixed_width_bits;
 	return 0;
 }
 
