@@ -24,6 +24,7 @@
 
 #include "helpers.h"
 #include "ledger.h"
+#include "msr.h"
 #include "recovery.h"
 #include "sim.h"
 #include "state_file.h"
@@ -367,6 +368,55 @@ static void registers_outside_the_allow_list_are_refused(void **state)
 	state_file_close(lf);
 }
 
+static bool owned_allowed(uint32_t msr)
+{
+	return recovery_allowed(&(struct ledger_record){ .kind = LEDGER_OWN, .cpu = 0, .msr = msr,
+							 .has_written = true });
+}
+
+static bool bits_allowed(uint32_t msr, uint64_t bits)
+{
+	return recovery_allowed(&(struct ledger_record){ .kind = LEDGER_BITS, .cpu = 0, .msr = msr,
+							 .bits = bits });
+}
+
+/*
+ * The allow-list is the msr engine's register table: every select and
+ * counter it may use, the PCU boxes' included, and in shared registers
+ * only the bits it may set; never a PCU box's BOX_CTL, FILTER or STATUS.
+ */
+static void the_allow_list_is_the_engines_register_table(void **state)
+{
+	(void)state;
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_true(owned_allowed(HSWEP_PCU_MSR_CTL0 + i));
+		assert_true(owned_allowed(HSWEP_PCU_MSR_CTR0 + i));
+		assert_true(owned_allowed(SNBEP_PCU_MSR_CTL0 + i));
+		assert_true(owned_allowed(SNBEP_PCU_MSR_CTR0 + i));
+	}
+	assert_false(owned_allowed(HSWEP_PCU_MSR_BOX_CTL));
+	assert_false(owned_allowed(HSWEP_PCU_MSR_FILTER));
+	assert_false(owned_allowed(HSWEP_PCU_MSR_STATUS));
+	assert_false(owned_allowed(HSWEP_PCU_MSR_CTR0 + 4));
+	assert_false(owned_allowed(SNBEP_PCU_MSR_BOX_CTL));
+	assert_false(owned_allowed(SNBEP_PCU_MSR_FILTER));
+	assert_false(bits_allowed(HSWEP_PCU_MSR_CTL0, PCU_CTL_EN));
+	/* The core PMU: three fixed counters, whole nibbles, every gate bit it may set. */
+	assert_true(owned_allowed(IA32_FIXED_CTR0 + 2));
+	assert_false(owned_allowed(IA32_FIXED_CTR0 + 3));
+	assert_true(owned_allowed(IA32_A_PMC0 + 7));
+	assert_true(bits_allowed(IA32_FIXED_CTR_CTRL, 0xfff));
+	assert_false(bits_allowed(IA32_FIXED_CTR_CTRL, 0x1000));
+	assert_true(bits_allowed(IA32_PERF_GLOBAL_CTRL, 0x7000000ff));
+	assert_false(bits_allowed(IA32_PERF_GLOBAL_CTRL, MSR_BIT(35)));
+	assert_false(owned_allowed(IA32_PERF_GLOBAL_CTRL));
+	/* The Nehalem/Westmere uncore's fixed control: its enable bit, or owned by earlier versions. */
+	assert_true(bits_allowed(MSR_UNCORE_FIXED_CTR_CTRL, UNC_FIXED_CTR_CTRL_EN));
+	assert_false(bits_allowed(MSR_UNCORE_FIXED_CTR_CTRL, UNC_FIXED_CTR_CTRL_PMI));
+	assert_true(owned_allowed(MSR_UNCORE_FIXED_CTR_CTRL));
+	assert_false(owned_allowed(MSR_UNCORE_PERF_GLOBAL_OVF_CTRL));
+}
+
 /* Forged files and directories are refused and left as they are, registers too. */
 static void untrusted_files_are_refused(void **state)
 {
@@ -609,6 +659,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(refuses_foreign_files_and_a_held_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(damage_is_reported_and_the_rest_recovered, setup, teardown),
 		cmocka_unit_test_setup_teardown(registers_outside_the_allow_list_are_refused, setup, teardown),
+		cmocka_unit_test(the_allow_list_is_the_engines_register_table),
 		cmocka_unit_test_setup_teardown(untrusted_files_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_full_disk_stops_the_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_kill_during_a_rewrite_loses_nothing, setup, teardown),

@@ -24,8 +24,8 @@
  *     again when found clear, unless others' gate bits are set too: then
  *     the kernel manages the gate (we claimed inside one of its disable
  *     windows) and the bit is left to it, also at restore.
- * Every register it programs is listed in one table, msr_layout.h.
- * The server PCU box
+ * Every register it programs is listed in one table, msr_layout.h, from
+ * which crash recovery takes its rules too.  The server PCU box
  * (ENGINE_PMU_PCU, hardware-linux.md §4.1; the table's box at the
  * generation's addresses of xeon_uncore.h) follows the same rules for its
  * four selects and counters; it has no gate register, and the engine never

@@ -3,7 +3,9 @@
  * at fixed MSR addresses (msr.h), with the bits of each shared register
  * uncored may set and the select bits that never read back as written.
  * This table is the only list of them: the engine takes every address it
- * writes from here.
+ * writes from here, and crash recovery (recovery.c) accepts a state-file
+ * record only for a register listed here, and reads registers back by the
+ * same rules.
  */
 #ifndef UNCORED_MSR_LAYOUT_H
 #define UNCORED_MSR_LAYOUT_H

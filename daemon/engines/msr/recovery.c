@@ -7,51 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msr.h"
+#include "msr_layout.h"
 #include "recovery.h"
-
-/*
- * The registers uncored programs (msr.h): the Nehalem/Westmere uncore PMU
- * and the architectural core PMU.  Shared registers (kind BITS) carry only
- * the enable bits uncored sets in them.
- */
-static const struct {
-	uint32_t first, n;
-	bool shared;
-	uint64_t bits;
-	bool owned_too;      /* shared now, owned as a whole by earlier versions */
-} allowed[] = {
-	{ MSR_UNCORE_PERF_GLOBAL_CTRL, 1, true,
-	  UNC_GLOBAL_CTRL_EN_FC0 | (MSR_BIT(UNCORE_N_COUNTERS) - 1), false },
-	{ MSR_UNCORE_FIXED_CTR0, 1, false, 0, false },
-	/* The msr engine sets its enable bit; earlier versions owned the register. */
-	{ MSR_UNCORE_FIXED_CTR_CTRL, 1, true, UNC_FIXED_CTR_CTRL_EN, true },
-	{ MSR_UNCORE_PMC0, UNCORE_N_COUNTERS, false, 0, false },
-	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, false, 0, false },
-	{ IA32_PMC0, 8, false, 0, false },
-	{ IA32_A_PMC0, 8, false, 0, false },                  /* GP counters' full-width alias */
-	{ IA32_PERFEVTSEL0, 8, false, 0, false },
-	{ IA32_FIXED_CTR0, 3, false, 0, false },                     /* the counters of FIXED_CTR_CTRL */
-	{ IA32_FIXED_CTR_CTRL, 1, true, 0xfff, false },              /* three 4-bit nibbles */
-	{ IA32_PERF_GLOBAL_CTRL, 1, true, 0xff | (UINT64_C(7) << 32), false },
-};
 
 bool recovery_allowed(const struct ledger_record *r)
 {
-	if (r->cpu < 0)
+	struct msr_reg reg;
+
+	if (r->cpu < 0 || !msr_layout_reg(r->msr, &reg))
 		return false;
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
-		if (r->msr - allowed[i].first >= allowed[i].n)
-			continue;
-		if (r->kind == LEDGER_DROP)
-			return true;
-		if (allowed[i].owned_too && r->kind != LEDGER_BITS)
-			return true;
-		if (allowed[i].shared != (r->kind == LEDGER_BITS))
-			return false;
-		return !allowed[i].shared || !(r->bits & ~allowed[i].bits);
-	}
-	return false;
+	if (r->kind == LEDGER_DROP)
+		return true;
+	if (reg.owned_too && r->kind != LEDGER_BITS)
+		return true;
+	if (reg.shared != (r->kind == LEDGER_BITS))
+		return false;
+	return !reg.shared || !(r->bits & ~reg.shared_bits);
 }
 
 static bool cpu_listed(const int *cpus, size_t n, int cpu)
@@ -63,25 +34,16 @@ static bool cpu_listed(const int *cpus, size_t n, int cpu)
 }
 
 /*
- * Bits a register never reads back as written: OCC_CTR_RST of the uncore
- * event selects always reads 0 (hardware.md §1.4), so a select uncored
- * wrote with it set reads back without it.
+ * Whether a register reading now still holds what uncored wrote, by the
+ * register table's read-back rule: its write-only bits (OCC_CTR_RST of the
+ * Nehalem/Westmere uncore selects) read 0 whatever was written.
  */
-static const struct {
-	uint32_t first_msr;
-	uint32_t n;
-	uint64_t write_only;
-} write_only_bits[] = {
-	{ MSR_UNCORE_PERFEVTSEL0, 8, UNC_EVTSEL_OCC_CTR_RST },
-};
-
-/* Whether a register reading now still holds what uncored wrote. */
 static bool holds_written(uint32_t msr, uint64_t now, uint64_t written)
 {
-	for (size_t i = 0; i < sizeof(write_only_bits) / sizeof(write_only_bits[0]); i++)
-		if (msr - write_only_bits[i].first_msr < write_only_bits[i].n)
-			written &= ~write_only_bits[i].write_only, now &= ~write_only_bits[i].write_only;
-	return now == written;
+	struct msr_reg reg;
+	uint64_t mask = msr_layout_reg(msr, &reg) ? ~reg.write_only : ~UINT64_C(0);
+
+	return (now & mask) == (written & mask);
 }
 
 /*

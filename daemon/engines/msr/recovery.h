@@ -14,9 +14,10 @@
 #include "state_file.h"
 
 /*
- * Whether a record names a register uncored could have changed that way
- * (the PMU registers of msr.h it programs, and for shared registers only
- * the enable bits it sets).  Recovery replays nothing else.
+ * Whether a record names a register uncored could have changed that way:
+ * a register of the msr engine's table (msr_layout.h, the PCU boxes
+ * included), and for a shared register only the bits the table lets
+ * uncored set.  Recovery replays nothing else.
  */
 bool recovery_allowed(const struct ledger_record *r);
 
