@@ -322,22 +322,8 @@ static int read_journal(int fd, const char *backend_id,
 	lines_free(&l);
 	return r;
 }
+
 /* ---- the file ---- */
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 {
@@ -364,11 +350,11 @@ static int reset(struct state_file *lf, const char *backend_id)
 	if (len >= (int)sizeof(header) - 16)
 		return -ENAMETOOLONG;
 	len = seal(header, len, sizeof(header));
-	if (ftruncate(lf->fd, 0) < 0 || lseek(lf->fd, 0, SEEK_SET) < 0)
+	if (ftruncate(lf->fd, 0) < 0)
 		return -errno;
 	lf->size = 0;
 	lf->header_len = (size_t)len;
-	return write_all(lf->fd, header, (size_t)len);
+	return pwrite_all(lf->fd, header, (size_t)len, 0);
 }
 
 /*
