@@ -63,7 +63,7 @@ struct daemon {
 	const char *conf_path;
 	struct conf conf;
 	struct machine machine;
-	struct ledger_file *journal;
+	struct state_file *journal;
 	struct sampler *sampler;
 	struct privsep *server;
 	struct hwopen *opener;         /* NULL when no privilege is dropped */

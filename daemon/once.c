@@ -57,7 +57,7 @@ int run_once(const struct options *o, const struct conf *conf)
 	struct machine m;
 	struct sampler *sampler;
 	struct snapshot *first, *second;
-	struct ledger_file *journal;
+	struct state_file *journal;
 	char err[512];
 	int rc, sig, signal_fd, lock_fd;
 	size_t n_left;

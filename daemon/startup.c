@@ -19,12 +19,13 @@
 #include "conf_file.h"
 #include "hw_dev.h"
 #include "instance.h"
-#include "ledger_file.h"
+#include "ledger.h"
 #include "log.h"
 #include "perf_sys_linux.h"
-#include "pmu.h"
+#include "recovery.h"
 #include "sim.h"
 #include "startup.h"
+#include "state_file.h"
 
 /* The checks of what that failed on conf, printed; conf holds the command-line overrides. */
 static int print_check_errors(const struct options *o, const struct conf *conf, unsigned what,
@@ -201,11 +202,11 @@ static void log_damage(const char *path, const struct ledger_recovery *rec)
 }
 
 /* Each register recovery could not reach: it stays in the state file until it can be. */
-static void log_left_found(struct ledger_file *lf, const char *path)
+static void log_left_found(struct state_file *lf, const char *path)
 {
 	const struct ledger_record *v;
 	const int *errs;
-	size_t n = ledger_file_left(lf, &v, &errs);
+	size_t n = state_file_left(lf, &v, &errs);
 
 	for (size_t i = 0; i < n; i++)
 		log_warning("state file %s: cpu %d MSR 0x%x could not be restored yet: %s; kept, and "
@@ -225,10 +226,10 @@ static void log_left_found(struct ledger_file *lf, const char *path)
  * that is not trusted, a file that is not a state file, a file in use.
  */
 int journal_open(const struct options *o, const struct conf *conf, struct hw *hw,
-			struct ledger_file **ret_lf)
+			struct state_file **ret_lf)
 {
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	char err[512] = "", where[4400];
 	int r;
 
@@ -236,7 +237,7 @@ int journal_open(const struct options *o, const struct conf *conf, struct hw *hw
 	if (o->simulate)
 		return 0;
 	make_parent_dir(conf->state_file);
-	r = ledger_file_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
+	r = recovery_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
 			     err, sizeof(err));
 	if (r == -EPERM || r == -EBADMSG || r == -EBUSY) {
 		log_error("%s: %s; refusing to start",
@@ -255,7 +256,7 @@ int journal_open(const struct options *o, const struct conf *conf, struct hw *hw
 			   "registers it left programmed, left %u that another agent took over alone",
 			   conf->state_file, rec.cleaned, rec.left);
 	log_left_found(lf, conf->state_file);
-	pmu_set_journal(lf);
+	ledger_set_journal(lf);
 	*ret_lf = lf;
 	return 0;
 }
@@ -266,11 +267,11 @@ int journal_open(const struct options *o, const struct conf *conf, struct hw *hw
  * registers were left so that the next start (or the CPU coming back
  * online, while it runs) finishes the job.  Returns how many were left.
  */
-size_t journal_close(struct ledger_file *lf, const char *path)
+size_t journal_close(struct state_file *lf, const char *path)
 {
 	const struct ledger_record *v;
 	const int *errs;
-	size_t n = pmu_left(&v, &errs);
+	size_t n = ledger_left(&v, &errs);
 
 	for (size_t i = 0; i < n; i++) {
 		char what[64];
@@ -288,14 +289,14 @@ size_t journal_close(struct ledger_file *lf, const char *path)
 	}
 	if (!lf)
 		return n;
-	pmu_set_journal(NULL);
-	if (ledger_file_error(lf))
+	ledger_set_journal(NULL);
+	if (state_file_error(lf))
 		log_warning("state file: a write failed (%s); the journal was incomplete",
-			    strerror(-ledger_file_error(lf)));
+			    strerror(-state_file_error(lf)));
 	if (n)
-		ledger_file_keep(lf);
+		state_file_keep(lf);
 	else
-		ledger_file_close(lf);
+		state_file_close(lf);
 	return n;
 }
 

@@ -15,7 +15,7 @@
 #include "cpu.h"
 #include "hw.h"
 
-struct ledger_file;
+struct state_file;
 struct sim;
 
 /* Not 1, which the unit takes for a refused start and does not restart. */
@@ -46,10 +46,10 @@ void machine_close(struct machine *m);
  * (NULL: no state file).  Returns -1 after logging when start-up must stop.
  */
 int journal_open(const struct options *o, const struct conf *conf, struct hw *hw,
-		 struct ledger_file **ret_lf);
+		 struct state_file **ret_lf);
 
 /* After the collectors have stopped: log what was not restored, stop journaling, empty or keep the state file.  Returns how many registers were left. */
-size_t journal_close(struct ledger_file *lf, const char *path);
+size_t journal_close(struct state_file *lf, const char *path);
 
 /* The last line of a stop: every register restored, or how many were not.  Returns the exit status. */
 int log_stopped(size_t n_left, bool has_journal, int rc);

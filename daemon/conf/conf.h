@@ -69,7 +69,7 @@ struct conf {
 	unsigned request_timeout_s;
 	unsigned max_header_bytes;
 	unsigned max_episodes;        /* bounded episode list length */
-	char state_file[PATH_MAX];    /* the pmu ledger's journal, for crash recovery */
+	char state_file[PATH_MAX];    /* the register ledger's state file, for crash recovery */
 
 	/*
 	 * The settings of the collector registered at index i (collector.h)

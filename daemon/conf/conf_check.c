@@ -18,7 +18,7 @@
 
 #include "conf_check.h"
 #include "conf_file.h"
-#include "ledger_file.h"
+#include "state_file.h"
 #include "listen_addr.h"
 
 static const char *option_of(const char *key)
@@ -165,7 +165,7 @@ int conf_check(const struct conf *conf, const char *path, unsigned what, unsigne
 		case CONF_CHECK_USER: r = check_user(conf->user, err, sizeof(err)); break;
 		case CONF_CHECK_LISTEN: r = check_listen(conf->listen, err, sizeof(err)); break;
 		case CONF_CHECK_ROOT: r = check_root(conf->root, err, sizeof(err)); break;
-		default: r = ledger_file_check_path(conf->state_file, err, sizeof(err)); break;
+		default: r = state_file_check_path(conf->state_file, err, sizeof(err)); break;
 		}
 		if (r < 0)
 			add(errs, path, checks[i].key, from_options & checks[i].bit, "%s", err);

@@ -9,7 +9,7 @@
  *
  * Two engines fit behind this header: the msr engine (engine_msr.h: direct
  * programming through struct hw, with the ownership rule of
- * hardware-linux.md §1.5, the pmu ledger and its restore) and the perf
+ * hardware-linux.md §1.5, the register ledger and its restore) and the perf
  * engine (engine_perf.h: perf_event_open groups, perf_group.h, one group
  * per CPU or box, one read(2) per group, time_enabled/time_running).  The engine is chosen
  * at start-up, where the hw backend is; this header imports neither.

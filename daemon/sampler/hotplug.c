@@ -6,10 +6,10 @@
 #include <stdlib.h>
 
 #include "hotplug.h"
-#include "ledger_file.h"
+#include "ledger.h"
 #include "log.h"
 #include "msr.h"
-#include "pmu.h"
+#include "state_file.h"
 
 struct hotplug {
 	struct hw *hw;
@@ -62,7 +62,7 @@ static void finish_left(struct hotplug *h)
 {
 	const struct ledger_record *v;
 	struct ledger_recovery rec;
-	size_t n = pmu_left(&v, NULL);
+	size_t n = ledger_left(&v, NULL);
 	unsigned done;
 
 	if (n > h->n_left_tried)
@@ -72,12 +72,12 @@ static void finish_left(struct hotplug *h)
 		return;
 	}
 	h->left_due = false;
-	done = pmu_finish_left(h->hw, &rec);
-	h->n_left_tried = pmu_left(&v, NULL);
+	done = ledger_finish_left(h->hw, &rec);
+	h->n_left_tried = ledger_left(&v, NULL);
 	if (done)
 		log_notice("put back %u registers left unrestored when their CPU was offline "
 			   "(%u restored, %u left to the agent that took them over); %zu remain",
-			   done, rec.cleaned, rec.left, pmu_left(&v, NULL));
+			   done, rec.cleaned, rec.left, ledger_left(&v, NULL));
 }
 
 /*

@@ -16,10 +16,11 @@
 
 #include "engine_msr.h"
 #include "helpers.h"
-#include "ledger_file.h"
+#include "ledger.h"
 #include "msr.h"
-#include "pmu.h"
+#include "recovery.h"
 #include "sim.h"
+#include "state_file.h"
 
 #define MAX_DUMP 16384
 #define N_EV 4
@@ -551,15 +552,15 @@ static void killed_engine_is_undone_from_the_journal(void **state)
 	struct engine_group *g[4];
 	struct engine_reading r[6];
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	char dir[256], path[300], copy[300], err[256];
 
 	(void)state;
 	helpers_mkdtemp(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/ledger", dir);
 	snprintf(copy, sizeof(copy), "%s/ledger.at-kill", dir);
-	assert_int_equal(ledger_file_open(path, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
-	pmu_set_journal(lf);
+	assert_int_equal(recovery_open(path, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
+	ledger_set_journal(lf);
 	for (int c = 0; c < 4; c++)
 		assert_int_equal(engine_open(&e, ENGINE_PMU_CORE, c, six, 6, &g[c], err,
 					     sizeof(err)), 0);
@@ -569,22 +570,22 @@ static void killed_engine_is_undone_from_the_journal(void **state)
 			assert_int_equal(engine_read(&e, g[c], r), 0);
 	}
 	assert_int_equal(r[4].state, ENGINE_YIELDED);
-	assert_int_equal(ledger_file_error(lf), 0);
+	assert_int_equal(state_file_error(lf), 0);
 	/* the kill: the file as it is now; nothing of ours is restored */
 	helpers_write_file(copy, slurp_file(path));
-	pmu_set_journal(NULL);
+	ledger_set_journal(NULL);
 	sim_refuse_writes(m.sim, true);
 	for (int c = 0; c < 4; c++)
 		engine_close(&e, g[c], NULL);
 	sim_refuse_writes(m.sim, false);
-	ledger_file_close(lf);
+	state_file_close(lf);
 	advance_both(&m, &twin, 1);
 	/* the next start */
-	assert_int_equal(ledger_file_open(copy, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(copy, "/", &m.hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_int_not_equal(rec.cleaned, 0);
 	assert_int_equal(rec.failed, 0);
-	ledger_file_close(lf);
+	state_file_close(lf);
 	assert_like_twin("recovered", &m, &twin);
 	engine_destroy(&e);
 	hw_close(&m.hw);

@@ -20,9 +20,9 @@
 #include "cpu.h"
 #include "event.h"
 #include "helpers.h"
+#include "ledger.h"
 #include "metric.h"
 #include "msr.h"
-#include "pmu.h"
 #include "sample_views.h"
 #include "sampler.h"
 #include "sim.h"
@@ -73,7 +73,7 @@ static void run_close(struct fault_run *r)
 {
 	sampler_free(r->sampler);
 	/* A run that stopped with a CPU offline leaves registers of its machine only. */
-	pmu_forget_left();
+	ledger_forget_left();
 	snapshot_clear();
 	cpu_topology_free(&r->topo);
 	hw_close(&r->hw);

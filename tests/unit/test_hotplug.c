@@ -13,7 +13,7 @@
 
 #include "hotplug.h"
 #include "msr.h"
-#include "pmu.h"
+#include "ledger.h"
 #include "regfile.h"
 
 /* Two sockets of two CPUs; cpus 2 and 3 go offline in the test. */
@@ -22,7 +22,7 @@ static struct hw_cpu cpus[4];
 struct fixture {
 	struct regfile *rf;
 	struct hw hw;
-	struct pmu_ledger *l;
+	struct ledger *l;
 };
 
 static int setup(void **state)
@@ -36,7 +36,7 @@ static int setup(void **state)
 	regfile_define_socket(f->rf, 0, MSR_UNCORE_PERFEVTSEL0, 0);
 	regfile_define_socket(f->rf, 1, MSR_UNCORE_PERFEVTSEL0, 0);
 	regfile_bind(f->rf, &f->hw);
-	f->l = pmu_ledger_new();
+	f->l = ledger_new();
 	assert_non_null(f->l);
 	*state = f;
 	return 0;
@@ -46,8 +46,8 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	pmu_ledger_free(f->l);
-	pmu_forget_left();
+	ledger_free(f->l);
+	ledger_forget_left();
 	hw_close(&f->hw);
 	free(f);
 	return 0;
@@ -57,12 +57,12 @@ static int teardown(void **state)
 static void leave_select(struct fixture *f, int cpu)
 {
 	const struct ledger_record *v;
-	size_t before = pmu_left(&v, NULL);
+	size_t before = ledger_left(&v, NULL);
 
-	assert_int_equal(pmu_write(f->l, &f->hw, cpu, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, cpu, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
 	regfile_set_online(f->rf, cpu, false);
-	assert_int_equal(pmu_restore(f->l, &f->hw, NULL), -ENXIO);
-	assert_int_equal(pmu_left(&v, NULL), before + 1);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), -ENXIO);
+	assert_int_equal(ledger_left(&v, NULL), before + 1);
 }
 
 static unsigned select_reads(struct fixture *f, int cpu)
@@ -85,7 +85,7 @@ static void left_registers_are_tried_only_when_due(void **state)
 	reads = select_reads(f, 2);
 	hotplug_check(h);
 	assert_true(select_reads(f, 2) > reads);
-	assert_int_equal(pmu_left(&v, NULL), 1);
+	assert_int_equal(ledger_left(&v, NULL), 1);
 
 	/* Samples with nothing new touch nothing. */
 	reads = select_reads(f, 2);
@@ -97,7 +97,7 @@ static void left_registers_are_tried_only_when_due(void **state)
 	leave_select(f, 3);
 	hotplug_check(h);
 	assert_true(select_reads(f, 3) > 0);
-	assert_int_equal(pmu_left(&v, NULL), 2);
+	assert_int_equal(ledger_left(&v, NULL), 2);
 	reads = select_reads(f, 3);
 	hotplug_check(h);
 	assert_int_equal(select_reads(f, 3), reads);
@@ -108,7 +108,7 @@ static void left_registers_are_tried_only_when_due(void **state)
 	regfile_set_online(f->rf, 3, true);
 	hotplug_check(h);
 	assert_int_equal(hotplug_online_count(h), 2);
-	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(ledger_left(&v, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0);
 	reads = select_reads(f, 2);
 	hotplug_check(h);

@@ -1,6 +1,6 @@
 /*
  * The msr engine: see engine_msr.h for the ownership rule it applies.
- * One group per CPU (core PMU) or per uncore box; one pmu ledger per group,
+ * One group per CPU (core PMU) or per uncore box; one register ledger per group,
  * so closing a group restores exactly what it changed.
  */
 #include <errno.h>
@@ -11,16 +11,25 @@
 #include "counter.h"
 #include "cpu.h"
 #include "engine_msr.h"
+#include "ledger.h"
 #include "msr.h"
-#include "pmu.h"
+#include "msr_layout.h"
 #include "xeon_uncore.h"
 
-#define MAX_GP        8
+/*
+ * Fixed counters of the gate's geometry (all_gates): the kernel's enable
+ * sets one bit for each CPUID lists, though the engine claims only those of
+ * its register table.
+ */
 #define MAX_FIXED     4
 #define CORE_FIXED_EN (FIXED_CTR_CTRL_EN_OS | FIXED_CTR_CTRL_EN_USR)   /* what we write */
 
-/* Where one PMU's registers are, and its geometry. */
+/*
+ * Where one PMU's registers are (copied from its entry of the register
+ * table, msr_layout.h, the only place they are listed), and its geometry.
+ */
 struct layout {
+	const struct msr_layout *regs;
 	bool uncore;               /* package scope: a box of the socket */
 	uint32_t sel0, ctr0, fixed_ctrl, fixed_ctr0, global;
 	uint32_t restore0;         /* where GP counters' values are written back (IA32_A_PMC0) */
@@ -56,7 +65,7 @@ struct engine_group {
 	int socket;                /* uncore: the box's socket */
 	int die;                   /* and die (a PCU box is per die) */
 	struct layout lay;
-	struct pmu_ledger *ledger;
+	struct ledger *ledger;
 	int64_t last_ns;
 	bool was_offline;          /* the previous read found the CPU offline */
 	uint64_t gate_seen;        /* others' gate bits found set when we claimed */
@@ -149,9 +158,9 @@ static int open_gate(struct msr_engine *e, struct engine_group *g, struct slot *
 	err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.global, &v);
 
 	if (err == 0)
-		g->gate_seen |= v & ~pmu_bits(g->ledger, g->cpu, g->lay.global);
+		g->gate_seen |= v & ~ledger_bits(g->ledger, g->cpu, g->lay.global);
 	if (err == 0 && !(v & gate_bit(&g->lay, s)))
-		err = pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
+		err = ledger_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, gate_bit(&g->lay, s));
 	return err;
 }
 
@@ -181,9 +190,9 @@ static int claim_fixed(struct msr_engine *e, struct engine_group *g, struct slot
 	s->kind = SLOT_FIXED;
 	s->index = i;
 	s->sel = (ctrl & fixed_nibble_mask(&g->lay, i)) | fixed_enable_mask(&g->lay, i);
-	err = pmu_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
+	err = ledger_remember(g->ledger, hw, g->cpu, ctr_addr(&g->lay, s));
 	if (err == 0)
-		err = pmu_set_bits(g->ledger, hw, g->cpu, g->lay.fixed_ctrl,
+		err = ledger_set_bits(g->ledger, hw, g->cpu, g->lay.fixed_ctrl,
 				   fixed_enable_mask(&g->lay, i));
 	return err;
 }
@@ -201,15 +210,15 @@ static int remember_gp(struct msr_engine *e, struct engine_group *g, unsigned n)
 	int err;
 
 	if (g->lay.restore0 != g->lay.ctr0)
-		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.restore0 + n);
+		return ledger_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.restore0 + n);
 	if (g->lay.uncore)
-		return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+		return ledger_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
 	err = hw_read_msr(e->cfg.hw, g->cpu, g->lay.ctr0 + n, &v);
 	if (err < 0)
 		return err;
 	if ((v & mask) != ((uint64_t)(int64_t)(int32_t)(uint32_t)v & mask))
 		return 0;
-	return pmu_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
+	return ledger_remember(g->ledger, e->cfg.hw, g->cpu, g->lay.ctr0 + n);
 }
 
 static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s, unsigned n)
@@ -222,14 +231,14 @@ static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s
 		return err;
 	if (sel & PERFEVTSEL_EN)      /* EN is bit 22 in both PMUs */
 		return -EBUSY;
+	if (g->lay.uncore && s->ev.occ_reset)
+		want |= UNC_EVTSEL_OCC_CTR_RST;
 	s->kind = SLOT_GP;
 	s->index = n;
-	s->sel = want;
+	s->sel = want & ~g->lay.regs->sel_write_only;   /* as it reads back */
 	err = remember_gp(e, g, n);
-	if (err == 0 && g->lay.uncore && s->ev.occ_reset)
-		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want | UNC_EVTSEL_OCC_CTR_RST);
-	else if (err == 0)
-		err = pmu_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want);
+	if (err == 0)
+		err = ledger_write(g->ledger, hw, g->cpu, g->lay.sel0 + n, want);
 	return err;
 }
 
@@ -237,14 +246,14 @@ static int claim_gp(struct msr_engine *e, struct engine_group *g, struct slot *s
 static void forget(struct engine_group *g, struct slot *s)
 {
 	if (s->kind == SLOT_GP)
-		pmu_forget(g->ledger, g->cpu, g->lay.sel0 + s->index);
+		ledger_forget(g->ledger, g->cpu, g->lay.sel0 + s->index);
 	else if (s->kind == SLOT_FIXED)
-		pmu_forget_bits(g->ledger, g->cpu, g->lay.fixed_ctrl,
+		ledger_forget_bits(g->ledger, g->cpu, g->lay.fixed_ctrl,
 				fixed_enable_mask(&g->lay, s->index));
 	if (s->kind == SLOT_FIXED)
-		pmu_forget(g->ledger, g->cpu, ctr_addr(&g->lay, s));
+		ledger_forget(g->ledger, g->cpu, ctr_addr(&g->lay, s));
 	else if (s->kind == SLOT_GP)
-		pmu_forget(g->ledger, g->cpu, g->lay.restore0 + s->index);   /* if remembered */
+		ledger_forget(g->ledger, g->cpu, g->lay.restore0 + s->index);   /* if remembered */
 	s->kind = SLOT_NONE;
 	s->counted_since = false;
 }
@@ -255,7 +264,7 @@ static void try_claim(struct msr_engine *e, struct engine_group *g, struct slot 
 	int fi = fixed_index(&g->lay, &s->ev);
 	int err = -EBUSY;
 
-	if (fi >= 0 && (unsigned)fi < g->lay.n_fixed)
+	if (fi >= 0 && (unsigned)fi < g->lay.n_fixed && (unsigned)fi < g->lay.regs->max_fixed)
 		err = claim_fixed(e, g, s, (unsigned)fi);
 	if (err == -EBUSY && !(g->lay.uncore && fi >= 0)) {   /* UCLK exists only fixed */
 		for (unsigned n = 0; n < g->lay.n_gp && err == -EBUSY; n++) {
@@ -316,7 +325,7 @@ static int check_own(struct msr_engine *e, struct engine_group *g, const struct 
 static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot *s,
 		       uint64_t global)
 {
-	uint64_t bit = gate_bit(&g->lay, s), ours = pmu_bits(g->ledger, g->cpu, g->lay.global);
+	uint64_t bit = gate_bit(&g->lay, s), ours = ledger_bits(g->ledger, g->cpu, g->lay.global);
 
 	if ((global & all_gates(&g->lay)) == all_gates(&g->lay) &&
 	    (global & ~ours & ~bit & ~g->gate_seen)) {
@@ -329,11 +338,11 @@ static void check_gate(struct msr_engine *e, struct engine_group *g, struct slot
 		 * claims (which ours may complete) are no such sign.
 		 */
 		if (ours & bit)
-			pmu_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
+			ledger_forget_bits(g->ledger, g->cpu, g->lay.global, bit);
 		return;
 	}
 	if (!(global & bit) && (ours & bit))
-		pmu_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
+		ledger_set_bits(g->ledger, e->cfg.hw, g->cpu, g->lay.global, bit);
 }
 
 /*
@@ -413,7 +422,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.resets++;
 	if (own == 0 && e->cfg.policy == ENGINE_RECLAIM) {
 		if (s->kind == SLOT_GP)
-			err = pmu_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
+			err = ledger_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
 		else
 			err = rewrite_nibble(e, g, s);
 		if (err == 0)
@@ -455,7 +464,7 @@ static int move_box(struct msr_engine *e, struct engine_group *g)
 		if (cpus[i].socket != g->socket || cpus[i].die != g->die || !cpus[i].online ||
 		    cpus[i].cpu == g->cpu)
 			continue;
-		pmu_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
+		ledger_move_cpu(g->ledger, g->cpu, cpus[i].cpu);
 		g->cpu = cpus[i].cpu;
 		return 0;
 	}
@@ -494,9 +503,22 @@ static int op_read(void *ctx, struct engine_group *g, struct engine_reading *rea
 	return 0;
 }
 
-/* The PCU box at the generation's fixed MSR addresses (xeon_uncore.h). */
+/* The layout of table entry m; for a GP counter whose width CPUID tells, gp_width 0. */
+static struct layout from_table(const struct msr_layout *m)
+{
+	return (struct layout){
+		.regs = m, .uncore = m->uncore, .sel0 = m->sel0, .ctr0 = m->ctr0,
+		.fixed_ctrl = m->fixed_ctrl, .fixed_ctr0 = m->fixed_ctr0, .global = m->global,
+		.restore0 = m->ctr0, .n_gp = m->max_gp, .gp_width = m->gp_width,
+		.n_fixed = m->max_fixed, .fixed_width = m->fixed_width, .pcu = m->pcu,
+		.box_ctl = m->box_ctl,
+	};
+}
+
+/* The PCU box at the generation's fixed MSR addresses (xeon_uncore.h), from the register table. */
 static int pcu_layout(struct msr_engine *e, struct layout *lay, char *err, size_t errlen)
 {
+	const struct msr_layout *regs = NULL;
 	const struct xeon_uncore *xu;
 	struct cpu_info info;
 	int r = cpu_detect(e->cfg.hw, &info, err, errlen);
@@ -504,17 +526,15 @@ static int pcu_layout(struct msr_engine *e, struct layout *lay, char *err, size_
 	if (r < 0)
 		return r;
 	xu = xeon_uncore_find(info.family, info.model);
-	if (!xu || !xu->pcu_msr) {
+	if (xu && xu->pcu_msr)
+		regs = msr_layout_pcu(xu->pcu_msr->ctl0, xu->pcu_msr->ctr0, xu->pcu_msr->box_ctl);
+	if (!regs) {
 		snprintf(err, errlen, "%s (family %u model 0x%x) has no PCU box at fixed MSR "
 			 "addresses", info.microarch ? info.microarch : "this CPU", info.family,
 			 info.model);
 		return -ENODEV;
 	}
-	*lay = (struct layout){
-		.uncore = true, .sel0 = xu->pcu_msr->ctl0, .ctr0 = xu->pcu_msr->ctr0,
-		.restore0 = xu->pcu_msr->ctr0, .n_gp = PCU_N_COUNTERS,
-		.gp_width = PCU_COUNTER_WIDTH, .pcu = true, .box_ctl = xu->pcu_msr->box_ctl,
-	};
+	*lay = from_table(regs);
 	return 0;
 }
 
@@ -533,11 +553,7 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 	if (pmu == ENGINE_PMU_PCU)
 		return pcu_layout(e, lay, err, errlen);
 	if (pmu == ENGINE_PMU_NHM_UNCORE) {
-		*lay = (struct layout){ true, MSR_UNCORE_PERFEVTSEL0, MSR_UNCORE_PMC0,
-					MSR_UNCORE_FIXED_CTR_CTRL, MSR_UNCORE_FIXED_CTR0,
-					MSR_UNCORE_PERF_GLOBAL_CTRL, MSR_UNCORE_PMC0,
-					UNCORE_N_COUNTERS, UNCORE_COUNTER_WIDTH, 1,
-					UNCORE_COUNTER_WIDTH, false, 0 };
+		*lay = from_table(&msr_layout_nhm_uncore);
 		return 0;
 	}
 	r = cpu_perfmon_read(e->cfg.hw, cpu, &pm);
@@ -557,12 +573,14 @@ static int layout_of(struct msr_engine *e, enum engine_pmu pmu, int cpu, struct 
 	 */
 	if (hw_read_msr(e->cfg.hw, cpu, IA32_PERF_CAPABILITIES, &caps) < 0)
 		caps = 0;
-	*lay = (struct layout){ false, IA32_PERFEVTSEL0, IA32_PMC0, IA32_FIXED_CTR_CTRL,
-				IA32_FIXED_CTR0, IA32_PERF_GLOBAL_CTRL,
-				(caps & PERF_CAP_FW_WRITE) ? IA32_A_PMC0 : IA32_PMC0,
-				pm.n_gp < MAX_GP ? pm.n_gp : MAX_GP, pm.gp_width_bits,
-				pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED, pm.fixed_width_bits,
-				false, 0 };
+	*lay = from_table(&msr_layout_core);
+	if (caps & PERF_CAP_FW_WRITE)
+		lay->restore0 = msr_layout_core.ctr_alias0;
+	if (pm.n_gp < lay->n_gp)
+		lay->n_gp = pm.n_gp;
+	lay->gp_width = pm.gp_width_bits;
+	lay->n_fixed = pm.n_fixed < MAX_FIXED ? pm.n_fixed : MAX_FIXED;
+	lay->fixed_width = pm.fixed_width_bits;
 	return 0;
 }
 
@@ -578,9 +596,9 @@ static int op_close(void *ctx, struct engine_group *g, unsigned *ret_failed)
 	/* A box whose CPU went offline since the last read is restored through another. */
 	if (g->lay.uncore && hw_cpu_online(e->cfg.hw, g->cpu) == 0)
 		(void)move_box(e, g);
-	/* What cannot be reached is kept by the ledger as left unrestored (pmu.h). */
-	r = pmu_restore(g->ledger, e->cfg.hw, ret_failed);
-	pmu_ledger_free(g->ledger);
+	/* What cannot be reached is kept by the ledger as left unrestored (ledger.h). */
+	r = ledger_restore(g->ledger, e->cfg.hw, ret_failed);
+	ledger_free(g->ledger);
 	free(g->slots);
 	free(g);
 	return r;
@@ -611,7 +629,7 @@ static int op_open(void *ctx, enum engine_pmu pmu, int target, const struct engi
 	int r;
 
 	if (!g || !(g->slots = calloc(n ? n : 1, sizeof(*g->slots))) ||
-	    !(g->ledger = pmu_ledger_new())) {
+	    !(g->ledger = ledger_new())) {
 		if (g)
 			free(g->slots);
 		free(g);
@@ -647,7 +665,7 @@ static void op_destroy(void *ctx)
 static const char *op_hint(void *ctx, int err, enum engine_fault fault)
 {
 	(void)ctx;
-	return pmu_hint(err, fault == ENGINE_FAULT_READ ? HW_OP_READ : HW_OP_WRITE);
+	return ledger_hint(err, fault == ENGINE_FAULT_READ ? HW_OP_READ : HW_OP_WRITE);
 }
 
 static const struct engine_ops msr_engine_ops = {

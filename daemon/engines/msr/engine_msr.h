@@ -24,12 +24,14 @@
  *     again when found clear, unless others' gate bits are set too: then
  *     the kernel manages the gate (we claimed inside one of its disable
  *     windows) and the bit is left to it, also at restore.
- * The server PCU box (ENGINE_PMU_PCU, hardware-linux.md §4.1, at the
- * generation's fixed addresses of xeon_uncore.h) follows the same rules
- * for its four selects and counters; it has no gate register, and the
- * engine never writes its BOX_CTL (freeze, reset) or FILTER.  The iMC is
- * out of the msr driver's reach (ENGINE_PMU_IMC fails with -ENODEV).
- * Every register change goes through the pmu ledger (pmu.h), so close and
+ * Every register it programs is listed in one table, msr_layout.h, from
+ * which crash recovery takes its rules too.  The server PCU box
+ * (ENGINE_PMU_PCU, hardware-linux.md §4.1; the table's box at the
+ * generation's addresses of xeon_uncore.h) follows the same rules for its
+ * four selects and counters; it has no gate register, and the engine never
+ * writes its BOX_CTL (freeze, reset) or FILTER.  The iMC is out of the msr
+ * driver's reach (ENGINE_PMU_IMC fails with -ENODEV).  Every register
+ * change goes through the register ledger (ledger.h), so close and
  * the crash journal restore them byte for byte.  Counters are not written
  * while counting: each is counted from the value found when claimed
  * (wrap-safe, counter.h); close writes back the value found.  A plain

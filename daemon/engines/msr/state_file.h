@@ -13,24 +13,22 @@
  * rename: after the privilege drop the daemon cannot write the directory,
  * which must not be writable by anyone but root.)  A stop that restored
  * everything empties the file; one that could not keeps it
- * (ledger_file_keep), listing what is left.  Its directory is locked (flock) for the daemon's lifetime, so
+ * (state_file_keep), listing what is left.  Its directory is locked (flock) for the daemon's lifetime, so
  * a second uncored using the same file neither recovers nor journals.
  *
  * The file is trusted only when it is a regular file owned by root (or by
  * the user running uncored), not writable by group or others, in a
- * directory with the same properties; and only registers uncored programs
- * are ever replayed from it.
+ * directory with the same properties; and only records its reader allows
+ * (the registers the msr engine programs, recovery.h) are replayed from it.
  */
-#ifndef UNCORED_LEDGER_FILE_H
-#define UNCORED_LEDGER_FILE_H
+#ifndef UNCORED_STATE_FILE_H
+#define UNCORED_STATE_FILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hw.h"
-
-struct ledger_file;
+struct state_file;
 
 enum ledger_record_kind {
 	LEDGER_OWN,    /* a register uncored owns: original value and what it wrote */
@@ -55,7 +53,7 @@ struct ledger_recovery {
 	unsigned cleaned;      /* registers restored or bits cleared */
 	unsigned left;         /* registers another agent took over, left alone */
 	unsigned failed;       /* registers that could not be read or written (their CPU is
-				  offline, say): kept in the journal, see ledger_file_left */
+				  offline, say): kept in the journal, see state_file_left */
 	/* Damage: the file was kept as PATH.damaged when any of these is set. */
 	bool header_damaged;   /* the first line was not a valid header; records replayed anyway */
 	unsigned damaged;      /* lines that failed their checksum or did not parse */
@@ -67,96 +65,86 @@ struct ledger_recovery {
 };
 
 /*
- * Whether a record names a register uncored could have changed that way
- * (the PMU registers of msr.h it programs, and for shared registers only
- * the enable bits it sets).  Recovery replays nothing else.
- */
-bool ledger_record_allowed(const struct ledger_record *r);
-
-/*
- * Undo the n records v (the last record of every register still held) on
- * hw.  Owned registers are judged first: one that no longer holds what
- * uncored wrote belongs to another agent now and is left alone (counted
- * in rec->left), and marks its CPU as shared, so on that CPU the enable
- * bits and the counters uncored only remembered are left alone too (the
- * other agent may rely on them).  Elsewhere, enable bits still set are
- * cleared first, so nothing counts while the rest is put back.  A register
- * that could not be read or written is counted in rec->failed and its
- * negative errno set in ret_err[i] (may be NULL; 0 for every other
- * record).  Returns 0, or -ENOMEM (every record then counted as failed).
- * This is the rule for every register whose own ledger is gone: a killed
- * daemon's, and one a stop could not restore (pmu_finish_left).
- */
-int ledger_undo(struct hw *hw, const struct ledger_record *v, size_t n,
-		struct ledger_recovery *rec, int *ret_err);
-
-/*
  * Open (creating it, mode 0600) and lock the state file at path, for the
  * backend identified by backend_id (the device root; a file written for
- * another backend is discarded unapplied).  If it holds records of a
- * daemon that did not stop cleanly, undo that daemon's changes on hw:
- * registers that still hold exactly what it wrote get their original
- * value back, bits it set that are still set are cleared, and counters it
- * only remembered get their original value on CPUs where nothing of it was
- * taken over; registers that hold something else belong to another agent
- * now and are left alone (ledger_undo).  The file is then emptied and
- * journals this run; the records recovery could not apply (their CPU is
- * offline) are journaled again first, and listed by ledger_file_left.
- * Damaged lines and refused records are counted in *ret_rec and the file
- * is kept as PATH.damaged before a fresh journal starts; records after
- * them are still replayed.  Returns 0 with *ret_lf and *ret_rec filled;
- * -EBUSY when another live process holds the lock; -EPERM when the file or
- * its directory is not trusted (owner, mode, type; left untouched);
- * -EBADMSG when the file is not an uncored state file at all (left
- * untouched); or another negative errno from the file system.  On error
- * err holds a sentence and nothing was written to hw.
+ * another backend is discarded unapplied), and read what a daemon that
+ * did not stop cleanly left in it: the last record of every register it
+ * still held, for the caller to undo (recovery.h) and then hand to
+ * state_file_begin.  Only records allowed(r) accepts are replayed; the
+ * others are counted as refused in *ret_rec, and damaged lines as
+ * damaged (records after them are still replayed).  Returns 0 with *ret_lf
+ * and *ret_rec filled (ret_rec->found when there were records); -EBUSY
+ * when another live process holds the lock; -EPERM when the file or its
+ * directory is not trusted (owner, mode, type; left untouched); -EBADMSG
+ * when the file is not an uncored state file at all (left untouched); or
+ * another negative errno from the file system.  On error err holds a
+ * sentence.  Nothing is written to the file until state_file_begin.
  */
-int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
-		     struct ledger_file **ret_lf, struct ledger_recovery *ret_rec,
+int state_file_open(const char *path, const char *backend_id,
+		    bool (*allowed)(const struct ledger_record *r), struct state_file **ret_lf,
+		    struct ledger_recovery *ret_rec, char *err, size_t errlen);
+
+/*
+ * The records state_file_open read: the last record of every register the
+ * dead daemon still held.  Valid until state_file_begin.
+ */
+size_t state_file_found(const struct state_file *lf, const struct ledger_record **ret_records);
+
+/*
+ * Start journaling this run, after the records found were undone.  errs
+ * (may be NULL when none failed) has one entry per record found: a
+ * negative errno for a register that could not be undone (its CPU is
+ * offline), 0 otherwise; those records are kept (state_file_left) and
+ * journaled again first.  A file rec says is damaged or held refused
+ * records is kept as PATH.damaged (rec->kept) before the fresh journal
+ * starts.  Returns 0, or a negative errno with a sentence in err: lf is
+ * then closed and freed.
+ */
+int state_file_begin(struct state_file *lf, const int *errs, struct ledger_recovery *rec,
 		     char *err, size_t errlen);
 
 /*
  * Check, without creating, opening or locking anything, what
- * ledger_file_open would check of path: its directory is a directory
+ * state_file_open would check of path: its directory is a directory
  * owned by root (or this user) and not writable by group or others, or is
  * missing and can be created in such a directory; path, if it exists and
  * is not a symbolic link, is a regular file with the same properties.
  * Returns 0, or a negative errno with a sentence in err.
  */
-int ledger_file_check_path(const char *path, char *err, size_t errlen);
+int state_file_check_path(const char *path, char *err, size_t errlen);
 
 /*
  * Append one record with a single write(2).  Returns 0 or a negative errno
  * (ENOSPC, EFBIG, ...); after a failure the file is cut back to what it
  * held before, so the journal stays exactly the records that succeeded.
  */
-int ledger_file_append(struct ledger_file *lf, const struct ledger_record *r);
+int state_file_append(struct state_file *lf, const struct ledger_record *r);
 
 /*
  * Replace the journal by the n records in r (the live state), crash-safe
  * (see the top of this file); each step is fdatasync'ed.  Returns 0 or a
  * negative errno; after a failure the journal still describes the state.
  */
-int ledger_file_rewrite(struct ledger_file *lf, const struct ledger_record *r, size_t n);
+int state_file_rewrite(struct state_file *lf, const struct ledger_record *r, size_t n);
 
 /* Bytes of records in the journal now. */
-size_t ledger_file_size(const struct ledger_file *lf);
+size_t state_file_size(const struct state_file *lf);
 
 /* First error of an append or rewrite since open, 0 if none. */
-int ledger_file_error(const struct ledger_file *lf);
+int state_file_error(const struct state_file *lf);
 
 /*
  * Test seam: called between the steps of a rewrite (1: checkpoint
  * appended, 2: checkpoint copied to the front, 3: file truncated) so a
  * test can kill the process there.  NULL (the default) in the daemon.
  */
-extern void (*ledger_file_rewrite_hook)(int step);
+extern void (*state_file_rewrite_hook)(int step);
 
 /*
  * The records recovery could not apply at open, and each one's negative
- * errno (ret_errs may be NULL).  Valid until ledger_file_close/keep.
+ * errno (ret_errs may be NULL).  Valid until state_file_close/keep.
  */
-size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record **ret_records,
+size_t state_file_left(const struct state_file *lf, const struct ledger_record **ret_records,
 			const int **ret_errs);
 
 /*
@@ -164,13 +152,13 @@ size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record
  * lists them, so the next start finishes the job), sync it, unlock and
  * free.  NULL is allowed.
  */
-void ledger_file_keep(struct ledger_file *lf);
+void state_file_keep(struct state_file *lf);
 
 /*
  * After a clean stop (every register restored): empty the file, try to
  * remove it (which fails harmlessly once privileges are dropped: an empty
  * file means nothing to recover), unlock and free.  NULL is allowed.
  */
-void ledger_file_close(struct ledger_file *lf);
+void state_file_close(struct state_file *lf);
 
 #endif

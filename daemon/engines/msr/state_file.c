@@ -1,9 +1,10 @@
 /*
  * The ledger's state file.  It owns the file's format (a header naming the
  * backend, then one text record per line), the lock that makes it one
- * daemon's, the appends and rewrites the pmu ledger asks for, and the
- * start-up recovery that undoes a killed daemon's leftover programming.
- * It does not decide when to journal; pmu.c does, before each write.
+ * daemon's, reading a killed daemon's records at start-up, and the appends
+ * and rewrites the register ledger asks for.  It reads and writes records
+ * only: which registers a record may name and how to undo them is the msr
+ * engine's (recovery.c), and when to journal is the ledger's (ledger.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,18 +17,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ledger_file.h"
 #include "log.h"
-#include "msr.h"
+#include "state_file.h"
 
 #define HEADER_TAG "uncored-ledger 2 "
 #define RECORD_MAX 112
 /* A state file larger than this is not one uncored wrote (compaction keeps it near 64 KiB). */
 #define FILE_MAX (16u << 20)
 
-void (*ledger_file_rewrite_hook)(int step);
+void (*state_file_rewrite_hook)(int step);
 
-struct ledger_file {
+struct state_file {
 	int fd;
 	int dir_fd;            /* the directory: locked, and where the file is renamed aside */
 	char path[4096];
@@ -35,7 +35,10 @@ struct ledger_file {
 	size_t header_len;
 	size_t size;           /* bytes of records after the header */
 	int error;
-	struct ledger_record *left;   /* records recovery could not apply (ledger_file_left) */
+	char backend_id[4096]; /* for the header */
+	struct ledger_record *found;  /* the dead daemon's records, until state_file_begin */
+	size_t n_found;
+	struct ledger_record *left;   /* records recovery could not apply (state_file_left) */
 	int *left_err;
 	size_t n_left;
 };
@@ -126,50 +129,6 @@ static bool parse_record(const char *line, struct ledger_record *r)
 	}
 	r->kind = LEDGER_DROP;
 	return sscanf(line, "drop %d %" SCNx32 " %c", &r->cpu, &r->msr, &extra) == 2;
-}
-
-/*
- * The registers uncored programs (msr.h): the Nehalem/Westmere uncore PMU
- * and the architectural core PMU.  Shared registers (kind BITS) carry only
- * the enable bits uncored sets in them.
- */
-static const struct {
-	uint32_t first, n;
-	bool shared;
-	uint64_t bits;
-	bool owned_too;      /* shared now, owned as a whole by earlier versions */
-} allowed[] = {
-	{ MSR_UNCORE_PERF_GLOBAL_CTRL, 1, true,
-	  UNC_GLOBAL_CTRL_EN_FC0 | (MSR_BIT(UNCORE_N_COUNTERS) - 1), false },
-	{ MSR_UNCORE_FIXED_CTR0, 1, false, 0, false },
-	/* The msr engine sets its enable bit; earlier versions owned the register. */
-	{ MSR_UNCORE_FIXED_CTR_CTRL, 1, true, UNC_FIXED_CTR_CTRL_EN, true },
-	{ MSR_UNCORE_PMC0, UNCORE_N_COUNTERS, false, 0, false },
-	{ MSR_UNCORE_PERFEVTSEL0, UNCORE_N_COUNTERS, false, 0, false },
-	{ IA32_PMC0, 8, false, 0, false },
-	{ IA32_A_PMC0, 8, false, 0, false },                  /* GP counters' full-width alias */
-	{ IA32_PERFEVTSEL0, 8, false, 0, false },
-	{ IA32_FIXED_CTR0, 3, false, 0, false },                     /* the counters of FIXED_CTR_CTRL */
-	{ IA32_FIXED_CTR_CTRL, 1, true, 0xfff, false },              /* three 4-bit nibbles */
-	{ IA32_PERF_GLOBAL_CTRL, 1, true, 0xff | (UINT64_C(7) << 32), false },
-};
-
-bool ledger_record_allowed(const struct ledger_record *r)
-{
-	if (r->cpu < 0)
-		return false;
-	for (size_t i = 0; i < sizeof(allowed) / sizeof(allowed[0]); i++) {
-		if (r->msr - allowed[i].first >= allowed[i].n)
-			continue;
-		if (r->kind == LEDGER_DROP)
-			return true;
-		if (allowed[i].owned_too && r->kind != LEDGER_BITS)
-			return true;
-		if (allowed[i].shared != (r->kind == LEDGER_BITS))
-			return false;
-		return !allowed[i].shared || !(r->bits & ~allowed[i].bits);
-	}
-	return false;
 }
 
 /* The replayed state: the last record of every register still held. */
@@ -290,7 +249,8 @@ static bool checkpoint_at(const struct lines *l, size_t i, size_t *ret_n)
  * it was appended) is read as ordinary records.  Damaged lines and records
  * outside the allow-list are counted in rec and skipped.
  */
-static int replay_lines(struct lines *l, struct replay *s, struct ledger_recovery *rec)
+static int replay_lines(struct lines *l, struct replay *s, bool (*allowed)(const struct ledger_record *),
+			struct ledger_recovery *rec)
 {
 	for (size_t i = 1; i < l->n; i++) {
 		struct ledger_record r;
@@ -315,7 +275,7 @@ static int replay_lines(struct lines *l, struct replay *s, struct ledger_recover
 				rec->first_damaged_line = (unsigned)i + 1;
 			continue;
 		}
-		if (!ledger_record_allowed(&r)) {
+		if (!allowed(&r)) {
 			if (!rec->refused++) {
 				rec->refused_cpu = r.cpu;
 				rec->refused_msr = r.msr;
@@ -335,7 +295,8 @@ static int replay_lines(struct lines *l, struct replay *s, struct ledger_recover
  * file at all (no header and no valid record), -ESTALE when it was written
  * for another backend, or -errno.
  */
-static int read_journal(int fd, const char *backend_id, struct replay *s,
+static int read_journal(int fd, const char *backend_id,
+			bool (*allowed)(const struct ledger_record *), struct replay *s,
 			struct ledger_recovery *rec)
 {
 	struct lines l;
@@ -352,7 +313,7 @@ static int read_journal(int fd, const char *backend_id, struct replay *s,
 			rec->header_damaged = true;
 		}
 		if (r == 0)
-			r = replay_lines(&l, s, rec);
+			r = replay_lines(&l, s, allowed, rec);
 		if (r == 0 && !is_ours && s->n == 0 && rec->refused == 0)
 			r = -EBADMSG;   /* no line of it is ours */
 		if (r == 0)
@@ -361,150 +322,8 @@ static int read_journal(int fd, const char *backend_id, struct replay *s,
 	lines_free(&l);
 	return r;
 }
-/* ---- recovery ---- */
-
-static bool cpu_listed(const int *cpus, size_t n, int cpu)
-{
-	for (size_t i = 0; i < n; i++)
-		if (cpus[i] == cpu)
-			return true;
-	return false;
-}
-
-/*
- * Bits a register never reads back as written: OCC_CTR_RST of the uncore
- * event selects always reads 0 (hardware.md §1.4), so a select uncored
- * wrote with it set reads back without it.
- */
-static const struct {
-	uint32_t first_msr;
-	uint32_t n;
-	uint64_t write_only;
-} write_only_bits[] = {
-	{ MSR_UNCORE_PERFEVTSEL0, 8, UNC_EVTSEL_OCC_CTR_RST },
-};
-
-/* Whether a register reading now still holds what uncored wrote. */
-static bool holds_written(uint32_t msr, uint64_t now, uint64_t written)
-{
-	for (size_t i = 0; i < sizeof(write_only_bits) / sizeof(write_only_bits[0]); i++)
-		if (msr - write_only_bits[i].first_msr < write_only_bits[i].n)
-			written &= ~write_only_bits[i].write_only, now &= ~write_only_bits[i].write_only;
-	return now == written;
-}
-
-/*
- * Restore an owned register if it still holds what uncored wrote.  Returns
- * 1 when done (or nothing was to do), 0 when another agent took it over,
- * or the negative errno of the read or write.
- */
-static int restore_if_ours(struct hw *hw, const struct ledger_record *r,
-			   struct ledger_recovery *rec)
-{
-	uint64_t now;
-	int e = hw_read_msr(hw, r->cpu, r->msr, &now);
-
-	if (e)
-		return e;
-	/* Put back already (its drop record was lost to a full disk): nothing to do. */
-	if (holds_written(r->msr, now, r->original) && !holds_written(r->msr, now, r->written))
-		return 1;
-	if (!holds_written(r->msr, now, r->written)) {
-		rec->left++;
-		return 0;
-	}
-	e = hw_write_msr(hw, r->cpu, r->msr, r->original);
-	if (e)
-		return e;
-	rec->cleaned++;
-	return 1;
-}
-
-/* Clear the bits of r still set.  Returns 0 or a negative errno. */
-static int clear_bits(struct hw *hw, const struct ledger_record *r, struct ledger_recovery *rec)
-{
-	uint64_t now;
-	int e = hw_read_msr(hw, r->cpu, r->msr, &now);
-
-	if (e)
-		return e;
-	if (!(now & r->bits))
-		return 0;
-	e = hw_write_msr(hw, r->cpu, r->msr, now & ~r->bits);
-	if (e == 0)
-		rec->cleaned++;
-	return e;
-}
-
-/* Count a failure of record i in rec and in ret_err. */
-static void note_failed(int e, size_t i, struct ledger_recovery *rec, int *ret_err)
-{
-	rec->failed++;
-	if (ret_err)
-		ret_err[i] = e;
-}
-
-int ledger_undo(struct hw *hw, const struct ledger_record *v, size_t n,
-		struct ledger_recovery *rec, int *ret_err)
-{
-	int *taken = calloc(n + 1, sizeof(*taken));
-	size_t n_taken = 0;
-	int e;
-
-	if (ret_err)
-		memset(ret_err, 0, n * sizeof(*ret_err));
-	if (!taken) {
-		for (size_t i = 0; i < n; i++)
-			note_failed(-ENOMEM, i, rec, ret_err);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct ledger_record *r = &v[i];
-
-		if (r->kind != LEDGER_OWN || !r->has_written)
-			continue;
-		e = restore_if_ours(hw, r, rec);
-		if (e < 0)
-			note_failed(e, i, rec, ret_err);
-		else if (e == 0 && !cpu_listed(taken, n_taken, r->cpu))
-			taken[n_taken++] = r->cpu;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (v[i].kind == LEDGER_BITS && !cpu_listed(taken, n_taken, v[i].cpu) &&
-		    (e = clear_bits(hw, &v[i], rec)) < 0)
-			note_failed(e, i, rec, ret_err);
-	for (size_t i = 0; i < n; i++) {
-		const struct ledger_record *r = &v[i];
-
-		if (r->kind != LEDGER_OWN || r->has_written)
-			continue;
-		if (cpu_listed(taken, n_taken, r->cpu))
-			rec->left++;
-		else if ((e = hw_write_msr(hw, r->cpu, r->msr, r->original)) < 0)
-			note_failed(e, i, rec, ret_err);
-		else
-			rec->cleaned++;
-	}
-	free(taken);
-	return 0;
-}
 
 /* ---- the file ---- */
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 {
@@ -523,7 +342,7 @@ static int pwrite_all(int fd, const char *buf, size_t len, off_t off)
 }
 
 /* Empty the file and write the header. */
-static int reset(struct ledger_file *lf, const char *backend_id)
+static int reset(struct state_file *lf, const char *backend_id)
 {
 	char header[4200];
 	int len = snprintf(header, sizeof(header), HEADER_TAG "%s", backend_id);
@@ -531,11 +350,11 @@ static int reset(struct ledger_file *lf, const char *backend_id)
 	if (len >= (int)sizeof(header) - 16)
 		return -ENAMETOOLONG;
 	len = seal(header, len, sizeof(header));
-	if (ftruncate(lf->fd, 0) < 0 || lseek(lf->fd, 0, SEEK_SET) < 0)
+	if (ftruncate(lf->fd, 0) < 0)
 		return -errno;
 	lf->size = 0;
 	lf->header_len = (size_t)len;
-	return write_all(lf->fd, header, (size_t)len);
+	return pwrite_all(lf->fd, header, (size_t)len, 0);
 }
 
 /*
@@ -557,7 +376,7 @@ static const char *untrusted(const struct stat *st, bool is_dir)
  * Open and check the directory of lf->path, and lock it.  The lock is on
  * the directory rather than the file, which is renamed aside when damaged.
  */
-static int open_dir(struct ledger_file *lf, char *err, size_t errlen)
+static int open_dir(struct state_file *lf, char *err, size_t errlen)
 {
 	char dir[4096];
 	const char *slash = strrchr(lf->path, '/'), *why, *base;
@@ -612,7 +431,7 @@ static void dir_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, ".");
 }
 
-int ledger_file_check_path(const char *path, char *err, size_t errlen)
+int state_file_check_path(const char *path, char *err, size_t errlen)
 {
 	char dir[4096], parent[4096];
 	const char *why;
@@ -650,7 +469,7 @@ int ledger_file_check_path(const char *path, char *err, size_t errlen)
 }
 
 /* Open the file in its directory without following a link or blocking on a FIFO, and check it. */
-static int open_file(struct ledger_file *lf, char *err, size_t errlen)
+static int open_file(struct state_file *lf, char *err, size_t errlen)
 {
 	struct stat st;
 	const char *why;
@@ -677,7 +496,7 @@ static int open_file(struct ledger_file *lf, char *err, size_t errlen)
 }
 
 /* Keep a damaged file as PATH.damaged and start a new one.  Root only, at start-up. */
-static int keep_damaged(struct ledger_file *lf, struct ledger_recovery *rec)
+static int keep_damaged(struct state_file *lf, struct ledger_recovery *rec)
 {
 	char aside[300];
 	int fd;
@@ -699,39 +518,25 @@ static int keep_damaged(struct ledger_file *lf, struct ledger_recovery *rec)
 	return 0;
 }
 
-/*
- * Undo the replayed state s on hw; the records whose registers could not
- * be reached are kept in lf->left.  Returns 0 or -ENOMEM.
- */
-static int keep_left(struct ledger_file *lf, struct hw *hw, const struct replay *s,
-		     struct ledger_recovery *rec)
+/* Release everything lf holds: descriptors, the records read, the records left. */
+static void release(struct state_file *lf)
 {
-	int *errs = calloc(s->n + 1, sizeof(*errs));
-
-	if (!errs)
-		return -ENOMEM;
-	ledger_undo(hw, s->v, s->n, rec, errs);
-	lf->left = calloc(rec->failed + 1, sizeof(*lf->left));
-	lf->left_err = calloc(rec->failed + 1, sizeof(*lf->left_err));
-	if (!lf->left || !lf->left_err) {
-		free(errs);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < s->n; i++) {
-		if (!errs[i])
-			continue;
-		lf->left[lf->n_left] = s->v[i];
-		lf->left_err[lf->n_left++] = errs[i];
-	}
-	free(errs);
-	return 0;
+	if (lf->fd >= 0)
+		close(lf->fd);
+	if (lf->dir_fd >= 0)
+		close(lf->dir_fd);
+	free(lf->found);
+	free(lf->left);
+	free(lf->left_err);
+	free(lf);
 }
 
-static int recover_file(struct ledger_file *lf, const char *backend_id, struct hw *hw,
-			struct ledger_recovery *rec, char *err, size_t errlen)
+/* Read the dead daemon's records into lf->found. */
+static int read_file(struct state_file *lf, bool (*allowed)(const struct ledger_record *),
+		     struct ledger_recovery *rec, char *err, size_t errlen)
 {
 	struct replay s = { 0 };
-	int r = read_journal(lf->fd, backend_id, &s, rec);
+	int r = read_journal(lf->fd, lf->backend_id, allowed, &s, rec);
 
 	if (r == -EBADMSG) {
 		snprintf(err, errlen, "%s: not an uncored state file, leaving it alone", lf->path);
@@ -742,31 +547,19 @@ static int recover_file(struct ledger_file *lf, const char *backend_id, struct h
 		snprintf(err, errlen, "%s: %s", lf->path, strerror(-r));
 	} else if (r > 0) {
 		rec->found = true;
-		r = keep_left(lf, hw, &s, rec);
-		if (rec->header_damaged || rec->damaged || rec->refused) {
-			int e = keep_damaged(lf, rec);
-
-			if (e)
-				log_warning("%s: cannot keep the damaged file as %s.damaged: %s",
-					    lf->path, lf->name, strerror(-e));
-		}
+		lf->found = s.v;
+		lf->n_found = s.n;
+		return 0;
 	}
 	free(s.v);
-	if (r == 0)
-		r = reset(lf, backend_id);
-	/* What could not be undone stays journaled before anything else is. */
-	for (size_t i = 0; r == 0 && i < lf->n_left; i++)
-		r = ledger_file_append(lf, &lf->left[i]);
-	if (r == 0 && fsync(lf->fd) < 0)
-		r = -errno;
 	return r;
 }
 
-int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
-		     struct ledger_file **ret_lf, struct ledger_recovery *ret_rec,
-		     char *err, size_t errlen)
+int state_file_open(const char *path, const char *backend_id,
+		    bool (*allowed)(const struct ledger_record *r), struct state_file **ret_lf,
+		    struct ledger_recovery *ret_rec, char *err, size_t errlen)
 {
-	struct ledger_file *lf = calloc(1, sizeof(*lf));
+	struct state_file *lf = calloc(1, sizeof(*lf));
 	int r;
 
 	memset(ret_rec, 0, sizeof(*ret_rec));
@@ -774,34 +567,80 @@ int ledger_file_open(const char *path, const char *backend_id, struct hw *hw,
 		return -ENOMEM;
 	lf->fd = lf->dir_fd = -1;
 	snprintf(lf->path, sizeof(lf->path), "%s", path);
+	snprintf(lf->backend_id, sizeof(lf->backend_id), "%s", backend_id);
 	r = open_dir(lf, err, errlen);
 	if (r == 0)
 		r = open_file(lf, err, errlen);
 	if (r == 0)
-		r = recover_file(lf, backend_id, hw, ret_rec, err, errlen);
+		r = read_file(lf, allowed, ret_rec, err, errlen);
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, errlen, "%s: %s", path, strerror(-r));
-		if (lf->fd >= 0)
-			close(lf->fd);
-		if (lf->dir_fd >= 0)
-			close(lf->dir_fd);
-		free(lf->left);
-		free(lf->left_err);
-		free(lf);
+		release(lf);
 		return r;
 	}
 	*ret_lf = lf;
 	return 0;
 }
 
-static void note_error(struct ledger_file *lf, int e)
+size_t state_file_found(const struct state_file *lf, const struct ledger_record **ret_records)
+{
+	*ret_records = lf->found;
+	return lf->n_found;
+}
+
+/* Keep the records found whose errs[i] is set as left (state_file_left).  Returns 0 or -ENOMEM. */
+static int keep_left(struct state_file *lf, const int *errs)
+{
+	lf->left = calloc(lf->n_found + 1, sizeof(*lf->left));
+	lf->left_err = calloc(lf->n_found + 1, sizeof(*lf->left_err));
+	if (!lf->left || !lf->left_err)
+		return -ENOMEM;
+	for (size_t i = 0; errs && i < lf->n_found; i++) {
+		if (!errs[i])
+			continue;
+		lf->left[lf->n_left] = lf->found[i];
+		lf->left_err[lf->n_left++] = errs[i];
+	}
+	return 0;
+}
+
+int state_file_begin(struct state_file *lf, const int *errs, struct ledger_recovery *rec,
+		     char *err, size_t errlen)
+{
+	int r = keep_left(lf, errs);
+
+	if (r == 0 && (rec->header_damaged || rec->damaged || rec->refused)) {
+		int e = keep_damaged(lf, rec);
+
+		if (e)
+			log_warning("%s: cannot keep the damaged file as %s.damaged: %s",
+				    lf->path, lf->name, strerror(-e));
+	}
+	free(lf->found);
+	lf->found = NULL;
+	lf->n_found = 0;
+	if (r == 0)
+		r = reset(lf, lf->backend_id);
+	/* What could not be undone stays journaled before anything else is. */
+	for (size_t i = 0; r == 0 && i < lf->n_left; i++)
+		r = state_file_append(lf, &lf->left[i]);
+	if (r == 0 && fsync(lf->fd) < 0)
+		r = -errno;
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", lf->path, strerror(-r));
+		release(lf);
+	}
+	return r;
+}
+
+static void note_error(struct state_file *lf, int e)
 {
 	if (!lf->error)
 		lf->error = e;
 }
 
-int ledger_file_append(struct ledger_file *lf, const struct ledger_record *r)
+int state_file_append(struct state_file *lf, const struct ledger_record *r)
 {
 	char buf[RECORD_MAX];
 	int len = format_record(r, buf, sizeof(buf));
@@ -820,11 +659,11 @@ int ledger_file_append(struct ledger_file *lf, const struct ledger_record *r)
 
 static void hook(int step)
 {
-	if (ledger_file_rewrite_hook)
-		ledger_file_rewrite_hook(step);
+	if (state_file_rewrite_hook)
+		state_file_rewrite_hook(step);
 }
 
-int ledger_file_rewrite(struct ledger_file *lf, const struct ledger_record *r, size_t n)
+int state_file_rewrite(struct state_file *lf, const struct ledger_record *r, size_t n)
 {
 	char *buf = malloc((n + 1) * RECORD_MAX);
 	size_t len, end = lf->header_len + lf->size;
@@ -871,17 +710,17 @@ out:
 	return e;
 }
 
-size_t ledger_file_size(const struct ledger_file *lf)
+size_t state_file_size(const struct state_file *lf)
 {
 	return lf->size;
 }
 
-int ledger_file_error(const struct ledger_file *lf)
+int state_file_error(const struct state_file *lf)
 {
 	return lf->error;
 }
 
-size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record **ret_records,
+size_t state_file_left(const struct state_file *lf, const struct ledger_record **ret_records,
 			const int **ret_errs)
 {
 	*ret_records = lf->left;
@@ -890,16 +729,7 @@ size_t ledger_file_left(const struct ledger_file *lf, const struct ledger_record
 	return lf->n_left;
 }
 
-static void release(struct ledger_file *lf)
-{
-	close(lf->fd);
-	close(lf->dir_fd);
-	free(lf->left);
-	free(lf->left_err);
-	free(lf);
-}
-
-void ledger_file_close(struct ledger_file *lf)
+void state_file_close(struct state_file *lf)
 {
 	if (!lf)
 		return;
@@ -910,7 +740,7 @@ void ledger_file_close(struct ledger_file *lf)
 	release(lf);
 }
 
-void ledger_file_keep(struct ledger_file *lf)
+void state_file_keep(struct state_file *lf)
 {
 	if (!lf)
 		return;

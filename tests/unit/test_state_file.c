@@ -1,5 +1,5 @@
 /*
- * The ledger's state file: the records the pmu ledger journals before each
+ * The ledger's state file: the records the register ledger journals before each
  * write, the start-up recovery that undoes a killed daemon's leftovers on a
  * simulated machine (its own registers restored, another agent's left
  * alone), and the refusals: a foreign file, another backend, a held lock.
@@ -23,9 +23,11 @@
 #include <cmocka.h>
 
 #include "helpers.h"
-#include "ledger_file.h"
-#include "pmu.h"
+#include "ledger.h"
+#include "msr.h"
+#include "recovery.h"
 #include "sim.h"
+#include "state_file.h"
 
 struct fixture {
 	char dir[4096], path[4200];
@@ -114,32 +116,32 @@ static void journals_each_change_before_the_write(void **state)
 {
 	struct fixture *f = *state;
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
-	struct pmu_ledger *l;
+	struct state_file *lf;
+	struct ledger *l;
 	char err[256] = "";
 
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_false(rec.found);
-	pmu_set_journal(lf);
-	l = pmu_ledger_new();
-	assert_int_equal(pmu_remember(l, &f->hw, 0, 0x3b0), 0);
-	assert_int_equal(pmu_write(l, &f->hw, 0, 0x3c0, 0x420167), 0);
-	assert_int_equal(pmu_write(l, &f->hw, 0, 0x3c0, 0x420167), 0);   /* unchanged: no record */
-	assert_int_equal(pmu_set_bits(l, &f->hw, 0, 0x391, 0x3), 0);
-	assert_int_equal(pmu_forget_bits(l, 0, 0x391, 0x2), 0);
+	ledger_set_journal(lf);
+	l = ledger_new();
+	assert_int_equal(ledger_remember(l, &f->hw, 0, 0x3b0), 0);
+	assert_int_equal(ledger_write(l, &f->hw, 0, 0x3c0, 0x420167), 0);
+	assert_int_equal(ledger_write(l, &f->hw, 0, 0x3c0, 0x420167), 0);   /* unchanged: no record */
+	assert_int_equal(ledger_set_bits(l, &f->hw, 0, 0x391, 0x3), 0);
+	assert_int_equal(ledger_forget_bits(l, 0, 0x391, 0x2), 0);
 	assert_int_equal(crc("123456789"), 0xcbf43926UL);
 	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /", "state 0",
 						    "own 0 0x3b0 0x0 -",
 						    "own 0 0x3c0 0x0 0x420167",
 						    "bits 0 0x391 0x3",
 						    "bits 0 0x391 0x1", NULL));
-	assert_int_equal(pmu_restore(l, &f->hw, NULL), 0);
+	assert_int_equal(ledger_restore(l, &f->hw, NULL), 0);
 	/* After a restore the journal holds the live state: nothing. */
 	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /", "state 0", NULL));
-	pmu_ledger_free(l);
-	pmu_set_journal(NULL);
-	assert_int_equal(ledger_file_error(lf), 0);
-	ledger_file_close(lf);
+	ledger_free(l);
+	ledger_set_journal(NULL);
+	assert_int_equal(state_file_error(lf), 0);
+	state_file_close(lf);
 	assert_int_equal(access(f->path, F_OK), -1);
 }
 
@@ -152,7 +154,7 @@ static void recovery_restores_ours_and_leaves_theirs(void **state)
 {
 	struct fixture *f = *state;
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	char err[256] = "";
 
 	assert_int_equal(sim_poke(f->sim, 0, 0x3c0, 0x420167), 0);
@@ -175,7 +177,7 @@ static void recovery_restores_ours_and_leaves_theirs(void **state)
 			"drop 1 0x186", NULL),
 		 "own 0 0x3c1 0x0 0x4601");   /* cut short by the kill: not damage */
 	helpers_write_file(f->path, text);
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_int_equal(rec.cleaned, 3);
 	assert_int_equal(rec.left, 2);
@@ -192,13 +194,13 @@ static void recovery_restores_ours_and_leaves_theirs(void **state)
 	assert_int_equal(reg(f, 6, 0x391), 0x1);
 	assert_int_equal(reg(f, 6, 0x3b0), 0x888);
 	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /", NULL));
-	ledger_file_close(lf);
+	state_file_close(lf);
 }
 
 /*
  * Records of a CPU that is offline at recovery cannot be applied: they are
- * counted as failed, listed by ledger_file_left with their error, journaled
- * again at once, and handed to the pmu ledger, which puts them back once
+ * counted as failed, listed by state_file_left with their error, journaled
+ * again at once, and handed to the register ledger, which puts them back once
  * the CPU is online.  A stop with registers left keeps the file.
  */
 static void records_of_an_offline_cpu_are_kept(void **state)
@@ -206,7 +208,7 @@ static void records_of_an_offline_cpu_are_kept(void **state)
 	struct fixture *f = *state;
 	const struct ledger_record *v;
 	struct ledger_recovery rec, done;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	const int *errs;
 	char err[256] = "";
 
@@ -218,12 +220,12 @@ static void records_of_an_offline_cpu_are_kept(void **state)
 					   "own 1 0x186 0x0 0x43003c",
 					   "bits 1 0x38f 0x1", NULL));
 	assert_int_equal(sim_set_online(f->sim, 1, false), 0);
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_int_equal(rec.cleaned, 1);
 	assert_int_equal(rec.failed, 2);
 	assert_int_equal(reg(f, 0, 0x3c0), 0);
-	assert_int_equal(ledger_file_left(lf, &v, &errs), 2);
+	assert_int_equal(state_file_left(lf, &v, &errs), 2);
 	assert_int_equal(v[0].cpu, 1);
 	assert_int_equal(v[0].msr, 0x186);
 	assert_int_equal(errs[0], -ENXIO);
@@ -233,9 +235,9 @@ static void records_of_an_offline_cpu_are_kept(void **state)
 	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /",
 						    "own 1 0x186 0x0 0x43003c",
 						    "bits 1 0x38f 0x1", NULL));
-	pmu_set_journal(lf);
-	assert_int_equal(pmu_left(&v, NULL), 2);
-	assert_int_equal(pmu_finish_left(&f->hw, &done), 0);
+	ledger_set_journal(lf);
+	assert_int_equal(ledger_left(&v, NULL), 2);
+	assert_int_equal(ledger_finish_left(&f->hw, &done), 0);
 	/* The rewrite's checkpoint, after the records it is too long to replace. */
 	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /",
 						    "own 1 0x186 0x0 0x43003c",
@@ -243,13 +245,13 @@ static void records_of_an_offline_cpu_are_kept(void **state)
 						    "own 1 0x186 0x0 0x43003c",
 						    "bits 1 0x38f 0x1", NULL));
 	assert_int_equal(sim_set_online(f->sim, 1, true), 0);
-	assert_int_equal(pmu_finish_left(&f->hw, &done), 2);
+	assert_int_equal(ledger_finish_left(&f->hw, &done), 2);
 	assert_int_equal(done.cleaned, 2);
 	assert_int_equal(reg(f, 1, 0x186), 0);
 	assert_int_equal(reg(f, 1, 0x38f), 0);
-	assert_int_equal(pmu_left(&v, NULL), 0);
-	pmu_set_journal(NULL);
-	ledger_file_close(lf);
+	assert_int_equal(ledger_left(&v, NULL), 0);
+	ledger_set_journal(NULL);
+	state_file_close(lf);
 	assert_int_equal(access(f->path, F_OK), -1);
 }
 
@@ -259,15 +261,15 @@ static void keep_leaves_the_records(void **state)
 	struct fixture *f = *state;
 	const char *text = sealed("uncored-ledger 2 /", "own 1 0x186 0x0 0x43003c", NULL);
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	char err[256] = "", copy[8192];
 
 	helpers_write_file(f->path, text);
 	assert_int_equal(sim_set_online(f->sim, 1, false), 0);
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_int_equal(rec.failed, 1);
 	snprintf(copy, sizeof(copy), "%s", slurp(f->path));
-	ledger_file_keep(lf);
+	state_file_keep(lf);
 	assert_string_equal(slurp(f->path), copy);
 	assert_string_equal(copy, text);
 }
@@ -276,25 +278,25 @@ static void refuses_foreign_files_and_a_held_lock(void **state)
 {
 	struct fixture *f = *state;
 	struct ledger_recovery rec;
-	struct ledger_file *lf, *second;
+	struct state_file *lf, *second;
 	char err[256] = "";
 
 	helpers_write_file(f->path, "something else\n");
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EBADMSG);
 	assert_non_null(strstr(err, "not an uncored state file"));
 	assert_string_equal(slurp(f->path), "something else\n");
 
 	/* Written for another device root: discarded, nothing applied. */
 	assert_int_equal(sim_poke(f->sim, 0, 0x3c0, 0x400167), 0);
 	helpers_write_file(f->path, sealed("uncored-ledger 2 /srv/tree", "own 0 0x3c0 0x0 0x400167", NULL));
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_false(rec.found);
 	assert_int_equal(reg(f, 0, 0x3c0), 0x400167);
 
 	err[0] = '\0';
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &second, &rec, err, sizeof(err)), -EBUSY);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &second, &rec, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "in use by another uncored process"));
-	ledger_file_close(lf);
+	state_file_close(lf);
 }
 
 /*
@@ -306,7 +308,7 @@ static void damage_is_reported_and_the_rest_recovered(void **state)
 {
 	struct fixture *f = *state;
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	char err[256] = "", text[4096], aside[4300];
 	const char *good;
 
@@ -317,7 +319,7 @@ static void damage_is_reported_and_the_rest_recovered(void **state)
 	/* One flipped bit in the second record: its checksum no longer holds. */
 	text[strlen(text) - 20] ^= 0x01;
 	helpers_write_file(f->path, text);
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_true(rec.found);
 	assert_true(rec.header_damaged);
 	assert_int_equal(rec.damaged, 1);
@@ -330,12 +332,12 @@ static void damage_is_reported_and_the_rest_recovered(void **state)
 	snprintf(aside, sizeof(aside), "%s.damaged", f->path);
 	assert_string_equal(slurp(aside), text);
 	assert_string_equal(slurp(f->path), sealed("uncored-ledger 2 /", NULL));
-	ledger_file_close(lf);
+	state_file_close(lf);
 
 	/* Recovery is not off for good: the next start works on the fresh file. */
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_false(rec.found);
-	ledger_file_close(lf);
+	state_file_close(lf);
 }
 
 /* A file planted with registers uncored never programs: nothing replayed. */
@@ -343,7 +345,7 @@ static void registers_outside_the_allow_list_are_refused(void **state)
 {
 	struct fixture *f = *state;
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	char err[256] = "";
 	uint64_t misc, target = reg(f, 0, 0x1a2), now;
 	int misc_err = hw_read_msr(&f->hw, 0, 0x1a0, &misc);
@@ -353,7 +355,7 @@ static void registers_outside_the_allow_list_are_refused(void **state)
 					   "own 0 0x1a0 0x4141414141 -",              /* IA32_MISC_ENABLE */
 					   "own 0 0x1a2 0x0 0x0",                     /* TEMPERATURE_TARGET */
 					   "bits 0 0x38f 0x100", NULL));              /* not an enable bit */
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 	assert_int_equal(rec.refused, 3);
 	assert_int_equal(rec.refused_cpu, 0);
 	assert_int_equal(rec.refused_msr, 0x1a0);
@@ -363,7 +365,56 @@ static void registers_outside_the_allow_list_are_refused(void **state)
 		assert_int_equal(now, misc);
 	assert_int_equal(reg(f, 0, 0x1a2), target);
 	assert_int_equal(reg(f, 0, 0x38f), 0x1ff);
-	ledger_file_close(lf);
+	state_file_close(lf);
+}
+
+static bool owned_allowed(uint32_t msr)
+{
+	return recovery_allowed(&(struct ledger_record){ .kind = LEDGER_OWN, .cpu = 0, .msr = msr,
+							 .has_written = true });
+}
+
+static bool bits_allowed(uint32_t msr, uint64_t bits)
+{
+	return recovery_allowed(&(struct ledger_record){ .kind = LEDGER_BITS, .cpu = 0, .msr = msr,
+							 .bits = bits });
+}
+
+/*
+ * The allow-list is the msr engine's register table: every select and
+ * counter it may use, the PCU boxes' included, and in shared registers
+ * only the bits it may set; never a PCU box's BOX_CTL, FILTER or STATUS.
+ */
+static void the_allow_list_is_the_engines_register_table(void **state)
+{
+	(void)state;
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_true(owned_allowed(HSWEP_PCU_MSR_CTL0 + i));
+		assert_true(owned_allowed(HSWEP_PCU_MSR_CTR0 + i));
+		assert_true(owned_allowed(SNBEP_PCU_MSR_CTL0 + i));
+		assert_true(owned_allowed(SNBEP_PCU_MSR_CTR0 + i));
+	}
+	assert_false(owned_allowed(HSWEP_PCU_MSR_BOX_CTL));
+	assert_false(owned_allowed(HSWEP_PCU_MSR_FILTER));
+	assert_false(owned_allowed(HSWEP_PCU_MSR_STATUS));
+	assert_false(owned_allowed(HSWEP_PCU_MSR_CTR0 + 4));
+	assert_false(owned_allowed(SNBEP_PCU_MSR_BOX_CTL));
+	assert_false(owned_allowed(SNBEP_PCU_MSR_FILTER));
+	assert_false(bits_allowed(HSWEP_PCU_MSR_CTL0, PCU_CTL_EN));
+	/* The core PMU: three fixed counters, whole nibbles, every gate bit it may set. */
+	assert_true(owned_allowed(IA32_FIXED_CTR0 + 2));
+	assert_false(owned_allowed(IA32_FIXED_CTR0 + 3));
+	assert_true(owned_allowed(IA32_A_PMC0 + 7));
+	assert_true(bits_allowed(IA32_FIXED_CTR_CTRL, 0xfff));
+	assert_false(bits_allowed(IA32_FIXED_CTR_CTRL, 0x1000));
+	assert_true(bits_allowed(IA32_PERF_GLOBAL_CTRL, 0x7000000ff));
+	assert_false(bits_allowed(IA32_PERF_GLOBAL_CTRL, MSR_BIT(35)));
+	assert_false(owned_allowed(IA32_PERF_GLOBAL_CTRL));
+	/* The Nehalem/Westmere uncore's fixed control: its enable bit, or owned by earlier versions. */
+	assert_true(bits_allowed(MSR_UNCORE_FIXED_CTR_CTRL, UNC_FIXED_CTR_CTRL_EN));
+	assert_false(bits_allowed(MSR_UNCORE_FIXED_CTR_CTRL, UNC_FIXED_CTR_CTRL_PMI));
+	assert_true(owned_allowed(MSR_UNCORE_FIXED_CTR_CTRL));
+	assert_false(owned_allowed(MSR_UNCORE_PERF_GLOBAL_OVF_CTRL));
 }
 
 /* Forged files and directories are refused and left as they are, registers too. */
@@ -371,7 +422,7 @@ static void untrusted_files_are_refused(void **state)
 {
 	struct fixture *f = *state;
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
+	struct state_file *lf;
 	char err[256], sub[4300], target[4400];
 	const char *text = sealed("uncored-ledger 2 /", "own 0 0x3c0 0x0 0x420167", NULL);
 
@@ -379,13 +430,13 @@ static void untrusted_files_are_refused(void **state)
 	helpers_write_file(f->path, text);
 	chmod(f->path, 0666);
 	err[0] = '\0';
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "writable by group or others, so it is not trusted"));
 	chmod(f->path, 0600);
 	if (geteuid() == 0) {
 		assert_int_equal(chown(f->path, 1000, 1000), 0);
 		err[0] = '\0';
-		assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)),
+		assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)),
 				 -EPERM);
 		assert_non_null(strstr(err, "not owned by root"));
 	}
@@ -397,12 +448,12 @@ static void untrusted_files_are_refused(void **state)
 	helpers_write_file(target, text);
 	assert_int_equal(symlink(target, f->path), 0);
 	err[0] = '\0';
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "symbolic link"));
 	unlink(f->path);
 	assert_int_equal(mkfifo(f->path, 0600), 0);
 	err[0] = '\0';
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "not a regular file"));
 	unlink(f->path);
 
@@ -413,7 +464,7 @@ static void untrusted_files_are_refused(void **state)
 	snprintf(target, sizeof(target), "%s/ledger", sub);
 	helpers_write_file(target, text);
 	err[0] = '\0';
-	assert_int_equal(ledger_file_open(target, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(recovery_open(target, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "writable by group or others, so the state file in it is not trusted"));
 	assert_string_equal(slurp(target), text);
 	assert_int_equal(reg(f, 0, 0x3c0), 0x400167);
@@ -421,22 +472,22 @@ static void untrusted_files_are_refused(void **state)
 
 /*
  * A full file system (here a file size limit): the record cannot be
- * written, so neither is the register, and pmu_hint says why.
+ * written, so neither is the register, and ledger_hint says why.
  */
 static void a_full_disk_stops_the_write(void **state)
 {
 	struct fixture *f = *state;
 	struct ledger_recovery rec;
-	struct ledger_file *lf;
-	struct pmu_ledger *l;
+	struct state_file *lf;
+	struct ledger *l;
 	struct rlimit old, small;
 	char err[256] = "", before[8192];
 	struct stat st;
 	int r = 0, n = 0;
 
-	assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
-	pmu_set_journal(lf);
-	l = pmu_ledger_new();
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	ledger_set_journal(lf);
+	l = ledger_new();
 	signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(stat(f->path, &st), 0);
 	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
@@ -445,24 +496,24 @@ static void a_full_disk_stops_the_write(void **state)
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
 	for (uint32_t msr = 0x3c0; msr < 0x3c4 && r == 0; msr++, n++) {
 		snprintf(before, sizeof(before), "%s", slurp(f->path));
-		r = pmu_write(l, &f->hw, 0, msr, 0x420100 + msr);
+		r = ledger_write(l, &f->hw, 0, msr, 0x420100 + msr);
 	}
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, SIG_DFL);
 	assert_int_equal(r, -EFBIG);
 	assert_int_equal(n, 3);
 	assert_int_equal(reg(f, 0, 0x3c2), 0);           /* not written */
-	assert_int_equal(pmu_count(l), 2);
+	assert_int_equal(ledger_count(l), 2);
 	assert_string_equal(slurp(f->path), before);     /* no half record */
-	assert_string_equal(pmu_hint(r, HW_OP_WRITE),
+	assert_string_equal(ledger_hint(r, HW_OP_WRITE),
 			    "the state file cannot record the change (File too large), so it was not made");
-	assert_int_equal(ledger_file_error(lf), -EFBIG);
+	assert_int_equal(state_file_error(lf), -EFBIG);
 	/* Undoing is never held back. */
-	assert_int_equal(pmu_restore(l, &f->hw, NULL), 0);
+	assert_int_equal(ledger_restore(l, &f->hw, NULL), 0);
 	assert_int_equal(reg(f, 0, 0x3c0), 0);
-	pmu_ledger_free(l);
-	pmu_set_journal(NULL);
-	ledger_file_close(lf);
+	ledger_free(l);
+	ledger_set_journal(NULL);
+	state_file_close(lf);
 }
 
 static void kill_self(int step)
@@ -483,7 +534,7 @@ static void a_kill_during_a_rewrite_loses_nothing(void **state)
 
 	for (int step = 1; step <= 3; step++) {
 		struct ledger_recovery rec;
-		struct ledger_file *lf;
+		struct state_file *lf;
 		char err[256] = "", env[8];
 		int status;
 		pid_t pid;
@@ -494,18 +545,18 @@ static void a_kill_during_a_rewrite_loses_nothing(void **state)
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0) {
-			struct pmu_ledger *l;
+			struct ledger *l;
 
-			if (ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
+			if (recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
 				_exit(2);
-			pmu_set_journal(lf);
-			l = pmu_ledger_new();
+			ledger_set_journal(lf);
+			l = ledger_new();
 			/* Enough churn that the checkpoint fits before its copy. */
 			for (int k = 0; k < 40; k++)
-				pmu_write(l, &f->hw, 0, 0x3c0 + (uint32_t)(k % 4), 0x420000 + (uint64_t)k);
-			ledger_file_rewrite_hook = kill_self;
-			pmu_move_cpu(l, 0, 0);   /* no-op */
-			pmu_set_journal(lf);     /* rewrites */
+				ledger_write(l, &f->hw, 0, 0x3c0 + (uint32_t)(k % 4), 0x420000 + (uint64_t)k);
+			state_file_rewrite_hook = kill_self;
+			ledger_move_cpu(l, 0, 0);   /* no-op */
+			ledger_set_journal(lf);     /* rewrites */
 			_exit(3);
 		}
 		assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -513,14 +564,14 @@ static void a_kill_during_a_rewrite_loses_nothing(void **state)
 		/* What the killed process left in the registers (its machine was a copy). */
 		for (uint32_t k = 36; k < 40; k++)
 			assert_int_equal(sim_poke(f->sim, 0, 0x3c0 + k % 4, 0x420000 + k), 0);
-		assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+		assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 		assert_true(rec.found);
 		assert_int_equal(rec.cleaned, 4);
 		assert_int_equal(rec.damaged, 0);
 		assert_false(rec.kept);
 		for (uint32_t k = 0; k < 4; k++)
 			assert_int_equal(reg(f, 0, 0x3c0 + k), 0);
-		ledger_file_close(lf);
+		state_file_close(lf);
 	}
 	unsetenv("UNCORED_TEST_KILL_STEP");
 }
@@ -547,17 +598,17 @@ static void a_torn_copy_loses_nothing(void **state)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct ledger_recovery rec;
-		struct ledger_file *lf;
-		struct pmu_ledger *l;
+		struct state_file *lf;
+		struct ledger *l;
 
-		if (ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
+		if (recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)))
 			_exit(2);
-		pmu_set_journal(lf);
-		l = pmu_ledger_new();
+		ledger_set_journal(lf);
+		l = ledger_new();
 		for (int k = 0; k < 40; k++)
-			pmu_write(l, &f->hw, 0, 0x3c0 + (uint32_t)(k % 4), 0x420000 + (uint64_t)k);
-		ledger_file_rewrite_hook = kill_self;
-		pmu_set_journal(lf);   /* rewrites; killed once the checkpoint is appended */
+			ledger_write(l, &f->hw, 0, 0x3c0 + (uint32_t)(k % 4), 0x420000 + (uint64_t)k);
+		state_file_rewrite_hook = kill_self;
+		ledger_set_journal(lf);   /* rewrites; killed once the checkpoint is appended */
 		_exit(3);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -577,7 +628,7 @@ static void a_torn_copy_loses_nothing(void **state)
 	assert_true(header_len + (len - ckpt_at) <= ckpt_at);   /* the copy fits before it */
 	for (size_t k = 0; k <= len - ckpt_at; k++) {
 		struct ledger_recovery rec;
-		struct ledger_file *lf;
+		struct state_file *lf;
 
 		fp = fopen(f->path, "wb");
 		assert_non_null(fp);
@@ -588,13 +639,13 @@ static void a_torn_copy_loses_nothing(void **state)
 		chmod(f->path, 0600);
 		for (uint32_t i = 36; i < 40; i++)
 			assert_int_equal(sim_poke(f->sim, 0, 0x3c0 + i % 4, 0x420000 + i), 0);
-		assert_int_equal(ledger_file_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+		assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
 		assert_true(rec.found);
 		if (rec.cleaned != 4 || rec.damaged || rec.header_damaged || rec.kept)
 			fail_msg("torn at byte %zu: cleaned %u, damaged %u", k, rec.cleaned, rec.damaged);
 		for (uint32_t i = 0; i < 4; i++)
 			assert_int_equal(reg(f, 0, 0x3c0 + i), 0);
-		ledger_file_close(lf);
+		state_file_close(lf);
 	}
 }
 
@@ -608,6 +659,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(refuses_foreign_files_and_a_held_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(damage_is_reported_and_the_rest_recovered, setup, teardown),
 		cmocka_unit_test_setup_teardown(registers_outside_the_allow_list_are_refused, setup, teardown),
+		cmocka_unit_test(the_allow_list_is_the_engines_register_table),
 		cmocka_unit_test_setup_teardown(untrusted_files_are_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_full_disk_stops_the_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_kill_during_a_rewrite_loses_nothing, setup, teardown),

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "ledger_file.h"
+#include "ledger.h"
 #include "msr.h"
-#include "pmu.h"
 #include "regfile.h"
+#include "state_file.h"
 
 /* Two sockets with two CPUs each; the uncore registers are package scope. */
 static const struct hw_cpu cpus[] = {
@@ -28,7 +28,7 @@ static const struct hw_cpu cpus[] = {
 struct fixture {
 	struct regfile *rf;
 	struct hw hw;
-	struct pmu_ledger *l;
+	struct ledger *l;
 };
 
 static int setup(void **state)
@@ -47,7 +47,7 @@ static int setup(void **state)
 		}
 	}
 	regfile_bind(f->rf, &f->hw);
-	f->l = pmu_ledger_new();
+	f->l = ledger_new();
 	assert_non_null(f->l);
 	*state = f;
 	return 0;
@@ -57,8 +57,8 @@ static int teardown(void **state)
 {
 	struct fixture *f = *state;
 
-	pmu_ledger_free(f->l);
-	pmu_forget_left();
+	ledger_free(f->l);
+	ledger_forget_left();
 	hw_close(&f->hw);
 	free(f);
 	return 0;
@@ -71,19 +71,19 @@ static void write_remembers_original_once(void **state)
 	uint64_t v = 0;
 
 	regfile_set(f->rf, 0, sel, 0x1234);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, sel, 0x420183), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel, 0x420183), 0);
 	assert_int_equal(regfile_get(f->rf, 0, sel), 0x420183);
-	assert_true(pmu_written(f->l, 0, sel, &v));
+	assert_true(ledger_written(f->l, 0, sel, &v));
 	assert_int_equal(v, 0x420183);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, sel, 0x400183), 0);
-	assert_true(pmu_written(f->l, 0, sel, &v));
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel, 0x400183), 0);
+	assert_true(ledger_written(f->l, 0, sel, &v));
 	assert_int_equal(v, 0x400183);
-	assert_int_equal(pmu_count(f->l), 1);
-	assert_int_equal(pmu_restore(f->l, &f->hw, NULL), 0);
+	assert_int_equal(ledger_count(f->l), 1);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), 0);
 	/* The first value found, not the one between the two writes. */
 	assert_int_equal(regfile_get(f->rf, 0, sel), 0x1234);
-	assert_int_equal(pmu_count(f->l), 0);
-	assert_false(pmu_written(f->l, 0, sel, NULL));
+	assert_int_equal(ledger_count(f->l), 0);
+	assert_false(ledger_written(f->l, 0, sel, NULL));
 }
 
 static void set_bits_preserves_others_and_records_only_clear_bits(void **state)
@@ -93,13 +93,13 @@ static void set_bits_preserves_others_and_records_only_clear_bits(void **state)
 
 	/* Another agent has counter 7 and the fixed counter. */
 	regfile_set(f->rf, 0, ctrl, UINT64_C(0x0000000100000080));
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl,
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl,
 				      UNC_GLOBAL_CTRL_EN_PC(0) | UNC_GLOBAL_CTRL_EN_PC(1) |
 				      UNC_GLOBAL_CTRL_EN_FC0), 0);
 	assert_int_equal(regfile_get(f->rf, 0, ctrl), UINT64_C(0x0000000100000083));
 	/* Bit 32 was set already: it stays the other agent's. */
-	assert_int_equal(pmu_bits(f->l, 0, ctrl), 0x3);
-	assert_int_equal(pmu_restore(f->l, &f->hw, NULL), 0);
+	assert_int_equal(ledger_bits(f->l, 0, ctrl), 0x3);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 0, ctrl), UINT64_C(0x0000000100000080));
 }
 
@@ -109,9 +109,9 @@ static void set_bits_already_set_writes_nothing(void **state)
 	uint32_t ctrl = MSR_UNCORE_PERF_GLOBAL_CTRL;
 
 	regfile_set(f->rf, 0, ctrl, 0x1);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
 	assert_int_equal(regfile_writes(f->rf, 0, ctrl), 0);
-	assert_int_equal(pmu_count(f->l), 0);
+	assert_int_equal(ledger_count(f->l), 0);
 }
 
 static void restore_keeps_bits_set_after_start(void **state)
@@ -119,10 +119,10 @@ static void restore_keeps_bits_set_after_start(void **state)
 	struct fixture *f = *state;
 	uint32_t ctrl = MSR_UNCORE_PERF_GLOBAL_CTRL;
 
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl, 0x3), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x3), 0);
 	/* Meanwhile another agent enables counter 5 and PMI freeze. */
 	regfile_set(f->rf, 0, ctrl, 0x3 | 0x20 | MSR_BIT(63));
-	assert_int_equal(pmu_restore(f->l, &f->hw, NULL), 0);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 0, ctrl), 0x20 | MSR_BIT(63));
 }
 
@@ -132,15 +132,15 @@ static void clear_bits_only_ours(void **state)
 	uint32_t ctrl = MSR_UNCORE_PERF_GLOBAL_CTRL;
 
 	regfile_set(f->rf, 0, ctrl, 0x80);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl, 0x3), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x3), 0);
 	/* 0x80 is not ours: asking to clear it clears only bit 1. */
-	assert_int_equal(pmu_clear_bits(f->l, &f->hw, 0, ctrl, 0x82), 0);
+	assert_int_equal(ledger_clear_bits(f->l, &f->hw, 0, ctrl, 0x82), 0);
 	assert_int_equal(regfile_get(f->rf, 0, ctrl), 0x81);
-	assert_int_equal(pmu_bits(f->l, 0, ctrl), 0x1);
-	assert_int_equal(pmu_clear_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
+	assert_int_equal(ledger_bits(f->l, 0, ctrl), 0x1);
+	assert_int_equal(ledger_clear_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
 	assert_int_equal(regfile_get(f->rf, 0, ctrl), 0x80);
-	assert_int_equal(pmu_count(f->l), 0);
-	assert_int_equal(pmu_clear_bits(f->l, &f->hw, 0, ctrl, 0x1), -ENOENT);
+	assert_int_equal(ledger_count(f->l), 0);
+	assert_int_equal(ledger_clear_bits(f->l, &f->hw, 0, ctrl, 0x1), -ENOENT);
 }
 
 /* Records the order of writes the regfile sees, by wrapping its ops. */
@@ -201,16 +201,16 @@ static void restore_order_shared_first_then_reverse(void **state)
 	regfile_set(f->rf, 0, sel0, 0x11);
 	regfile_set(f->rf, 0, sel1, 0x22);
 	regfile_set(f->rf, 0, MSR_UNCORE_PMC0, 0x33);
-	assert_int_equal(pmu_remember(f->l, &f->hw, 0, MSR_UNCORE_PMC0), 0);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, sel0, 0x420167), 0);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, sel1, 0x460167), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl, 0x3), 0);
+	assert_int_equal(ledger_remember(f->l, &f->hw, 0, MSR_UNCORE_PMC0), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel0, 0x420167), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel1, 0x460167), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x3), 0);
 	/* A second write does not move sel0 in the order. */
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, sel0, 0x400167), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel0, 0x400167), 0);
 	regfile_set(f->rf, 0, MSR_UNCORE_PMC0, 0x999);
 
 	hw = recording(f);
-	assert_int_equal(pmu_restore(f->l, &hw, &failed), 0);
+	assert_int_equal(ledger_restore(f->l, &hw, &failed), 0);
 	assert_int_equal(failed, 0);
 	assert_int_equal(rec.n, 4);
 	assert_int_equal(rec.msrs[0], ctrl);
@@ -231,17 +231,17 @@ static void restore_continues_past_errors(void **state)
 
 	regfile_set(f->rf, 0, MSR_UNCORE_PERFEVTSEL0, 0x5);
 	regfile_set(f->rf, 0, MSR_UNCORE_PERFEVTSEL0 + 1, 0x6);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0 + 1, 0x420180), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x3), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0 + 1, 0x420180), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x3), 0);
 
 	hw = recording(f);
 	rec.fail_msr = MSR_UNCORE_PERFEVTSEL0 + 1;
-	assert_int_equal(pmu_restore(f->l, &hw, &failed), -EIO);
+	assert_int_equal(ledger_restore(f->l, &hw, &failed), -EIO);
 	assert_int_equal(failed, 1);
 	assert_int_equal(regfile_get(f->rf, 0, MSR_UNCORE_PERF_GLOBAL_CTRL), 0);
 	assert_int_equal(regfile_get(f->rf, 0, MSR_UNCORE_PERFEVTSEL0), 0x5);
-	assert_int_equal(pmu_count(f->l), 0);
+	assert_int_equal(ledger_count(f->l), 0);
 }
 
 static void restore_offline_cpu_counts_failures(void **state)
@@ -249,10 +249,10 @@ static void restore_offline_cpu_counts_failures(void **state)
 	struct fixture *f = *state;
 	unsigned failed = 0;
 
-	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
 	regfile_set_online(f->rf, 2, false);
-	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	assert_int_equal(ledger_restore(f->l, &f->hw, &failed), -ENXIO);
 	assert_int_equal(failed, 2);
 }
 
@@ -270,16 +270,16 @@ static void restore_offline_cpu_keeps_registers_left(void **state)
 	unsigned failed = 0;
 
 	regfile_set(f->rf, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x80);
-	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x420180), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x420180), 0);
 	regfile_set_online(f->rf, 2, false);
-	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	assert_int_equal(ledger_restore(f->l, &f->hw, &failed), -ENXIO);
 	assert_int_equal(failed, 2);
-	assert_int_equal(pmu_count(f->l), 0);
+	assert_int_equal(ledger_count(f->l), 0);
 	assert_int_equal(regfile_get(f->rf, 0, MSR_UNCORE_PERFEVTSEL0), 0);
 
-	assert_int_equal(pmu_left(&v, &errs), 2);
+	assert_int_equal(ledger_left(&v, &errs), 2);
 	assert_int_equal(v[0].kind, LEDGER_BITS);
 	assert_int_equal(v[0].cpu, 2);
 	assert_int_equal(v[0].msr, MSR_UNCORE_PERF_GLOBAL_CTRL);
@@ -290,15 +290,15 @@ static void restore_offline_cpu_keeps_registers_left(void **state)
 	assert_int_equal(v[1].original, 0);
 	assert_int_equal(v[1].written, 0x420167);
 
-	assert_int_equal(pmu_finish_left(&f->hw, &done), 0);
-	assert_int_equal(pmu_left(&v, NULL), 2);
+	assert_int_equal(ledger_finish_left(&f->hw, &done), 0);
+	assert_int_equal(ledger_left(&v, NULL), 2);
 	regfile_set_online(f->rf, 2, true);
-	assert_int_equal(pmu_finish_left(&f->hw, &done), 2);
+	assert_int_equal(ledger_finish_left(&f->hw, &done), 2);
 	assert_int_equal(done.cleaned, 2);
-	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(ledger_left(&v, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0);
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x80);
-	assert_int_equal(pmu_finish_left(&f->hw, &done), 0);
+	assert_int_equal(ledger_finish_left(&f->hw, &done), 0);
 }
 
 /* A register another agent took while its CPU was offline is left to it, and so are the gate bits there. */
@@ -309,16 +309,16 @@ static void finish_left_leaves_what_another_agent_took(void **state)
 	struct ledger_recovery done;
 	unsigned failed = 0;
 
-	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
 	regfile_set_online(f->rf, 2, false);
-	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	assert_int_equal(ledger_restore(f->l, &f->hw, &failed), -ENXIO);
 	regfile_set(f->rf, 2, MSR_UNCORE_PERFEVTSEL0, 0x400166);
 	regfile_set_online(f->rf, 2, true);
-	assert_int_equal(pmu_finish_left(&f->hw, &done), 2);
+	assert_int_equal(ledger_finish_left(&f->hw, &done), 2);
 	assert_int_equal(done.left, 1);
 	assert_int_equal(done.cleaned, 0);
-	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(ledger_left(&v, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x400166);
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1);
 }
@@ -332,21 +332,21 @@ static void finish_left_hands_a_taken_register_to_its_ledger(void **state)
 {
 	struct fixture *f = *state;
 	const struct ledger_record *v;
-	struct pmu_ledger *b = pmu_ledger_new();
+	struct ledger *b = ledger_new();
 	unsigned failed = 0;
 
 	regfile_set(f->rf, 2, MSR_UNCORE_PERFEVTSEL0, 0x5);
-	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
 	regfile_set_online(f->rf, 2, false);
-	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), -ENXIO);
+	assert_int_equal(ledger_restore(f->l, &f->hw, &failed), -ENXIO);
 	regfile_set_online(f->rf, 2, true);
-	assert_int_equal(pmu_write(b, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420180), 0);
-	assert_int_equal(pmu_finish_left(&f->hw, NULL), 1);
-	assert_int_equal(pmu_left(&v, NULL), 0);
+	assert_int_equal(ledger_write(b, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420180), 0);
+	assert_int_equal(ledger_finish_left(&f->hw, NULL), 1);
+	assert_int_equal(ledger_left(&v, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x420180);
-	assert_int_equal(pmu_restore(b, &f->hw, &failed), 0);
+	assert_int_equal(ledger_restore(b, &f->hw, &failed), 0);
 	assert_int_equal(regfile_get(f->rf, 2, MSR_UNCORE_PERFEVTSEL0), 0x5);
-	pmu_ledger_free(b);
+	ledger_free(b);
 }
 
 static void failed_first_write_records_nothing(void **state)
@@ -354,13 +354,13 @@ static void failed_first_write_records_nothing(void **state)
 	struct fixture *f = *state;
 
 	regfile_refuse_writes(f->rf, true);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x420167), -EPERM);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), -EPERM);
-	assert_int_equal(pmu_count(f->l), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x420167), -EPERM);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), -EPERM);
+	assert_int_equal(ledger_count(f->l), 0);
 	/* Reading an undefined register fails before anything is written. */
 	regfile_refuse_writes(f->rf, false);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, 0x397, 1), -EIO);
-	assert_int_equal(pmu_count(f->l), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, 0x397, 1), -EIO);
+	assert_int_equal(ledger_count(f->l), 0);
 }
 
 static void release_writes_original_and_forgets(void **state)
@@ -369,11 +369,11 @@ static void release_writes_original_and_forgets(void **state)
 	uint32_t sel = MSR_UNCORE_PERFEVTSEL0 + 3;
 
 	regfile_set(f->rf, 0, sel, 0x77);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, sel, 0x420180), 0);
-	assert_int_equal(pmu_release(f->l, &f->hw, 0, sel), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel, 0x420180), 0);
+	assert_int_equal(ledger_release(f->l, &f->hw, 0, sel), 0);
 	assert_int_equal(regfile_get(f->rf, 0, sel), 0x77);
-	assert_int_equal(pmu_count(f->l), 0);
-	assert_int_equal(pmu_release(f->l, &f->hw, 0, sel), -ENOENT);
+	assert_int_equal(ledger_count(f->l), 0);
+	assert_int_equal(ledger_release(f->l, &f->hw, 0, sel), -ENOENT);
 }
 
 static void forget_writes_nothing(void **state)
@@ -382,15 +382,15 @@ static void forget_writes_nothing(void **state)
 	uint32_t sel = MSR_UNCORE_PERFEVTSEL0 + 3;
 	uint32_t ctrl = MSR_UNCORE_PERF_GLOBAL_CTRL;
 
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, sel, 0x420180), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl, 0x9), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel, 0x420180), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x9), 0);
 	/* Another agent takes counter 3. */
 	regfile_set(f->rf, 0, sel, 0x4300c0);
-	assert_int_equal(pmu_forget(f->l, 0, sel), 0);
-	assert_int_equal(pmu_forget_bits(f->l, 0, ctrl, 0x8), 0);
-	assert_int_equal(pmu_forget(f->l, 0, sel), -ENOENT);
-	assert_int_equal(pmu_forget_bits(f->l, 0, ctrl, 0x8), -ENOENT);
-	assert_int_equal(pmu_restore(f->l, &f->hw, NULL), 0);
+	assert_int_equal(ledger_forget(f->l, 0, sel), 0);
+	assert_int_equal(ledger_forget_bits(f->l, 0, ctrl, 0x8), 0);
+	assert_int_equal(ledger_forget(f->l, 0, sel), -ENOENT);
+	assert_int_equal(ledger_forget_bits(f->l, 0, ctrl, 0x8), -ENOENT);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 0, sel), 0x4300c0);
 	assert_int_equal(regfile_get(f->rf, 0, ctrl), 0x8);
 }
@@ -400,10 +400,10 @@ static void kinds_do_not_mix(void **state)
 	struct fixture *f = *state;
 	uint32_t ctrl = MSR_UNCORE_PERF_GLOBAL_CTRL;
 
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, ctrl, 0), -EINVAL);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 1), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 2), -EINVAL);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, ctrl, 0), -EINVAL);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 1), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 2), -EINVAL);
 	assert_int_equal(regfile_get(f->rf, 0, ctrl), 0x1);
 }
 
@@ -413,14 +413,14 @@ static void move_cpu_restores_through_new_cpu(void **state)
 	unsigned failed = 9;
 
 	regfile_set(f->rf, 2, MSR_UNCORE_PERFEVTSEL0, 0x42);
-	assert_int_equal(pmu_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 2, MSR_UNCORE_PERFEVTSEL0, 0x420167), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 2, MSR_UNCORE_PERF_GLOBAL_CTRL, 0x1), 0);
 	regfile_set_online(f->rf, 2, false);
-	pmu_move_cpu(f->l, 2, 3);
-	assert_false(pmu_written(f->l, 2, MSR_UNCORE_PERFEVTSEL0, NULL));
-	assert_true(pmu_written(f->l, 3, MSR_UNCORE_PERFEVTSEL0, NULL));
-	assert_int_equal(pmu_bits(f->l, 3, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1);
-	assert_int_equal(pmu_restore(f->l, &f->hw, &failed), 0);
+	ledger_move_cpu(f->l, 2, 3);
+	assert_false(ledger_written(f->l, 2, MSR_UNCORE_PERFEVTSEL0, NULL));
+	assert_true(ledger_written(f->l, 3, MSR_UNCORE_PERFEVTSEL0, NULL));
+	assert_int_equal(ledger_bits(f->l, 3, MSR_UNCORE_PERF_GLOBAL_CTRL), 0x1);
+	assert_int_equal(ledger_restore(f->l, &f->hw, &failed), 0);
 	assert_int_equal(failed, 0);
 	assert_int_equal(regfile_get(f->rf, 3, MSR_UNCORE_PERFEVTSEL0), 0x42);
 	assert_int_equal(regfile_get(f->rf, 3, MSR_UNCORE_PERF_GLOBAL_CTRL), 0);
@@ -434,15 +434,15 @@ static void move_cpu_merges_keeping_oldest_original(void **state)
 	uint32_t ctrl = MSR_UNCORE_PERF_GLOBAL_CTRL;
 
 	regfile_set(f->rf, 0, MSR_UNCORE_PERFEVTSEL0, 0x10);
-	assert_int_equal(pmu_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x20), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, MSR_UNCORE_PERFEVTSEL0, 0x20), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
 	/* Same package register reached through CPU 1: it now reads 0x20. */
-	assert_int_equal(pmu_write(f->l, &f->hw, 1, MSR_UNCORE_PERFEVTSEL0, 0x30), 0);
-	assert_int_equal(pmu_set_bits(f->l, &f->hw, 1, ctrl, 0x2), 0);
-	pmu_move_cpu(f->l, 0, 1);
-	assert_int_equal(pmu_count(f->l), 2);
-	assert_int_equal(pmu_bits(f->l, 1, ctrl), 0x3);
-	assert_int_equal(pmu_restore(f->l, &f->hw, NULL), 0);
+	assert_int_equal(ledger_write(f->l, &f->hw, 1, MSR_UNCORE_PERFEVTSEL0, 0x30), 0);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 1, ctrl, 0x2), 0);
+	ledger_move_cpu(f->l, 0, 1);
+	assert_int_equal(ledger_count(f->l), 2);
+	assert_int_equal(ledger_bits(f->l, 1, ctrl), 0x3);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), 0);
 	assert_int_equal(regfile_get(f->rf, 1, MSR_UNCORE_PERFEVTSEL0), 0x10);
 	assert_int_equal(regfile_get(f->rf, 1, ctrl), 0);
 }

@@ -2,7 +2,7 @@
  * The PMU register ledger.  Every register uncored changes is recorded
  * here with the value it had before the first change: registers uncored
  * owns outright (event selects, counters) and the bits uncored set in
- * shared control registers.  pmu_restore() undoes it all, clearing only
+ * shared control registers.  ledger_restore() undoes it all, clearing only
  * uncored's bits in shared registers so other agents' bits survive.  The
  * ledger never decides what to count and never logs.
  *
@@ -19,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ledger_file.h"
-#include "pmu.h"
+#include "ledger.h"
+#include "recovery.h"
+#include "state_file.h"
 
-struct pmu_entry {
+struct ledger_entry {
 	int cpu;
 	uint32_t msr;
 	bool is_owned;       /* owned register; else a shared one with bits */
@@ -33,20 +34,20 @@ struct pmu_entry {
 };
 
 /* Entries in order of first change; restore walks them backwards. */
-struct pmu_ledger {
-	struct pmu_entry *entries;
+struct ledger {
+	struct ledger_entry *entries;
 	size_t n, cap;
-	struct pmu_ledger *next;   /* the list of live ledgers, for the journal */
+	struct ledger *next;   /* the list of live ledgers, for the journal */
 };
 
 /* Rewrite the journal from the live ledgers once it holds this many bytes. */
 #define JOURNAL_COMPACT_BYTES (64 * 1024)
 
-static struct ledger_file *journal;
-static struct pmu_ledger *live_ledgers;
+static struct state_file *journal;
+static struct ledger *live_ledgers;
 /*
  * Registers whose ledger is gone but which could not be put back (their
- * CPU was offline): journaled with the live ledgers until pmu_finish_left
+ * CPU was offline): journaled with the live ledgers until ledger_finish_left
  * puts them back, so neither a stop nor a crash loses them.
  */
 static struct ledger_record *left;
@@ -55,7 +56,7 @@ static size_t n_left, cap_left;
 static size_t journal_compacted;     /* bytes after the last rewrite */
 static int journal_refused_err;      /* the error of the last change the journal refused */
 
-static struct ledger_record entry_record(const struct pmu_entry *e)
+static struct ledger_record entry_record(const struct ledger_entry *e)
 {
 	if (!e->is_owned)
 		return (struct ledger_record){ .kind = LEDGER_BITS, .cpu = e->cpu, .msr = e->msr,
@@ -73,20 +74,20 @@ static void journal_rewrite(void)
 
 	if (!journal)
 		return;
-	for (struct pmu_ledger *l = live_ledgers; l; l = l->next)
+	for (struct ledger *l = live_ledgers; l; l = l->next)
 		n += l->n;
 	n += n_left;
 	v = malloc((n ? n : 1) * sizeof(*v));
 	if (!v)
 		return;
-	for (struct pmu_ledger *l = live_ledgers; l; l = l->next)
+	for (struct ledger *l = live_ledgers; l; l = l->next)
 		for (size_t k = 0; k < l->n; k++)
 			v[i++] = entry_record(&l->entries[k]);
 	/* Last, so that on replay they win over a live entry of the same register. */
 	for (size_t k = 0; k < n_left; k++)
 		v[i++] = left[k];
-	ledger_file_rewrite(journal, v, n);
-	journal_compacted = ledger_file_size(journal);
+	state_file_rewrite(journal, v, n);
+	journal_compacted = state_file_size(journal);
 	free(v);
 }
 
@@ -97,31 +98,31 @@ static int journal_record(const struct ledger_record *r)
 
 	if (!journal)
 		return 0;
-	err = ledger_file_append(journal, r);
+	err = state_file_append(journal, r);
 	if (err)
 		return err;
 	/* Twice the last compacted size too: a large live state must not rewrite at every append. */
-	if (ledger_file_size(journal) > JOURNAL_COMPACT_BYTES + 2 * journal_compacted)
+	if (state_file_size(journal) > JOURNAL_COMPACT_BYTES + 2 * journal_compacted)
 		journal_rewrite();
 	return 0;
 }
 
 /* Journal the entry as it is now.  Returns 0 or the append's negative errno. */
-static int journal_entry(const struct pmu_entry *e)
+static int journal_entry(const struct ledger_entry *e)
 {
 	struct ledger_record r = entry_record(e);
 
 	return journal_record(&r);
 }
 
-/* A change the journal could not record is not made: remember why, for pmu_hint. */
+/* A change the journal could not record is not made: remember why, for ledger_hint. */
 static int journal_refused(int err)
 {
 	journal_refused_err = err;
 	return err;
 }
 
-const char *pmu_hint(int err, enum hw_op op)
+const char *ledger_hint(int err, enum hw_op op)
 {
 	static char buf[160];
 
@@ -172,13 +173,13 @@ static int left_add(const struct ledger_record *r, int err)
 	return 0;
 }
 
-void pmu_set_journal(struct ledger_file *lf)
+void ledger_set_journal(struct state_file *lf)
 {
 	journal = lf;
 	if (lf) {
 		const struct ledger_record *v;
 		const int *errs;
-		size_t n = ledger_file_left(lf, &v, &errs);
+		size_t n = state_file_left(lf, &v, &errs);
 
 		for (size_t i = 0; i < n; i++)
 			(void)left_add(&v[i], errs[i]);
@@ -186,7 +187,7 @@ void pmu_set_journal(struct ledger_file *lf)
 	journal_rewrite();
 }
 
-size_t pmu_left(const struct ledger_record **ret_records, const int **ret_errs)
+size_t ledger_left(const struct ledger_record **ret_records, const int **ret_errs)
 {
 	*ret_records = left;
 	if (ret_errs)
@@ -194,7 +195,7 @@ size_t pmu_left(const struct ledger_record **ret_records, const int **ret_errs)
 	return n_left;
 }
 
-static struct pmu_entry *find(const struct pmu_ledger *l, int cpu, uint32_t msr);
+static struct ledger_entry *find(const struct ledger *l, int cpu, uint32_t msr);
 
 /*
  * A live ledger holds (cpu, msr) now: it restores the register itself, so
@@ -203,8 +204,8 @@ static struct pmu_entry *find(const struct pmu_ledger *l, int cpu, uint32_t msr)
  */
 static bool merge_into_live(const struct ledger_record *r)
 {
-	for (struct pmu_ledger *l = live_ledgers; l; l = l->next) {
-		struct pmu_entry *e = find(l, r->cpu, r->msr);
+	for (struct ledger *l = live_ledgers; l; l = l->next) {
+		struct ledger_entry *e = find(l, r->cpu, r->msr);
 
 		if (!e)
 			continue;
@@ -219,7 +220,7 @@ static bool merge_into_live(const struct ledger_record *r)
 	return false;
 }
 
-unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
+unsigned ledger_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
 {
 	struct ledger_recovery rec = { 0 };
 	size_t kept = 0, n;
@@ -244,7 +245,7 @@ unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
 			journal_rewrite();
 		return merged;
 	}
-	ledger_undo(hw, left, n, &rec, errs);
+	recovery_undo(hw, left, n, &rec, errs);
 	for (size_t i = 0; i < n; i++) {
 		if (!errs[i])
 			continue;
@@ -260,15 +261,15 @@ unsigned pmu_finish_left(struct hw *hw, struct ledger_recovery *ret_rec)
 	return (unsigned)(n - kept) + merged;
 }
 
-void pmu_forget_left(void)
+void ledger_forget_left(void)
 {
 	n_left = 0;
 	journal_rewrite();
 }
 
-struct pmu_ledger *pmu_ledger_new(void)
+struct ledger *ledger_new(void)
 {
-	struct pmu_ledger *l = calloc(1, sizeof(struct pmu_ledger));
+	struct ledger *l = calloc(1, sizeof(struct ledger));
 
 	if (l) {
 		l->next = live_ledgers;
@@ -277,11 +278,11 @@ struct pmu_ledger *pmu_ledger_new(void)
 	return l;
 }
 
-void pmu_ledger_free(struct pmu_ledger *l)
+void ledger_free(struct ledger *l)
 {
 	if (!l)
 		return;
-	for (struct pmu_ledger **p = &live_ledgers; *p; p = &(*p)->next) {
+	for (struct ledger **p = &live_ledgers; *p; p = &(*p)->next) {
 		if (*p == l) {
 			*p = l->next;
 			break;
@@ -291,7 +292,7 @@ void pmu_ledger_free(struct pmu_ledger *l)
 	free(l);
 }
 
-static struct pmu_entry *find(const struct pmu_ledger *l, int cpu, uint32_t msr)
+static struct ledger_entry *find(const struct ledger *l, int cpu, uint32_t msr)
 {
 	for (size_t i = 0; i < l->n; i++)
 		if (l->entries[i].cpu == cpu && l->entries[i].msr == msr)
@@ -299,13 +300,13 @@ static struct pmu_entry *find(const struct pmu_ledger *l, int cpu, uint32_t msr)
 	return NULL;
 }
 
-static struct pmu_entry *append(struct pmu_ledger *l, int cpu, uint32_t msr, bool is_owned)
+static struct ledger_entry *append(struct ledger *l, int cpu, uint32_t msr, bool is_owned)
 {
-	struct pmu_entry *e;
+	struct ledger_entry *e;
 
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct pmu_entry *v = realloc(l->entries, cap * sizeof(*v));
+		struct ledger_entry *v = realloc(l->entries, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
@@ -321,7 +322,7 @@ static struct pmu_entry *append(struct pmu_ledger *l, int cpu, uint32_t msr, boo
 }
 
 /* Remove one entry keeping the order of the others. */
-static void drop(struct pmu_ledger *l, struct pmu_entry *e)
+static void drop(struct ledger *l, struct ledger_entry *e)
 {
 	size_t i = (size_t)(e - l->entries);
 
@@ -330,10 +331,10 @@ static void drop(struct pmu_ledger *l, struct pmu_entry *e)
 }
 
 /* The owned entry for (cpu, msr), created from a read of the value found. */
-static int owned_entry(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr,
-		       struct pmu_entry **ret_entry)
+static int owned_entry(struct ledger *l, struct hw *hw, int cpu, uint32_t msr,
+		       struct ledger_entry **ret_entry)
 {
-	struct pmu_entry *e = find(l, cpu, msr);
+	struct ledger_entry *e = find(l, cpu, msr);
 	uint64_t found;
 	int err;
 
@@ -354,13 +355,13 @@ static int owned_entry(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t ms
 	return 0;
 }
 
-int pmu_write(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t value)
+int ledger_write(struct ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t value)
 {
 	bool is_new = !find(l, cpu, msr);
-	struct pmu_entry *e;
+	struct ledger_entry *e;
 	int err;
 
-	struct pmu_entry before;
+	struct ledger_entry before;
 
 	err = owned_entry(l, hw, cpu, msr, &e);
 	if (err)
@@ -393,10 +394,10 @@ int pmu_write(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64
 	return 0;
 }
 
-int pmu_remember(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr)
+int ledger_remember(struct ledger *l, struct hw *hw, int cpu, uint32_t msr)
 {
 	bool is_new = !find(l, cpu, msr);
-	struct pmu_entry *e;
+	struct ledger_entry *e;
 	int err = owned_entry(l, hw, cpu, msr, &e);
 
 	if (err == 0 && is_new) {
@@ -409,9 +410,9 @@ int pmu_remember(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr)
 	return err;
 }
 
-int pmu_set_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t set_bits)
+int ledger_set_bits(struct ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t set_bits)
 {
-	struct pmu_entry *e = find(l, cpu, msr);
+	struct ledger_entry *e = find(l, cpu, msr);
 	uint64_t value, new_bits;
 	int err;
 
@@ -465,9 +466,9 @@ static int clear_in_register(struct hw *hw, int cpu, uint32_t msr, uint64_t bits
 	return hw_write_msr(hw, cpu, msr, value & ~bits);
 }
 
-int pmu_clear_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t bits)
+int ledger_clear_bits(struct ledger *l, struct hw *hw, int cpu, uint32_t msr, uint64_t bits)
 {
-	struct pmu_entry *e = find(l, cpu, msr);
+	struct ledger_entry *e = find(l, cpu, msr);
 	int err;
 
 	if (!e || e->is_owned)
@@ -485,9 +486,9 @@ int pmu_clear_bits(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr, u
 	return 0;
 }
 
-bool pmu_written(const struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t *ret_value)
+bool ledger_written(const struct ledger *l, int cpu, uint32_t msr, uint64_t *ret_value)
 {
-	const struct pmu_entry *e = find(l, cpu, msr);
+	const struct ledger_entry *e = find(l, cpu, msr);
 
 	if (!e || !e->is_owned || !e->has_written)
 		return false;
@@ -496,9 +497,9 @@ bool pmu_written(const struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t *re
 	return true;
 }
 
-int pmu_release(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr)
+int ledger_release(struct ledger *l, struct hw *hw, int cpu, uint32_t msr)
 {
-	struct pmu_entry *e = find(l, cpu, msr);
+	struct ledger_entry *e = find(l, cpu, msr);
 	uint64_t original;
 	int err;
 
@@ -511,9 +512,9 @@ int pmu_release(struct pmu_ledger *l, struct hw *hw, int cpu, uint32_t msr)
 	return err;
 }
 
-int pmu_forget(struct pmu_ledger *l, int cpu, uint32_t msr)
+int ledger_forget(struct ledger *l, int cpu, uint32_t msr)
 {
-	struct pmu_entry *e = find(l, cpu, msr);
+	struct ledger_entry *e = find(l, cpu, msr);
 
 	if (!e || !e->is_owned)
 		return -ENOENT;
@@ -522,9 +523,9 @@ int pmu_forget(struct pmu_ledger *l, int cpu, uint32_t msr)
 	return 0;
 }
 
-int pmu_forget_bits(struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t bits)
+int ledger_forget_bits(struct ledger *l, int cpu, uint32_t msr, uint64_t bits)
 {
-	struct pmu_entry *e = find(l, cpu, msr);
+	struct ledger_entry *e = find(l, cpu, msr);
 
 	if (!e || e->is_owned || !(e->bits & bits))
 		return -ENOENT;
@@ -535,14 +536,14 @@ int pmu_forget_bits(struct pmu_ledger *l, int cpu, uint32_t msr, uint64_t bits)
 	return 0;
 }
 
-uint64_t pmu_bits(const struct pmu_ledger *l, int cpu, uint32_t msr)
+uint64_t ledger_bits(const struct ledger *l, int cpu, uint32_t msr)
 {
-	const struct pmu_entry *e = find(l, cpu, msr);
+	const struct ledger_entry *e = find(l, cpu, msr);
 
 	return e && !e->is_owned ? e->bits : 0;
 }
 
-unsigned pmu_count(const struct pmu_ledger *l)
+unsigned ledger_count(const struct ledger *l)
 {
 	return (unsigned)l->n;
 }
@@ -557,7 +558,7 @@ static void note_failure(int err, int *first_err, unsigned *n_failed)
 }
 
 /* One entry's restore failed: count it, and keep it as left unrestored. */
-static void restore_failed(const struct pmu_entry *e, int err, int *first_err, unsigned *n_failed)
+static void restore_failed(const struct ledger_entry *e, int err, int *first_err, unsigned *n_failed)
 {
 	struct ledger_record r = entry_record(e);
 
@@ -565,20 +566,20 @@ static void restore_failed(const struct pmu_entry *e, int err, int *first_err, u
 	(void)left_add(&r, err);
 }
 
-int pmu_restore(struct pmu_ledger *l, struct hw *hw, unsigned *ret_failed)
+int ledger_restore(struct ledger *l, struct hw *hw, unsigned *ret_failed)
 {
 	unsigned n_failed = 0;
 	int first_err = 0, err;
 
 	/* Disable first: clearing uncored's enable bits stops its counting. */
 	for (size_t i = l->n; i-- > 0;) {
-		const struct pmu_entry *e = &l->entries[i];
+		const struct ledger_entry *e = &l->entries[i];
 
 		if (!e->is_owned && (err = clear_in_register(hw, e->cpu, e->msr, e->bits)))
 			restore_failed(e, err, &first_err, &n_failed);
 	}
 	for (size_t i = l->n; i-- > 0;) {
-		const struct pmu_entry *e = &l->entries[i];
+		const struct ledger_entry *e = &l->entries[i];
 
 		if (e->is_owned && (err = hw_write_msr(hw, e->cpu, e->msr, e->original)))
 			restore_failed(e, err, &first_err, &n_failed);
@@ -590,15 +591,15 @@ int pmu_restore(struct pmu_ledger *l, struct hw *hw, unsigned *ret_failed)
 	return first_err;
 }
 
-void pmu_move_cpu(struct pmu_ledger *l, int from_cpu, int to_cpu)
+void ledger_move_cpu(struct ledger *l, int from_cpu, int to_cpu)
 {
 	size_t i = 0;
 
 	if (from_cpu == to_cpu)
 		return;
 	while (i < l->n) {
-		struct pmu_entry *e = &l->entries[i];
-		struct pmu_entry *dup;
+		struct ledger_entry *e = &l->entries[i];
+		struct ledger_entry *dup;
 
 		if (e->cpu != from_cpu) {
 			i++;
