@@ -185,6 +185,7 @@ static const struct {
 	RESTART_KEY("max_connections", max_connections, false),
 	RESTART_KEY("max_connections_per_ip", max_connections_per_ip, false),
 	RESTART_KEY("request_timeout", request_timeout_s, false),
+	RESTART_KEY("write_timeout", write_timeout_s, false),
 	RESTART_KEY("max_header_size", max_header_bytes, false),
 	RESTART_KEY("max_episodes", max_episodes, false),
 };
@@ -296,6 +297,7 @@ static int start_server(struct daemon *d, int listen_fd)
 		.max_connections = d->conf.max_connections,
 		.max_connections_per_ip = d->conf.max_connections_per_ip,
 		.request_timeout_s = d->conf.request_timeout_s,
+		.write_timeout_s = d->conf.write_timeout_s,
 		.max_header_bytes = d->conf.max_header_bytes,
 		.interval_s = d->conf.interval_s,
 		.assets = web_assets,

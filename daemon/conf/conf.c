@@ -58,6 +58,8 @@ static const struct conf_key daemon_keys[] = {
 	  NULL, .def = "8" },
 	{ "request_timeout", CONF_KIND_UNSIGNED, CONF_FIELD(request_timeout_s), 1, 300, "seconds",
 	  .def = "10" },
+	{ "write_timeout", CONF_KIND_UNSIGNED, CONF_FIELD(write_timeout_s), 1, 60, "seconds",
+	  .def = "2" },
 	{ "max_header_size", CONF_KIND_UNSIGNED, CONF_FIELD(max_header_bytes), 1024, 65536, "bytes",
 	  .def = "8192" },
 	{ "max_episodes", CONF_KIND_UNSIGNED, CONF_FIELD(max_episodes), 1, 10000, NULL,

@@ -67,6 +67,7 @@ struct conf {
 	unsigned max_connections;
 	unsigned max_connections_per_ip;
 	unsigned request_timeout_s;
+	unsigned write_timeout_s;     /* an answer making no progress this long is dropped */
 	unsigned max_header_bytes;
 	unsigned max_episodes;        /* bounded episode list length */
 	char state_file[PATH_MAX];    /* the pmu ledger's journal, for crash recovery */
