@@ -181,6 +181,7 @@ static const struct {
 	RESTART_KEY("listen", listen, true),
 	RESTART_KEY("root", root, true),
 	RESTART_KEY("user", user, true),
+	RESTART_KEY("server_user", server_user, true),
 	RESTART_KEY("state_file", state_file, true),
 	RESTART_KEY("max_connections", max_connections, false),
 	RESTART_KEY("max_connections_per_ip", max_connections_per_ip, false),
@@ -262,10 +263,14 @@ static void main_loop(struct daemon *d)
 	if (wd_usec && wd_usec / 2000 < (uint64_t)tick_ms)
 		tick_ms = (int)(wd_usec / 2000);
 	for (;;) {
-		struct pollfd p[2] = { { .fd = d->signal_fd, .events = POLLIN },
-				       { .fd = privsep_fd(d->server), .events = POLLIN } };
+		struct pollfd p[3] = { { .fd = d->signal_fd, .events = POLLIN },
+				       { .fd = privsep_fd(d->server), .events = POLLIN },
+				       { .fd = privsep_log_fd(d->server), .events = POLLIN } };
 		struct signalfd_siginfo si;
-		int n = poll(p, 2, tick_ms);
+		int n = poll(p, 3, tick_ms);
+
+		if (n > 0 && p[2].revents)
+			privsep_relay_log(d->server);
 
 		/* A stop signal first: systemd signals the server too, and that is no crash. */
 		if (n > 0 && (p[0].revents & POLLIN) &&
@@ -303,9 +308,14 @@ static int start_server(struct daemon *d, int listen_fd)
 		.assets = web_assets,
 		.n_assets = web_n_assets,
 	};
-	char err[256];
+	char err[256], server_user[sizeof(d->conf.server_user)];
 
-	if (privsep_start(&ho, d->conf.user, &d->server, err, sizeof(err)) < 0) {
+	if (privsep_server_user(d->conf.user, d->conf.server_user, server_user,
+				sizeof(server_user), err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (privsep_start(&ho, server_user, &d->server, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}

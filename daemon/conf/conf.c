@@ -50,6 +50,7 @@ static const struct conf_key daemon_keys[] = {
 	{ "interval", CONF_KIND_SECONDS, CONF_FIELD(interval_s), 0.05, 60, "seconds", .def = "1" },
 	{ "root", CONF_KIND_PATH, CONF_FIELD(root), .def = "/" },
 	{ "user", CONF_KIND_STRING, CONF_FIELD(user), .def = "uncored" },
+	{ "server_user", CONF_KIND_STRING, CONF_FIELD(server_user), .def = "uncored-http" },
 	{ "log_level", CONF_KIND_ENUM, CONF_FIELD(log_level), .names = log_level_names,
 	  .def = "notice" },
 	{ "max_connections", CONF_KIND_UNSIGNED, CONF_FIELD(max_connections), 1, 10000, NULL,

@@ -63,6 +63,7 @@ struct conf {
 	double interval_s;
 	char root[PATH_MAX];          /* prefix for /dev and /sys */
 	char user[64];                /* drop privileges to this user; "" or "root" = stay */
+	char server_user[64];         /* the HTTP server's user (privsep_server_user()) */
 	enum conf_log_level log_level;
 	unsigned max_connections;
 	unsigned max_connections_per_ip;
