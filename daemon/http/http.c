@@ -421,12 +421,37 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* The request line is in: remember the target's raw length for the header count. */
+/* In the URI log callback's value: the target carries a control character. */
+#define HTTP_URI_BAD ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+
+/* A control character in the target, as sent or percent-encoded ("%00", "%0a"). */
+static bool has_control(const char *uri)
+{
+	for (const char *p = uri; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20 || c == 0x7f)
+			return true;
+		if (c == '%' && p[1] && p[2] && (p[1] == '0' || p[1] == '1' ||
+						 (p[1] == '7' && (p[2] == 'f' || p[2] == 'F'))) &&
+		    strchr("0123456789abcdefABCDEF", p[2]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The request line is in: remember the target's raw length for the header
+ * count, and whether it carries a control character (answered 400: after
+ * decoding, "/metrics%00" would read as "/metrics", and "%0a" forge a line
+ * wherever the path is written).
+ */
 static void *uri_logged(void *cls, const char *uri, struct MHD_Connection *mc)
 {
 	(void)cls;
 	(void)mc;
-	return (void *)(uintptr_t)(strlen(uri) + 1);
+	return (void *)(uintptr_t)(((strlen(uri) + 1) & ~HTTP_URI_BAD) |
+				   (has_control(uri) ? HTTP_URI_BAD : 0));
 }
 
 typedef enum MHD_Result (*route_fn)(const struct http_server *srv, struct MHD_Connection *c);
@@ -442,13 +467,46 @@ static const char builtin_index[] =
 	"<li><a href=\"/healthz\">/healthz</a></li>\n"
 	"</ul></body></html>\n";
 
-/* libmicrohttpd reports per-connection trouble; keep at most one line a minute. */
+/*
+ * Text a client chose (a path, a header), quoted for the log: at most
+ * HTTP_LOG_QUOTE_MAX bytes of it, each control character, backslash and
+ * byte outside ASCII as \xNN, and "..." when it was cut, so that no
+ * client can write a line of its own or an escape sequence into the log.
+ */
+static void quote_client(const char *in, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i;
+
+	for (i = 0; in[i] && i < HTTP_LOG_QUOTE_MAX && o + 5 < outlen; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	if (in[i] && o + 4 < outlen) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+}
+
+/*
+ * libmicrohttpd reports per-connection trouble, which can quote what a
+ * client sent; quoted (quote_client) and at most one line a minute.
+ */
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	static atomic_llong last_s;
 	long long now = (long long)time(NULL);
 	long long prev = atomic_load(&last_s);
-	char buf[256];
+	char buf[HTTP_LOG_QUOTE_MAX + 8], quoted[4 * HTTP_LOG_QUOTE_MAX + 8];
 	size_t len;
 
 	(void)cls;
@@ -458,7 +516,8 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 	len = strlen(buf);
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
 		buf[--len] = '\0';
-	log_info("http: %s (further messages suppressed for %d s)", buf, HTTP_LOG_EVERY_S);
+	quote_client(buf, quoted, sizeof(quoted));
+	log_info("http: %s (further messages suppressed for %d s)", quoted, HTTP_LOG_EVERY_S);
 }
 
 /* Set by handle_request for the answer it is about to queue on this thread:
@@ -745,9 +804,17 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
 	(void)upload_data;
 	if (*con_cls != &request_accepted) {
 		/* First call: *con_cls holds the raw target length + 1 (uri_logged). */
-		size_t raw_uri_len = *con_cls ? (size_t)(uintptr_t)*con_cls - 1 : strlen(url);
+		uintptr_t logged = (uintptr_t)*con_cls;
+		size_t raw_uri_len = logged ? (size_t)(logged & ~HTTP_URI_BAD) - 1 : strlen(url);
 
 		mark_busy(srv, c);
+		if (strcmp(version, MHD_HTTP_VERSION_1_1) != 0 &&
+		    strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
+			return reply_static(c, MHD_HTTP_HTTP_VERSION_NOT_SUPPORTED,
+					    "HTTP version not supported\n");
+		if ((logged & HTTP_URI_BAD) || has_control(url))
+			return reply_static(c, MHD_HTTP_BAD_REQUEST,
+					    "control character in the request target\n");
 		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 		    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 			return reply_method_not_allowed(c);

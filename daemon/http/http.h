@@ -43,6 +43,10 @@
  *     CRLF, each field counted as "Name: value", and the empty line) add
  *     up to more than max_header_bytes gets 431 and the connection closes.
  *     A request announcing a body gets 413, any method but GET and HEAD 405.
+ *   - Only HTTP/1.0 and HTTP/1.1 are served (others: 505); a target with
+ *     a control character, sent or percent-encoded ("%00", "%0a"), gets
+ *     400.  What libmicrohttpd logs of a request is quoted: control
+ *     characters escaped, its length bounded.
  *   - HTTP/1.1 connections stay open for further requests unless the client
  *     sends "Connection: close" (HTTP/1.0: only with "Connection:
  *     keep-alive"); pipelined requests are answered in order.
