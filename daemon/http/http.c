@@ -70,7 +70,7 @@
  * accepted a moment ago, or answered a moment ago, may have its request on
  * the way (a scraper's bytes can reach the socket well after accept() on a
  * busy host). */
-#define HTTP_EVICT_MIN_AGE_MS 250u
+#define HTTP_EVICT_MIN_AGE_MS 100u
 #define HTTP_DEFAULT_WRITE_TIMEOUT_S 2u
 /* Requests answered in a row while the client had not taken the previous
  * answer (or had sent the next request already): the last one closes. */
@@ -306,9 +306,11 @@ static bool blocked_on_reader(int fd)
  * request in flight: one in the socket, or one being answered to a client
  * that reads.
  */
-static bool evictable(const struct conn *c, uint64_t now)
+static bool evictable(const struct conn *c, uint64_t now, bool young_too)
 {
-	if (c->fd < 0 || !c->started || c->doomed || now - c->since_ms < HTTP_EVICT_MIN_AGE_MS)
+	if (c->fd < 0 || !c->started || c->doomed)
+		return false;
+	if (now - c->since_ms < HTTP_EVICT_MIN_AGE_MS && !(young_too && !c->busy))
 		return false;
 	if (c->busy)
 		return blocked_on_reader(c->fd);
@@ -322,27 +324,39 @@ static bool evictable(const struct conn *c, uint64_t now)
  * request, or for its client to read.  A scraper that connects, asks and
  * reads never qualifies (evictable()), and rarely holds many, so the ones
  * that go are the ones that hold places without asking or without reading.
+ *
+ * When none has held its place HTTP_EVICT_MIN_AGE_MS, a younger waiting
+ * one may go, but only from an address holding more than one connection:
+ * a client's only connection, just accepted, is never taken (its request
+ * may be on the way), while a flood from many connections of one address
+ * does not make every asker wait for its connections to age.
  */
 static struct conn *pick_victim(struct http_server *srv, uint64_t now)
 {
-	struct conn *best = NULL;
-	unsigned best_n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		struct conn *best = NULL;
+		unsigned best_n = pass ? 1 : 0;
 
-	for (unsigned i = 0; i < srv->n_slots; i++) {
-		struct conn *c = &srv->conns[i];
-		unsigned n;
+		for (unsigned i = 0; i < srv->n_slots; i++) {
+			struct conn *c = &srv->conns[i];
+			unsigned n;
 
-		if (c->fd < 0 || !c->started || c->doomed)
-			continue;
-		n = addr_count(srv, c->addr);
-		if (best && (n < best_n || (n == best_n && c->since_ms >= best->since_ms)))
-			continue;
-		if (!evictable(c, now))
-			continue;
-		best = c;
-		best_n = n;
+			if (c->fd < 0 || !c->started || c->doomed)
+				continue;
+			n = addr_count(srv, c->addr);
+			if (n < best_n || (best && n == best_n && c->since_ms >= best->since_ms))
+				continue;
+			if (pass && n < 2)
+				continue;
+			if (!evictable(c, now, pass == 1))
+				continue;
+			best = c;
+			best_n = n;
+		}
+		if (best)
+			return best;
 	}
-	return best;
+	return NULL;
 }
 
 /* --- libmicrohttpd callbacks on the connection's life ---------------------- */
@@ -1047,10 +1061,11 @@ static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i
 }
 
 /*
- * Offer the parked connections a place, the cheapest first: the ones from
- * the addresses that hold the fewest connections, and of those the
- * longest-parked.  A scraper that connects while attackers hold every place
- * and fill the parking goes in ahead of them.
+ * Offer the parked connections a place, the cheapest first: the ones that
+ * have sent their request, then the ones from the addresses that hold the
+ * fewest connections, and of those the longest-parked.  A scraper that
+ * connects while attackers hold every place and fill the parking goes in
+ * ahead of them.
  */
 static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
 {
@@ -1061,7 +1076,9 @@ static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64
 	for (unsigned i = 0; i < n; i++) {
 		unsigned j = i;
 
-		held[i] = addr_count(srv, a->parked[i].key);
+		/* Asked: ahead of every one that has not. */
+		held[i] = addr_count(srv, a->parked[i].key) +
+			  (input_pending(a->parked[i].fd) ? 0 : 1u << 30);
 		/* Insertion sort by held count; parked[] is in arrival order already. */
 		while (j > 0 && held[order[j - 1]] > held[i]) {
 			order[j] = order[j - 1];
@@ -1084,24 +1101,30 @@ static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64
 }
 
 /*
- * The parking is full: close the entry that costs the others most, one
- * from the address with the most connections (held and parked), the
- * longest-parked of those, so that one address's flood cannot push out
- * a newcomer from another.
+ * The parking is full: close the entry that costs the others most.  Never
+ * one whose request is in its socket while another has none; of those, one
+ * that has sent nothing for HTTP_INPUT_GRACE_MS first; then one from the
+ * address with the most connections (held and parked), the longest-parked
+ * of those: one address's flood cannot push out a newcomer from another.
  */
-static void drop_parked(struct http_server *srv, struct acceptor *a)
+static void drop_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
 {
-	unsigned best = 0, best_n = 0;
+	unsigned best = 0;
+	uint64_t best_key = 0;
 
 	pthread_mutex_lock(&srv->lock);
 	for (unsigned i = 0; i < a->n_parked; i++) {
-		unsigned n = addr_count(srv, a->parked[i].key);
+		const struct parked *p = &a->parked[i];
+		uint64_t n = addr_count(srv, p->key), key;
 
 		for (unsigned j = 0; j < a->n_parked; j++)
-			n += memcmp(a->parked[j].key, a->parked[i].key, 16) == 0;
-		if (n > best_n) {
+			n += memcmp(a->parked[j].key, p->key, 16) == 0;
+		/* Higher goes first: no request, then idle past the grace, then count. */
+		key = ((uint64_t)!input_pending(p->fd) << 40) |
+		      ((uint64_t)(now - p->since_ms >= HTTP_INPUT_GRACE_MS) << 39) | n;
+		if (key > best_key) {
 			best = i;
-			best_n = n;
+			best_key = key;
 		}
 	}
 	pthread_mutex_unlock(&srv->lock);
@@ -1130,7 +1153,7 @@ static void accept_batch(struct http_server *srv, struct acceptor *a)
 		if (a->n_parked == HTTP_PARKED_MAX) {
 			/* Make room: the oldest goes in (request sent), or the costliest is closed. */
 			if (a->blocked || !retry_parked(srv, a, 0, mono_ms()))
-				drop_parked(srv, a);
+				drop_parked(srv, a, mono_ms());
 		}
 		p = &a->parked[a->n_parked];
 		p->sa_len = sizeof(p->sa);
@@ -1202,7 +1225,7 @@ static void *acceptor_main(void *arg)
 			timeout = (int)(srv->next_deadline_ms - now);
 		/* Every slot taken (half of them closing): wait for a CLOSED. */
 		srv->full = srv->n_used >= srv->n_slots;
-		if (srv->full)
+		if (srv->full || a.blocked)
 			n = 1;
 		pthread_mutex_unlock(&srv->lock);
 		if (a.n_parked && timeout > HTTP_PARKED_RETRY_MS)

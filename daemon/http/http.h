@@ -23,7 +23,8 @@
  *     newcomer that asked takes the place of one that costs the others:
  *     waiting for its request with none in its socket, or answering a
  *     client that does not read (the socket takes no more), and holding
- *     its place at least 250 ms; the longest-waiting of the address that
+ *     its place at least 100 ms (younger: only from an address holding
+ *     several); the longest-waiting of the address that
  *     holds the most.  A request in flight is never given up: one in the
  *     socket, one being answered to a client that reads, or one on a
  *     connection accepted or answered a moment ago.  Newcomers from the
