@@ -181,10 +181,12 @@ static const struct {
 	RESTART_KEY("listen", listen, true),
 	RESTART_KEY("root", root, true),
 	RESTART_KEY("user", user, true),
+	RESTART_KEY("server_user", server_user, true),
 	RESTART_KEY("state_file", state_file, true),
 	RESTART_KEY("max_connections", max_connections, false),
 	RESTART_KEY("max_connections_per_ip", max_connections_per_ip, false),
 	RESTART_KEY("request_timeout", request_timeout_s, false),
+	RESTART_KEY("write_timeout", write_timeout_s, false),
 	RESTART_KEY("max_header_size", max_header_bytes, false),
 	RESTART_KEY("max_episodes", max_episodes, false),
 };
@@ -261,12 +263,16 @@ static void main_loop(struct daemon *d)
 	if (wd_usec && wd_usec / 2000 < (uint64_t)tick_ms)
 		tick_ms = (int)(wd_usec / 2000);
 	for (;;) {
-		struct pollfd p[3] = { { .fd = d->signal_fd, .events = POLLIN },
+		struct pollfd p[4] = { { .fd = d->signal_fd, .events = POLLIN },
 				       { .fd = privsep_fd(d->server), .events = POLLIN },
+				       { .fd = privsep_log_fd(d->server), .events = POLLIN },
 				       { .fd = hwopen_exit_fd(d->opener), .events = POLLIN } };
 		struct signalfd_siginfo si;
-		int n = poll(p, 3, tick_ms);
+		int n = poll(p, 4, tick_ms);
 		char why[64];
+
+		if (n > 0 && p[2].revents)
+			privsep_relay_log(d->server);
 
 		/* A stop signal first: systemd signals the server too, and that is no crash. */
 		if (n > 0 && (p[0].revents & POLLIN) &&
@@ -285,7 +291,7 @@ static void main_loop(struct daemon *d)
 			return;
 		}
 		/* Sampling goes on without it; only CPUs that come online later are lost. */
-		if (n > 0 && p[2].revents && hwopen_reap(d->opener, why, sizeof(why)))
+		if (n > 0 && p[3].revents && hwopen_reap(d->opener, why, sizeof(why)))
 			log_error("msr opener %d %s; a CPU that comes online from now on cannot be "
 				  "monitored until uncored restarts", (int)hwopen_pid(d->opener), why);
 		if (wd_usec && privsep_alive(d->server))   /* and only while the server lives */
@@ -302,14 +308,20 @@ static int start_server(struct daemon *d, int listen_fd)
 		.max_connections = d->conf.max_connections,
 		.max_connections_per_ip = d->conf.max_connections_per_ip,
 		.request_timeout_s = d->conf.request_timeout_s,
+		.write_timeout_s = d->conf.write_timeout_s,
 		.max_header_bytes = d->conf.max_header_bytes,
 		.interval_s = d->conf.interval_s,
 		.assets = web_assets,
 		.n_assets = web_n_assets,
 	};
-	char err[256];
+	char err[256], server_user[sizeof(d->conf.server_user)];
 
-	if (privsep_start(&ho, d->conf.user, &d->server, err, sizeof(err)) < 0) {
+	if (privsep_server_user(d->conf.user, d->conf.server_user, server_user,
+				sizeof(server_user), err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (privsep_start(&ho, server_user, &d->server, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}

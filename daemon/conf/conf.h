@@ -63,10 +63,12 @@ struct conf {
 	double interval_s;
 	char root[PATH_MAX];          /* prefix for /dev and /sys */
 	char user[64];                /* drop privileges to this user; "" or "root" = stay */
+	char server_user[64];         /* the HTTP server's user (privsep_server_user()) */
 	enum conf_log_level log_level;
 	unsigned max_connections;
 	unsigned max_connections_per_ip;
 	unsigned request_timeout_s;
+	unsigned write_timeout_s;     /* an answer making no progress this long is dropped */
 	unsigned max_header_bytes;
 	unsigned max_episodes;        /* bounded episode list length */
 	char state_file[PATH_MAX];    /* the register ledger's state file, for crash recovery */

@@ -66,6 +66,17 @@
 /* How long a newcomer that has sent nothing is kept aside while all places
  * are taken, before it may take a waiting connection's place all the same. */
 #define HTTP_INPUT_GRACE_MS 100
+/* A connection gives up its place only after it held it this long: one
+ * accepted a moment ago, or answered a moment ago, may have its request on
+ * the way (a scraper's bytes can reach the socket well after accept() on a
+ * busy host). */
+#define HTTP_EVICT_MIN_AGE_MS 100u
+#define HTTP_DEFAULT_WRITE_TIMEOUT_S 2u
+/* Requests answered in a row while the client had not taken the previous
+ * answer (or had sent the next request already): the last one closes. */
+#define HTTP_PIPELINE_MAX 16u
+/* Longest client text quoted in the log, before escaping. */
+#define HTTP_LOG_QUOTE_MAX 120u
 #define HTTP_DEFAULT_HEADER_BYTES (16u * 1024u)
 /* Room in the per-connection pool beyond the request headers: response
  * headers and the write buffer come out of the same pool. */
@@ -80,7 +91,10 @@ struct conn {
 					* until our CLOSED callback returns */
 	bool busy;                     /* a complete request is being answered */
 	bool doomed;                   /* shut down here; libmicrohttpd will close it */
-	uint64_t since_ms;             /* accepted, or its last response finished */
+	uint64_t since_ms;             /* accepted, its last response finished, or (busy)
+					* its request complete */
+	unsigned streak;               /* requests answered in a row with the next one
+					* already sent or the last answer not taken */
 	unsigned char addr[16];        /* client address, IPv4 as ::ffff:a.b.c.d */
 };
 
@@ -101,6 +115,8 @@ struct http_server {
 	unsigned max_live;             /* max_connections */
 	size_t header_limit;           /* max_header_bytes */
 	uint64_t timeout_ms;           /* request_timeout */
+	unsigned idle_timeout_s;       /* libmicrohttpd's idle limit between answers */
+	unsigned write_timeout_s;      /* no progress writing an answer for this long: closed */
 
 	pthread_mutex_t lock;
 	struct conn *conns;            /* n_slots: max_live open + as many closing */
@@ -111,7 +127,7 @@ struct http_server {
 	struct addr_count *addrs;      /* open addressing, addr_cap a power of two */
 	size_t addr_cap;
 	uint64_t next_deadline_ms;     /* earliest deadline of a waiting connection; 0: none */
-	unsigned n_deadline, n_evicted, n_refused; /* since the last report */
+	unsigned n_deadline, n_evicted, n_refused, n_pipelined; /* since the last report */
 	bool full;                     /* every slot taken: the acceptor waits for CLOSED */
 };
 
@@ -179,12 +195,20 @@ static void addr_dec(struct http_server *srv, const unsigned char *a)
 	}
 }
 
-/* The address of sa as 16 bytes; IPv4 (plain or mapped) as ::ffff:a.b.c.d. */
+/*
+ * Whom a connection counts against, as 16 bytes: an IPv4 address (plain or
+ * mapped) as ::ffff:a.b.c.d, an IPv6 address by its /64, the smallest
+ * block one client is given: a host has a whole /64 to connect from.
+ */
 static void addr_key(const struct sockaddr *sa, unsigned char out[16])
 {
+	static const unsigned char v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
 	memset(out, 0, 16);
 	if (sa->sa_family == AF_INET6) {
 		memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		if (memcmp(out, v4mapped, sizeof(v4mapped)) != 0)
+			memset(out + 8, 0, 8);
 		return;
 	}
 	out[10] = 0xff;
@@ -225,15 +249,11 @@ static void doom(struct http_server *srv, struct conn *c)
 	srv->n_live--;
 }
 
-static bool waiting(const struct conn *c)
-{
-	return c->fd >= 0 && c->started && !c->busy && !c->doomed;
-}
-
 /*
  * Close connections past their request deadline, forget ones libmicrohttpd
  * never announced (it closed them on an error of its own), and find the
- * next deadline.
+ * next deadline.  An answer being written has libmicrohttpd's own write
+ * deadline instead (no progress for write_timeout: closed).
  */
 static void sweep(struct http_server *srv, uint64_t now)
 {
@@ -270,35 +290,73 @@ static bool input_pending(int fd)
 	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
 }
 
-/*
- * The connection to give up for a new one when all are taken: a waiting
- * one (no request in progress, none in its socket) from the address
- * holding the most connections, the longest-waiting of those.  A scraper
- * that connects, asks and reads is never waiting for long and rarely holds
- * many, so the ones that go are the ones that hold connections without
- * asking.
- */
-static struct conn *pick_victim(struct http_server *srv)
+/* The socket takes no more bytes: an answer waits for its client to read. */
+static bool blocked_on_reader(int fd)
 {
-	struct conn *best = NULL;
-	unsigned best_n = 0;
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
 
-	for (unsigned i = 0; i < srv->n_slots; i++) {
-		struct conn *c = &srv->conns[i];
-		unsigned n;
+	return poll(&p, 1, 0) == 0;
+}
 
-		if (!waiting(c))
-			continue;
-		n = addr_count(srv, c->addr);
-		if (best && (n < best_n || (n == best_n && c->since_ms >= best->since_ms)))
-			continue;
-		/* Its request is in the socket already: let it be answered. */
-		if (input_pending(c->fd))
-			continue;
-		best = c;
-		best_n = n;
+/*
+ * Whether c may give its place to a newcomer: it has held it at least
+ * HTTP_EVICT_MIN_AGE_MS since it was accepted or last answered, and it is
+ * either waiting for a request with none in its socket, or answering one
+ * to a client that does not read (the socket takes no more).  Never a
+ * request in flight: one in the socket, or one being answered to a client
+ * that reads.
+ */
+static bool evictable(const struct conn *c, uint64_t now, bool young_too)
+{
+	if (c->fd < 0 || !c->started || c->doomed)
+		return false;
+	if (now - c->since_ms < HTTP_EVICT_MIN_AGE_MS && !(young_too && !c->busy))
+		return false;
+	if (c->busy)
+		return blocked_on_reader(c->fd);
+	return !input_pending(c->fd);
+}
+
+/*
+ * The connection to give up for a new one when all are taken: by cost to
+ * the others, one from the address (IPv6: the /64) holding the most
+ * connections, and of those the one that has waited longest for its
+ * request, or for its client to read.  A scraper that connects, asks and
+ * reads never qualifies (evictable()), and rarely holds many, so the ones
+ * that go are the ones that hold places without asking or without reading.
+ *
+ * When none has held its place HTTP_EVICT_MIN_AGE_MS, a younger waiting
+ * one may go, but only from an address holding more than one connection:
+ * a client's only connection, just accepted, is never taken (its request
+ * may be on the way), while a flood from many connections of one address
+ * does not make every asker wait for its connections to age.
+ */
+static struct conn *pick_victim(struct http_server *srv, uint64_t now)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		struct conn *best = NULL;
+		unsigned best_n = pass ? 1 : 0;
+
+		for (unsigned i = 0; i < srv->n_slots; i++) {
+			struct conn *c = &srv->conns[i];
+			unsigned n;
+
+			if (c->fd < 0 || !c->started || c->doomed)
+				continue;
+			n = addr_count(srv, c->addr);
+			if (n < best_n || (best && n == best_n && c->since_ms >= best->since_ms))
+				continue;
+			if (pass && n < 2)
+				continue;
+			if (!evictable(c, now, pass == 1))
+				continue;
+			best = c;
+			best_n = n;
+		}
+		if (best)
+			return best;
 	}
-	return best;
+	return NULL;
 }
 
 /* --- libmicrohttpd callbacks on the connection's life ---------------------- */
@@ -344,10 +402,16 @@ static void mark_busy(struct http_server *srv, struct MHD_Connection *mc)
 		return;
 	pthread_mutex_lock(&srv->lock);
 	c->busy = true;
+	c->since_ms = mono_ms();
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* The response is done: the next request's deadline starts now. */
+/*
+ * The response is done: the next request's deadline starts now.  One more
+ * in a streak when the client has sent the next request already, or has
+ * not taken this answer (the socket takes no more): a client pipelining
+ * requests it does not read.
+ */
 static void request_completed(void *cls, struct MHD_Connection *mc, void **con_cls,
 			      enum MHD_RequestTerminationCode toe)
 {
@@ -359,19 +423,49 @@ static void request_completed(void *cls, struct MHD_Connection *mc, void **con_c
 	if (!c)
 		return;
 	pthread_mutex_lock(&srv->lock);
+	MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->idle_timeout_s);
 	c->busy = false;
 	c->since_ms = mono_ms();
+	if (!c->doomed && (input_pending(c->fd) || blocked_on_reader(c->fd)))
+		c->streak++;
+	else
+		c->streak = 0;
 	if (!srv->next_deadline_ms)
 		srv->next_deadline_ms = c->since_ms + srv->timeout_ms;
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* The request line is in: remember the target's raw length for the header count. */
+/* In the URI log callback's value: the target carries a control character. */
+#define HTTP_URI_BAD ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
+
+/* A control character in the target, as sent or percent-encoded ("%00", "%0a"). */
+static bool has_control(const char *uri)
+{
+	for (const char *p = uri; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20 || c == 0x7f)
+			return true;
+		if (c == '%' && p[1] && p[2] && (p[1] == '0' || p[1] == '1' ||
+						 (p[1] == '7' && (p[2] == 'f' || p[2] == 'F'))) &&
+		    strchr("0123456789abcdefABCDEF", p[2]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The request line is in: remember the target's raw length for the header
+ * count, and whether it carries a control character (answered 400: after
+ * decoding, "/metrics%00" would read as "/metrics", and "%0a" forge a line
+ * wherever the path is written).
+ */
 static void *uri_logged(void *cls, const char *uri, struct MHD_Connection *mc)
 {
 	(void)cls;
 	(void)mc;
-	return (void *)(uintptr_t)(strlen(uri) + 1);
+	return (void *)(uintptr_t)(((strlen(uri) + 1) & ~HTTP_URI_BAD) |
+				   (has_control(uri) ? HTTP_URI_BAD : 0));
 }
 
 typedef enum MHD_Result (*route_fn)(const struct http_server *srv, struct MHD_Connection *c);
@@ -387,13 +481,46 @@ static const char builtin_index[] =
 	"<li><a href=\"/healthz\">/healthz</a></li>\n"
 	"</ul></body></html>\n";
 
-/* libmicrohttpd reports per-connection trouble; keep at most one line a minute. */
+/*
+ * Text a client chose (a path, a header), quoted for the log: at most
+ * HTTP_LOG_QUOTE_MAX bytes of it, each control character, backslash and
+ * byte outside ASCII as \xNN, and "..." when it was cut, so that no
+ * client can write a line of its own or an escape sequence into the log.
+ */
+static void quote_client(const char *in, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0, i;
+
+	for (i = 0; in[i] && i < HTTP_LOG_QUOTE_MAX && o + 5 < outlen; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '\\') {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
+		}
+	}
+	if (in[i] && o + 4 < outlen) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+}
+
+/*
+ * libmicrohttpd reports per-connection trouble, which can quote what a
+ * client sent; quoted (quote_client) and at most one line a minute.
+ */
 static void mhd_logger(void *cls, const char *fmt, va_list ap)
 {
 	static atomic_llong last_s;
 	long long now = (long long)time(NULL);
 	long long prev = atomic_load(&last_s);
-	char buf[256];
+	char buf[HTTP_LOG_QUOTE_MAX + 8], quoted[4 * HTTP_LOG_QUOTE_MAX + 8];
 	size_t len;
 
 	(void)cls;
@@ -403,8 +530,13 @@ static void mhd_logger(void *cls, const char *fmt, va_list ap)
 	len = strlen(buf);
 	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
 		buf[--len] = '\0';
-	log_info("http: %s (further messages suppressed for %d s)", buf, HTTP_LOG_EVERY_S);
+	quote_client(buf, quoted, sizeof(quoted));
+	log_info("http: %s (further messages suppressed for %d s)", quoted, HTTP_LOG_EVERY_S);
 }
+
+/* Set by handle_request for the answer it is about to queue on this thread:
+ * the connection closes after it (HTTP_PIPELINE_MAX). */
+static _Thread_local bool close_after_answer;
 
 /* Queue resp with status and drop our reference to it. */
 static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct MHD_Response *resp,
@@ -414,6 +546,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, unsigned status, struct M
 
 	if (!resp)
 		return MHD_NO;
+	if (close_after_answer)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
 	if (content_type)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	if (no_store)
@@ -625,6 +759,43 @@ static bool has_body(struct MHD_Connection *c)
 					   MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
 }
 
+/* The route's answer to a checked request. */
+static enum MHD_Result route(const struct http_server *srv, struct MHD_Connection *c,
+			     const char *url)
+{
+	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+		if (strcmp(url, routes[i].path) == 0)
+			return routes[i].fn(srv, c);
+	return serve_asset(srv, c, url);
+}
+
+/*
+ * Answer a checked request.  The answer has the write deadline: libmicrohttpd
+ * drops the connection when writing it makes no progress for write_timeout
+ * (request_completed gives the next request its own deadline back).  After
+ * HTTP_PIPELINE_MAX answers in a row to a client that asked ahead of reading,
+ * the connection closes after this one.
+ */
+static enum MHD_Result answer(struct http_server *srv, struct MHD_Connection *c, const char *url)
+{
+	struct conn *cn = conn_of(c);
+	enum MHD_Result r;
+	bool close = false;
+
+	if (cn) {
+		pthread_mutex_lock(&srv->lock);
+		close = cn->streak >= HTTP_PIPELINE_MAX;
+		if (close)
+			srv->n_pipelined++;
+		pthread_mutex_unlock(&srv->lock);
+	}
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, srv->write_timeout_s);
+	close_after_answer = close;
+	r = route(srv, c, url);
+	close_after_answer = false;
+	return r;
+}
+
 /* Marks a request whose first call has passed (see handle_request). */
 static char request_accepted;
 
@@ -647,9 +818,17 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
 	(void)upload_data;
 	if (*con_cls != &request_accepted) {
 		/* First call: *con_cls holds the raw target length + 1 (uri_logged). */
-		size_t raw_uri_len = *con_cls ? (size_t)(uintptr_t)*con_cls - 1 : strlen(url);
+		uintptr_t logged = (uintptr_t)*con_cls;
+		size_t raw_uri_len = logged ? (size_t)(logged & ~HTTP_URI_BAD) - 1 : strlen(url);
 
 		mark_busy(srv, c);
+		if (strcmp(version, MHD_HTTP_VERSION_1_1) != 0 &&
+		    strcmp(version, MHD_HTTP_VERSION_1_0) != 0)
+			return reply_static(c, MHD_HTTP_HTTP_VERSION_NOT_SUPPORTED,
+					    "HTTP version not supported\n");
+		if ((logged & HTTP_URI_BAD) || has_control(url))
+			return reply_static(c, MHD_HTTP_BAD_REQUEST,
+					    "control character in the request target\n");
 		if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 		    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
 			return reply_method_not_allowed(c);
@@ -663,10 +842,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *c, const
 		return MHD_YES;
 	}
 	*upload_data_size = 0;
-	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
-		if (strcmp(url, routes[i].path) == 0)
-			return routes[i].fn(srv, c);
-	return serve_asset(srv, c, url);
+	return answer(srv, c, url);
 }
 
 /* Split "A.B.C.D:PORT" or "[V6]:PORT" into a socket address. */
@@ -808,7 +984,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	if (srv->n_used >= srv->n_slots)
 		goto later;
 	if (srv->n_live >= srv->max_live) {
-		struct conn *victim = pick_victim(srv);
+		struct conn *victim = pick_victim(srv, mono_ms());
 
 		if (!victim)
 			goto later;
@@ -853,14 +1029,21 @@ struct parked {
 	int fd;
 	socklen_t sa_len;
 	uint64_t since_ms;
+	unsigned char key[16];         /* addr_key() */
 	struct sockaddr_storage sa;
 };
 
 struct acceptor {
 	struct parked parked[HTTP_PARKED_MAX];
 	unsigned n_parked;
-	bool blocked;           /* admit() said ADMIT_LATER: accept no more for now */
+	bool blocked;           /* admit() said ADMIT_LATER: no place can be had for now */
 };
+
+static void unpark(struct acceptor *a, unsigned i)
+{
+	a->n_parked--;
+	memmove(&a->parked[i], &a->parked[i + 1], (a->n_parked - i) * sizeof(a->parked[0]));
+}
 
 /* Offer parked[i] a place again; true when it is gone from the list. */
 static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i, uint64_t now)
@@ -873,9 +1056,80 @@ static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i
 		a->blocked = true;
 	if (r == ADMIT_LATER || r == ADMIT_NO_INPUT)
 		return false;
-	a->n_parked--;
-	memmove(p, p + 1, (a->n_parked - i) * sizeof(*p));
+	unpark(a, i);
 	return true;
+}
+
+/*
+ * Offer the parked connections a place, the cheapest first: the ones that
+ * have sent their request, then the ones from the addresses that hold the
+ * fewest connections, and of those the longest-parked.  A scraper that
+ * connects while attackers hold every place and fill the parking goes in
+ * ahead of them.
+ */
+static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
+{
+	unsigned order[HTTP_PARKED_MAX], held[HTTP_PARKED_MAX], n = a->n_parked;
+	int fds[HTTP_PARKED_MAX];
+
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned j = i;
+
+		/* Asked: ahead of every one that has not. */
+		held[i] = addr_count(srv, a->parked[i].key) +
+			  (input_pending(a->parked[i].fd) ? 0 : 1u << 30);
+		/* Insertion sort by held count; parked[] is in arrival order already. */
+		while (j > 0 && held[order[j - 1]] > held[i]) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	for (unsigned k = 0; k < n; k++)
+		fds[k] = a->parked[order[k]].fd;
+	for (unsigned k = 0; k < n && !a->blocked; k++) {
+		/* Indices shift as entries leave: find it by its fd. */
+		for (unsigned i = 0; i < a->n_parked; i++) {
+			if (a->parked[i].fd == fds[k]) {
+				retry_parked(srv, a, i, now);
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * The parking is full: close the entry that costs the others most.  Never
+ * one whose request is in its socket while another has none; of those, one
+ * that has sent nothing for HTTP_INPUT_GRACE_MS first; then one from the
+ * address with the most connections (held and parked), the longest-parked
+ * of those: one address's flood cannot push out a newcomer from another.
+ */
+static void drop_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
+{
+	unsigned best = 0;
+	uint64_t best_key = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	for (unsigned i = 0; i < a->n_parked; i++) {
+		const struct parked *p = &a->parked[i];
+		uint64_t n = addr_count(srv, p->key), key;
+
+		for (unsigned j = 0; j < a->n_parked; j++)
+			n += memcmp(a->parked[j].key, p->key, 16) == 0;
+		/* Higher goes first: no request, then idle past the grace, then count. */
+		key = ((uint64_t)!input_pending(p->fd) << 40) |
+		      ((uint64_t)(now - p->since_ms >= HTTP_INPUT_GRACE_MS) << 39) | n;
+		if (key > best_key) {
+			best = i;
+			best_key = key;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	close(a->parked[best].fd);
+	unpark(a, best);
 }
 
 /*
@@ -883,24 +1137,23 @@ static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i
  * are taken, a newcomer that has not sent its request yet is kept aside
  * for HTTP_INPUT_GRACE_MS rather than given a place at once: under a flood
  * of connections that send nothing, the kept ones push each other out
- * (closed), cheaply, while one that asks is let in at once.
+ * (closed), cheaply, while one that asks is let in at once.  Accepting
+ * goes on while no place can be had (blocked): the parking, not the
+ * kernel's queue, is where newcomers wait, and a full parking drops its
+ * costliest entry (drop_parked), so a newcomer is never stuck in the
+ * kernel's queue behind connections parked here.
  */
 static void accept_batch(struct http_server *srv, struct acceptor *a)
 {
-	for (int i = 0; i < HTTP_ACCEPT_BATCH && !a->blocked; i++) {
+	for (int i = 0; i < HTTP_ACCEPT_BATCH; i++) {
 		struct parked *p;
 		enum admit_result r;
 		int fd;
 
 		if (a->n_parked == HTTP_PARKED_MAX) {
-			/* Make room: the oldest goes in (request sent) or is closed. */
-			if (!retry_parked(srv, a, 0, mono_ms())) {
-				if (a->blocked)
-					return;
-				close(a->parked[0].fd);
-				a->n_parked--;
-				memmove(a->parked, a->parked + 1, a->n_parked * sizeof(*p));
-			}
+			/* Make room: the oldest goes in (request sent), or the costliest is closed. */
+			if (a->blocked || !retry_parked(srv, a, 0, mono_ms()))
+				drop_parked(srv, a, mono_ms());
 		}
 		p = &a->parked[a->n_parked];
 		p->sa_len = sizeof(p->sa);
@@ -910,14 +1163,14 @@ static void accept_batch(struct http_server *srv, struct acceptor *a)
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
 				log_warning("http: accept: %s; not accepting for %d ms",
 					    strerror(errno), HTTP_ACCEPT_BACKOFF_MS);
-				a->blocked = true;
 				usleep(HTTP_ACCEPT_BACKOFF_MS * 1000);
 			}
 			return;
 		}
 		p->fd = fd;
 		p->since_ms = mono_ms();
-		r = admit(srv, fd, (struct sockaddr *)&p->sa, p->sa_len, true);
+		addr_key((struct sockaddr *)&p->sa, p->key);
+		r = a->blocked ? ADMIT_LATER : admit(srv, fd, (struct sockaddr *)&p->sa, p->sa_len, true);
 		if (r == ADMIT_NO_INPUT || r == ADMIT_LATER)
 			a->n_parked++;
 		if (r == ADMIT_LATER)
@@ -930,12 +1183,13 @@ static void accept_batch(struct http_server *srv, struct acceptor *a)
 /* At most once a minute, what the limits did to clients (lock held). */
 static void report(struct http_server *srv)
 {
-	if (srv->n_deadline || srv->n_evicted || srv->n_refused)
+	if (srv->n_deadline || srv->n_evicted || srv->n_refused || srv->n_pipelined)
 		log_info("http: in the last %d s, %u connections closed at their request deadline, "
 			 "%u gave their place to a client that asked, %u refused over "
-			 "max_connections_per_ip", HTTP_LOG_EVERY_S, srv->n_deadline,
-			 srv->n_evicted, srv->n_refused);
-	srv->n_deadline = srv->n_evicted = srv->n_refused = 0;
+			 "max_connections_per_ip, %u closed after %u pipelined answers not read",
+			 HTTP_LOG_EVERY_S, srv->n_deadline, srv->n_evicted, srv->n_refused,
+			 srv->n_pipelined, HTTP_PIPELINE_MAX);
+	srv->n_deadline = srv->n_evicted = srv->n_refused = srv->n_pipelined = 0;
 }
 
 /*
@@ -959,9 +1213,7 @@ static void *acceptor_main(void *arg)
 		nfds_t n = 2;
 
 		a.blocked = false;
-		for (unsigned i = 0; i < a.n_parked && !a.blocked;)
-			if (!retry_parked(srv, &a, i, now))
-				i++;
+		retry_all_parked(srv, &a, now);
 		pthread_mutex_lock(&srv->lock);
 		if (srv->next_deadline_ms && now >= srv->next_deadline_ms)
 			sweep(srv, now);
@@ -1119,6 +1371,9 @@ struct http_server *http_start(const struct http_options *opt, char *err, size_t
 	srv->header_limit = opt->max_header_bytes ? opt->max_header_bytes : HTTP_DEFAULT_HEADER_BYTES;
 	srv->timeout_ms = 1000ull * (opt->request_timeout_s ? opt->request_timeout_s
 							    : HTTP_DEFAULT_TIMEOUT_S);
+	srv->idle_timeout_s = (unsigned)(srv->timeout_ms / 1000u);
+	srv->write_timeout_s = opt->write_timeout_s ? opt->write_timeout_s
+						    : HTTP_DEFAULT_WRITE_TIMEOUT_S;
 	pthread_mutex_init(&srv->lock, NULL);
 	/* A socket from systemd may be blocking; the acceptor drains the queue
 	 * until accept() says EAGAIN. */
@@ -1158,9 +1413,9 @@ struct http_server *http_start(const struct http_options *opt, char *err, size_t
 		 * worker's limit when it takes a connection up, after
 		 * MHD_add_connection() picked it, and would drop one unannounced. */
 		MHD_OPTION_CONNECTION_LIMIT, srv->n_slots * HTTP_THREAD_POOL_SIZE,
-		/* An idle limit for the response side: a client that stops
-		 * reading. The request side has the deadline of the acceptor. */
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(srv->timeout_ms / 1000u),
+		/* An idle limit between answers; the request side has the
+		 * acceptor's deadline, an answer the write deadline (answer()). */
+		MHD_OPTION_CONNECTION_TIMEOUT, srv->idle_timeout_s,
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool_bytes(opt),
 		MHD_OPTION_NOTIFY_CONNECTION, notify_connection, srv,
 		MHD_OPTION_NOTIFY_COMPLETED, request_completed, srv,

@@ -16,15 +16,27 @@
  * No client can keep the others out (SPEC §6):
  *   - An acceptor thread takes every connection off the listen queue at
  *     once, so no one waits in the kernel behind connections that never
- *     send a request.  A connection over max_connections_per_ip is closed
- *     at once.  When max_connections are open, the new connection takes
- *     the place of a waiting one (no request in progress): the
- *     longest-waiting of the address that holds the most.
+ *     send a request, and keeps the newcomers it cannot place yet aside
+ *     (at most 64; a full parking closes one from the address holding the
+ *     most).  A connection over max_connections_per_ip is closed at once;
+ *     an IPv6 client counts by its /64.  When max_connections are open, a
+ *     newcomer that asked takes the place of one that costs the others:
+ *     waiting for its request with none in its socket, or answering a
+ *     client that does not read (the socket takes no more), and holding
+ *     its place at least 100 ms (younger: only from an address holding
+ *     several); the longest-waiting of the address that
+ *     holds the most.  A request in flight is never given up: one in the
+ *     socket, one being answered to a client that reads, or one on a
+ *     connection accepted or answered a moment ago.  Newcomers from the
+ *     addresses holding the fewest connections are placed first.
  *   - request_timeout is a deadline, not an idle timer: a request must be
  *     complete that many seconds after the connection was accepted (or
  *     after the previous response on a kept-alive connection), however
- *     the bytes trickle in; then the connection is closed.  It is also the
- *     longest a response waits for a client that does not read.
+ *     the bytes trickle in; then the connection is closed.
+ *   - write_timeout: an answer whose writing makes no progress that long
+ *     (the client does not read) is dropped with its connection.
+ *   - After 16 answers in a row to a client that asked ahead of reading
+ *     them (pipelined requests it does not take), the connection closes.
  *   - A client that sends a request and hangs up at once frees its
  *     connection at once (libmicrohttpd polls with poll(), which sees the
  *     end of the stream; its epoll mode misses a FIN behind the data).
@@ -32,6 +44,10 @@
  *     CRLF, each field counted as "Name: value", and the empty line) add
  *     up to more than max_header_bytes gets 431 and the connection closes.
  *     A request announcing a body gets 413, any method but GET and HEAD 405.
+ *   - Only HTTP/1.0 and HTTP/1.1 are served (others: 505); a target with
+ *     a control character, sent or percent-encoded ("%00", "%0a"), gets
+ *     400.  What libmicrohttpd logs of a request is quoted: control
+ *     characters escaped, its length bounded.
  *   - HTTP/1.1 connections stay open for further requests unless the client
  *     sends "Connection: close" (HTTP/1.0: only with "Connection:
  *     keep-alive"); pipelined requests are answered in order.
@@ -54,6 +70,7 @@ struct http_options {
 	unsigned max_connections;      /* open at most; 0: 64 */
 	unsigned max_connections_per_ip; /* 0: no per-address limit */
 	unsigned request_timeout_s;    /* deadline for a complete request; 0: 10 s */
+	unsigned write_timeout_s;      /* an answer making no progress this long; 0: 2 s */
 	unsigned max_header_bytes;     /* request line and headers; 0: 16 KiB */
 	double interval_s;             /* sampling interval, for /healthz */
 	const struct http_asset *assets; /* static table, may be NULL */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -38,10 +39,15 @@ struct privsep_header {
 	uint64_t len[SNAPSHOT_N_RENDERED]; /* slot doc * 2 + gzip, as in render.c */
 };
 
+#define PRIVSEP_LOG_LINE 1024          /* log.c's longest message */
+
 struct privsep {
 	pid_t pid;
 	int fd;
+	int log_fd;                        /* the server's stdout and stderr; -1 at end */
 	atomic_bool dead;
+	size_t log_len;                    /* bytes of an unfinished line in log_buf */
+	char log_buf[PRIVSEP_LOG_LINE];
 };
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -121,6 +127,50 @@ int privsep_fd(const struct privsep *p)
 	return p->fd;
 }
 
+int privsep_log_fd(const struct privsep *p)
+{
+	return p->log_fd;
+}
+
+/*
+ * Copy what the server wrote to its standard streams to ours, whole lines
+ * (log.c writes each message with one write(2), prefix included), a line
+ * longer than the buffer in pieces.  At end-of-file the pipe is closed and
+ * privsep_log_fd() becomes -1.
+ */
+void privsep_relay_log(struct privsep *p)
+{
+	for (;;) {
+		ssize_t n;
+		char *nl;
+
+		if (p->log_fd < 0)
+			return;
+		n = read(p->log_fd, p->log_buf + p->log_len, sizeof(p->log_buf) - p->log_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+				if (p->log_len)
+					(void)!write(STDERR_FILENO, p->log_buf, p->log_len);
+				p->log_len = 0;
+				close(p->log_fd);
+				p->log_fd = -1;
+			}
+			return;
+		}
+		p->log_len += (size_t)n;
+		nl = memrchr(p->log_buf, '\n', p->log_len);
+		if (nl || p->log_len == sizeof(p->log_buf)) {
+			size_t out = nl ? (size_t)(nl - p->log_buf) + 1 : p->log_len;
+
+			(void)!write(STDERR_FILENO, p->log_buf, out);
+			memmove(p->log_buf, p->log_buf + out, p->log_len - out);
+			p->log_len -= out;
+		}
+	}
+}
+
 pid_t privsep_pid(const struct privsep *p)
 {
 	return p->pid;
@@ -147,13 +197,30 @@ bool privsep_check(struct privsep *p)
 
 int privsep_wait_first(struct privsep *p, int timeout_ms)
 {
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+	struct timespec t0;
 	char c;
-	int r = poll(&pfd, 1, timeout_ms);
+	int r;
 
-	if (r == 0)
-		return -ETIMEDOUT;
-	if (r > 0 && !atomic_load(&p->dead) && recv(p->fd, &c, 1, MSG_DONTWAIT) == 1)
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = p->fd, .events = POLLIN },
+					 { .fd = p->log_fd, .events = POLLIN } };
+		struct timespec t;
+		long waited;
+
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		waited = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+		if (waited >= timeout_ms)
+			return -ETIMEDOUT;
+		r = poll(pfd, 2, (int)(timeout_ms - waited));
+		if (r > 0 && pfd[1].revents)
+			privsep_relay_log(p);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || pfd[0].revents)
+			break;
+	}
+	if (!atomic_load(&p->dead) && recv(p->fd, &c, 1, MSG_DONTWAIT) == 1)
 		return 0;
 	mark_dead(p);
 	return -EPIPE;
@@ -198,6 +265,13 @@ bool privsep_stop(struct privsep *p, char *how, size_t howlen)
 		status = -1;
 	} else {
 		describe(status, how, howlen);
+	}
+	/* What it wrote last, its last words included (a seccomp kill). */
+	if (p->log_fd >= 0) {
+		fcntl(p->log_fd, F_SETFL, O_NONBLOCK);
+		privsep_relay_log(p);
+		if (p->log_fd >= 0)
+			close(p->log_fd);
 	}
 	free(p);
 	return was_alive && status == 0;
@@ -266,13 +340,40 @@ static int receive(int fd, struct snapshot **ret)
 }
 
 /* The server process: see privsep.h.  Never returns. */
-static void server_main(struct http_options ho, const char *user, int fd, pid_t parent)
+/*
+ * In the server: a session of its own, without a controlling terminal
+ * (nothing it does reaches a terminal the daemon was started from, such as
+ * TIOCSTI into a root shell), standard input from /dev/null, standard
+ * output and error into the pipe the hardware side copies to its log
+ * (non-blocking: a message is dropped rather than the server held up).
+ */
+static int detach(int log_w)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(log_w, STDOUT_FILENO) < 0 ||
+	    dup2(log_w, STDERR_FILENO) < 0)
+		return -1;
+	if (null > STDERR_FILENO)
+		close(null);
+	if (log_w > STDERR_FILENO)
+		close(log_w);
+	if (fcntl(STDERR_FILENO, F_SETFL, O_NONBLOCK) < 0)
+		return -1;
+	return setsid() < 0 ? -1 : 0;
+}
+
+static void server_main(struct http_options ho, const char *user, int fd, int log_w, pid_t parent)
 {
 	struct http_server *http;
 	char err[512];
 	bool acked = false;
 	int r;
 
+	if (detach(log_w) < 0) {
+		log_error("server: detaching from the terminal: %s", strerror(errno));
+		_exit(1);
+	}
 	close_all_but(ho.listen_fd, fd);
 	if (geteuid() == 0 && (!user || user[0] == '\0' || strcmp(user, "root") == 0))
 		user = "nobody";
@@ -310,13 +411,59 @@ static void server_main(struct http_options ho, const char *user, int fd, pid_t 
 	_exit(0);
 }
 
+/* The uid user runs as: root for "" and "root"; -1 for a user that does not exist. */
+static long uid_of(const char *user)
+{
+	struct passwd *pw;
+
+	if (!user || user[0] == '\0' || strcmp(user, "root") == 0)
+		return 0;
+	pw = getpwnam(user);
+	return pw ? (long)pw->pw_uid : -1;
+}
+
+int privsep_server_user(const char *user, const char *server_user, char *ret, size_t retlen,
+			char *err, size_t errlen)
+{
+	long hw_uid, uid;
+	const char *name = server_user;
+
+	if (geteuid() != 0) {
+		/* Nothing is dropped: both sides stay the user that started them. */
+		snprintf(ret, retlen, "%s", "");
+		return 0;
+	}
+	if (!name || name[0] == '\0' || uid_of(name) < 0)
+		name = "nobody";
+	uid = uid_of(name);
+	if (uid < 0) {
+		snprintf(err, errlen, "server_user: neither '%s' nor 'nobody' exists (the package "
+			 "creates '%s' with systemd-sysusers)", server_user ? server_user : "",
+			 server_user ? server_user : "");
+		return -ENOENT;
+	}
+	if (uid == 0) {
+		snprintf(err, errlen, "server_user '%s' is root: the server must not run as root", name);
+		return -EINVAL;
+	}
+	hw_uid = privdrop_will_drop(user) ? uid_of(user) : 0;
+	if (uid == hw_uid) {
+		snprintf(err, errlen, "server_user '%s' has the uid of user '%s' (%ld): the server "
+			 "must run as another user than the hardware side, so that it cannot signal "
+			 "it; set server_user to another user", name, user, uid);
+		return -EINVAL;
+	}
+	snprintf(ret, retlen, "%s", name);
+	return 0;
+}
+
 int privsep_start(const struct http_options *ho, const char *user, struct privsep **ret,
 		  char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = PRIVSEP_SEND_TIMEOUT_S };
 	struct privsep *p;
 	pid_t parent = getpid();
-	int sv[2];
+	int sv[2], logp[2];
 
 	p = calloc(1, sizeof(*p));
 	if (!p) {
@@ -330,6 +477,15 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 		free(p);
 		return -e;
 	}
+	if (pipe2(logp, O_CLOEXEC) < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "privsep: pipe: %s", strerror(e));
+		close(sv[0]);
+		close(sv[1]);
+		free(p);
+		return -e;
+	}
 	/* A server that stops reading is taken for dead rather than stalling the sampler. */
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	fflush(NULL);
@@ -340,15 +496,21 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 		snprintf(err, errlen, "privsep: fork the server: %s", strerror(e));
 		close(sv[0]);
 		close(sv[1]);
+		close(logp[0]);
+		close(logp[1]);
 		free(p);
 		return -e;
 	}
 	if (p->pid == 0) {
 		close(sv[0]);
-		server_main(*ho, user, sv[1], parent);
+		close(logp[0]);
+		server_main(*ho, user, sv[1], logp[1], parent);
 	}
 	close(sv[1]);
+	close(logp[1]);
+	fcntl(logp[0], F_SETFL, O_NONBLOCK);
 	p->fd = sv[0];
+	p->log_fd = logp[0];
 	atomic_init(&p->dead, false);
 	*ret = p;
 	return 0;

@@ -7,10 +7,13 @@
  * samples, and after each sample formats every document once, in each
  * encoding (render.h).  The server, forked from it after the listening
  * socket is bound and the hardware opened but before any thread starts,
- * keeps only the listening socket and its end of the transport, becomes
- * the configured user (or "nobody" when the daemon runs as root without
- * one), sets no-new-privs, starts the HTTP server and then locks itself in
- * a seccomp filter (sandbox.h).  It serves the latest bytes it received
+ * keeps only the listening socket and its end of the transport, leaves
+ * the daemon's session and terminal (setsid(); standard input from
+ * /dev/null, standard output and error into a pipe the hardware side
+ * copies to its log), becomes a user other than the hardware side's
+ * (privsep_server_user()), so that no signal of its own and no F_SETOWN
+ * reaches the hardware side, sets no-new-privs, starts the HTTP server and
+ * then locks itself in a seccomp filter (sandbox.h).  It serves the latest bytes it received
  * and nothing else: it can read no file, open no socket, signal no
  * process, and a system call outside its filter kills it.
  *
@@ -47,8 +50,19 @@
 struct privsep;
 
 /*
+ * The user the server runs as, in ret: server_user, or "nobody" when
+ * server_user is empty or does not exist (a build not installed by the
+ * package, which creates it); "" when the process is not root (nothing is
+ * dropped, by either side).  Refused (-EINVAL, -ENOENT, a sentence in err)
+ * when that user is root, does not exist, or has the uid the hardware side
+ * drops to (user): the server must not be able to signal it.
+ */
+int privsep_server_user(const char *user, const char *server_user, char *ret, size_t retlen,
+			char *err, size_t errlen);
+
+/*
  * Fork the server.  It serves on ho->listen_fd with ho's limits, as user
- * (see above for "" and "root").  Call while the process has a single
+ * (from privsep_server_user(); "" or "root" as root: "nobody").  Call while the process has a single
  * thread.  In the hardware side: returns 0 and the handle in *ret; the
  * caller still owns ho->listen_fd and should close it.  The server never
  * returns from here.  A negative errno with a sentence in err when the
@@ -67,6 +81,15 @@ void privsep_publish(struct snapshot *s, void *arg);
 
 /* A fd that becomes readable (end-of-file) when the server is gone; for poll(). */
 int privsep_fd(const struct privsep *p);
+
+/*
+ * The pipe of the server's standard output and error, for poll(); -1 once
+ * it reached end-of-file.  When it polls readable, privsep_relay_log()
+ * copies what is there, whole lines, to this process's standard error.
+ * privsep_wait_first() and privsep_stop() relay it themselves.
+ */
+int privsep_log_fd(const struct privsep *p);
+void privsep_relay_log(struct privsep *p);
 
 /*
  * Wait up to timeout_ms for the server to say it published its first

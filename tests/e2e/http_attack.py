@@ -13,6 +13,9 @@ ATTACK is one of
            it; a connection the server closes is opened again
   idle     2000 connections from 250 addresses (127.0.1.1-250) that send
            nothing; a connection the server closes is opened again
+  slowread 128 connections from 16 addresses (127.0.2.1-16), each
+           pipelining 400 'GET /metrics' requests and never reading an
+           answer; a connection the server closes is opened again
 
 The attack runs for SECONDS, then stops (every attacking socket closed); the
 scraper goes on for AFTER more seconds.  The scraper, from 127.0.0.250, asks
@@ -27,6 +30,7 @@ the interval promises; 1 otherwise.  The script ends by itself.
 import errno
 import multiprocessing
 import resource
+import select
 import selectors
 import socket
 import sys
@@ -126,6 +130,50 @@ def holders(port, stop, addrs, per_addr, first, every):
         s.close()
 
 
+def slow_readers(port, stop, addrs, per_addr, pipelined):
+    """Hold per_addr connections from each address, each sending the
+    pipelined requests and never reading; reopen any the server closes
+    (seen as a hang-up or an error, since nothing is read)."""
+    poller = select.poll()
+    conns = {}
+    gone = select.POLLRDHUP | select.POLLHUP | select.POLLERR
+
+    def add(src):
+        s = open_conn(port, src)
+        if s is None:
+            return
+        conns[s.fileno()] = [s, src, pipelined]
+        poller.register(s, select.POLLOUT | gone)
+
+    for src in addrs:
+        for _ in range(per_addr):
+            add(src)
+    while not stop.is_set():
+        for fd, ev in poller.poll(100):
+            if fd not in conns:
+                continue
+            s, src, left = conns[fd]
+            if ev & gone:
+                poller.unregister(fd)
+                del conns[fd]
+                s.close()
+                add(src)
+                continue
+            if ev & select.POLLOUT and left:
+                try:
+                    n = s.send(left)
+                    conns[fd][2] = left = left[n:]
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    left = b""
+                if not left:
+                    poller.modify(fd, gone)
+        time.sleep(0.01)
+    for s, _, _ in conns.values():
+        s.close()
+
+
 def scrape(port):
     """One /metrics exchange; returns (seconds, samples_total) or raises."""
     t0 = time.monotonic()
@@ -172,6 +220,10 @@ def main():
     elif attack == "idle":
         addrs = ["127.0.1.%d" % (1 + i) for i in range(250)]
         t = multiprocessing.Process(target=holders, args=(port, stop, addrs, 8, None, None))
+    elif attack == "slowread":
+        addrs = ["127.0.2.%d" % (1 + i) for i in range(16)]
+        pipelined = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 400
+        t = multiprocessing.Process(target=slow_readers, args=(port, stop, addrs, 8, pipelined))
     else:
         sys.exit("unknown attack %s" % attack)
     t.start()

@@ -2,7 +2,8 @@
 # Hostile clients cannot blind the HTTP front (SPEC §6).  Under each attack
 # (640 send-and-leave connections a second from 80 addresses; 320
 # connections trickling header bytes from 40 addresses; 2000 idle
-# connections from 250 addresses), a scraper from another loopback address
+# connections from 250 addresses; 128 connections from 16 addresses
+# pipelining 400 requests each and never reading), a scraper from another loopback address
 # gets every /metrics answered within 1 s, during the attack and after it,
 # and the sampler keeps its cadence (tests/e2e/http_attack.py).  The daemon
 # runs with the default connection limits.
@@ -11,7 +12,7 @@
 python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.250", 0))' 2>/dev/null ||
 	skip "cannot bind to 127.0.0.250 (no 127.0.0.0/8 on lo)"
 
-for attack in burst trickle idle; do
+for attack in burst trickle idle slowread; do
 	port=$(free_port)
 	write_conf "$TEST_TMP/$attack.conf" "$port"
 	start_daemon "$port" "$TEST_TMP/$attack.log" --config "$TEST_TMP/$attack.conf" \
@@ -23,4 +24,4 @@ for attack in burst trickle idle; do
 	}
 	stop_daemon "$DAEMON_PID" || fail "$attack: exit status after SIGTERM"
 done
-echo "http_attacks: burst, trickle and idle: every scrape answered"
+echo "http_attacks: burst, trickle, idle and slowread: every scrape answered"

@@ -7,12 +7,13 @@
 
 [ "$(id -u)" = 0 ] || skip "needs root"
 id nobody >/dev/null 2>&1 || skip "no 'nobody' user"
+id daemon >/dev/null 2>&1 || skip "no 'daemon' user (server_user)"
 
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 chmod 755 "$TEST_TMP"
 port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
+write_conf "$TEST_TMP/u.conf" "$port" "server_user = daemon"
 sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/u.conf"
 start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
 

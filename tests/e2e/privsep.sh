@@ -7,13 +7,19 @@
 # lock), while the hardware side holds the msr files.  Killing the server
 # ends the daemon with a non-zero status and every register restored;
 # killing the hardware side ends the server; SIGTERM to both (as systemd
-# sends it) ends them with status 0 and every register restored.  Run as
-# root once without a configured user (the server becomes "nobody", the
-# hardware side stays root) and once with "user = nobody".
+# sends it) ends them with status 0 and every register restored.  The
+# server runs as another user than the hardware side (/proc/PID/status)
+# and in a session of its own, without a controlling terminal
+# (/proc/PID/stat), its standard input /dev/null and its output a pipe.
+# Run as root once without a configured user (the server becomes "nobody",
+# as server_user's default "uncored-http" is not created here; the
+# hardware side stays root), once with "user = nobody" and "server_user =
+# daemon", and once with both "nobody" (refused: the same uid).
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root"
 id nobody >/dev/null 2>&1 || skip "no 'nobody' user"
+id daemon >/dev/null 2>&1 || skip "no 'daemon' user"
 
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" "$tree"
@@ -21,12 +27,12 @@ python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
 chmod 755 "$TEST_TMP"
 nobody=$(id -u nobody)
 
-# The server: the daemon's child running as nobody (with a configured user
+# The server: the daemon's child running as uid $2 (with a configured user
 # the other child is the msr opener, which stays root).  Waits up to 10 s.
 server_of() {
 	for _ in $(seq 1 100); do
 		for s in $(pgrep -P "$1" || true); do
-			if grep -q "^Uid:[[:space:]]*$nobody[[:space:]]" "/proc/$s/status" 2>/dev/null; then
+			if grep -q "^Uid:[[:space:]]*$2[[:space:]]" "/proc/$s/status" 2>/dev/null; then
 				echo "$s"
 				return 0
 			fi
@@ -51,20 +57,26 @@ registers_restored() {
 	[ ! -s "$TEST_TMP/ledger" ] || fail "$1: the state file is not empty"
 }
 
-check_server() { # check_server PID LABEL
+check_server() { # check_server PID LABEL UID
 	st=/proc/$1/status
 	for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 		grep -q "^$cap:[[:space:]]*0000000000000000$" "$st" || fail "$2: server $cap: $(grep "^$cap" "$st")"
 	done
 	grep -q '^NoNewPrivs:[[:space:]]*1$' "$st" || fail "$2: server without no-new-privileges"
 	grep -q '^Seccomp:[[:space:]]*2$' "$st" || fail "$2: server without a seccomp filter: $(grep ^Seccomp "$st")"
-	grep -q "^Uid:[[:space:]]*$nobody[[:space:]]*$nobody[[:space:]]*$nobody[[:space:]]*$nobody$" "$st" ||
+	grep -q "^Uid:[[:space:]]*$3[[:space:]]*$3[[:space:]]*$3[[:space:]]*$3$" "$st" ||
 		fail "$2: server uid: $(grep ^Uid "$st")"
+	hw_uid=$(awk '/^Uid:/ { print $2 }' "/proc/$DAEMON_PID/status")
+	[ "$hw_uid" != "$3" ] || fail "$2: server and hardware side both run as uid $3"
+	# /proc/PID/stat after the command's ")": state ppid pgrp session tty_nr ...
+	set -- "$1" "$2" $(sed 's/.*) //' "/proc/$1/stat")
+	[ "$7" = 0 ] || fail "$2: server has a controlling terminal (tty_nr $7)"
+	[ "$6" = "$1" ] || fail "$2: server is not the leader of a session of its own (session $6)"
 	for fd in /proc/$1/fd/*; do
 		n=${fd##*/}
 		t=$(readlink "$fd") || continue
 		case "$n:$t" in
-		0:* | 1:* | 2:*) ;;   # the standard streams, as the daemon got them
+		0:/dev/null | 1:pipe:* | 2:pipe:*) ;;   # no terminal: the log's pipe
 		*:socket:* | *:anon_inode:\[eventfd\]) ;;
 		*) fail "$2: server holds fd $n -> $t" ;;
 		esac
@@ -74,16 +86,32 @@ check_server() { # check_server PID LABEL
 		fail "$2: the check would not see an msr file: the hardware side holds none"
 }
 
+# Both sides as nobody: refused before anything starts.
+port=$(free_port)
+write_conf "$TEST_TMP/same.conf" "$port" "server_user = nobody"
+sed -i "s/^user =.*/user = nobody/" "$TEST_TMP/same.conf"
+rc=0
+timeout 30 "$UNCORED_BIN" --config "$TEST_TMP/same.conf" --root "$tree" >"$TEST_TMP/same.log" 2>&1 || rc=$?
+[ "$rc" != 0 ] && grep -q "server_user 'nobody' has the uid of user 'nobody'" "$TEST_TMP/same.log" ||
+	{ cat "$TEST_TMP/same.log" >&2; fail "the same user for both sides: status $rc"; }
+registers_restored "the same user for both sides"
+
+daemon_uid=$(id -u daemon)
 for user in "" nobody; do
 	label="user '$user'"
 	port=$(free_port)
 	write_conf "$TEST_TMP/u.conf" "$port"
 	sed -i "s/^user =.*/user = $user/" "$TEST_TMP/u.conf"
+	server_uid=$nobody
+	if [ "$user" = nobody ]; then
+		echo "server_user = daemon" >>"$TEST_TMP/u.conf"
+		server_uid=$daemon_uid
+	fi
 
 	# The server's confinement; the service answers through it.
 	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
-	server=$(server_of "$DAEMON_PID")
-	check_server "$server" "$label"
+	server=$(server_of "$DAEMON_PID" "$server_uid")
+	check_server "$server" "$label" "$server_uid"
 	curl -fsS --compressed "$DAEMON_URL/metrics" | grep -q '^uncored_samples_total' || fail "$label: no metrics"
 	s1=$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_samples_total)
 	sleep 1
@@ -102,7 +130,7 @@ for user in "" nobody; do
 
 	# The hardware side killed: the server ends.
 	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
-	server=$(server_of "$DAEMON_PID")
+	server=$(server_of "$DAEMON_PID" "$server_uid")
 	kill -KILL "$DAEMON_PID"
 	wait "$DAEMON_PID" 2>/dev/null || true
 	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
@@ -110,7 +138,7 @@ for user in "" nobody; do
 
 	# SIGTERM to both, as systemd stops the service (this start also cleans up the kill).
 	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
-	server=$(server_of "$DAEMON_PID")
+	server=$(server_of "$DAEMON_PID" "$server_uid")
 	kill -TERM "$server"
 	stop_daemon "$DAEMON_PID" || fail "$label: exit status after SIGTERM to both processes"
 	gone_within "$server" || fail "$label: the server outlived the stop"

@@ -236,8 +236,8 @@ static const struct bad_case bad_cases[] = {
 	  "t.conf:2: unknown section '[bogus]' (expected [daemon], [uncore], [thermal], [core], [pcu] or [imc])", 1 },
 	{ "unknown key", "[daemon]\nlisten_port = 1\n",
 	  "t.conf:2: listen_port: unknown key in [daemon] (expected listen, interval, root, user, "
-	  "log_level, max_connections, max_connections_per_ip, request_timeout, max_header_size, "
-	  "max_episodes, state_file)", 1 },
+	  "server_user, log_level, max_connections, max_connections_per_ip, request_timeout, write_timeout, "
+	  "max_header_size, max_episodes, state_file)", 1 },
 	{ "key outside any section", "interval = 1\n",
 	  "t.conf:1: interval: key outside any section (put it under [daemon], [uncore], [thermal], [core], [pcu] or [imc])", 1 },
 	{ "interval too short", "[daemon]\ninterval = 0.01\n",

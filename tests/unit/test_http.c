@@ -612,6 +612,106 @@ static void test_body_refused(void **state)
 	assert_int_equal(status_of(resp), 413);
 }
 
+/* Only HTTP/1.0 and 1.1; a target with a control character, encoded or not, is refused. */
+static void test_version_and_target(void **state)
+{
+	static const char *const bad_targets[] = { "/metrics%00", "/metrics%0a", "/x%1B[2J",
+						   "/metrics%7f" };
+	struct server *sv = *state;
+
+	exchange(sv->port, "GET /metrics HTTP/1.9\r\nHost: x\r\nConnection: close\r\n\r\n",
+		 strlen("GET /metrics HTTP/1.9\r\nHost: x\r\nConnection: close\r\n\r\n"), resp);
+	assert_int_equal(status_of(resp), 505);
+	exchange(sv->port, "GET /metrics HTTP/1.0\r\n\r\n", strlen("GET /metrics HTTP/1.0\r\n\r\n"),
+		 resp);
+	assert_int_equal(status_of(resp), 200);
+	for (size_t i = 0; i < ARRAY_SIZE(bad_targets); i++) {
+		print_message("target %s\n", bad_targets[i]);
+		request(sv->port, "GET", bad_targets[i], resp);
+		assert_int_equal(status_of(resp), 400);
+	}
+	request(sv->port, "GET", "/metrics%20", resp);
+	assert_int_equal(status_of(resp), 404);
+}
+
+/*
+ * A client's only connection, accepted a moment ago, keeps its place even
+ * idle: its request may be on the way.  With the one place taken by a
+ * fresh idle connection, an asker is answered only once it held its place
+ * 100 ms (and then at once).
+ */
+static void test_fresh_not_evicted(void **state)
+{
+	enum { N = 1 };
+	struct server *sv = start_server(N, 0, NULL, 0);
+	int fds[N], closed;
+	double t0, took;
+
+	(void)state;
+	for (int i = 0; i < N; i++)
+		fds[i] = connect_port(sv->port);
+	t0 = mono_s();
+	request(sv->port, "GET", "/metrics", resp);
+	took = mono_s() - t0;
+	print_message("answered %.0f ms after the places were taken\n", took * 1e3);
+	assert_int_equal(status_of(resp), 200);
+	assert_true(took >= 0.09);
+	assert_true(took < 1.0);
+	closed = count_hangups(fds, N, 1000);
+	assert_true(closed >= 1);
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+	stop_server(sv);
+}
+
+/*
+ * A client that pipelines requests and never reads: its connection is
+ * closed when writing makes no progress for write_timeout, and it is
+ * evictable meanwhile: an asker gets its place.
+ */
+static void test_slow_reader(void **state)
+{
+	enum { N = 2 };
+	struct server *sv = start_server_opt((struct http_options){
+		.max_connections = N, .request_timeout_s = 10, .write_timeout_s = 1,
+		.max_header_bytes = 8192, .interval_s = 1.0 });
+	static const char one[] = "GET /api/v1/snapshot HTTP/1.1\r\nHost: x\r\n\r\n";
+	char *many = malloc(400 * (sizeof(one) - 1) + 1);
+	int fds[N], rcv = 4096;
+	double t0, took;
+
+	(void)state;
+	assert_non_null(many);
+	for (int i = 0; i < 400; i++)
+		memcpy(many + i * (sizeof(one) - 1), one, sizeof(one) - 1);
+	for (int i = 0; i < N; i++) {
+		fds[i] = connect_port(sv->port);
+		setsockopt(fds[i], SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+		(void)send(fds[i], many, 400 * (sizeof(one) - 1), MSG_NOSIGNAL | MSG_DONTWAIT);
+	}
+	usleep(500 * 1000);
+	t0 = mono_s();
+	request(sv->port, "GET", "/metrics", resp);
+	took = mono_s() - t0;
+	print_message("asker answered in %.0f ms\n", took * 1e3);
+	assert_int_equal(status_of(resp), 200);
+	assert_true(took < 1.0);
+	/* Both slow readers are gone within the write deadline and some slack:
+	 * what they have not read ends in end-of-file or a reset. */
+	sleep(3);
+	for (int i = 0; i < N; i++) {
+		static char sink[65536];
+		ssize_t n;
+
+		while ((n = recv(fds[i], sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+			;
+		assert_true(n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK));
+		close(fds[i]);
+	}
+	free(many);
+	stop_server(sv);
+}
+
 /* When every place is taken by idle connections, a client that asks gets in. */
 static void test_full_server_admits_asker(void **state)
 {
@@ -780,6 +880,9 @@ int main(void)
 		cmocka_unit_test(test_keep_alive),
 		cmocka_unit_test(test_body_refused),
 		cmocka_unit_test(test_full_server_admits_asker),
+		cmocka_unit_test(test_version_and_target),
+		cmocka_unit_test(test_fresh_not_evicted),
+		cmocka_unit_test(test_slow_reader),
 		cmocka_unit_test(test_fd_limit_check),
 		cmocka_unit_test(test_start_checks_rlimit),
 		cmocka_unit_test(test_bind_bad_addresses),

@@ -4,7 +4,9 @@
  * and reports through its exit code or its death: what serving needs
  * still works, opening a file and creating a socket fail with EACCES,
  * and a call outside the filter (here fork, execve, kill, ptrace, an
- * unknown prctl, perf_event_open) kills the child with SIGSYS.  A thread started before
+ * unknown prctl, perf_event_open) kills the child with SIGSYS, as does a
+ * call with an argument the filter refuses: ioctl TIOCSTI, fcntl F_SETOWN,
+ * F_SETSIG or O_ASYNC, mmap or mprotect with PROT_EXEC.  A thread started before
  * the filter is filtered too (TSYNC).
  */
 #include <errno.h>
@@ -18,8 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,6 +84,76 @@ static int make_a_socket(void)
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 
 	return fd < 0 && errno == EACCES ? CHILD_OK : CHILD_SOCKET;
+}
+
+/* What the server does with its sockets and memory: allowed arguments. */
+static int serve_args(void)
+{
+	int n = -1, fl;
+	void *m;
+
+	if (ioctl(0, FIONREAD, &n) < 0 && errno != EINVAL && errno != ENOTTY && errno != EBADF)
+		return CHILD_ALLOWED;
+	fl = fcntl(2, F_GETFL);
+	if (fl < 0 || fcntl(2, F_SETFL, fl) < 0 || fcntl(2, F_GETFD) < 0 ||
+	    fcntl(2, F_SETFD, FD_CLOEXEC) < 0)
+		return CHILD_ALLOWED;
+	m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED || mprotect(m, 4096, PROT_READ) < 0)
+		return CHILD_ALLOWED;
+	return CHILD_OK;
+}
+
+/* stat() of a path: refused (EACCES), so no file's existence can be probed. */
+static int stat_a_path(void)
+{
+	struct stat st;
+
+	return stat("/etc/passwd", &st) < 0 && errno == EACCES ? CHILD_OK : CHILD_OPEN;
+}
+
+/* After a compromise, root through the terminal: push a command into the shell. */
+static int call_tiocsti(void)
+{
+	char c = 'x';
+
+	ioctl(0, TIOCSTI, &c);
+	return CHILD_SURVIVED;
+}
+
+/* Signal the hardware side by way of a socket: F_SETOWN, F_SETSIG, O_ASYNC. */
+static int call_f_setown(void)
+{
+	fcntl(2, F_SETOWN, getppid());
+	return CHILD_SURVIVED;
+}
+
+static int call_f_setsig(void)
+{
+	fcntl(2, F_SETSIG, SIGKILL);
+	return CHILD_SURVIVED;
+}
+
+static int call_o_async(void)
+{
+	fcntl(2, F_SETFL, O_NONBLOCK | O_ASYNC);
+	return CHILD_SURVIVED;
+}
+
+/* Executable memory, mapped or made so. */
+static int call_mmap_exec(void)
+{
+	mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return CHILD_SURVIVED;
+}
+
+static int call_mprotect_exec(void)
+{
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m != MAP_FAILED)
+		mprotect(m, 4096, PROT_READ | PROT_EXEC);
+	return CHILD_SURVIVED;
 }
 
 static int call_fork(void)
@@ -153,6 +228,42 @@ static void test_refused(void **state)
 	st = in_sandbox(make_a_socket);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), CHILD_OK);
+	st = in_sandbox(stat_a_path);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), CHILD_OK);
+}
+
+static void test_allowed_args(void **state)
+{
+	(void)state;
+	int st = in_sandbox(serve_args);
+
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), CHILD_OK);
+}
+
+/* Each argument the filter refuses, in a child of its own: killed with SIGSYS. */
+static void test_forbidden_args(void **state)
+{
+	static const struct {
+		const char *what;
+		int (*fn)(void);
+	} calls[] = {
+		{ "ioctl TIOCSTI", call_tiocsti },
+		{ "fcntl F_SETOWN", call_f_setown },
+		{ "fcntl F_SETSIG", call_f_setsig },
+		{ "fcntl F_SETFL O_ASYNC", call_o_async },
+		{ "mmap PROT_EXEC", call_mmap_exec },
+		{ "mprotect PROT_EXEC", call_mprotect_exec },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		int st = in_sandbox(calls[i].fn);
+
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
+			fail_msg("%s: not refused (wait status 0x%x)", calls[i].what, (unsigned)st);
+	}
 }
 
 static void test_killed(void **state)
@@ -200,6 +311,8 @@ int main(void)
 		cmocka_unit_test(test_allowed),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_killed),
+		cmocka_unit_test(test_allowed_args),
+		cmocka_unit_test(test_forbidden_args),
 		cmocka_unit_test(test_threads_filtered),
 	};
 
