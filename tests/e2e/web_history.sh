@@ -24,12 +24,21 @@ t_healthy=$(date +%s.%N)
 
 artifacts="$UNCORED_SOURCE_ROOT/tests/artifacts"
 mkdir -p "$artifacts"
+# Both schemes at once, each in a browser of its own.
 for scheme in light dark; do
 	rm -f "$artifacts/web-history-$scheme.png"
 	PLAYWRIGHT_CORE="$pw" UNCORED_URL="$DAEMON_URL" USER_DATA_DIR="$TEST_TMP/chromium-$scheme" \
 	SCREENSHOT="$artifacts/web-history-$scheme.png" T_BEFORE="$t_before" T_HEALTHY="$t_healthy" \
-	COLOR_SCHEME="$scheme" timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_history_check.js" ||
-		{ cat "$TEST_TMP/daemon.log" >&2; fail "history charts check failed ($scheme)"; }
+	COLOR_SCHEME="$scheme" timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_history_check.js" \
+		>"$TEST_TMP/check-$scheme.log" 2>&1 &
+	eval "check_$scheme=\$!"
+	PIDS="$PIDS $!"
+done
+for scheme in light dark; do
+	rc=0
+	eval "wait \"\$check_$scheme\"" || rc=$?
+	cat "$TEST_TMP/check-$scheme.log"
+	[ "$rc" = 0 ] || { cat "$TEST_TMP/daemon.log" >&2; fail "history charts check failed ($scheme)"; }
 	[ -s "$artifacts/web-history-$scheme.png" ] || fail "no screenshot at $artifacts/web-history-$scheme.png"
 done
 if [ -n "${UNCORED_SCREENSHOT_TO:-}" ]; then
