@@ -75,12 +75,12 @@ served_port() {
 }
 
 # A configuration for tests: loopback listener, no privilege drop, fast sampling,
-# PORT 0: the listener is chosen at start (start_daemon 0 passes
-# --listen 127.0.0.1:0), the file names port 9 (a configured port is never 0).
-# Tests run side by side: a port is never picked in advance and bound later.
 # the state file in the test's directory (never the host's /run/uncored):
 # $UNCORED_TEST_STATE_FILE, default $TEST_TMP/ledger (one per concurrent daemon
 # that should journal; a second daemon on a locked file journals nothing).
+# PORT 0: the listener is chosen at start (start_daemon 0 passes
+# --listen 127.0.0.1:0), the file names port 9 (a configured port is never 0).
+# Tests run side by side: a port is never picked in advance and bound later.
 # Usage: write_conf FILE PORT [extra ini lines...]
 write_conf() {
 	file=$1
