@@ -13,9 +13,13 @@
 #include "log.h"
 #include "once.h"
 #include "sampler.h"
+#include "sim.h"
 #include "snapshot.h"
 #include "startup.h"
 #include "strbuf.h"
+
+/* Simulated seconds from start-up to the first sample of --once --simulate. */
+#define ONCE_SIM_STARTUP_S 0.01
 
 /*
  * Turn the totals of s into counts over the interval since first (SPEC §5a:
@@ -82,9 +86,24 @@ int run_once(const struct options *o, const struct conf *conf)
 	}
 	if (o->format == ONCE_TEXT)
 		sampler_quiet_episodes(sampler);   /* the table lists them */
+	/*
+	 * On the simulator the clock is stepped: a moment for start-up (the
+	 * counters have run when the first sample reads them, as on a real
+	 * host), then the interval, with no real sleep.
+	 */
+	if (m.sim)
+		sim_advance(m.sim, ONCE_SIM_STARTUP_S);
 	first = sampler_sample(sampler);
-	sig = sleep_or_signal(signal_fd, conf->interval_s);
+	if (m.sim) {
+		/* No stop signal can fall inside a stepped interval. */
+		sim_advance(m.sim, conf->interval_s);
+		sig = 0;
+	} else {
+		sig = sleep_or_signal(signal_fd, conf->interval_s);
+	}
 	second = sig ? NULL : sampler_sample(sampler);
+	if (second && first && m.sim)
+		second->time = first->time + conf->interval_s;   /* the interval the table shows */
 	sampler_free(sampler);   /* restores every register before anything is printed */
 	if (sig)
 		log_notice("received SIG%s, stopping", sigabbrev_np(sig));

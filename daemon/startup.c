@@ -115,7 +115,9 @@ int machine_open(const struct options *o, const struct conf *conf, struct machin
 
 	memset(m, 0, sizeof(*m));
 	if (o->simulate) {
-		struct sim *sim = sim_open(o->simulate, scenario_dir(o), SIM_CLOCK_REAL, err, sizeof(err));
+		/* --once steps simulated time over its interval instead of sleeping it. */
+		enum sim_clock clock = o->mode == MODE_ONCE ? SIM_CLOCK_STEPPED : SIM_CLOCK_REAL;
+		struct sim *sim = sim_open(o->simulate, scenario_dir(o), clock, err, sizeof(err));
 
 		if (!sim) {
 			log_error("--simulate '%s': %s", o->simulate, err);

@@ -36,6 +36,10 @@ UNCORED_TEST_INTERVAL=1
 UNCORED_TEST_DAEMON_LIMIT=$((RSS_S + 4 * WRK_S + 120))
 export UNCORED_BIN UNCORED_SOURCE_ROOT
 . "$SRC/tests/e2e/lib.sh"
+# A free TCP port on 127.0.0.1 (the benchmark runs alone, nothing else binds meanwhile).
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
 NODE_EXPORTER=$(command -v prometheus-node-exporter)
 
 # ---------------------------------------------------------------- helpers

@@ -5,9 +5,8 @@
 # gzip body is valid: promtool and jq read what gunzip gives.
 . "$(dirname "$0")/lib.sh"
 
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
-start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s:dram-heatwave
+write_conf "$TEST_TMP/u.conf" 0
+start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s:dram-heatwave
 url=$DAEMON_URL
 
 for path in /metrics /api/v1/snapshot /api/v1/episodes /api/v1/history; do

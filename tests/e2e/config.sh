@@ -13,10 +13,9 @@
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
-port=$(free_port)
 mkdir -m 0755 "$TEST_TMP/state"
 chmod 0755 "$TEST_TMP"
-UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$TEST_TMP/u.conf" "$port"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$TEST_TMP/u.conf" 0
 
 same_tree() {
 	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
@@ -56,7 +55,7 @@ check_refused big "$TEST_TMP/big.conf" "$TEST_TMP/big.conf: too large (1048577 b
 # --- Start-up's checks, in --check-config and at start.
 c="$TEST_TMP/c.conf"
 bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message after "c.conf:LINE: "
-	UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c.in" "$port" "root = $tree"
+	UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c.in" 0 "root = $tree"
 	{ grep -v "^${2%% *} *=" "$c.in"; echo "$2"; } >"$c"
 	line=$(wc -l <"$c")
 	check_refused "$1" "$c" "$c:$line: $3"
@@ -76,7 +75,7 @@ chmod 0755 "$TEST_TMP/state"
 
 # A root with no CPUs under it: found by opening the hardware, still located.
 mkdir "$TEST_TMP/empty"
-UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c" "$port" "root = $TEST_TMP/empty"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c" 0 "root = $TEST_TMP/empty"
 rc=0
 timeout 20 "$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.empty" 2>&1 || rc=$?
 [ "$rc" = 1 ] && grep -q "^uncored: $c:7: root: $TEST_TMP/empty/" "$TEST_TMP/log.empty" ||
@@ -87,24 +86,25 @@ rc=0
 "$UNCORED_BIN" --check-config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/out" 2>&1 || rc=$?
 cat >"$TEST_TMP/want" <<EOF
 $TEST_TMP/u.conf: configuration ok
-$TEST_TMP/u.conf: not checked: whether 127.0.0.1:$port is free (start-up binds it, unless systemd passes the socket)
+$TEST_TMP/u.conf: not checked: whether 127.0.0.1:9 is free (start-up binds it, unless systemd passes the socket)
 $TEST_TMP/u.conf: not checked: the CPU and its msr and cpuid devices under $tree (start-up opens them)
 $TEST_TMP/u.conf: not checked: whether another uncored holds the machine or $TEST_TMP/state/ledger (start-up takes their locks)
 EOF
 [ "$rc" = 0 ] && diff "$TEST_TMP/want" "$TEST_TMP/out" >&2 || fail "good file: exit $rc: $(cat "$TEST_TMP/out")"
 
-# A busy port: found by the bind, still located.
-python3 -c 'import socket, time
-s = socket.socket(); s.bind(("127.0.0.1", '"$port"')); s.listen(); time.sleep(30)' &
+# A busy port: found by the bind, still located.  The holder takes a port
+# the kernel chooses and names it once it listens.
+python3 -c 'import os, socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1]); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(30)' "$TEST_TMP/busy.port" &
 holder=$!
 PIDS="$PIDS $holder"
-for _ in $(seq 1 50); do
-	python3 -c 'import socket; socket.create_connection(("127.0.0.1", '"$port"')).close()' 2>/dev/null && break
-	sleep 0.1
-done
+wait_until 20 test -s "$TEST_TMP/busy.port" || fail "busy port: the holder did not listen in 20 s"
+sed "s/^listen = .*/listen = 127.0.0.1:$(cat "$TEST_TMP/busy.port")/" "$TEST_TMP/u.conf" >"$TEST_TMP/busy.conf"
 rc=0
-"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/log.busy" 2>&1 || rc=$?
-[ "$rc" = 1 ] && grep -q "^uncored: $TEST_TMP/u.conf:2: listen: " "$TEST_TMP/log.busy" ||
+"$UNCORED_BIN" --config "$TEST_TMP/busy.conf" --root "$tree" >"$TEST_TMP/log.busy" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "^uncored: $TEST_TMP/busy.conf:2: listen: " "$TEST_TMP/log.busy" ||
 	fail "busy port: exit $rc: $(cat "$TEST_TMP/log.busy")"
 kill "$holder"
 wait "$holder" 2>/dev/null || true
@@ -112,14 +112,10 @@ PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$holder" | tr '\n' ' ')
 same_tree busy
 
 # --- Reload: what cannot be applied live is said and kept.
-wait_for() { # wait_for LOG TEXT: until the log has the line TEXT (the daemon's own time limit bounds it)
-	for _ in $(seq 1 200); do
-		grep -qxF "$2" "$1" && return 0
-		sleep 0.1
-	done
-	fail "no '$2' in: $(cat "$1")"
+wait_for() { # wait_for LOG TEXT: until the log has the line TEXT, at most 20 s
+	wait_until 20 grep -qxF "$2" "$1" || fail "no '$2' in: $(cat "$1")"
 }
-start_daemon "$port" "$TEST_TMP/log.reload" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.reload" --config "$TEST_TMP/u.conf" --root "$tree"
 {
 	sed -e "s|^state_file = .*|state_file = $TEST_TMP/state/other|" -e 's/^interval = .*/interval = 0.5/' \
 		-e 's/^user =.*/user = nobody/' "$TEST_TMP/u.conf"

@@ -28,7 +28,7 @@ crash_cycle() {
 	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@"
 	python3 "$(dirname "$0")/make_tree.py" "$tree" "$@" --dump >"$TEST_TMP/$what.before"
 
-	start_daemon "$port" "$TEST_TMP/$what.log1" --config "$TEST_TMP/u.conf" --root "$tree"
+	start_daemon 0 "$TEST_TMP/$what.log1" --config "$TEST_TMP/u.conf" --root "$tree"
 	up_everywhere "$what: first run"
 	kill -KILL "$DAEMON_PID"
 	wait "$DAEMON_PID" 2>/dev/null || true
@@ -39,7 +39,7 @@ crash_cycle() {
 	grep -Eq "$record" "$TEST_TMP/ledger" ||
 		fail "$what: the state file has no line '$record': $(head -5 "$TEST_TMP/ledger")"
 
-	start_daemon "$port" "$TEST_TMP/$what.log2" --config "$TEST_TMP/u.conf" --root "$tree"
+	start_daemon 0 "$TEST_TMP/$what.log2" --config "$TEST_TMP/u.conf" --root "$tree"
 	grep -q 'did not stop cleanly; cleaned up [1-9][0-9]* registers it left programmed, left 0 ' \
 		"$TEST_TMP/$what.log2" || fail "$what: no clean-up notice: $(cat "$TEST_TMP/$what.log2")"
 	if grep -qi 'never changes\|busy\|in use\|taken' "$TEST_TMP/$what.log2"; then
@@ -55,7 +55,6 @@ crash_cycle() {
 	[ ! -s "$TEST_TMP/ledger" ] || fail "$what: state file not emptied on a clean stop: $(cat "$TEST_TMP/ledger")"
 }
 
-port=$(free_port)
 
 # ---- Westmere-EP: the uncore ----
 check_programmed() { # what the daemon writes at start, hardware.md §1.3-1.7
@@ -77,7 +76,7 @@ up_everywhere() { # no event unavailable (busy), both sockets counting
 	fi
 }
 
-write_conf "$TEST_TMP/u.conf" "$port"
+write_conf "$TEST_TMP/u.conf" 0
 crash_cycle westmere-ep '^own 0 0x3c0 0x0 0x400167 \*[0-9a-f]{8}$' --boot linux
 
 # ---- Skylake-SP: the PCU through the msr engine ----
@@ -118,6 +117,6 @@ up_everywhere() {
 	done
 }
 
-write_conf "$TEST_TMP/u.conf" "$port" "[pcu]" "engine = msr"
+write_conf "$TEST_TMP/u.conf" 0 "[pcu]" "engine = msr"
 crash_cycle skylake-sp '^own 0 0x711 0x0 0x[0-9a-f]+ \*[0-9a-f]{8}$' --model skylake-sp-2s
 echo "crash_restart: leftovers recognised, cleaned, counted again, restored (uncore, PCU): ok"

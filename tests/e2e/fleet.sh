@@ -44,13 +44,12 @@ for i in $(seq 1 "$FLEET"); do
 	for h in $HOT_CHANNEL; do
 		[ "$i" -eq "$h" ] && scenario=dimm-hot-channel
 	done
-	port=$(free_port)
-	write_conf "$TEST_TMP/uncored-$i.conf" "$port"
-	start_daemon "$port" "$TEST_TMP/daemon-$i.log" --config "$TEST_TMP/uncored-$i.conf" \
+	write_conf "$TEST_TMP/uncored-$i.conf" 0
+	start_daemon 0 "$TEST_TMP/daemon-$i.log" --config "$TEST_TMP/uncored-$i.conf" \
 		--simulate "$model:$scenario"
-	targets="$targets 127.0.0.1:$port"
+	targets="$targets 127.0.0.1:$DAEMON_PORT"
 	if [ "$scenario" != idle ]; then
-		expected="$expected 127.0.0.1:$port/1"
+		expected="$expected 127.0.0.1:$DAEMON_PORT/1"
 	fi
 done
 expected=$(echo "$expected" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' ')

@@ -17,8 +17,7 @@ tree="$TEST_TMP/tree"
 ledger="$TEST_TMP/ledger"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
+write_conf "$TEST_TMP/u.conf" 0
 
 set_online() { # set_online CPU 0|1
 	echo "$2" >"$tree/sys/devices/system/cpu/cpu$1/online"
@@ -89,24 +88,24 @@ stop_clean() { # stop_clean NAME: expect exit 0, every register restored, the st
 }
 
 # --- Stop while cpu 1 is offline, then the next start finishes the job.
-start_daemon "$port" "$TEST_TMP/log.offline" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.offline" --config "$TEST_TMP/u.conf" --root "$tree"
 set_online 1 0
 wait_log "$TEST_TMP/log.offline" "cpu 1 went offline" "offline"
 stop_offline offline
 set_online 1 1
-start_daemon "$port" "$TEST_TMP/log.next" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.next" --config "$TEST_TMP/u.conf" --root "$tree"
 grep -q 'cleaned up [1-9][0-9]* registers it left programmed, left 0 ' "$TEST_TMP/log.next" ||
 	fail "next start: no clean-up notice: $(cat "$TEST_TMP/log.next")"
 stop_clean next
 
 # --- Stop while cpu 1 is offline; the next start finds it still offline,
 # keeps its registers, and puts them back when it comes online.
-start_daemon "$port" "$TEST_TMP/log.offline2" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.offline2" --config "$TEST_TMP/u.conf" --root "$tree"
 set_online 1 0
 wait_log "$TEST_TMP/log.offline2" "cpu 1 went offline" "offline again"
 stop_offline offline2
 cp "$ledger" "$TEST_TMP/ledger.left"
-start_daemon "$port" "$TEST_TMP/log.later" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.later" --config "$TEST_TMP/u.conf" --root "$tree"
 grep -q "state file $ledger: cpu 1 MSR 0x[0-9a-f]* could not be restored yet: .*; kept, and put back when its CPU comes online" \
 	"$TEST_TMP/log.later" || fail "still offline: the registers kept are not logged: $(cat "$TEST_TMP/log.later")"
 grep -qF "cpu 1 is offline; it is monitored once it comes online" "$TEST_TMP/log.later" ||
@@ -151,7 +150,7 @@ wait_total() { # wait_total N NAME: until cpu 1's total is N
 	done
 	fail "$2: cpu 1's instruction total is $(instructions || true), expected $1"
 }
-start_daemon "$port" "$TEST_TMP/log.flap" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.flap" --config "$TEST_TMP/u.conf" --root "$tree"
 wait_samples 2
 add_count 1000
 wait_total 1000 "before offline"

@@ -3,9 +3,8 @@
 # requests answered with the right status without disturbing sampling.
 . "$(dirname "$0")/lib.sh"
 
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
-start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s:prochot-storm
+write_conf "$TEST_TMP/u.conf" 0
+start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s:prochot-storm
 url=$DAEMON_URL
 
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
@@ -49,14 +48,14 @@ printf 'GARBAGE\r\n\r\n' | timeout 5 python3 -c '
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
 s.sendall(sys.stdin.buffer.read())
-print(s.recv(100).decode(errors="replace").split("\r\n")[0])' "$port" >"$TEST_TMP/garbage" || true
+print(s.recv(100).decode(errors="replace").split("\r\n")[0])' "$DAEMON_PORT" >"$TEST_TMP/garbage" || true
 grep -q ' 4[0-9][0-9] \|^$' "$TEST_TMP/garbage" || fail "garbage request: $(cat "$TEST_TMP/garbage")"
 [ "$(code "$url/metrics")" = 200 ] || fail "not serving after a garbage request"
 
 # Samples keep coming: totals grow and never go backwards.
-s1=$(metric_value "$(curl -fsS "$url/metrics")" uncored_samples_total)
-sleep 1
-s2=$(metric_value "$(curl -fsS "$url/metrics")" uncored_samples_total)
-[ "$s2" -gt "$s1" ] || fail "samples_total did not grow ($s1 -> $s2)"
+s1=$(samples_total "$url")
+samples_grow "$url" || fail "samples_total did not grow from $s1 in 10 s"
+s2=$(samples_total "$url")
+[ "$s2" -gt "$s1" ] || fail "samples_total went backwards ($s1 -> $s2)"
 stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
 echo "http: ok"

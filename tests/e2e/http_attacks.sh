@@ -13,11 +13,10 @@ python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.250", 0))' 2>/d
 	skip "cannot bind to 127.0.0.250 (no 127.0.0.0/8 on lo)"
 
 for attack in burst trickle idle slowread; do
-	port=$(free_port)
-	write_conf "$TEST_TMP/$attack.conf" "$port"
-	start_daemon "$port" "$TEST_TMP/$attack.log" --config "$TEST_TMP/$attack.conf" \
+	write_conf "$TEST_TMP/$attack.conf" 0
+	start_daemon 0 "$TEST_TMP/$attack.log" --config "$TEST_TMP/$attack.conf" \
 		--simulate westmere-ep-2s
-	timeout 60 python3 "$UNCORED_SOURCE_ROOT/tests/e2e/http_attack.py" "$port" "$attack" 6 4 \
+	timeout 60 python3 "$UNCORED_SOURCE_ROOT/tests/e2e/http_attack.py" "$DAEMON_PORT" "$attack" 6 4 \
 		"${UNCORED_TEST_INTERVAL:-0.25}" || {
 		tail -20 "$TEST_TMP/$attack.log" >&2
 		fail "$attack: the scraper was not served"

@@ -9,28 +9,22 @@
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
-port_a=$(free_port)
-port_b=$(free_port)
-UNCORED_TEST_STATE_FILE="$TEST_TMP/ledger.a" write_conf "$TEST_TMP/a.conf" "$port_a"
-UNCORED_TEST_STATE_FILE="$TEST_TMP/ledger.b" write_conf "$TEST_TMP/b.conf" "$port_b"
+UNCORED_TEST_STATE_FILE="$TEST_TMP/ledger.a" write_conf "$TEST_TMP/a.conf" 0
+UNCORED_TEST_STATE_FILE="$TEST_TMP/ledger.b" write_conf "$TEST_TMP/b.conf" 0
 
-"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" >"$TEST_TMP/log.a" 2>&1 &
+"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" --listen 127.0.0.1:0 >"$TEST_TMP/log.a" 2>&1 &
 pid_a=$!
-"$UNCORED_BIN" --config "$TEST_TMP/b.conf" --root "$tree" >"$TEST_TMP/log.b" 2>&1 &
+"$UNCORED_BIN" --config "$TEST_TMP/b.conf" --root "$tree" --listen 127.0.0.1:0 >"$TEST_TMP/log.b" 2>&1 &
 pid_b=$!
 PIDS="$pid_a $pid_b"
 
 # The loser exits by itself; the winner serves until stopped.
-for _ in $(seq 1 100); do
-	if ! kill -0 "$pid_a" 2>/dev/null || ! kill -0 "$pid_b" 2>/dev/null; then
-		break
-	fi
-	sleep 0.1
-done
+one_gone() { ! kill -0 "$pid_a" 2>/dev/null || ! kill -0 "$pid_b" 2>/dev/null; }
+wait_until 30 one_gone || fail "both uncored still run after 30 s"
 if kill -0 "$pid_a" 2>/dev/null; then
-	winner=a pid=$pid_a loser=b lpid=$pid_b port=$port_a
+	winner=a pid=$pid_a loser=b lpid=$pid_b
 else
-	winner=b pid=$pid_b loser=a lpid=$pid_a port=$port_b
+	winner=b pid=$pid_b loser=a lpid=$pid_a
 fi
 rc=0
 wait "$lpid" || rc=$?
@@ -40,6 +34,7 @@ expected="uncored: another uncored (pid $pid) already owns the PMU of this machi
 	fail "the second uncored said: $(cat "$TEST_TMP/log.$loser")"
 [ ! -e "$TEST_TMP/ledger.$loser" ] || fail "the second uncored created its state file"
 kill -0 "$pid" 2>/dev/null || fail "no uncored is running: $(cat "$TEST_TMP/log.$winner")"
+port=$(served_port "$TEST_TMP/log.$winner" "$pid") || fail "the winner names no port: $(cat "$TEST_TMP/log.$winner")"
 wait_healthy "http://127.0.0.1:$port" "$pid" "$TEST_TMP/log.$winner"
 if grep -qi 'busy\|in use' "$TEST_TMP/log.$winner"; then
 	fail "the winner found counters taken: $(cat "$TEST_TMP/log.$winner")"
@@ -60,18 +55,15 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2
 	setpriv --reuid=nobody --regid=nogroup --clear-groups flock "$tree/dev/cpu" sleep 10 >/dev/null 2>&1 &
 	squatter=$!
 	PIDS="$PIDS $squatter"
-	"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" >"$TEST_TMP/log.squat" 2>&1 &
-	pid=$!
-	PIDS="$PIDS $pid"
-	wait_healthy "http://127.0.0.1:$port_a" "$pid" "$TEST_TMP/log.squat"
-	stop_daemon "$pid" || fail "squat: exit status $? after SIGTERM: $(cat "$TEST_TMP/log.squat")"
+	start_daemon 0 "$TEST_TMP/log.squat" --config "$TEST_TMP/a.conf" --root "$tree"
+	stop_daemon "$DAEMON_PID" || fail "squat: exit status $? after SIGTERM: $(cat "$TEST_TMP/log.squat")"
 	kill "$squatter"
 fi
 
 # --- A lock directory that another user may write to is refused.
 chmod 777 "$tree/run/uncored"
 rc=0
-"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" >"$TEST_TMP/log.open" 2>&1 || rc=$?
+"$UNCORED_BIN" --config "$TEST_TMP/a.conf" --root "$tree" --listen 127.0.0.1:0 >"$TEST_TMP/log.open" 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "a world-writable lock directory: exit $rc: $(cat "$TEST_TMP/log.open")"
 grep -qF "instance lock: $tree/run/uncored is owned by uid $(id -u) with mode 777" "$TEST_TMP/log.open" ||
 	fail "a world-writable lock directory: $(cat "$TEST_TMP/log.open")"

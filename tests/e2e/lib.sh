@@ -31,15 +31,56 @@ skip() {
 	exit 77
 }
 
-# A free TCP port on 127.0.0.1.
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+# Poll until COMMAND succeeds, for at most SECONDS (whole seconds) of wall
+# time; returns 1 when it never did.  Every wait in a test is one of these:
+# no fixed sleeps, which are too short on a busy machine and too long on an
+# idle one.  Usage: wait_until SECONDS COMMAND [ARGS...]
+wait_until() {
+	wu_end=$(($(date +%s) + $1))
+	shift
+	while ! "$@"; do
+		[ "$(date +%s)" -lt "$wu_end" ] || return 1
+		sleep 0.05
+	done
+}
+
+# True when PID has no signal SIGNUM (a number) pending: the daemon has
+# taken it from its signalfd.  Usage: wait_until 10 signal_taken PID SIGNUM
+signal_taken() {
+	st_pending=$(sed -n 's/^ShdPnd:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null) || return 0
+	[ -n "$st_pending" ] || return 0
+	[ $((0x$st_pending >> ($2 - 1) & 1)) = 0 ]
+}
+
+# True when FILE has a line matching the extended regular expression RE.
+# Usage: log_has FILE RE
+log_has() {
+	grep -Eq "$2" "$1" 2>/dev/null
+}
+
+# The port a daemon reports in its "serving on 127.0.0.1:PORT" line, once
+# it has logged it; fails when the daemon exits first.
+# Usage: port=$(served_port LOGFILE PID) || fail ...
+served_port() {
+	sp_port=""
+	sp_end=$(($(date +%s) + ${UNCORED_TEST_START_LIMIT:-30}))
+	while [ -z "$sp_port" ]; do
+		sp_port=$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9][0-9]*\)[ ,].*/\1/p' "$1" | head -n 1)
+		[ -n "$sp_port" ] && break
+		kill -0 "$2" 2>/dev/null || return 1
+		[ "$(date +%s)" -lt "$sp_end" ] || return 1
+		sleep 0.05
+	done
+	echo "$sp_port"
 }
 
 # A configuration for tests: loopback listener, no privilege drop, fast sampling,
 # the state file in the test's directory (never the host's /run/uncored):
 # $UNCORED_TEST_STATE_FILE, default $TEST_TMP/ledger (one per concurrent daemon
 # that should journal; a second daemon on a locked file journals nothing).
+# PORT 0: the listener is chosen at start (start_daemon 0 passes
+# --listen 127.0.0.1:0), the file names port 9 (a configured port is never 0).
+# Tests run side by side: a port is never picked in advance and bound later.
 # Usage: write_conf FILE PORT [extra ini lines...]
 write_conf() {
 	file=$1
@@ -47,7 +88,7 @@ write_conf() {
 	shift 2
 	{
 		echo "[daemon]"
-		echo "listen = 127.0.0.1:$port"
+		echo "listen = 127.0.0.1:$([ "$port" = 0 ] && echo 9 || echo "$port")"
 		echo "interval = ${UNCORED_TEST_INTERVAL:-0.25}"
 		echo "user ="
 		echo "log_level = info"
@@ -58,13 +99,18 @@ write_conf() {
 	} >"$file"
 }
 
-# Start the daemon in the background with a time limit; sets DAEMON_PID and
-# DAEMON_URL, waits until /healthz answers 200.
+# Start the daemon in the background with a time limit; sets DAEMON_PID,
+# DAEMON_PORT and DAEMON_URL, waits until /healthz answers 200.  PORT 0
+# (what tests use): the daemon listens on 127.0.0.1:0 and DAEMON_PORT is the
+# port its "serving on" line names.
 # Usage: start_daemon PORT LOGFILE uncored-args...
 start_daemon() {
 	port=$1
 	log=$2
 	shift 2
+	if [ "$port" = 0 ]; then
+		set -- "$@" --listen 127.0.0.1:0
+	fi
 	"$UNCORED_BIN" "$@" >"$log" 2>&1 &
 	DAEMON_PID=$!
 	# A guard stops the daemon after its time limit even if this script dies.
@@ -81,6 +127,13 @@ start_daemon() {
 		kill -TERM "$DAEMON_PID"
 	) &
 	PIDS="$PIDS $DAEMON_PID $!"
+	if [ "$port" = 0 ]; then
+		port=$(served_port "$log" "$DAEMON_PID") || {
+			cat "$log" >&2
+			fail "daemon did not say which port it serves on"
+		}
+	fi
+	DAEMON_PORT=$port
 	DAEMON_URL="http://127.0.0.1:$port"
 	wait_healthy "$DAEMON_URL" "$DAEMON_PID" "$log"
 }
@@ -89,18 +142,19 @@ wait_healthy() {
 	url=$1
 	pid=$2
 	log=$3
-	for _ in $(seq 1 100); do
-		if curl -fsS -o /dev/null --max-time 1 "$url/healthz" 2>/dev/null; then
+	wh_end=$(($(date +%s) + ${UNCORED_TEST_START_LIMIT:-30}))
+	while [ "$(date +%s)" -lt "$wh_end" ]; do
+		if curl -fsS -o /dev/null --max-time 2 "$url/healthz" 2>/dev/null; then
 			return 0
 		fi
 		if ! kill -0 "$pid" 2>/dev/null; then
 			cat "$log" >&2
 			fail "daemon exited before it was healthy"
 		fi
-		sleep 0.1
+		sleep 0.05
 	done
 	cat "$log" >&2
-	fail "daemon not healthy at $url after 10 s"
+	fail "daemon not healthy at $url after ${UNCORED_TEST_START_LIMIT:-30} s"
 }
 
 # Stop a daemon by PID with SIGTERM and return its exit status.
@@ -118,13 +172,29 @@ metric_value() {
 	printf '%s\n' "$1" | awk -v m="$2" '$1 == m { print $2; found=1 } END { if (!found) exit 1 }'
 }
 
+# uncored_samples_total of the daemon at URL.  Usage: samples_total URL
+samples_total() {
+	metric_value "$(curl -fsS --max-time 5 "$1/metrics")" uncored_samples_total
+}
+
+# True when the daemon at URL has taken at least N samples.  Usage: has_samples URL N
+has_samples() {
+	hs_n=$(samples_total "$1") && [ "$hs_n" -ge "$2" ]
+}
+
+# Wait until the daemon at URL takes a new sample, at most SECONDS (default
+# 10); returns 1 when it took none.  Usage: samples_grow URL [SECONDS]
+samples_grow() {
+	sg_from=$(samples_total "$1") || return 1
+	wait_until "${2:-10}" has_samples "$1" $((sg_from + 1))
+}
+
 # Start a real Prometheus server on loopback scraping the given targets
 # every second; sets PROM_URL.  Usage: start_prometheus RULES_FILE_OR_EMPTY TARGET...
 start_prometheus() {
 	command -v prometheus >/dev/null || skip "prometheus is not installed"
 	rules=$1
 	shift
-	prom_port=$(free_port)
 	{
 		echo "global:"
 		echo "  scrape_interval: 1s"
@@ -140,19 +210,24 @@ start_prometheus() {
 	timeout -s TERM "${UNCORED_TEST_PROM_LIMIT:-240}" prometheus \
 		--config.file="$TEST_TMP/prometheus.yml" \
 		--storage.tsdb.path="$TEST_TMP/tsdb" \
-		--web.listen-address="127.0.0.1:$prom_port" \
+		--web.listen-address="127.0.0.1:0" \
 		>"$TEST_TMP/prometheus.log" 2>&1 &
 	PROM_PID=$!
 	PIDS="$PIDS $PROM_PID"
-	PROM_URL="http://127.0.0.1:$prom_port"
-	for _ in $(seq 1 200); do
-		if curl -fsS -o /dev/null --max-time 1 "$PROM_URL/-/ready" 2>/dev/null; then
-			return 0
-		fi
+	# The port the kernel chose, from its "Listening on" line.
+	prom_port=""
+	prom_end=$(($(date +%s) + 30))
+	while [ -z "$prom_port" ]; do
+		prom_port=$(sed -n 's/.*msg="Listening on" address=127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' \
+			"$TEST_TMP/prometheus.log" | head -n 1)
+		[ -n "$prom_port" ] && break
 		kill -0 "$PROM_PID" 2>/dev/null || { cat "$TEST_TMP/prometheus.log" >&2; fail "prometheus exited"; }
-		sleep 0.1
+		[ "$(date +%s)" -lt "$prom_end" ] || { cat "$TEST_TMP/prometheus.log" >&2; fail "prometheus names no port"; }
+		sleep 0.05
 	done
-	fail "prometheus not ready after 20 s"
+	PROM_URL="http://127.0.0.1:$prom_port"
+	prom_ready() { curl -fsS -o /dev/null --max-time 1 "$PROM_URL/-/ready" 2>/dev/null; }
+	wait_until 30 prom_ready || { cat "$TEST_TMP/prometheus.log" >&2; fail "prometheus not ready after 30 s"; }
 }
 
 # Run an instant PromQL query; prints the JSON result array.

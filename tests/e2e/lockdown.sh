@@ -7,12 +7,11 @@
 # block (hardware-linux.md §3.1); with [core] engine = msr it is down too.
 . "$(dirname "$0")/lib.sh"
 
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
-start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" \
+write_conf "$TEST_TMP/u.conf" 0
+start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" \
 	--scenario-dir "$SCENARIOS" --simulate westmere-ep-2s:lockdown
 
-sleep 0.6   # a few samples
+wait_until 10 has_samples "$DAEMON_URL" 3 || fail "not 3 samples after 10 s"
 metrics=$(curl -fsS "$DAEMON_URL/metrics") || fail "/metrics did not answer 200"
 up() { metric_value "$metrics" "uncored_collector_up{collector=\"$1\"}" || fail "no collector_up for $1"; }
 [ "$(up uncore)" = 0 ] || fail "uncore collector up although writes are refused"
@@ -34,7 +33,7 @@ kill -0 "$DAEMON_PID" || fail "daemon died"
 stop_daemon "$DAEMON_PID" || fail "exit status $? after SIGTERM"
 
 # The msr engine for the core: refused like the uncore.
-write_conf "$TEST_TMP/msr.conf" "$port" "[core]" "engine = msr"
+write_conf "$TEST_TMP/msr.conf" 0 "[core]" "engine = msr"
 "$UNCORED_BIN" --once --format prometheus --config "$TEST_TMP/msr.conf" --scenario-dir "$SCENARIOS" \
 	--simulate westmere-ep-2s:lockdown >"$TEST_TMP/msr.prom" 2>"$TEST_TMP/msr.log" ||
 	fail "--once with engine = msr: $(cat "$TEST_TMP/msr.log")"

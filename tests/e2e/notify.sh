@@ -9,16 +9,17 @@ sock="$TEST_TMP/notify.sock"
 timeout 60 python3 "$(dirname "$0")/notify_listen.py" "$sock" 40 >"$TEST_TMP/notes" &
 listener=$!
 PIDS="$PIDS $listener"
-for _ in $(seq 1 50); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || fail "notify socket not created"
+wait_until 10 test -S "$sock" || fail "notify socket not created"
 
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
+write_conf "$TEST_TMP/u.conf" 0
 NOTIFY_SOCKET="$sock" WATCHDOG_USEC=2000000 \
-	start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s
-sleep 2.5
+	start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s
+notes="$TEST_TMP/notes"
+wait_until 20 log_has "$notes" '^WATCHDOG=1' || fail "no WATCHDOG=1 in 20 s: $(cat "$notes")"
+wait_until 20 log_has "$notes" '^STATUS=' || fail "no STATUS= in 20 s: $(cat "$notes")"
 kill -HUP "$DAEMON_PID"
-sleep 1
+ready_again() { awk '/^RELOADING=1$/ { r = 1 } r && /^READY=1$/ { f = 1 } END { exit !f }' "$notes"; }
+wait_until 20 ready_again || fail "no READY=1 after RELOADING=1 in 20 s: $(cat "$notes")"
 stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
 wait "$listener" || true
 

@@ -124,7 +124,7 @@ for model in westmere-ep-2s nehalem-ep-2s skylake-sp-2s big; do
 	echo "$model: $n cpus counted"
 done
 # engine = msr for the core, engine = perf for the Westmere uncore: counted all the same.
-write_conf "$TEST_TMP/e.conf" "$(free_port)" "[uncore]" "engine = perf" "[core]" "engine = msr"
+write_conf "$TEST_TMP/e.conf" 9 "[uncore]" "engine = perf" "[core]" "engine = msr"
 "$UNCORED_BIN" --config "$TEST_TMP/e.conf" --once --json --simulate westmere-ep-2s >"$TEST_TMP/e.json" 2>"$TEST_TMP/log" ||
 	{ cat "$TEST_TMP/log"; fail "engines swapped: --once failed"; }
 jq -e '[.collectors[] | select(.engine) | "\(.name)=\(.engine.name)"] == ["uncore=perf", "core=msr"]' \

@@ -15,8 +15,7 @@ id daemon >/dev/null 2>&1 || skip "no 'daemon' user (server_user)"
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 chmod 755 "$TEST_TMP"
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port" "server_user = daemon"
+write_conf "$TEST_TMP/u.conf" 0 "server_user = daemon"
 sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/u.conf"
 online=$tree/sys/devices/system/cpu/cpu1/online
 
@@ -44,7 +43,7 @@ more_samples() { # more_samples NAME: the sampler goes on (3 more samples within
 
 # --- Stopped: cpu 1 comes online, the opener never answers.
 echo 0 >"$online"
-start_daemon "$port" "$TEST_TMP/log.stopped" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.stopped" --config "$TEST_TMP/u.conf" --root "$tree"
 opener=$(opener_pid "$TEST_TMP/log.stopped")
 [ -n "$opener" ] || fail "stopped: the opener's pid is not logged: $(cat "$TEST_TMP/log.stopped")"
 kill -STOP "$opener"
@@ -69,7 +68,7 @@ grep -qF "stopped, every register restored" "$TEST_TMP/log.stopped" || fail "sto
 
 # --- Killed: logged by the main loop; cpu 1 comes online afterwards.
 echo 0 >"$online"
-start_daemon "$port" "$TEST_TMP/log.killed" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.killed" --config "$TEST_TMP/u.conf" --root "$tree"
 opener=$(opener_pid "$TEST_TMP/log.killed")
 kill -KILL "$opener"
 wait_log "$TEST_TMP/log.killed" "msr opener $opener was killed by SIGKILL" killed

@@ -28,6 +28,7 @@ skip() {
 	exit 77
 }
 
+# A port free a moment ago (the caller retries when it is taken meanwhile).
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
@@ -148,12 +149,25 @@ PIDS="$PIDS $listener"
 for _ in $(seq 1 50); do [ -S "$root/run/notify/sock" ] && break; sleep 0.1; done
 [ -S "$root/run/notify/sock" ] || fail "notify socket not created"
 chmod 0666 "$root/run/notify/sock"   # the daemon has dropped to uncored when it sends READY=1
-port=$(free_port)
-# shellcheck disable=SC2086 # ExecStart= is a command line
-timeout 60 systemd-socket-activate -l "127.0.0.1:$port" -E NOTIFY_SOCKET=/run/notify/sock \
-	chroot "$root" $execstart --simulate westmere-ep-2s >"$TEST_TMP/daemon.log" 2>&1 &
-daemon=$!
-PIDS="$PIDS $daemon"
+# systemd-socket-activate takes no port 0: a port that was free a moment ago,
+# and another when a test running beside this one took it meanwhile.
+for try in 1 2 3 4 5; do
+	port=$(free_port)
+	# shellcheck disable=SC2086 # ExecStart= is a command line
+	timeout 60 systemd-socket-activate -l "127.0.0.1:$port" -E NOTIFY_SOCKET=/run/notify/sock \
+		chroot "$root" $execstart --simulate westmere-ep-2s >"$TEST_TMP/daemon.log" 2>&1 &
+	daemon=$!
+	PIDS="$PIDS $daemon"
+	for _ in $(seq 1 300); do
+		grep -q '^Listening on ' "$TEST_TMP/daemon.log" && break
+		kill -0 "$daemon" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q '^Listening on ' "$TEST_TMP/daemon.log" && break
+	grep -q 'Address already in use' "$TEST_TMP/daemon.log" && [ "$try" -lt 5 ] ||
+		{ cat "$TEST_TMP/daemon.log" >&2; fail "systemd-socket-activate did not listen"; }
+	wait "$daemon" 2>/dev/null || true
+done
 for _ in $(seq 1 300); do
 	curl -fs -o /dev/null "http://127.0.0.1:$port/healthz" && break
 	kill -0 "$daemon" 2>/dev/null || break

@@ -12,10 +12,9 @@ id daemon >/dev/null 2>&1 || skip "no 'daemon' user (server_user)"
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 chmod 755 "$TEST_TMP"
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port" "server_user = daemon"
+write_conf "$TEST_TMP/u.conf" 0 "server_user = daemon"
 sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/u.conf"
-start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
 
 status=/proc/$DAEMON_PID/status
 uid=$(id -u nobody)
@@ -24,10 +23,7 @@ for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 	grep -q "^$cap:[[:space:]]*0000000000000000" "$status" || fail "$cap not empty: $(grep "^$cap" "$status")"
 done
 grep -q '^NoNewPrivs:[[:space:]]*1' "$status" || fail "no-new-privileges not set"
-s1=$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_samples_total)
-sleep 1
-s2=$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_samples_total)
-[ "$s2" -gt "$s1" ] || fail "metrics stopped updating after the drop"
+samples_grow "$DAEMON_URL" || fail "metrics stopped updating after the drop"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/running"
 stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/fresh"
@@ -42,7 +38,7 @@ echo "privdrop: uid $uid, no capabilities, still sampling and restoring: ok"
 rm -rf "$tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 echo 0 >"$tree/sys/devices/system/cpu/cpu1/online"
-start_daemon "$port" "$TEST_TMP/log.late" --config "$TEST_TMP/u.conf" --root "$tree"
+start_daemon 0 "$TEST_TMP/log.late" --config "$TEST_TMP/u.conf" --root "$tree"
 opener=""
 for st in /proc/[0-9]*/status; do
 	if grep -q "^PPid:[[:space:]]*$DAEMON_PID\$" "$st" 2>/dev/null && grep -q '^Uid:[[:space:]]*0[[:space:]]' "$st"; then
@@ -62,11 +58,7 @@ echo 1 >"$tree/sys/devices/system/cpu/cpu1/online"
 late_cpu_metrics() {
 	printf '%s\n' "$(curl -fsS "$DAEMON_URL/metrics")" | grep '^uncored_core_instructions_total{[^}]*cpu="1"'
 }
-for _ in $(seq 1 300); do
-	[ -n "$(late_cpu_metrics)" ] && break
-	sleep 0.1
-done
-[ -n "$(late_cpu_metrics)" ] || fail "cpu 1 not monitored after it came online: $(cat "$TEST_TMP/log.late")"
+wait_until 30 late_cpu_metrics >/dev/null || fail "cpu 1 not monitored after it came online: $(cat "$TEST_TMP/log.late")"
 grep -qF "cpu 1 came online; monitoring it" "$TEST_TMP/log.late" || fail "cpu 1 online not logged"
 if grep -q 'cpu 1:' "$TEST_TMP/log.late"; then
 	fail "cpu 1 unusable: $(grep 'cpu 1:' "$TEST_TMP/log.late")"

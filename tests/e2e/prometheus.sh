@@ -4,10 +4,9 @@
 # rate of socket 1 is above zero and that of socket 0 is zero.
 . "$(dirname "$0")/lib.sh"
 
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
-start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s:dram-heatwave
-start_prometheus "" "127.0.0.1:$port"
+write_conf "$TEST_TMP/u.conf" 0
+start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s:dram-heatwave
+start_prometheus "" "127.0.0.1:$DAEMON_PORT"
 
 q1='rate(uncored_uncore_events_total{event="dram_thermal_throttled_cycles",socket="1"}[1m])'
 q0='rate(uncored_uncore_events_total{event="dram_thermal_throttled_cycles",socket="0"}[1m])'

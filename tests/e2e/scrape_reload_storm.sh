@@ -14,11 +14,10 @@
 . "$(dirname "$0")/lib.sh"
 
 UNCORED_TEST_INTERVAL=0.1
-port=$(free_port)
-write_conf "$TEST_TMP/a.conf" "$port" "[uncore]" "on_conflict = reclaim" "[core]" "on_conflict = reclaim"
-write_conf "$TEST_TMP/b.conf" "$port" "[uncore]" "on_conflict = yield" "[core]" "on_conflict = yield"
+write_conf "$TEST_TMP/a.conf" 0 "[uncore]" "on_conflict = reclaim" "[core]" "on_conflict = reclaim"
+write_conf "$TEST_TMP/b.conf" 0 "[uncore]" "on_conflict = yield" "[core]" "on_conflict = yield"
 cp "$TEST_TMP/a.conf" "$TEST_TMP/u.conf"
-start_daemon "$port" "$TEST_TMP/log" --config "$TEST_TMP/u.conf" \
+start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" \
 	--scenario-dir "$SCENARIOS" --simulate westmere-ep-2s:dram-heatwave
 
 # The reload loop: swap the file atomically, then SIGHUP, every 50 ms.
@@ -38,7 +37,7 @@ reloader=$!
 PIDS="$PIDS $reloader"
 
 storm_rc=0
-timeout 50 python3 "$(dirname "$0")/scrape_storm.py" 127.0.0.1 "$port" 10000 4 || storm_rc=$?
+timeout 50 python3 "$(dirname "$0")/scrape_storm.py" 127.0.0.1 "$DAEMON_PORT" 10000 4 || storm_rc=$?
 rm -f "$TEST_TMP/reloading"
 wait "$reloader" || true
 [ "$storm_rc" = 0 ] || fail "scrape storm failed (status $storm_rc); daemon log: $(tail -20 "$TEST_TMP/log")"

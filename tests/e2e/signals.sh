@@ -11,8 +11,11 @@
 tree="$TEST_TMP/tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/before"
-port=$(free_port)
-write_conf "$TEST_TMP/u.conf" "$port"
+write_conf "$TEST_TMP/u.conf" 0
+
+tree_programmed() {
+	! python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump | cmp -s - "$TEST_TMP/before"
+}
 
 same_tree() {
 	python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
@@ -21,7 +24,7 @@ same_tree() {
 }
 
 for sig in TERM INT QUIT USR1 USR2 ALRM; do
-	start_daemon "$port" "$TEST_TMP/log.$sig" --config "$TEST_TMP/u.conf" --root "$tree"
+	start_daemon 0 "$TEST_TMP/log.$sig" --config "$TEST_TMP/u.conf" --root "$tree"
 	if python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump | cmp -s - "$TEST_TMP/before"; then
 		fail "SIG$sig: nothing was programmed"
 	fi
@@ -41,36 +44,30 @@ done
 mkfifo "$TEST_TMP/fifo"
 cat "$TEST_TMP/fifo" >"$TEST_TMP/log.pipe" &
 reader=$!
-"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$tree" >/dev/null 2>"$TEST_TMP/fifo" &
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$tree" --listen 127.0.0.1:0 >/dev/null 2>"$TEST_TMP/fifo" &
 DAEMON_PID=$!
 PIDS="$PIDS $DAEMON_PID"
+port=$(served_port "$TEST_TMP/log.pipe" "$DAEMON_PID") || fail "SIGPIPE: nothing logged through the pipe"
 DAEMON_URL="http://127.0.0.1:$port"
 wait_healthy "$DAEMON_URL" "$DAEMON_PID" "$TEST_TMP/log.pipe"
-# /healthz answers just before "serving on" is logged: wait for the line.
-for _ in $(seq 1 100); do
-	grep -q 'serving on' "$TEST_TMP/log.pipe" && break
-	sleep 0.1
-done
-grep -q 'serving on' "$TEST_TMP/log.pipe" || fail "SIGPIPE: nothing logged through the pipe"
 kill "$reader"
 wait "$reader" 2>/dev/null || true
 kill -HUP "$DAEMON_PID"
-sleep 0.5
+# Taken from the signalfd, the reload logs into the broken pipe.
+wait_until 10 signal_taken "$DAEMON_PID" 1 || fail "SIGPIPE: SIGHUP not taken after 10 s"
+curl -fsS -o /dev/null --max-time 5 "$DAEMON_URL/healthz" || fail "SIGPIPE: no longer serving after the reload"
 kill -0 "$DAEMON_PID" 2>/dev/null || fail "SIGPIPE: the daemon died when stderr's reader went away"
 curl -fsS -o /dev/null "$DAEMON_URL/healthz" || fail "SIGPIPE: no longer serving"
 stop_daemon "$DAEMON_PID" || fail "SIGPIPE: exit status $? after SIGTERM"
 same_tree "SIGPIPE"
 # --once: a stop signal during its interval restores too, and it exits 1
 # with no output (it has no second sample).
-UNCORED_TEST_INTERVAL=30 write_conf "$TEST_TMP/once.conf" "$port"
+UNCORED_TEST_INTERVAL=30 write_conf "$TEST_TMP/once.conf" 0
 for sig in QUIT USR2; do
 	"$UNCORED_BIN" --once --config "$TEST_TMP/once.conf" --root "$tree" >"$TEST_TMP/out.$sig" 2>"$TEST_TMP/log.once.$sig" &
 	pid=$!
 	PIDS="$PIDS $pid"
-	for _ in $(seq 1 100); do
-		python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump | cmp -s - "$TEST_TMP/before" || break
-		sleep 0.1
-	done
+	wait_until 30 tree_programmed || fail "--once SIG$sig: nothing programmed after 30 s"
 	kill -"$sig" "$pid"
 	rc=0
 	wait "$pid" || rc=$?

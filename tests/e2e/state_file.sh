@@ -10,8 +10,7 @@ tree="$TEST_TMP/tree"
 ledger="$TEST_TMP/state/ledger"
 mkdir -m 0755 "$TEST_TMP/state"
 chmod 0755 "$TEST_TMP"
-port=$(free_port)
-UNCORED_TEST_STATE_FILE=$ledger write_conf "$TEST_TMP/u.conf" "$port"
+UNCORED_TEST_STATE_FILE=$ledger write_conf "$TEST_TMP/u.conf" 0
 
 new_tree() { # new_tree [make_tree options]: a fresh tree, its dump in $TEST_TMP/before
 	rm -rf "$tree" "$TEST_TMP/state"/*
@@ -26,7 +25,7 @@ dump() { # dump FILE [make_tree options]
 }
 
 killed() { # start, then SIGKILL: leaves programming and records behind
-	start_daemon "$port" "$TEST_TMP/log.killed" --config "$TEST_TMP/u.conf" --root "$tree"
+	start_daemon 0 "$TEST_TMP/log.killed" --config "$TEST_TMP/u.conf" --root "$tree"
 	kill -KILL "$DAEMON_PID"
 	wait "$DAEMON_PID" 2>/dev/null || true
 	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
@@ -34,7 +33,7 @@ killed() { # start, then SIGKILL: leaves programming and records behind
 }
 
 restart_and_stop() { # restart_and_stop NAME: start, stop with SIGTERM, expect exit 0
-	start_daemon "$port" "$TEST_TMP/log.$1" --config "$TEST_TMP/u.conf" --root "$tree"
+	start_daemon 0 "$TEST_TMP/log.$1" --config "$TEST_TMP/u.conf" --root "$tree"
 	stop_daemon "$DAEMON_PID" || fail "$1: exit status $? after SIGTERM: $(cat "$TEST_TMP/log.$1")"
 	grep -q 'stopped, every register restored' "$TEST_TMP/log.$1" || fail "$1: no stop message"
 }
@@ -50,7 +49,7 @@ refused_start() { # refused_start NAME TEXT: the daemon exits 1 at once, logging
 	dump "$TEST_TMP/left"
 	cp "$ledger" "$TEST_TMP/ledger.copy" 2>/dev/null || true
 	rc=0
-	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/log.$1" 2>&1 || rc=$?
+	timeout 60 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --root "$tree" --listen 127.0.0.1:0 >"$TEST_TMP/log.$1" 2>&1 || rc=$?
 	[ "$rc" = 1 ] || fail "$1: exit status $rc, expected 1: $(cat "$TEST_TMP/log.$1")"
 	grep -qF "$2" "$TEST_TMP/log.$1" || fail "$1: expected '$2' in: $(cat "$TEST_TMP/log.$1")"
 	dump "$TEST_TMP/after"
@@ -77,7 +76,7 @@ ulimit -f 16
 exec "$UNCORED_BIN" "\$@"
 EOS
 chmod +x "$TEST_TMP/limited"
-UNCORED_BIN="$TEST_TMP/limited" start_daemon "$port" "$TEST_TMP/log.full" --config "$TEST_TMP/u.conf" --root "$tree"
+UNCORED_BIN="$TEST_TMP/limited" start_daemon 0 "$TEST_TMP/log.full" --config "$TEST_TMP/u.conf" --root "$tree"
 grep -q 'the state file cannot record the change (File too large), so it was not made' "$TEST_TMP/log.full" ||
 	fail "full disk: no reason logged: $(cat "$TEST_TMP/log.full")"
 curl -fsS "$DAEMON_URL/api/v1/snapshot" | grep -q "the state file cannot record the change" ||

@@ -10,9 +10,8 @@ lib="$UNCORED_SOURCE_ROOT/tests/e2e/lib.sh"
 [ -f "$lib" ] || { echo "SKIP: $lib (from the integ branch) is not there yet" >&2; exit 77; }
 . "$lib"
 
-port=$(free_port)
-write_conf "$TEST_TMP/uncored.conf" "$port"
-start_daemon "$port" "$TEST_TMP/daemon.log" --config "$TEST_TMP/uncored.conf" \
+write_conf "$TEST_TMP/uncored.conf" 0
+start_daemon 0 "$TEST_TMP/daemon.log" --config "$TEST_TMP/uncored.conf" \
 	--simulate westmere-ep-2s:dram-heatwave
 
 # The embedded assets, with the right content types.

@@ -1,8 +1,8 @@
 /*
  * Headless Chromium check of the page's last-hour charts, driven by
  * web_history.sh against a simulated Westmere-EP running
- * tests/data/scenarios/dram-pulse.ini (socket 1 DRAM throttles from 5 s to
- * 12 s of every 40 s).
+ * tests/data/scenarios/dram-pulse.ini (socket 1 DRAM throttles from 1 s to
+ * 8 s of every 600 s).
  *
  * Env: PLAYWRIGHT_CORE (module dir), UNCORED_URL, USER_DATA_DIR,
  * SCREENSHOT, T_BEFORE and T_HEALTHY (wall time just before the daemon
@@ -16,7 +16,7 @@ const { chromium } = require(process.env.PLAYWRIGHT_CORE);
 const url = process.env.UNCORED_URL;
 const tBefore = Number(process.env.T_BEFORE);
 const tHealthy = Number(process.env.T_HEALTHY);
-const PULSE = [5, 12];       /* seconds of the scenario's period when socket 1 throttles */
+const PULSE = [1, 8];        /* seconds of the scenario's period when socket 1 throttles */
 const SLACK = 1.5;           /* sampling interval and clock rounding */
 
 function fail(msg) {
@@ -37,7 +37,7 @@ async function waitForPulse(page) {
 			return doc;
 		if (Date.now() > until)
 			fail('history did not reach the end of the pulse within 60 s: ' + JSON.stringify(doc));
-		await new Promise((r) => setTimeout(r, 1000));
+		await new Promise((r) => setTimeout(r, 250));
 	}
 }
 
@@ -142,9 +142,10 @@ async function check(page) {
 	await page.evaluate(() => document.activeElement.blur());
 	await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
 
-	/* A failing fetch leaves the charts in place. */
+	/* A failing fetch leaves the charts in place: once the page says so (its next poll). */
 	await page.route('**/api/v1/history', (route) => route.abort());
-	await page.evaluate(() => new Promise((r) => setTimeout(r, 6000)));
+	await page.waitForSelector('#history-stale', { state: 'visible', timeout: 20000 })
+		.catch(() => fail('no note that the history is not updated within 20 s'));
 	if (await page.locator('svg.history-chart').count() !== doc.sockets.length)
 		fail('charts disappeared when the history fetch failed');
 	if (!(await page.isVisible('#history-stale')))

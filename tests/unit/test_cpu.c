@@ -174,12 +174,13 @@ static void make_machine(struct tree *t, const struct fake_cpuid *c)
 	open_tree(t);
 }
 
-static const struct hw_cpuid perfmon_v3 = { 0x07300403, 0, 0, 0x603 };
-static const struct hw_cpuid perfmon_v4 = { 0x08300804, 0, 0, 0x8603 };
+/* Initializers, not const objects: clang (the sanitizer build) takes no object in a static one. */
+#define PERFMON_V3 { 0x07300403, 0, 0, 0x603 }
+#define PERFMON_V4 { 0x08300804, 0, 0, 0x8603 }
 
 static void westmere_ep(void **state)
 {
-	static const struct fake_cpuid c = { "GenuineIntel", 0xb, 0x206c2, 0x77, perfmon_v3 };
+	static const struct fake_cpuid c = { "GenuineIntel", 0xb, 0x206c2, 0x77, PERFMON_V3 };
 	struct tree *t = *state;
 
 	make_machine(t, &c);
@@ -208,7 +209,7 @@ static void westmere_ep(void **state)
 
 static void nehalem_ep_from_first_online_cpu(void **state)
 {
-	static const struct fake_cpuid nhm = { "GenuineIntel", 0xb, 0x106a5, 0x3, perfmon_v3 };
+	static const struct fake_cpuid nhm = { "GenuineIntel", 0xb, 0x106a5, 0x3, PERFMON_V3 };
 	static const struct fake_cpuid amd = { "AuthenticAMD", 0x10, 0x830f10, 0, { 0 } };
 	struct tree *t = *state;
 
@@ -247,7 +248,7 @@ static void skylake_sp_package_thermal_follows_cpuid(void **state)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct fake_cpuid c = { "GenuineIntel", cases[i].max_leaf, 0x50654,
-					cases[i].leaf6_eax, perfmon_v4 };
+					cases[i].leaf6_eax, PERFMON_V4 };
 
 		print_message("case %s\n", cases[i].name);
 		make_machine(t, &c);
@@ -284,7 +285,7 @@ static void later_servers_by_model(void **state)
 	struct tree *t = *state;
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct fake_cpuid c = { "GenuineIntel", 0x1b, cases[i].signature, 0x77, perfmon_v4 };
+		struct fake_cpuid c = { "GenuineIntel", 0x1b, cases[i].signature, 0x77, PERFMON_V4 };
 
 		print_message("case %s\n", cases[i].microarch);
 		make_machine(t, &c);
@@ -327,7 +328,7 @@ static void refused_cpus(void **state)
 
 static void perfmon_per_cpu(void **state)
 {
-	static const struct fake_cpuid c = { "GenuineIntel", 0x1b, 0x50654, 0x77, perfmon_v4 };
+	static const struct fake_cpuid c = { "GenuineIntel", 0x1b, 0x50654, 0x77, PERFMON_V4 };
 	struct tree *t = *state;
 	struct cpu_perfmon p;
 
