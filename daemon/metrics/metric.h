@@ -156,7 +156,7 @@ struct metric_family {
 	 *   value means: cause, source) as ", VALUE", empty ones left out
 	 *   ("DRAM throttled, channel 2, thermal"); seconds end in " s".
 	 * The lines go by json_order.  A family with a signal and no title is
-	 * shown only where fmt_table.c derives from it (the socket header and
+	 * shown only where output/table.c derives from it (the socket header and
 	 * the core rows).
 	 */
 	const char *table_title;

@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <limits.h>
 
-#include "fmt_json.h"
+#include "json.h"
 #include "metric.h"
 #include "throttle_signal.h"
 
@@ -202,7 +202,7 @@ static void write_cpu(struct strbuf *out, const struct snapshot *s, const struct
 	strbuf_append(out, "}");
 }
 
-int fmt_json_snapshot(const struct snapshot *s, struct strbuf *out)
+int json_write_snapshot(const struct snapshot *s, struct strbuf *out)
 {
 	bool f = true;
 
@@ -252,7 +252,7 @@ static void write_episode(struct strbuf *out, const struct snapshot_episode *e, 
 	strbuf_append(out, "}");
 }
 
-int fmt_json_episodes(const struct snapshot *s, struct strbuf *out)
+int json_write_episodes(const struct snapshot *s, struct strbuf *out)
 {
 	strbuf_append(out, "{\"episodes\": [");
 	for (int i = 0; i < s->n_episodes; i++) {

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fmt_table.h"
+#include "table.h"
 #include "metric.h"
 #include "throttle_signal.h"
 
@@ -277,7 +277,7 @@ static void write_throttling_signals(const struct snapshot *s, struct strbuf *ou
 	}
 }
 
-int fmt_table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out)
+int table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out)
 {
 	write_header(first, second, out);
 	for (int i = 0; i < second->n_sockets; i++)

@@ -8,11 +8,11 @@
  */
 #include <errno.h>
 
-#include "fmt_prom.h"
+#include "prom.h"
 #include "metric.h"
 #include "self_metrics.h"
 
-int fmt_prom_write(const struct snapshot *s, struct strbuf *out)
+int prom_write(const struct snapshot *s, struct strbuf *out)
 {
 	metric_write_prom_families(s, self_metric_families, self_metric_n_families, out);
 	metric_write_prom(s, out);
