@@ -17,9 +17,6 @@
 #include "snapshot.h"
 #include "strbuf.h"
 
-/* Declared families a writer handles; more are left out. */
-#define MAX_FAMILIES 64
-
 static bool same_label(const char *a, const char *b)
 {
 	return a == b || (a && b && strcmp(a, b) == 0);
@@ -69,6 +66,41 @@ const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
 	int i = find_index(s, f, where, label_value);
 
 	return i < 0 ? NULL : &s->values[i];
+}
+
+const struct metric_sample *snapshot_samples(const struct snapshot *s, int *ret_n)
+{
+	*ret_n = s->n_values;
+	return s->values;
+}
+
+const struct metric_sample *snapshot_first_labelled(const struct snapshot *s,
+						     const struct metric_family *f, int where)
+{
+	const struct metric_sample *h = snapshot_find_sample(s, f, where, NULL);
+
+	return h && h->next ? &s->values[h->next - 1] : NULL;
+}
+
+const struct metric_sample *snapshot_next_labelled(const struct snapshot *s,
+						    const struct metric_sample *v)
+{
+	return v->next ? &s->values[v->next - 1] : NULL;
+}
+
+bool metric_same_json_group(const struct metric_family *f, const struct metric_family *g)
+{
+	return f->scope == g->scope && f->json_group && strcmp(f->json_group, g->json_group) == 0;
+}
+
+bool snapshot_json_group_has_value(const struct snapshot *s,
+				   const struct metric_family *const *families, size_t n,
+				   const struct metric_family *g, int where)
+{
+	for (size_t k = 0; k < n; k++)
+		if (metric_same_json_group(families[k], g) && snapshot_has_value(s, families[k], where))
+			return true;
+	return false;
 }
 
 /*
@@ -243,14 +275,9 @@ static struct {
 	pthread_mutex_t lock;
 	size_t registry_n;                 /* what the lists were made from */
 	size_t n;
-	const struct metric_family *declared[MAX_FAMILIES];
-	const struct metric_family *by_json_order[MAX_FAMILIES];
+	const struct metric_family *declared[METRIC_MAX_FAMILIES];
+	const struct metric_family *by_json_order[METRIC_MAX_FAMILIES];
 } family_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .registry_n = SIZE_MAX };
-
-static int json_position(const struct metric_family *f)
-{
-	return f->json_order ? f->json_order : INT_MAX;
-}
 
 static void make_family_lists(void)
 {
@@ -261,7 +288,7 @@ static void make_family_lists(void)
 		size_t n_fam;
 		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
 
-		for (size_t k = 0; k < n_fam && n < MAX_FAMILIES; k++)
+		for (size_t k = 0; k < n_fam && n < METRIC_MAX_FAMILIES; k++)
 			if (!is_one_of(fam[k], family_cache.declared, n))
 				family_cache.declared[n++] = fam[k];
 	}
@@ -271,7 +298,7 @@ static void make_family_lists(void)
 		const struct metric_family *f = by[i];
 		size_t j = i;
 
-		for (; j > 0 && json_position(by[j - 1]) > json_position(f); j--)
+		for (; j > 0 && metric_json_position(by[j - 1]) > metric_json_position(f); j--)
 			by[j] = by[j - 1];
 		by[j] = f;
 	}
@@ -294,9 +321,14 @@ static size_t copy_families(const struct metric_family **ret, bool by_json_order
 	return n;
 }
 
-static size_t declared_families(const struct metric_family **ret)
+size_t metric_families_declared(const struct metric_family *ret[METRIC_MAX_FAMILIES])
 {
 	return copy_families(ret, false);
+}
+
+size_t metric_families_by_json_order(const struct metric_family *ret[METRIC_MAX_FAMILIES])
+{
+	return copy_families(ret, true);
 }
 
 const struct metric_family *metric_family_find(const char *collector, const char *name)
@@ -463,9 +495,9 @@ static void prom_sample(const struct snapshot *s, const struct metric_sample *v,
 
 void metric_write_prom(const struct snapshot *s, struct strbuf *out)
 {
-	const struct metric_family *families[MAX_FAMILIES];
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
 
-	metric_write_prom_families(s, families, declared_families(families), out);
+	metric_write_prom_families(s, families, metric_families_declared(families), out);
 }
 
 /* Whether a family before families[k] has the name of families[k]. */
@@ -481,6 +513,9 @@ void metric_write_prom_families(const struct snapshot *s,
 				const struct metric_family *const *families, size_t n,
 				struct strbuf *out)
 {
+	int n_values;
+	const struct metric_sample *values = snapshot_samples(s, &n_values);
+
 	for (size_t k = 0; k < n; k++) {
 		const struct metric_family *f = families[k];
 		size_t mark = out->len;
@@ -502,9 +537,9 @@ void metric_write_prom_families(const struct snapshot *s,
 
 			if (m != k && (!g->name || strcmp(g->name, f->name) != 0))
 				continue;
-			for (int i = 0; i < s->n_values; i++)
-				if (s->values[i].family == g && (!g->label || s->values[i].label_value)) {
-					prom_sample(s, &s->values[i], out);
+			for (int i = 0; i < n_values; i++)
+				if (values[i].family == g && (!g->label || values[i].label_value)) {
+					prom_sample(s, &values[i], out);
 					any = true;
 				}
 		}
@@ -514,32 +549,6 @@ void metric_write_prom_families(const struct snapshot *s,
 			out->buf[mark] = '\0';
 		}
 	}
-}
-
-static size_t families_by_json_order(const struct metric_family **ret)
-{
-	return copy_families(ret, true);
-}
-
-/* Whether f has any value at where (for a labelled family, the head of its chain). */
-static bool has_value_at(const struct snapshot *s, const struct metric_family *f, int where)
-{
-	return snapshot_find_sample(s, f, where, NULL) != NULL;
-}
-
-/* The first labelled value of f at where, or NULL; then metric_next(). */
-static const struct metric_sample *chain_first(const struct snapshot *s,
-					       const struct metric_family *f, int where)
-{
-	const struct metric_sample *h = snapshot_find_sample(s, f, where, NULL);
-
-	return h && h->next ? &s->values[h->next - 1] : NULL;
-}
-
-static const struct metric_sample *chain_next(const struct snapshot *s,
-					      const struct metric_sample *v)
-{
-	return v->next ? &s->values[v->next - 1] : NULL;
 }
 
 #define MAX_LABEL_PART 64
@@ -587,18 +596,18 @@ static bool same_path(const char *a, const char *b, int n_labels, int depth)
 static void json_level(const struct snapshot *s, const struct metric_family *f, int where,
 		       int n_labels, int depth, const struct metric_sample *rep, struct strbuf *out)
 {
-	const struct metric_sample *first_v = chain_first(s, f, where);
+	const struct metric_sample *first_v = snapshot_first_labelled(s, f, where);
 	bool first = true;
 
 	strbuf_append(out, "{");
-	for (const struct metric_sample *v = first_v; v; v = chain_next(s, v)) {
+	for (const struct metric_sample *v = first_v; v; v = snapshot_next_labelled(s, v)) {
 		char part[MAX_LABEL_PART];
 		bool seen = false;
 
 		if (rep && !same_path(v->label_value, rep->label_value, n_labels, depth))
 			continue;
 		/* This level's key once: at the first value under it. */
-		for (const struct metric_sample *w = first_v; w != v && !seen; w = chain_next(s, w))
+		for (const struct metric_sample *w = first_v; w != v && !seen; w = snapshot_next_labelled(s, w))
 			seen = same_path(w->label_value, v->label_value, n_labels, depth + 1);
 		if (seen)
 			continue;
@@ -643,7 +652,7 @@ static void json_field(const struct snapshot *s, const struct metric_family *f, 
 		return;
 	}
 	strbuf_append(out, "{");
-	for (v = chain_first(s, f, where); v; v = chain_next(s, v)) {
+	for (v = snapshot_first_labelled(s, f, where); v; v = snapshot_next_labelled(s, v)) {
 		strbuf_append(out, first ? "" : ", ");
 		strbuf_append_json_string(out, v->label_value ? v->label_value : "");
 		strbuf_append(out, ": ");
@@ -651,21 +660,6 @@ static void json_field(const struct snapshot *s, const struct metric_family *f, 
 		first = false;
 	}
 	strbuf_append(out, "}");
-}
-
-static bool same_group(const struct metric_family *f, const struct metric_family *g)
-{
-	return f->scope == g->scope && f->json_group && strcmp(f->json_group, g->json_group) == 0;
-}
-
-/* Whether a member of the group of g (among families[0..n)) has a value at where. */
-static bool group_has_value(const struct snapshot *s, const struct metric_family *const *families,
-			    size_t n, const struct metric_family *g, int where)
-{
-	for (size_t k = 0; k < n; k++)
-		if (same_group(families[k], g) && has_value_at(s, families[k], where))
-			return true;
-	return false;
 }
 
 /*
@@ -678,12 +672,12 @@ static void json_group(const struct snapshot *s, const struct metric_family *con
 	const struct metric_family *g = families[at];
 	bool first = true;
 
-	if (!group_has_value(s, families, n, g, where))
+	if (!snapshot_json_group_has_value(s, families, n, g, where))
 		return;
 	for (size_t k = at; k < n; k++) {
 		const struct metric_family *f = families[k];
 
-		if (!same_group(f, g) || (!f->json_null && !has_value_at(s, f, where)))
+		if (!metric_same_json_group(f, g) || (!f->json_null && !snapshot_has_value(s, f, where)))
 			continue;
 		if (first) {
 			strbuf_append(out, ", ");
@@ -703,7 +697,7 @@ static bool group_written(const struct metric_family *const *families, size_t at
 	const struct metric_family *g = families[at];
 
 	for (size_t k = 0; k < at; k++)
-		if (same_group(families[k], g))
+		if (metric_same_json_group(families[k], g))
 			return true;
 	return false;
 }
@@ -711,19 +705,19 @@ static bool group_written(const struct metric_family *const *families, size_t at
 void metric_write_json_fields(const struct snapshot *s, enum metric_scope scope, int where,
 			      int from, int to, struct strbuf *out)
 {
-	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = families_by_json_order(families);
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
+	size_t n = metric_families_by_json_order(families);
 
 	for (size_t k = 0; k < n; k++) {
 		const struct metric_family *f = families[k];
-		int pos = json_position(f);
+		int pos = metric_json_position(f);
 
 		if (f->scope != scope || !f->json_key || pos < from || (pos >= to && to != INT_MAX))
 			continue;
 		if (f->json_group) {
 			if (!group_written(families, k))
 				json_group(s, families, n, k, where, out);
-		} else if (f->json_null || has_value_at(s, f, where)) {
+		} else if (f->json_null || snapshot_has_value(s, f, where)) {
 			json_field(s, f, where, ", ", out);
 		}
 	}
@@ -789,7 +783,8 @@ static void table_label_title(const struct metric_family *f, const char *value,
 static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 			   const struct metric_family *f, int where, struct strbuf *out)
 {
-	for (const struct metric_sample *vb = chain_first(b, f, where); vb; vb = chain_next(b, vb)) {
+	for (const struct metric_sample *vb = snapshot_first_labelled(b, f, where); vb;
+	     vb = snapshot_next_labelled(b, vb)) {
 		const struct metric_sample *va = snapshot_find_sample(a, f, where, vb->label_value);
 		const struct metric_family *p = f->table_percent_of;
 		const struct metric_sample *pa, *pb;
@@ -837,8 +832,8 @@ static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b, int where,
 			      struct strbuf *out)
 {
-	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = families_by_json_order(families);
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
+	size_t n = metric_families_by_json_order(families);
 
 	for (size_t k = 0; k < n;) {
 		const struct metric_family *f = families[k];
@@ -866,7 +861,7 @@ void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b
 
 			if (!va || !vb) {
 				whole = g->json_null && g->json_group && end == k + 1 &&
-					group_has_value(b, families, n, g, where);
+					snapshot_json_group_has_value(b, families, n, g, where);
 				if (whole)
 					strbuf_printf(out, " %20s", "-");
 				break;

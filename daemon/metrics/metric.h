@@ -17,6 +17,7 @@
 #ifndef UNCORED_METRIC_H
 #define UNCORED_METRIC_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -237,6 +238,29 @@ const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
 						      const struct snapshot_core *c,
 						      enum metric_signal signal);
 
+/* Whether s has a value of f at where (for a labelled family: any, or its empty object). */
+static inline bool snapshot_has_value(const struct snapshot *s, const struct metric_family *f,
+				      int where)
+{
+	return snapshot_find_sample(s, f, where, NULL) != NULL;
+}
+
+/*
+ * Every value of s in the order added, *ret_n of them.  The head of a
+ * labelled family's chain (label_value NULL) is among them and is no
+ * value itself.
+ */
+const struct metric_sample *snapshot_samples(const struct snapshot *s, int *ret_n);
+
+/*
+ * The values of the labelled family f at where, in the order first added:
+ * the first (NULL: none), then snapshot_next_labelled() until NULL.
+ */
+const struct metric_sample *snapshot_first_labelled(const struct snapshot *s,
+						     const struct metric_family *f, int where);
+const struct metric_sample *snapshot_next_labelled(const struct snapshot *s,
+						    const struct metric_sample *v);
+
 /* A METRIC_INT value. */
 static inline int64_t metric_sample_int(const struct metric_sample *v)
 {
@@ -264,6 +288,38 @@ int snapshot_add_sample_totals(struct snapshot *dst, const struct snapshot *src,
 size_t metric_source_count(void);
 const char *metric_source_name(size_t i);
 const struct metric_family *const *metric_source_families(size_t i, size_t *ret_n);
+
+/* The most declared families the writers handle; more are left out. */
+#define METRIC_MAX_FAMILIES 64
+
+/*
+ * The families the registered collectors declare, in registration then
+ * declaration order, a family listed by several collectors once (where it
+ * is first listed), into ret; how many.  Worked out again only when the
+ * registry has grown; any thread may ask.
+ */
+size_t metric_families_declared(const struct metric_family *ret[METRIC_MAX_FAMILIES]);
+
+/* The same, stably sorted by metric_json_position(). */
+size_t metric_families_by_json_order(const struct metric_family *ret[METRIC_MAX_FAMILIES]);
+
+/* Where f goes among the fields of its JSON object: its json_order, 0 after every other. */
+static inline int metric_json_position(const struct metric_family *f)
+{
+	return f->json_order ? f->json_order : INT_MAX;
+}
+
+/* Whether f and g are in the same JSON group (same scope and json_group; f has one). */
+bool metric_same_json_group(const struct metric_family *f, const struct metric_family *g);
+
+/*
+ * Whether a member of the JSON group of g among families[0..n) has a value
+ * at where in s: whether the group is written (and, in the --once table,
+ * whether its json_null members show "-").
+ */
+bool snapshot_json_group_has_value(const struct snapshot *s,
+				   const struct metric_family *const *families, size_t n,
+				   const struct metric_family *g, int where);
 
 /*
  * The registered family named name (its Prometheus name, or for a family
