@@ -2,17 +2,18 @@
  * The sample API: a collector declares its metric families once (name,
  * help, type, unit, labels, and how the JSON snapshot and the --once table
  * show them) and adds each value of a sample with snapshot_add_sample()
- * (or snapshot_add_text() for a JSON text).  The formatters walk what was
- * added; counter totals carry across reloads and --once intervals by
- * family, place and label, with no knowledge of the collector.  Absent
- * hardware is simply not added.
+ * (or snapshot_add_text() for a JSON text).  The writers (output/prom.c,
+ * json.c, table.c) walk what was added through the lookups below; counter
+ * totals carry across reloads and --once intervals by family, place and
+ * label, with no knowledge of the collector.  Absent hardware is simply
+ * not added.
  *
  * The writers walk the families the registered collectors declare
- * (collector.h), in registration then declaration order, a family listed
- * by several collectors once (where it is first listed), so a family
- * without a value this sample can still be a JSON null.  The daemon's own
- * families (self_metrics.h) are declared the same way and come first in
- * /metrics.
+ * (collector.h; metric_families_declared()), in registration then
+ * declaration order, a family listed by several collectors once (where it
+ * is first listed), so a family without a value this sample can still be
+ * a JSON null.  The daemon's own families (self_metrics.h) are declared
+ * the same way and come first in /metrics.
  */
 #ifndef UNCORED_METRIC_H
 #define UNCORED_METRIC_H
@@ -326,32 +327,5 @@ bool snapshot_json_group_has_value(const struct snapshot *s,
  * without one its json_key) that collector (NULL: any) declares, or NULL.
  */
 const struct metric_family *metric_family_find(const char *collector, const char *name);
-
-/*
- * The Prometheus text of every registered family with samples in s, in
- * registration order, then declaration order (samples in the order added).
- * A family two collectors declare is written once; families that share a
- * name (one per label set) are one family: HELP and TYPE of the first,
- * then the samples of each.
- */
-void metric_write_prom(const struct snapshot *s, struct strbuf *out);
-
-/* The same for families[0..n) (the daemon's own, self_metrics.h). */
-void metric_write_prom_families(const struct snapshot *s,
-				const struct metric_family *const *families, size_t n,
-				struct strbuf *out);
-
-/*
- * The JSON fields (", \"key\": value" each) at where of the registered
- * families of scope whose json_order is in [from, to) (0 counting as
- * after every other; to = INT_MAX: no end), by json_order: groups as one object, null for a
- * json_null family without a value.
- */
-void metric_write_json_fields(const struct snapshot *s, enum metric_scope scope, int where,
-			      int from, int to, struct strbuf *out);
-
-/* The --once table lines of socket where between a and b (see table_title), by json_order. */
-void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b, int where,
-			      struct strbuf *out);
 
 #endif
