@@ -130,7 +130,13 @@ static void prom_families(const struct snapshot *s, const struct metric_family *
 	}
 }
 
-void prom_write_declared(const struct snapshot *s, struct strbuf *out)
+/*
+ * Every registered family with samples in s, in registration order, then
+ * declaration order (samples in the order added).  A family two collectors
+ * declare is written once; families that share a name (one per label set)
+ * are one family: HELP and TYPE of the first, then the samples of each.
+ */
+static void write_declared(const struct snapshot *s, struct strbuf *out)
 {
 	const struct metric_family *families[METRIC_MAX_FAMILIES];
 
@@ -140,6 +146,6 @@ void prom_write_declared(const struct snapshot *s, struct strbuf *out)
 int prom_write(const struct snapshot *s, struct strbuf *out)
 {
 	prom_families(s, self_metric_families, self_metric_n_families, out);
-	prom_write_declared(s, out);
+	write_declared(s, out);
 	return out->failed ? -ENOMEM : 0;
 }

@@ -16,13 +16,4 @@
  */
 int prom_write(const struct snapshot *s, struct strbuf *out);
 
-/*
- * The Prometheus text of every registered family with samples in s, in
- * registration order, then declaration order (samples in the order added),
- * without the daemon's own.  A family two collectors declare is written
- * once; families that share a name (one per label set) are one family:
- * HELP and TYPE of the first, then the samples of each.
- */
-void prom_write_declared(const struct snapshot *s, struct strbuf *out);
-
 #endif

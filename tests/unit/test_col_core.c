@@ -857,7 +857,7 @@ static char *prom_text(const struct snapshot *s)
 	char *text;
 
 	strbuf_init(&sb);
-	prom_write_declared(s, &sb);
+	assert_int_equal(prom_write(s, &sb), 0);
 	text = strbuf_steal(&sb, NULL);
 	assert_non_null(text);
 	return text;
