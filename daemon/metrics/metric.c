@@ -348,9 +348,14 @@ const struct metric_family *metric_family_find(const char *collector, const char
 	return NULL;
 }
 
-const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
-						 enum metric_signal signal,
-						 enum metric_scope scope, int where)
+/*
+ * The value at where, labelled label, of the first registered family with
+ * signal and scope that has one, among the labelled families (is_labelled)
+ * or those without a label (label NULL).
+ */
+static const struct metric_sample *find_signal(const struct snapshot *s, enum metric_signal signal,
+					       enum metric_scope scope, int where,
+					       bool is_labelled, const char *label)
 {
 	for (size_t i = 0; i < metric_source_count(); i++) {
 		size_t n_fam;
@@ -360,30 +365,7 @@ const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
 			const struct metric_family *f = fam[k];
 			const struct metric_sample *v;
 
-			if (f->signal != signal || f->scope != scope || f->label)
-				continue;
-			v = snapshot_find_sample(s, f, where, NULL);
-			if (v)
-				return v;
-		}
-	}
-	return NULL;
-}
-
-const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot *s,
-							  enum metric_signal signal,
-							  enum metric_scope scope, int where,
-							  const char *label)
-{
-	for (size_t i = 0; i < metric_source_count(); i++) {
-		size_t n_fam;
-		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
-
-		for (size_t k = 0; k < n_fam; k++) {
-			const struct metric_family *f = fam[k];
-			const struct metric_sample *v;
-
-			if (f->signal != signal || f->scope != scope || !f->label)
+			if (f->signal != signal || f->scope != scope || (f->label != NULL) != is_labelled)
 				continue;
 			v = snapshot_find_sample(s, f, where, label);
 			if (v)
@@ -391,6 +373,21 @@ const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot 
 		}
 	}
 	return NULL;
+}
+
+const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
+						 enum metric_signal signal,
+						 enum metric_scope scope, int where)
+{
+	return find_signal(s, signal, scope, where, false, NULL);
+}
+
+const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot *s,
+							  enum metric_signal signal,
+							  enum metric_scope scope, int where,
+							  const char *label)
+{
+	return find_signal(s, signal, scope, where, true, label);
 }
 
 const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
