@@ -5,8 +5,10 @@
  * "events" and "conflicts") is left out; a single reading that exists in
  * the shape but has no valid value this sample (a declared family marked
  * json_null) is null.  This file writes the shape (sockets, cores, cpus,
- * collectors); the declared families (metric.h) fill it by their
- * json_order.  Pure: reads the snapshot only.
+ * collectors) and, by their json_order, the fields of the declared
+ * families (metric.h) that fill it: a group as one object, a labelled
+ * family as an object nested one level per label.  Pure: reads the
+ * snapshot only.
  */
 #include <errno.h>
 #include <inttypes.h>

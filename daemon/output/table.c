@@ -194,11 +194,11 @@ static double table_value(const struct metric_sample *va, const struct metric_sa
 	return vb->value.d - (delta ? va->value.d : 0);
 }
 
-/* A value of the table: right-aligned on a line of its own, else after its part name. */
 /* The --once table: "  " and a title in 38 columns, a space, a number in 20. */
 #define TABLE_TITLE_COLUMNS 38
 #define TABLE_NUMBER_WIDTH 20
 
+/* A value of the table: right-aligned on a line of its own, else after its part name. */
 static void table_number(const struct metric_family *g, const struct metric_sample *va,
 			 const struct metric_sample *vb, int width, struct strbuf *out)
 {
