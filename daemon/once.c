@@ -7,9 +7,9 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "fmt_json.h"
-#include "fmt_prom.h"
-#include "fmt_table.h"
+#include "json.h"
+#include "prom.h"
+#include "table.h"
 #include "log.h"
 #include "once.h"
 #include "sampler.h"
@@ -43,10 +43,10 @@ static int print_once(enum once_format format, struct snapshot *first, struct sn
 
 	strbuf_init(&out);
 	if (format == ONCE_TEXT) {
-		r = fmt_table_write(first, second, &out);
+		r = table_write(first, second, &out);
 	} else {
 		subtract_totals(second, first);
-		r = format == ONCE_JSON ? fmt_json_snapshot(second, &out) : fmt_prom_write(second, &out);
+		r = format == ONCE_JSON ? json_write_snapshot(second, &out) : prom_write(second, &out);
 		if (format == ONCE_JSON)
 			strbuf_append(&out, "\n");
 	}

@@ -1,7 +1,9 @@
 /*
  * The configuration file (SPEC §7): an ini file read with inih into a
  * plain struct conf.  Every error is collected with its file, line and key;
- * a file with any error is refused whole.
+ * a file with any error is refused whole.  The key tables and value
+ * parsers are conf.c, the reading and section walk conf_load.c, the
+ * checks across keys conf_validate.c.
  */
 #ifndef UNCORED_CONF_H
 #define UNCORED_CONF_H
@@ -136,7 +138,7 @@ struct conf_key {
 /* Offset and size of member m of a collector's settings struct type t. */
 #define CONF_SETTING(t, m) offsetof(t, m), sizeof(((t *)0)->m)
 
-/* Where the cross-checks of a section report (conf.c's). */
+/* Where the cross-checks of a section report (conf_validate.c's). */
 struct conf_check;
 
 struct conf_section {

@@ -3,7 +3,7 @@
  * API, /healthz and the embedded web page from published snapshots only.
  *
  * Routes, all GET/HEAD (anything else: 405 with "Allow: GET, HEAD"):
- *   /metrics            Prometheus text (FMT_PROM_CONTENT_TYPE)
+ *   /metrics            Prometheus text (PROM_CONTENT_TYPE)
  *   /api/v1/snapshot    JSON snapshot
  *   /api/v1/episodes    JSON episodes
  *   /api/v1/history     JSON history of the last hour (history.h)

@@ -1,24 +1,19 @@
 /*
- * The sample API's storage and writers.  See metric.h.  A snapshot's
+ * The sample API's storage and lookups.  See metric.h.  A snapshot's
  * values are one array in the order added, with a hash index by family,
  * place and label so that adding and finding stay constant time on a
- * machine with hundreds of cores.  The writers walk the families the
- * registered collectors declare.
+ * machine with hundreds of cores.  It also keeps the list of the families
+ * the registered collectors declare, which the writers (output/) walk; it
+ * writes no text itself.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metric.h"
 #include "snapshot.h"
-#include "strbuf.h"
-
-/* Declared families a writer handles; more are left out. */
-#define MAX_FAMILIES 64
 
 static bool same_label(const char *a, const char *b)
 {
@@ -69,6 +64,41 @@ const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
 	int i = find_index(s, f, where, label_value);
 
 	return i < 0 ? NULL : &s->values[i];
+}
+
+const struct metric_sample *snapshot_samples(const struct snapshot *s, int *ret_n)
+{
+	*ret_n = s->n_values;
+	return s->values;
+}
+
+const struct metric_sample *snapshot_first_labelled(const struct snapshot *s,
+						     const struct metric_family *f, int where)
+{
+	const struct metric_sample *h = snapshot_find_sample(s, f, where, NULL);
+
+	return h && h->next ? &s->values[h->next - 1] : NULL;
+}
+
+const struct metric_sample *snapshot_next_labelled(const struct snapshot *s,
+						    const struct metric_sample *v)
+{
+	return v->next ? &s->values[v->next - 1] : NULL;
+}
+
+bool metric_same_json_group(const struct metric_family *f, const struct metric_family *g)
+{
+	return f->scope == g->scope && f->json_group && strcmp(f->json_group, g->json_group) == 0;
+}
+
+bool snapshot_json_group_has_value(const struct snapshot *s,
+				   const struct metric_family *const *families, size_t n,
+				   const struct metric_family *g, int where)
+{
+	for (size_t k = 0; k < n; k++)
+		if (metric_same_json_group(families[k], g) && snapshot_has_value(s, families[k], where))
+			return true;
+	return false;
 }
 
 /*
@@ -243,14 +273,9 @@ static struct {
 	pthread_mutex_t lock;
 	size_t registry_n;                 /* what the lists were made from */
 	size_t n;
-	const struct metric_family *declared[MAX_FAMILIES];
-	const struct metric_family *by_json_order[MAX_FAMILIES];
+	const struct metric_family *declared[METRIC_MAX_FAMILIES];
+	const struct metric_family *by_json_order[METRIC_MAX_FAMILIES];
 } family_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .registry_n = SIZE_MAX };
-
-static int json_position(const struct metric_family *f)
-{
-	return f->json_order ? f->json_order : INT_MAX;
-}
 
 static void make_family_lists(void)
 {
@@ -261,7 +286,7 @@ static void make_family_lists(void)
 		size_t n_fam;
 		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
 
-		for (size_t k = 0; k < n_fam && n < MAX_FAMILIES; k++)
+		for (size_t k = 0; k < n_fam && n < METRIC_MAX_FAMILIES; k++)
 			if (!is_one_of(fam[k], family_cache.declared, n))
 				family_cache.declared[n++] = fam[k];
 	}
@@ -271,7 +296,7 @@ static void make_family_lists(void)
 		const struct metric_family *f = by[i];
 		size_t j = i;
 
-		for (; j > 0 && json_position(by[j - 1]) > json_position(f); j--)
+		for (; j > 0 && metric_json_position(by[j - 1]) > metric_json_position(f); j--)
 			by[j] = by[j - 1];
 		by[j] = f;
 	}
@@ -294,9 +319,14 @@ static size_t copy_families(const struct metric_family **ret, bool by_json_order
 	return n;
 }
 
-static size_t declared_families(const struct metric_family **ret)
+size_t metric_families_declared(const struct metric_family *ret[METRIC_MAX_FAMILIES])
 {
 	return copy_families(ret, false);
+}
+
+size_t metric_families_by_json_order(const struct metric_family *ret[METRIC_MAX_FAMILIES])
+{
+	return copy_families(ret, true);
 }
 
 const struct metric_family *metric_family_find(const char *collector, const char *name)
@@ -318,9 +348,14 @@ const struct metric_family *metric_family_find(const char *collector, const char
 	return NULL;
 }
 
-const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
-						 enum metric_signal signal,
-						 enum metric_scope scope, int where)
+/*
+ * The value at where, labelled label, of the first registered family with
+ * signal and scope that has one, among the labelled families (is_labelled)
+ * or those without a label (label NULL).
+ */
+static const struct metric_sample *find_signal(const struct snapshot *s, enum metric_signal signal,
+					       enum metric_scope scope, int where,
+					       bool is_labelled, const char *label)
 {
 	for (size_t i = 0; i < metric_source_count(); i++) {
 		size_t n_fam;
@@ -330,30 +365,7 @@ const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
 			const struct metric_family *f = fam[k];
 			const struct metric_sample *v;
 
-			if (f->signal != signal || f->scope != scope || f->label)
-				continue;
-			v = snapshot_find_sample(s, f, where, NULL);
-			if (v)
-				return v;
-		}
-	}
-	return NULL;
-}
-
-const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot *s,
-							  enum metric_signal signal,
-							  enum metric_scope scope, int where,
-							  const char *label)
-{
-	for (size_t i = 0; i < metric_source_count(); i++) {
-		size_t n_fam;
-		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
-
-		for (size_t k = 0; k < n_fam; k++) {
-			const struct metric_family *f = fam[k];
-			const struct metric_sample *v;
-
-			if (f->signal != signal || f->scope != scope || !f->label)
+			if (f->signal != signal || f->scope != scope || (f->label != NULL) != is_labelled)
 				continue;
 			v = snapshot_find_sample(s, f, where, label);
 			if (v)
@@ -363,6 +375,21 @@ const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot 
 	return NULL;
 }
 
+const struct metric_sample *snapshot_find_signal(const struct snapshot *s,
+						 enum metric_signal signal,
+						 enum metric_scope scope, int where)
+{
+	return find_signal(s, signal, scope, where, false, NULL);
+}
+
+const struct metric_sample *snapshot_find_labelled_signal(const struct snapshot *s,
+							  enum metric_signal signal,
+							  enum metric_scope scope, int where,
+							  const char *label)
+{
+	return find_signal(s, signal, scope, where, true, label);
+}
+
 const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
 						      const struct snapshot_core *c,
 						      enum metric_signal signal)
@@ -370,521 +397,4 @@ const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
 	if (c->n_cpus <= 0)
 		return NULL;
 	return snapshot_find_signal(s, signal, METRIC_SCOPE_CORE, c->cpus[0]);
-}
-
-static void append_value(struct strbuf *out, const struct metric_sample *v, bool json)
-{
-	switch (v->family->kind) {
-	case METRIC_UINT:
-		strbuf_printf(out, "%" PRIu64, v->value.u);
-		break;
-	case METRIC_INT:
-		strbuf_printf(out, "%" PRId64, metric_sample_int(v));
-		break;
-	case METRIC_BOOL:
-		strbuf_append(out, json ? (v->value.u ? "true" : "false") : (v->value.u ? "1" : "0"));
-		break;
-	case METRIC_DOUBLE:
-		if (json)
-			strbuf_append_json_double(out, v->value.d);
-		else
-			strbuf_append_prom_double(out, v->value.d);
-		break;
-	case METRIC_TEXT:
-		strbuf_append_json_string(out, v->value.text ? v->value.text : "");
-		break;
-	}
-}
-
-static const struct snapshot_cpu *find_cpu(const struct snapshot *s, int cpu)
-{
-	if (cpu >= 0 && cpu < s->n_cpus && s->cpus[cpu].cpu == cpu)
-		return &s->cpus[cpu];
-	for (int i = 0; i < s->n_cpus; i++)
-		if (s->cpus[i].cpu == cpu)
-			return &s->cpus[i];
-	return NULL;
-}
-
-/*
- * The labels names (comma-separated) = values (METRIC_LABEL_SEP-separated),
- * an empty value left out, after a comma when more_than_place, else
- * opening the braces.
- */
-static void prom_labels(const char *names, const char *values, bool more_than_place,
-			struct strbuf *out)
-{
-	const char *n = names, *v = values;
-	bool first = !more_than_place;
-
-	if (first)
-		strbuf_append(out, "{");
-	while (*n) {
-		size_t nlen = strcspn(n, ","), vlen = strcspn(v, METRIC_LABEL_SEP);
-		char value[256];
-
-		if (vlen > 0) {
-			snprintf(value, sizeof(value), "%.*s", (int)vlen, v);
-			strbuf_printf(out, "%s%.*s=\"", first ? "" : ",", (int)nlen, n);
-			strbuf_append_prom_label(out, value);
-			strbuf_append(out, "\"");
-			first = false;
-		}
-		n += nlen + (n[nlen] == ',');
-		v += vlen + (v[vlen] != '\0');
-	}
-}
-
-static void prom_sample(const struct snapshot *s, const struct metric_sample *v, struct strbuf *out)
-{
-	const struct metric_family *f = v->family;
-	const struct snapshot_cpu *c = NULL;
-
-	if (f->scope == METRIC_SCOPE_CORE || f->scope == METRIC_SCOPE_CPU) {
-		c = find_cpu(s, v->where);
-		if (!c)
-			return;
-	}
-	strbuf_append(out, f->name);
-	if (f->scope == METRIC_SCOPE_SOCKET)
-		strbuf_printf(out, "{socket=\"%d\"", v->where);
-	else if (f->scope == METRIC_SCOPE_CORE)
-		strbuf_printf(out, "{socket=\"%d\",core=\"%d\"", c->socket, c->core);
-	else if (f->scope == METRIC_SCOPE_CPU)
-		strbuf_printf(out, "{socket=\"%d\",core=\"%d\",cpu=\"%d\"", c->socket, c->core, c->cpu);
-	if (f->label && v->label_value)
-		prom_labels(f->label, v->label_value, f->scope != METRIC_SCOPE_DAEMON, out);
-	if (f->scope != METRIC_SCOPE_DAEMON || (f->label && v->label_value))
-		strbuf_append(out, "}");
-	strbuf_append(out, " ");
-	append_value(out, v, false);
-	strbuf_append(out, "\n");
-}
-
-void metric_write_prom(const struct snapshot *s, struct strbuf *out)
-{
-	const struct metric_family *families[MAX_FAMILIES];
-
-	metric_write_prom_families(s, families, declared_families(families), out);
-}
-
-/* Whether a family before families[k] has the name of families[k]. */
-static bool same_name_before(const struct metric_family *const *families, size_t k)
-{
-	for (size_t j = 0; j < k; j++)
-		if (families[j]->name && strcmp(families[j]->name, families[k]->name) == 0)
-			return true;
-	return false;
-}
-
-void metric_write_prom_families(const struct snapshot *s,
-				const struct metric_family *const *families, size_t n,
-				struct strbuf *out)
-{
-	for (size_t k = 0; k < n; k++) {
-		const struct metric_family *f = families[k];
-		size_t mark = out->len;
-		bool any = false;
-
-		if (!f->name || f->kind == METRIC_TEXT || same_name_before(families, k))
-			continue;
-		strbuf_printf(out, "# HELP %s ", f->name);
-		strbuf_append_prom_help(out, f->help);
-		strbuf_printf(out, "\n# TYPE %s %s\n", f->name,
-			      f->type == METRIC_COUNTER ? "counter" : "gauge");
-		/*
-		 * One name is one family in the exposition, even when it is
-		 * declared as several (one per label set, say): the first
-		 * declaration's HELP and TYPE, then every declaration's samples.
-		 */
-		for (size_t m = k; m < n; m++) {
-			const struct metric_family *g = families[m];
-
-			if (m != k && (!g->name || strcmp(g->name, f->name) != 0))
-				continue;
-			for (int i = 0; i < s->n_values; i++)
-				if (s->values[i].family == g && (!g->label || s->values[i].label_value)) {
-					prom_sample(s, &s->values[i], out);
-					any = true;
-				}
-		}
-		/* A family without samples is left out, HELP and TYPE included. */
-		if (!any && !out->failed) {
-			out->len = mark;
-			out->buf[mark] = '\0';
-		}
-	}
-}
-
-static size_t families_by_json_order(const struct metric_family **ret)
-{
-	return copy_families(ret, true);
-}
-
-/* Whether f has any value at where (for a labelled family, the head of its chain). */
-static bool has_value_at(const struct snapshot *s, const struct metric_family *f, int where)
-{
-	return snapshot_find_sample(s, f, where, NULL) != NULL;
-}
-
-/* The first labelled value of f at where, or NULL; then metric_next(). */
-static const struct metric_sample *chain_first(const struct snapshot *s,
-					       const struct metric_family *f, int where)
-{
-	const struct metric_sample *h = snapshot_find_sample(s, f, where, NULL);
-
-	return h && h->next ? &s->values[h->next - 1] : NULL;
-}
-
-static const struct metric_sample *chain_next(const struct snapshot *s,
-					      const struct metric_sample *v)
-{
-	return v->next ? &s->values[v->next - 1] : NULL;
-}
-
-#define MAX_LABEL_PART 64
-
-/*
- * Part idx (0-based, in the family's label order) of a label value of
- * several labels (METRIC_LABEL_SEP between them), copied into buf.
- */
-static const char *label_part(const char *value, int idx, char *buf, size_t len)
-{
-	const char *p = value ? value : "", *end;
-
-	for (int i = 0; i < idx && (p = strstr(p, METRIC_LABEL_SEP)) != NULL; i++)
-		p += strlen(METRIC_LABEL_SEP);
-	if (!p)
-		p = "";
-	end = strstr(p, METRIC_LABEL_SEP);
-	snprintf(buf, len, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
-	return buf;
-}
-
-/* The label that nesting level depth of the JSON object is keyed by: the last first. */
-static int level_label(int n_labels, int depth)
-{
-	return depth == 0 ? n_labels - 1 : depth - 1;
-}
-
-/* Whether a and b have the same label parts at the levels before depth. */
-static bool same_path(const char *a, const char *b, int n_labels, int depth)
-{
-	char pa[MAX_LABEL_PART], pb[MAX_LABEL_PART];
-
-	for (int d = 0; d < depth; d++)
-		if (strcmp(label_part(a, level_label(n_labels, d), pa, sizeof(pa)),
-			   label_part(b, level_label(n_labels, d), pb, sizeof(pb))) != 0)
-			return false;
-	return true;
-}
-
-/*
- * Level depth of the nested object of a family of n_labels labels at
- * where: the values under rep's path (NULL: all), keyed by their part at
- * this level, in the order first added.
- */
-static void json_level(const struct snapshot *s, const struct metric_family *f, int where,
-		       int n_labels, int depth, const struct metric_sample *rep, struct strbuf *out)
-{
-	const struct metric_sample *first_v = chain_first(s, f, where);
-	bool first = true;
-
-	strbuf_append(out, "{");
-	for (const struct metric_sample *v = first_v; v; v = chain_next(s, v)) {
-		char part[MAX_LABEL_PART];
-		bool seen = false;
-
-		if (rep && !same_path(v->label_value, rep->label_value, n_labels, depth))
-			continue;
-		/* This level's key once: at the first value under it. */
-		for (const struct metric_sample *w = first_v; w != v && !seen; w = chain_next(s, w))
-			seen = same_path(w->label_value, v->label_value, n_labels, depth + 1);
-		if (seen)
-			continue;
-		strbuf_append(out, first ? "" : ", ");
-		strbuf_append_json_string(out, label_part(v->label_value,
-							  level_label(n_labels, depth), part,
-							  sizeof(part)));
-		strbuf_append(out, ": ");
-		if (depth == n_labels - 1)
-			append_value(out, v, true);
-		else
-			json_level(s, f, where, n_labels, depth + 1, v, out);
-		first = false;
-	}
-	strbuf_append(out, "}");
-}
-
-/* "key": value of f at where (an object of label values for a labelled family). */
-static void json_field(const struct snapshot *s, const struct metric_family *f, int where,
-		       const char *sep, struct strbuf *out)
-{
-	const struct metric_sample *v;
-	bool first = true;
-
-	strbuf_append(out, sep);
-	strbuf_append_json_string(out, f->json_key);
-	strbuf_append(out, ": ");
-	if (!f->label) {
-		v = snapshot_find_sample(s, f, where, NULL);
-		if (v)
-			append_value(out, v, true);
-		else
-			strbuf_append(out, "null");
-		return;
-	}
-	if (strchr(f->label, ',')) {
-		int n_labels = 1;
-
-		for (const char *p = f->label; (p = strchr(p, ',')) != NULL; p++)
-			n_labels++;
-		json_level(s, f, where, n_labels, 0, NULL, out);
-		return;
-	}
-	strbuf_append(out, "{");
-	for (v = chain_first(s, f, where); v; v = chain_next(s, v)) {
-		strbuf_append(out, first ? "" : ", ");
-		strbuf_append_json_string(out, v->label_value ? v->label_value : "");
-		strbuf_append(out, ": ");
-		append_value(out, v, true);
-		first = false;
-	}
-	strbuf_append(out, "}");
-}
-
-static bool same_group(const struct metric_family *f, const struct metric_family *g)
-{
-	return f->scope == g->scope && f->json_group && strcmp(f->json_group, g->json_group) == 0;
-}
-
-/* Whether a member of the group of g (among families[0..n)) has a value at where. */
-static bool group_has_value(const struct snapshot *s, const struct metric_family *const *families,
-			    size_t n, const struct metric_family *g, int where)
-{
-	for (size_t k = 0; k < n; k++)
-		if (same_group(families[k], g) && has_value_at(s, families[k], where))
-			return true;
-	return false;
-}
-
-/*
- * The group of families[at]: one object of its members with values (and
- * its json_null members), if any member has one.
- */
-static void json_group(const struct snapshot *s, const struct metric_family *const *families,
-		       size_t n, size_t at, int where, struct strbuf *out)
-{
-	const struct metric_family *g = families[at];
-	bool first = true;
-
-	if (!group_has_value(s, families, n, g, where))
-		return;
-	for (size_t k = at; k < n; k++) {
-		const struct metric_family *f = families[k];
-
-		if (!same_group(f, g) || (!f->json_null && !has_value_at(s, f, where)))
-			continue;
-		if (first) {
-			strbuf_append(out, ", ");
-			strbuf_append_json_string(out, g->json_group);
-			strbuf_append(out, ": {");
-		}
-		json_field(s, f, where, first ? "" : ", ", out);
-		first = false;
-	}
-	if (!first)
-		strbuf_append(out, "}");
-}
-
-/* Whether a family before families[at] already wrote the group of families[at]. */
-static bool group_written(const struct metric_family *const *families, size_t at)
-{
-	const struct metric_family *g = families[at];
-
-	for (size_t k = 0; k < at; k++)
-		if (same_group(families[k], g))
-			return true;
-	return false;
-}
-
-void metric_write_json_fields(const struct snapshot *s, enum metric_scope scope, int where,
-			      int from, int to, struct strbuf *out)
-{
-	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = families_by_json_order(families);
-
-	for (size_t k = 0; k < n; k++) {
-		const struct metric_family *f = families[k];
-		int pos = json_position(f);
-
-		if (f->scope != scope || !f->json_key || pos < from || (pos >= to && to != INT_MAX))
-			continue;
-		if (f->json_group) {
-			if (!group_written(families, k))
-				json_group(s, families, n, k, where, out);
-		} else if (f->json_null || has_value_at(s, f, where)) {
-			json_field(s, f, where, ", ", out);
-		}
-	}
-}
-
-static double table_value(const struct metric_sample *va, const struct metric_sample *vb,
-			  uint64_t *ret_u)
-{
-	const struct metric_family *f = vb->family;
-	bool delta = f->type == METRIC_COUNTER;
-
-	*ret_u = vb->value.u - (delta ? va->value.u : 0);
-	return vb->value.d - (delta ? va->value.d : 0);
-}
-
-/* A value of the table: right-aligned on a line of its own, else after its part name. */
-/* The --once table: "  " and a title in 38 columns, a space, a number in 20. */
-#define TABLE_TITLE_COLUMNS 38
-#define TABLE_NUMBER_WIDTH 20
-
-static void table_number(const struct metric_family *g, const struct metric_sample *va,
-			 const struct metric_sample *vb, int width, struct strbuf *out)
-{
-	uint64_t u;
-	double d = table_value(va, vb, &u);
-
-	if (g->kind == METRIC_DOUBLE)
-		strbuf_printf(out, "%*.3f", width, d);
-	else if (g->kind == METRIC_INT)
-		strbuf_printf(out, "%*" PRId64, width, (int64_t)u);
-	else
-		strbuf_printf(out, "%*" PRIu64, width, u);
-}
-
-/*
- * The title of a table_labels_titled line: f's table title, then each
- * label of f with its part of value (see table_labels_titled).
- */
-static void table_label_title(const struct metric_family *f, const char *value,
-			      struct strbuf *out)
-{
-	const char *name = f->label;
-
-	strbuf_append(out, f->table_title);
-	while (*name) {
-		size_t name_len = strcspn(name, ",");
-		size_t value_len = strcspn(value, METRIC_LABEL_SEP);
-		bool last = name[name_len] == '\0';
-
-		if (value_len > 0) {
-			if (last)
-				strbuf_printf(out, ", %.*s", (int)value_len, value);
-			else
-				strbuf_printf(out, ", %.*s %.*s", (int)name_len, name,
-					      (int)value_len, value);
-		}
-		name += name_len + !last;
-		value += value_len + (value[value_len] != '\0');
-	}
-}
-
-/* The lines of labelled f at where: one per label value of b. */
-static void table_labelled(const struct snapshot *a, const struct snapshot *b,
-			   const struct metric_family *f, int where, struct strbuf *out)
-{
-	for (const struct metric_sample *vb = chain_first(b, f, where); vb; vb = chain_next(b, vb)) {
-		const struct metric_sample *va = snapshot_find_sample(a, f, where, vb->label_value);
-		const struct metric_family *p = f->table_percent_of;
-		const struct metric_sample *pa, *pb;
-		int width = TABLE_NUMBER_WIDTH;
-
-		if (f->table_labels_titled) {
-			size_t mark = out->len;
-
-			strbuf_append(out, "  ");
-			table_label_title(f, vb->label_value, out);
-			/* A long title takes from the number's field, so numbers still end in one column. */
-			if (!out->failed && out->len - mark > TABLE_TITLE_COLUMNS)
-				width -= (int)(out->len - mark - TABLE_TITLE_COLUMNS);
-			else if (!out->failed)
-				strbuf_printf(out, "%*s", (int)(TABLE_TITLE_COLUMNS - (out->len - mark)), "");
-			if (width < 1)
-				width = 1;
-			strbuf_append(out, " ");
-		} else {
-			strbuf_printf(out, "  %-36s ", vb->label_value);
-		}
-		if (f->kind == METRIC_TEXT) {
-			strbuf_printf(out, "%s: %s\n", f->table_title, vb->value.text);
-			continue;
-		}
-		if (!va) {
-			strbuf_printf(out, "%*s\n", width, "-");
-			continue;
-		}
-		table_number(f, va, vb, width, out);
-		if (f->table_labels_titled && strcmp(f->unit, "seconds") == 0)
-			strbuf_append(out, " s");
-		pa = p ? snapshot_find_sample(a, p, where, NULL) : NULL;
-		pb = p ? snapshot_find_sample(b, p, where, NULL) : NULL;
-		if (pa && pb && f->table_percent_label &&
-		    strcmp(f->table_percent_label, vb->label_value) == 0 && pb->value.u > pa->value.u)
-			strbuf_printf(out, "  %6.2f %% of %s",
-				      100.0 * (double)(vb->value.u - va->value.u) /
-				      (double)(pb->value.u - pa->value.u),
-				      p->json_key ? p->json_key : p->name);
-		strbuf_append(out, "\n");
-	}
-}
-
-void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b, int where,
-			      struct strbuf *out)
-{
-	const struct metric_family *families[MAX_FAMILIES];
-	size_t n = families_by_json_order(families);
-
-	for (size_t k = 0; k < n;) {
-		const struct metric_family *f = families[k];
-		size_t end = k + 1, mark = out->len;
-		bool whole = true;
-
-		if (f->scope != METRIC_SCOPE_SOCKET || !f->table_title) {
-			k++;
-			continue;
-		}
-		if (f->label) {
-			table_labelled(a, b, f, where, out);
-			k++;
-			continue;
-		}
-		/* Families that share f's line. */
-		while (f->table_part && end < n && families[end]->table_part &&
-		       families[end]->table_title && strcmp(families[end]->table_title, f->table_title) == 0)
-			end++;
-		strbuf_printf(out, "  %-36s", f->table_title);
-		for (size_t i = k; i < end; i++) {
-			const struct metric_family *g = families[i];
-			const struct metric_sample *va = snapshot_find_sample(a, g, where, NULL);
-			const struct metric_sample *vb = snapshot_find_sample(b, g, where, NULL);
-
-			if (!va || !vb) {
-				whole = g->json_null && g->json_group && end == k + 1 &&
-					group_has_value(b, families, n, g, where);
-				if (whole)
-					strbuf_printf(out, " %20s", "-");
-				break;
-			}
-			if (g->table_part)
-				strbuf_printf(out, "%s %s ", i > k ? "," : "", g->table_part);
-			else
-				strbuf_append(out, " ");
-			table_number(g, va, vb, g->table_part ? 0 : TABLE_NUMBER_WIDTH, out);
-			if (g->table_part && strcmp(g->unit, "seconds") == 0)
-				strbuf_append(out, " s");
-		}
-		if (whole) {
-			strbuf_append(out, "\n");
-		} else if (!out->failed) {
-			out->len = mark;
-			out->buf[mark] = '\0';
-		}
-		k = end;
-	}
 }

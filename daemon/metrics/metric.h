@@ -2,21 +2,23 @@
  * The sample API: a collector declares its metric families once (name,
  * help, type, unit, labels, and how the JSON snapshot and the --once table
  * show them) and adds each value of a sample with snapshot_add_sample()
- * (or snapshot_add_text() for a JSON text).  The formatters walk what was
- * added; counter totals carry across reloads and --once intervals by
- * family, place and label, with no knowledge of the collector.  Absent
- * hardware is simply not added.
+ * (or snapshot_add_text() for a JSON text).  The writers (output/prom.c,
+ * json.c, table.c) walk what was added through the lookups below; counter
+ * totals carry across reloads and --once intervals by family, place and
+ * label, with no knowledge of the collector.  Absent hardware is simply
+ * not added.
  *
  * The writers walk the families the registered collectors declare
- * (collector.h), in registration then declaration order, a family listed
- * by several collectors once (where it is first listed), so a family
- * without a value this sample can still be a JSON null.  The daemon's own
- * families (self_metrics.h) are declared the same way and come first in
- * /metrics.
+ * (collector.h; metric_families_declared()), in registration then
+ * declaration order, a family listed by several collectors once (where it
+ * is first listed), so a family without a value this sample can still be
+ * a JSON null.  The daemon's own families (self_metrics.h) are declared
+ * the same way and come first in /metrics.
  */
 #ifndef UNCORED_METRIC_H
 #define UNCORED_METRIC_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -156,7 +158,7 @@ struct metric_family {
 	 *   value means: cause, source) as ", VALUE", empty ones left out
 	 *   ("DRAM throttled, channel 2, thermal"); seconds end in " s".
 	 * The lines go by json_order.  A family with a signal and no title is
-	 * shown only where fmt_table.c derives from it (the socket header and
+	 * shown only where output/table.c derives from it (the socket header and
 	 * the core rows).
 	 */
 	const char *table_title;
@@ -237,6 +239,29 @@ const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
 						      const struct snapshot_core *c,
 						      enum metric_signal signal);
 
+/* Whether s has a value of f at where (for a labelled family: any, or its empty object). */
+static inline bool snapshot_has_value(const struct snapshot *s, const struct metric_family *f,
+				      int where)
+{
+	return snapshot_find_sample(s, f, where, NULL) != NULL;
+}
+
+/*
+ * Every value of s in the order added, *ret_n of them.  The head of a
+ * labelled family's chain (label_value NULL) is among them and is no
+ * value itself.
+ */
+const struct metric_sample *snapshot_samples(const struct snapshot *s, int *ret_n);
+
+/*
+ * The values of the labelled family f at where, in the order first added:
+ * the first (NULL: none), then snapshot_next_labelled() until NULL.
+ */
+const struct metric_sample *snapshot_first_labelled(const struct snapshot *s,
+						     const struct metric_family *f, int where);
+const struct metric_sample *snapshot_next_labelled(const struct snapshot *s,
+						    const struct metric_sample *v);
+
 /* A METRIC_INT value. */
 static inline int64_t metric_sample_int(const struct metric_sample *v)
 {
@@ -265,37 +290,42 @@ size_t metric_source_count(void);
 const char *metric_source_name(size_t i);
 const struct metric_family *const *metric_source_families(size_t i, size_t *ret_n);
 
+/* The most declared families the writers handle; more are left out. */
+#define METRIC_MAX_FAMILIES 64
+
+/*
+ * The families the registered collectors declare, in registration then
+ * declaration order, a family listed by several collectors once (where it
+ * is first listed), into ret; how many.  Worked out again only when the
+ * registry has grown; any thread may ask.
+ */
+size_t metric_families_declared(const struct metric_family *ret[METRIC_MAX_FAMILIES]);
+
+/* The same, stably sorted by metric_json_position(). */
+size_t metric_families_by_json_order(const struct metric_family *ret[METRIC_MAX_FAMILIES]);
+
+/* Where f goes among the fields of its JSON object: its json_order, 0 after every other. */
+static inline int metric_json_position(const struct metric_family *f)
+{
+	return f->json_order ? f->json_order : INT_MAX;
+}
+
+/* Whether f and g are in the same JSON group (same scope and json_group; f has one). */
+bool metric_same_json_group(const struct metric_family *f, const struct metric_family *g);
+
+/*
+ * Whether a member of the JSON group of g among families[0..n) has a value
+ * at where in s: whether the group is written (and, in the --once table,
+ * whether its json_null members show "-").
+ */
+bool snapshot_json_group_has_value(const struct snapshot *s,
+				   const struct metric_family *const *families, size_t n,
+				   const struct metric_family *g, int where);
+
 /*
  * The registered family named name (its Prometheus name, or for a family
  * without one its json_key) that collector (NULL: any) declares, or NULL.
  */
 const struct metric_family *metric_family_find(const char *collector, const char *name);
-
-/*
- * The Prometheus text of every registered family with samples in s, in
- * registration order, then declaration order (samples in the order added).
- * A family two collectors declare is written once; families that share a
- * name (one per label set) are one family: HELP and TYPE of the first,
- * then the samples of each.
- */
-void metric_write_prom(const struct snapshot *s, struct strbuf *out);
-
-/* The same for families[0..n) (the daemon's own, self_metrics.h). */
-void metric_write_prom_families(const struct snapshot *s,
-				const struct metric_family *const *families, size_t n,
-				struct strbuf *out);
-
-/*
- * The JSON fields (", \"key\": value" each) at where of the registered
- * families of scope whose json_order is in [from, to) (0 counting as
- * after every other; to = INT_MAX: no end), by json_order: groups as one object, null for a
- * json_null family without a value.
- */
-void metric_write_json_fields(const struct snapshot *s, enum metric_scope scope, int where,
-			      int from, int to, struct strbuf *out);
-
-/* The --once table lines of socket where between a and b (see table_title), by json_order. */
-void metric_write_table_lines(const struct snapshot *a, const struct snapshot *b, int where,
-			      struct strbuf *out);
 
 #endif

@@ -17,95 +17,51 @@
 #define FREQ_TABLE .table_title = "frequency limited", .table_labels_titled = true
 #define FREQ_HELP "Seconds the maximum frequency was limited, by reason: thermal or power."
 
-const struct metric_family throttle_dram_channel_seconds = {
-	.name = "uncored_dram_throttled_seconds_total",
-	.help = DRAM_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "channel,cause",
-	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
-	DRAM_TABLE,
-};
+/* Every one is a socket's seconds, counted as a fraction of its clock. */
+#define SOCKET_SECONDS .type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET, \
+	.kind = METRIC_DOUBLE
 
-const struct metric_family throttle_dram_socket_seconds = {
-	.name = "uncored_dram_throttled_seconds_total",
-	.help = DRAM_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "cause",
-	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
-	DRAM_TABLE,
-};
+/*
+ * Each family once, with the label sets the generations give it (one
+ * Prometheus family, one JSON field, whatever the labels).
+ */
+#define DRAM_FAMILY(labels) { \
+	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP, SOCKET_SECONDS, \
+	.label = labels, \
+	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400, \
+	DRAM_TABLE, \
+}
+#define CRITICAL_FAMILY(labels) { \
+	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP, \
+	SOCKET_SECONDS, .label = labels, \
+	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410, \
+}
+#define PROCHOT_FAMILY(labels) { \
+	.name = "uncored_prochot_seconds_total", .help = PROCHOT_HELP, SOCKET_SECONDS, \
+	.label = labels, \
+	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420, \
+	PROCHOT_TABLE, \
+}
+#define FREQ_FAMILY(labels) { \
+	.name = "uncored_frequency_limited_seconds_total", .help = FREQ_HELP, SOCKET_SECONDS, \
+	.label = labels, \
+	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430, \
+	FREQ_TABLE, \
+}
 
-const struct metric_family throttle_dram_critical_seconds = {
-	.name = "uncored_dram_critical_throttled_seconds_total",
-	.help = CRITICAL_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "channel,cause",
-	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
-};
-
-const struct metric_family throttle_prochot_seconds = {
-	.name = "uncored_prochot_seconds_total",
-	.help = PROCHOT_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "source",
-	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
-	PROCHOT_TABLE,
-};
-
-const struct metric_family throttle_frequency_limited_seconds = {
-	.name = "uncored_frequency_limited_seconds_total",
-	.help = FREQ_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "reason",
-	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
-	FREQ_TABLE,
-};
-
-const struct metric_family throttle_dram_slot_seconds = {
-	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
-	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
-	DRAM_TABLE,
-};
-
-const struct metric_family throttle_dram_slot_critical_seconds = {
-	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "channel,slot,cause",
-	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
-};
-
-const struct metric_family throttle_dram_die_channel_seconds = {
-	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "die,channel,cause",
-	.json_key = "dram_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 400,
-	DRAM_TABLE,
-};
-
-const struct metric_family throttle_dram_die_critical_seconds = {
-	.name = "uncored_dram_critical_throttled_seconds_total", .help = CRITICAL_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "die,channel,cause",
-	.json_key = "dram_critical_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 410,
-};
-
-const struct metric_family throttle_prochot_die_seconds = {
-	.name = "uncored_prochot_seconds_total", .help = PROCHOT_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "die,source",
-	.json_key = "prochot_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 420,
-	PROCHOT_TABLE,
-};
-
-const struct metric_family throttle_frequency_limited_die_seconds = {
-	.name = "uncored_frequency_limited_seconds_total", .help = FREQ_HELP,
-	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
-	.kind = METRIC_DOUBLE, .label = "die,reason",
-	.json_key = "frequency_limited_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 430,
-	FREQ_TABLE,
-};
+const struct metric_family throttle_dram_channel_seconds = DRAM_FAMILY("channel,cause");
+const struct metric_family throttle_dram_socket_seconds = DRAM_FAMILY("cause");
+const struct metric_family throttle_dram_critical_seconds = CRITICAL_FAMILY("channel,cause");
+const struct metric_family throttle_prochot_seconds = PROCHOT_FAMILY("source");
+const struct metric_family throttle_frequency_limited_seconds = FREQ_FAMILY("reason");
+const struct metric_family throttle_dram_slot_seconds = DRAM_FAMILY("channel,slot,cause");
+const struct metric_family throttle_dram_slot_critical_seconds =
+	CRITICAL_FAMILY("channel,slot,cause");
+const struct metric_family throttle_dram_die_channel_seconds = DRAM_FAMILY("die,channel,cause");
+const struct metric_family throttle_dram_die_critical_seconds =
+	CRITICAL_FAMILY("die,channel,cause");
+const struct metric_family throttle_prochot_die_seconds = PROCHOT_FAMILY("die,source");
+const struct metric_family throttle_frequency_limited_die_seconds = FREQ_FAMILY("die,reason");
 
 double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)
 {

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt_json.h"
-#include "fmt_prom.h"
+#include "json.h"
+#include "prom.h"
 #include "gzip.h"
 #include "history.h"
 #include "render.h"
@@ -39,8 +39,8 @@ static int format(struct snapshot *s, enum render_doc doc, struct snapshot_bytes
 		return *ret ? 0 : -ENOMEM;
 	}
 	strbuf_init(&sb);
-	r = doc == RENDER_METRICS ? fmt_prom_write(s, &sb) :
-	    doc == RENDER_SNAPSHOT ? fmt_json_snapshot(s, &sb) : fmt_json_episodes(s, &sb);
+	r = doc == RENDER_METRICS ? prom_write(s, &sb) :
+	    doc == RENDER_SNAPSHOT ? json_write_snapshot(s, &sb) : json_write_episodes(s, &sb);
 	if (r == 0 && sb.failed)
 		r = -ENOMEM;
 	if (r == 0) {
@@ -110,5 +110,5 @@ int render_get(struct snapshot *s, enum render_doc doc, bool gzip, const char **
 
 const char *render_content_type(enum render_doc doc)
 {
-	return doc == RENDER_METRICS ? FMT_PROM_CONTENT_TYPE : FMT_JSON_CONTENT_TYPE;
+	return doc == RENDER_METRICS ? PROM_CONTENT_TYPE : JSON_CONTENT_TYPE;
 }

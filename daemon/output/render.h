@@ -15,9 +15,9 @@
 #include "snapshot.h"
 
 enum render_doc {
-	RENDER_METRICS,     /* Prometheus text (fmt_prom) */
-	RENDER_SNAPSHOT,    /* JSON snapshot (fmt_json_snapshot) */
-	RENDER_EPISODES,    /* JSON episodes (fmt_json_episodes) */
+	RENDER_METRICS,     /* Prometheus text (prom_write) */
+	RENDER_SNAPSHOT,    /* JSON snapshot (json_write_snapshot) */
+	RENDER_EPISODES,    /* JSON episodes (json_write_episodes) */
 	RENDER_HISTORY,     /* JSON history (s->history; 503 when absent) */
 	RENDER_N_DOCS
 };

@@ -23,6 +23,7 @@ extern const struct collector_ops thermal_collector_ops;
 #include "event.h"
 #include "metric.h"
 #include "msr.h"
+#include "prom.h"
 #include "regfile.h"
 #include "sample_views.h"
 #include "sim.h"
@@ -856,7 +857,7 @@ static char *prom_text(const struct snapshot *s)
 	char *text;
 
 	strbuf_init(&sb);
-	metric_write_prom(s, &sb);
+	assert_int_equal(prom_write(s, &sb), 0);
 	text = strbuf_steal(&sb, NULL);
 	assert_non_null(text);
 	return text;

@@ -24,8 +24,8 @@
 
 #include "conf.h"
 #include "cpu.h"
-#include "fmt_json.h"
-#include "fmt_prom.h"
+#include "json.h"
+#include "prom.h"
 #include "helpers.h"
 #include "sampler.h"
 #include "self_metrics.h"
@@ -166,15 +166,15 @@ static void run_one(const char *model, const char *scenario, const struct conf *
 	pin_wall_clock(s);
 
 	strbuf_init(&out);
-	assert_int_equal(fmt_prom_write(s, &out), 0);
+	assert_int_equal(prom_write(s, &out), 0);
 	snprintf(name, sizeof(name), "%s-%s.prom", model, scenario);
 	check_golden(name, &out);
 	strbuf_free(&out);
-	assert_int_equal(fmt_json_snapshot(s, &out), 0);
+	assert_int_equal(json_write_snapshot(s, &out), 0);
 	snprintf(name, sizeof(name), "%s-%s.json", model, scenario);
 	check_golden(name, &out);
 	strbuf_free(&out);
-	assert_int_equal(fmt_json_episodes(s, &out), 0);
+	assert_int_equal(json_write_episodes(s, &out), 0);
 	snprintf(name, sizeof(name), "%s-%s.episodes.json", model, scenario);
 	check_golden(name, &out);
 	strbuf_free(&out);

@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "cpu.h"
-#include "fmt_prom.h"
+#include "prom.h"
 #include "fake_machines.h"
 #include "http.h"
 #include "snapshot.h"
@@ -220,7 +220,7 @@ static void test_metrics(void **state)
 
 	request(sv->port, "GET", "/metrics", resp);
 	assert_int_equal(status_of(resp), 200);
-	assert_string_equal(header(resp, "Content-Type", v, sizeof(v)), FMT_PROM_CONTENT_TYPE);
+	assert_string_equal(header(resp, "Content-Type", v, sizeof(v)), PROM_CONTENT_TYPE);
 	assert_string_equal(header(resp, "Cache-Control", v, sizeof(v)), "no-store");
 	assert_true(strncmp(body_of(resp), "# HELP ", 7) == 0);
 	assert_non_null(strstr(body_of(resp), "uncored_tjmax_celsius{socket=\"0\"} 95\n"));

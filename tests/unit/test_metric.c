@@ -19,9 +19,9 @@
 
 #include "collector.h"
 #include "fake_machines.h"
-#include "fmt_json.h"
-#include "fmt_prom.h"
-#include "fmt_table.h"
+#include "json.h"
+#include "prom.h"
+#include "table.h"
 #include "metric.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -248,7 +248,7 @@ static char *written_table(const struct snapshot *a, const struct snapshot *b)
 	struct strbuf out;
 
 	strbuf_init(&out);
-	assert_int_equal(fmt_table_write(a, b, &out), 0);
+	assert_int_equal(table_write(a, b, &out), 0);
 	return out.buf;
 }
 
@@ -273,7 +273,7 @@ static void refuse(const char *text, const char *part)
 static void prometheus_labels_kinds_and_json_only(void **state)
 {
 	struct snapshot *s = shaped(1.5, 2);
-	char *text = written(fmt_prom_write, s);
+	char *text = written(prom_write, s);
 
 	(void)state;
 	expect(text, "# TYPE uncored_shape_celsius gauge\n"
@@ -295,7 +295,7 @@ static void one_name_is_one_family(void **state)
 
 	(void)state;
 	add(s, &m_flag_kind, 1, "k", 0, 0);
-	text = written(fmt_prom_write, s);
+	text = written(prom_write, s);
 	first = strstr(text, "# TYPE uncored_shape_flag gauge\n");
 	assert_non_null(first);
 	assert_null(strstr(first + 1, "# TYPE uncored_shape_flag gauge"));
@@ -318,12 +318,12 @@ static void several_labels_nest_in_json(void **state)
 	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal", 0, 2);
 	add(s, &m_nested, 0, "1" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "thermal", 0, 3);
 	add(s, &m_nested, 0, "0" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "power", 0, 4);
-	json = written(fmt_json_snapshot, s);
+	json = written(json_write_snapshot, s);
 	expect(json, "\"shape_nested\": {\"thermal\": {\"0\": {\"0\": 1, \"1\": 2}, "
 		     "\"1\": {\"0\": 3}}, \"power\": {\"0\": {\"0\": 4}}}");
 	/* Socket 1 has none: no field. */
 	refuse(strstr(json, "{\"socket\": 1"), "shape_nested");
-	prom = written(fmt_prom_write, s);
+	prom = written(prom_write, s);
 	expect(prom, "uncored_shape_nested_seconds_total{socket=\"0\",channel=\"1\",slot=\"0\","
 		     "cause=\"thermal\"} 3\n");
 	free(json);
@@ -334,7 +334,7 @@ static void several_labels_nest_in_json(void **state)
 static void json_positions_nulls_and_groups(void **state)
 {
 	struct snapshot *s = shaped(1.5, 2);
-	char *text = written(fmt_json_snapshot, s);
+	char *text = written(json_write_snapshot, s);
 
 	(void)state;
 	/* Socket 0: the flag and the JSON-only value first, the group at its place. */
@@ -462,15 +462,15 @@ static void texts_empty_objects_and_percentages(void **state)
 	(void)state;
 	/* An empty labelled object, the group's null member, no texts object without one. */
 	add(s, &m_counts, 0, NULL, 0, 0);
-	text = written(fmt_json_snapshot, s);
+	text = written(json_write_snapshot, s);
 	expect(text, "\"box\": {\"clock\": null, \"counts\": {}}");
 	refuse(text, "\"why\"");
 	free(text);
 	/* Nor in Prometheus: the object alone is no sample. */
-	text = written(fmt_prom_write, s);
+	text = written(prom_write, s);
 	refuse(text, "uncored_box_counts_total");
 	free(text);
-	text = written(fmt_json_snapshot, b);
+	text = written(json_write_snapshot, b);
 	expect(text, "\"box\": {\"clock\": 300, \"counts\": {\"busy\": 60, \"idle\": 5, "
 		     "\"new\": 7}, \"why\": {\"gone\": \"not here\"}}");
 	free(text);
@@ -517,7 +517,7 @@ static void labels_left_out_when_empty_and_carry_by_source(void **state)
 	add(a, &m_placed, 0, "x" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP, 3, 0);
 	add(a, &m_placed, 5, "y" METRIC_LABEL_SEP METRIC_LABEL_SEP "5", 4, 0);
 	a->source = 0;
-	text = written(fmt_prom_write, a);
+	text = written(prom_write, a);
 	expect(text, "uncored_box_placed_total{kind=\"x\",socket=\"0\"} 3\n"
 		     "uncored_box_placed_total{kind=\"y\",cpu=\"5\"} 4\n");
 	free(text);

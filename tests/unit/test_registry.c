@@ -20,9 +20,9 @@
 #include "collector.h"
 #include "conf.h"
 #include "cpu.h"
-#include "fmt_json.h"
-#include "fmt_prom.h"
-#include "fmt_table.h"
+#include "json.h"
+#include "prom.h"
+#include "table.h"
 #include "helpers.h"
 #include "sampler.h"
 #include "sim.h"
@@ -122,9 +122,9 @@ static char *documents(struct snapshot *s)
 	struct strbuf out;
 
 	strbuf_init(&out);
-	assert_int_equal(fmt_json_snapshot(s, &out), 0);
-	assert_int_equal(fmt_prom_write(s, &out), 0);
-	assert_int_equal(fmt_table_write(s, s, &out), 0);
+	assert_int_equal(json_write_snapshot(s, &out), 0);
+	assert_int_equal(prom_write(s, &out), 0);
+	assert_int_equal(table_write(s, s, &out), 0);
 	return out.buf;
 }
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "fake_machines.h"
-#include "fmt_prom.h"
+#include "prom.h"
 #include "gzip.h"
 #include "render.h"
 #include "strbuf.h"
@@ -59,7 +59,7 @@ static void racing_threads_share_one_copy(void **state)
 		}
 	}
 	strbuf_init(&direct);
-	assert_int_equal(fmt_prom_write(s, &direct), 0);
+	assert_int_equal(prom_write(s, &direct), 0);
 	assert_int_equal(render_get(s, RENDER_METRICS, false, &r[0].body, &r[0].len), 0);
 	assert_int_equal(r[0].len, direct.len);
 	assert_memory_equal(r[0].body, direct.buf, direct.len);
@@ -117,7 +117,7 @@ static void a_snapshot_without_history_has_no_history_document(void **state)
 	(void)state;
 	assert_int_equal(render_get(s, RENDER_HISTORY, false, &body, &len), -ENOENT);
 	assert_int_equal(render_get(s, RENDER_HISTORY, true, &body, &len), -ENOENT);
-	assert_string_equal(render_content_type(RENDER_METRICS), FMT_PROM_CONTENT_TYPE);
+	assert_string_equal(render_content_type(RENDER_METRICS), PROM_CONTENT_TYPE);
 	snapshot_release(s);
 }
 

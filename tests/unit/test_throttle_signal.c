@@ -16,8 +16,8 @@
 
 #include "collector.h"
 #include "fake_machines.h"
-#include "fmt_json.h"
-#include "fmt_table.h"
+#include "json.h"
+#include "table.h"
 #include "sample_views.h"
 #include "strbuf.h"
 #include "throttle_signal.h"
@@ -171,7 +171,7 @@ static char *json_of(const struct snapshot *s)
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	assert_int_equal(fmt_json_snapshot(s, &sb), 0);
+	assert_int_equal(json_write_snapshot(s, &sb), 0);
 	return strbuf_steal(&sb, NULL);
 }
 
@@ -180,7 +180,7 @@ static char *table_of(const struct snapshot *a, const struct snapshot *b)
 	struct strbuf sb;
 
 	strbuf_init(&sb);
-	assert_int_equal(fmt_table_write(a, b, &sb), 0);
+	assert_int_equal(table_write(a, b, &sb), 0);
 	return strbuf_steal(&sb, NULL);
 }
 

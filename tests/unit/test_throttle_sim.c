@@ -24,7 +24,7 @@
 
 #include "conf.h"
 #include "cpu.h"
-#include "fmt_prom.h"
+#include "prom.h"
 #include "helpers.h"
 #include "metric.h"
 #include "perf_sys.h"
@@ -159,7 +159,7 @@ static void finish(struct run *r)
 
 	assert_non_null(after);
 	strbuf_init(&out);
-	assert_int_equal(fmt_prom_write(r->snap, &out), 0);
+	assert_int_equal(prom_write(r->snap, &out), 0);
 	/* The one family name is written once. */
 	if (!r->pcu_down)
 		assert_non_null(strstr(out.buf, "# TYPE uncored_prochot_seconds_total counter"));

@@ -17,7 +17,7 @@
 
 #include "cpu.h"
 #include "fake_machines.h"
-#include "fmt_prom.h"
+#include "prom.h"
 #include "self_metrics.h"
 
 static const char tiny_expected[] =
@@ -64,7 +64,7 @@ static char *format(struct snapshot *s)
 
 	self_metrics_add(s);
 	strbuf_init(&sb);
-	assert_int_equal(fmt_prom_write(s, &sb), 0);
+	assert_int_equal(prom_write(s, &sb), 0);
 	text = strbuf_steal(&sb, NULL);
 	assert_non_null(text);
 	return text;

@@ -5,8 +5,8 @@
  * throttling state, kernel throttle count and IPC, then the throttle
  * episodes that ended in the interval or are still running.  Pure.
  */
-#ifndef UNCORED_FMT_TABLE_H
-#define UNCORED_FMT_TABLE_H
+#ifndef UNCORED_TABLE_H
+#define UNCORED_TABLE_H
 
 #include "snapshot.h"
 #include "strbuf.h"
@@ -15,6 +15,6 @@
  * Append the table for the interval from first to second (same shape).
  * Returns 0 or -ENOMEM.
  */
-int fmt_table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out);
+int table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out);
 
 #endif

@@ -17,7 +17,7 @@
 #include "cpu.h"
 #include "fake_machines.h"
 #include "helpers.h"
-#include "fmt_table.h"
+#include "table.h"
 #include "throttle_families.h"
 
 /* Add delta to the thermal value json_key at where (or set it, delta for a bool). */
@@ -73,7 +73,7 @@ static char *table(const struct snapshot *a, const struct snapshot *b)
 	char *text;
 
 	strbuf_init(&sb);
-	assert_int_equal(fmt_table_write(a, b, &sb), 0);
+	assert_int_equal(table_write(a, b, &sb), 0);
 	text = strbuf_steal(&sb, NULL);
 	assert_non_null(text);
 	return text;

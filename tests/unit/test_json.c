@@ -17,7 +17,7 @@
 
 #include "cpu.h"
 #include "fake_machines.h"
-#include "fmt_json.h"
+#include "json.h"
 
 static char *format(const struct snapshot *s)
 {
@@ -25,7 +25,7 @@ static char *format(const struct snapshot *s)
 	char *text;
 
 	strbuf_init(&sb);
-	assert_int_equal(fmt_json_snapshot(s, &sb), 0);
+	assert_int_equal(json_write_snapshot(s, &sb), 0);
 	text = strbuf_steal(&sb, NULL);
 	assert_non_null(text);
 	return text;
@@ -229,7 +229,7 @@ static void episodes_exact(void **state)
 	s->episodes[0] = (struct snapshot_episode){ "prochot", 1, -1, 100, 0 };
 	s->episodes[1] = (struct snapshot_episode){ "core_thermal_throttling", 0, 2, 90, 95.5 };
 	strbuf_init(&sb);
-	assert_int_equal(fmt_json_episodes(s, &sb), 0);
+	assert_int_equal(json_write_episodes(s, &sb), 0);
 	assert_string_equal(sb.buf, expected);
 	if (have_python())
 		python_check("episodes", sb.buf, (const char *const[]){
@@ -245,7 +245,7 @@ static void episodes_empty(void **state)
 
 	(void)state;
 	strbuf_init(&sb);
-	assert_int_equal(fmt_json_episodes(s, &sb), 0);
+	assert_int_equal(json_write_episodes(s, &sb), 0);
 	assert_string_equal(sb.buf, "{\"episodes\": []}\n");
 	strbuf_free(&sb);
 	snapshot_release(s);

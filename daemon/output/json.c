@@ -5,15 +5,20 @@
  * "events" and "conflicts") is left out; a single reading that exists in
  * the shape but has no valid value this sample (a declared family marked
  * json_null) is null.  This file writes the shape (sockets, cores, cpus,
- * collectors); the declared families (metric.h) fill it by their
- * json_order.  Pure: reads the snapshot only.
+ * collectors) and, by their json_order, the fields of the declared
+ * families (metric.h) that fill it: a group as one object, a labelled
+ * family as an object nested one level per label.  Pure: reads the
+ * snapshot only.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
+#include <string.h>
 
-#include "fmt_json.h"
+#include "json.h"
 #include "metric.h"
+#include "sample_value.h"
 #include "throttle_signal.h"
 
 /* "key": — comma handling is the caller's, via *first. */
@@ -151,6 +156,178 @@ static void write_throttling_signals(struct strbuf *out, bool *first, const stru
 	strbuf_append(out, "]");
 }
 
+#define MAX_LABEL_PART 64
+
+/*
+ * Part idx (0-based, in the family's label order) of a label value of
+ * several labels (METRIC_LABEL_SEP between them), copied into buf.
+ */
+static const char *label_part(const char *value, int idx, char *buf, size_t len)
+{
+	const char *p = value ? value : "", *end;
+
+	for (int i = 0; i < idx && (p = strstr(p, METRIC_LABEL_SEP)) != NULL; i++)
+		p += strlen(METRIC_LABEL_SEP);
+	if (!p)
+		p = "";
+	end = strstr(p, METRIC_LABEL_SEP);
+	snprintf(buf, len, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+	return buf;
+}
+
+/* The label that nesting level depth of the JSON object is keyed by: the last first. */
+static int level_label(int n_labels, int depth)
+{
+	return depth == 0 ? n_labels - 1 : depth - 1;
+}
+
+/* Whether a and b have the same label parts at the levels before depth. */
+static bool same_path(const char *a, const char *b, int n_labels, int depth)
+{
+	char pa[MAX_LABEL_PART], pb[MAX_LABEL_PART];
+
+	for (int d = 0; d < depth; d++)
+		if (strcmp(label_part(a, level_label(n_labels, d), pa, sizeof(pa)),
+			   label_part(b, level_label(n_labels, d), pb, sizeof(pb))) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Level depth of the nested object of a family of n_labels labels at
+ * where: the values under rep's path (NULL: all), keyed by their part at
+ * this level, in the order first added.
+ */
+static void json_level(const struct snapshot *s, const struct metric_family *f, int where,
+		       int n_labels, int depth, const struct metric_sample *rep, struct strbuf *out)
+{
+	const struct metric_sample *first_v = snapshot_first_labelled(s, f, where);
+	bool first = true;
+
+	strbuf_append(out, "{");
+	for (const struct metric_sample *v = first_v; v; v = snapshot_next_labelled(s, v)) {
+		char part[MAX_LABEL_PART];
+		bool seen = false;
+
+		if (rep && !same_path(v->label_value, rep->label_value, n_labels, depth))
+			continue;
+		/* This level's key once: at the first value under it. */
+		for (const struct metric_sample *w = first_v; w != v && !seen; w = snapshot_next_labelled(s, w))
+			seen = same_path(w->label_value, v->label_value, n_labels, depth + 1);
+		if (seen)
+			continue;
+		strbuf_append(out, first ? "" : ", ");
+		strbuf_append_json_string(out, label_part(v->label_value,
+							  level_label(n_labels, depth), part,
+							  sizeof(part)));
+		strbuf_append(out, ": ");
+		if (depth == n_labels - 1)
+			sample_value_append(out, v, true);
+		else
+			json_level(s, f, where, n_labels, depth + 1, v, out);
+		first = false;
+	}
+	strbuf_append(out, "}");
+}
+
+/* "key": value of f at where (an object of label values for a labelled family). */
+static void json_field(const struct snapshot *s, const struct metric_family *f, int where,
+		       const char *sep, struct strbuf *out)
+{
+	const struct metric_sample *v;
+	bool first = true;
+
+	strbuf_append(out, sep);
+	strbuf_append_json_string(out, f->json_key);
+	strbuf_append(out, ": ");
+	if (!f->label) {
+		v = snapshot_find_sample(s, f, where, NULL);
+		if (v)
+			sample_value_append(out, v, true);
+		else
+			strbuf_append(out, "null");
+		return;
+	}
+	if (strchr(f->label, ',')) {
+		int n_labels = 1;
+
+		for (const char *p = f->label; (p = strchr(p, ',')) != NULL; p++)
+			n_labels++;
+		json_level(s, f, where, n_labels, 0, NULL, out);
+		return;
+	}
+	strbuf_append(out, "{");
+	for (v = snapshot_first_labelled(s, f, where); v; v = snapshot_next_labelled(s, v)) {
+		strbuf_append(out, first ? "" : ", ");
+		strbuf_append_json_string(out, v->label_value ? v->label_value : "");
+		strbuf_append(out, ": ");
+		sample_value_append(out, v, true);
+		first = false;
+	}
+	strbuf_append(out, "}");
+}
+
+/*
+ * The group of families[at]: one object of its members with values (and
+ * its json_null members), if any member has one.
+ */
+static void json_group(const struct snapshot *s, const struct metric_family *const *families,
+		       size_t n, size_t at, int where, struct strbuf *out)
+{
+	const struct metric_family *g = families[at];
+	bool first = true;
+
+	if (!snapshot_json_group_has_value(s, families, n, g, where))
+		return;
+	for (size_t k = at; k < n; k++) {
+		const struct metric_family *f = families[k];
+
+		if (!metric_same_json_group(f, g) || (!f->json_null && !snapshot_has_value(s, f, where)))
+			continue;
+		if (first) {
+			strbuf_append(out, ", ");
+			strbuf_append_json_string(out, g->json_group);
+			strbuf_append(out, ": {");
+		}
+		json_field(s, f, where, first ? "" : ", ", out);
+		first = false;
+	}
+	if (!first)
+		strbuf_append(out, "}");
+}
+
+/* Whether a family before families[at] already wrote the group of families[at]. */
+static bool group_written(const struct metric_family *const *families, size_t at)
+{
+	const struct metric_family *g = families[at];
+
+	for (size_t k = 0; k < at; k++)
+		if (metric_same_json_group(families[k], g))
+			return true;
+	return false;
+}
+
+static void json_fields(const struct snapshot *s, enum metric_scope scope, int where, int from,
+			int to, struct strbuf *out)
+{
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
+	size_t n = metric_families_by_json_order(families);
+
+	for (size_t k = 0; k < n; k++) {
+		const struct metric_family *f = families[k];
+		int pos = metric_json_position(f);
+
+		if (f->scope != scope || !f->json_key || pos < from || (pos >= to && to != INT_MAX))
+			continue;
+		if (f->json_group) {
+			if (!group_written(families, k))
+				json_group(s, families, n, k, where, out);
+		} else if (f->json_null || snapshot_has_value(s, f, where)) {
+			json_field(s, f, where, ", ", out);
+		}
+	}
+}
+
 static void write_core(struct strbuf *out, const struct snapshot *s, const struct snapshot_core *c)
 {
 	bool f = true;
@@ -163,7 +340,7 @@ static void write_core(struct strbuf *out, const struct snapshot *s, const struc
 		strbuf_printf(out, i ? ", %d" : "%d", c->cpus[i]);
 	strbuf_append(out, "]");
 	if (c->n_cpus > 0)
-		metric_write_json_fields(s, METRIC_SCOPE_CORE, c->cpus[0], INT_MIN, INT_MAX, out);
+		json_fields(s, METRIC_SCOPE_CORE, c->cpus[0], INT_MIN, INT_MAX, out);
 	strbuf_append(out, "}");
 }
 
@@ -174,8 +351,7 @@ static void write_socket(struct strbuf *out, const struct snapshot *s,
 
 	strbuf_append(out, "{");
 	field_int(out, &f, "socket", sock->socket);
-	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, INT_MIN,
-				 METRIC_JSON_SOCKET_CORES, out);
+	json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, INT_MIN, METRIC_JSON_SOCKET_CORES, out);
 	key(out, &f, "cores");
 	strbuf_append(out, "[");
 	for (int i = 0; i < sock->n_cores; i++) {
@@ -184,8 +360,7 @@ static void write_socket(struct strbuf *out, const struct snapshot *s,
 		write_core(out, s, &sock->cores[i]);
 	}
 	strbuf_append(out, "]");
-	metric_write_json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, METRIC_JSON_SOCKET_CORES,
-				 INT_MAX, out);
+	json_fields(s, METRIC_SCOPE_SOCKET, sock->socket, METRIC_JSON_SOCKET_CORES, INT_MAX, out);
 	strbuf_append(out, "}");
 }
 
@@ -198,11 +373,11 @@ static void write_cpu(struct strbuf *out, const struct snapshot *s, const struct
 	field_int(out, &f, "socket", c->socket);
 	field_int(out, &f, "core", c->core);
 	field_bool(out, &f, "online", c->online);
-	metric_write_json_fields(s, METRIC_SCOPE_CPU, c->cpu, INT_MIN, INT_MAX, out);
+	json_fields(s, METRIC_SCOPE_CPU, c->cpu, INT_MIN, INT_MAX, out);
 	strbuf_append(out, "}");
 }
 
-int fmt_json_snapshot(const struct snapshot *s, struct strbuf *out)
+int json_write_snapshot(const struct snapshot *s, struct strbuf *out)
 {
 	bool f = true;
 
@@ -252,7 +427,7 @@ static void write_episode(struct strbuf *out, const struct snapshot_episode *e, 
 	strbuf_append(out, "}");
 }
 
-int fmt_json_episodes(const struct snapshot *s, struct strbuf *out)
+int json_write_episodes(const struct snapshot *s, struct strbuf *out)
 {
 	strbuf_append(out, "{\"episodes\": [");
 	for (int i = 0; i < s->n_episodes; i++) {

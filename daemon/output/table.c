@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fmt_table.h"
+#include "table.h"
 #include "metric.h"
 #include "throttle_signal.h"
 
@@ -184,6 +184,167 @@ static void write_core_row(const struct snapshot *a, const struct snapshot *b,
 		      core_cpu_ipcs(a, b, cb, cpu_ipcs, sizeof(cpu_ipcs)));
 }
 
+static double table_value(const struct metric_sample *va, const struct metric_sample *vb,
+			  uint64_t *ret_u)
+{
+	const struct metric_family *f = vb->family;
+	bool delta = f->type == METRIC_COUNTER;
+
+	*ret_u = vb->value.u - (delta ? va->value.u : 0);
+	return vb->value.d - (delta ? va->value.d : 0);
+}
+
+/* The --once table: "  " and a title in 38 columns, a space, a number in 20. */
+#define TABLE_TITLE_COLUMNS 38
+#define TABLE_NUMBER_WIDTH 20
+
+/* A value of the table: right-aligned on a line of its own, else after its part name. */
+static void table_number(const struct metric_family *g, const struct metric_sample *va,
+			 const struct metric_sample *vb, int width, struct strbuf *out)
+{
+	uint64_t u;
+	double d = table_value(va, vb, &u);
+
+	if (g->kind == METRIC_DOUBLE)
+		strbuf_printf(out, "%*.3f", width, d);
+	else if (g->kind == METRIC_INT)
+		strbuf_printf(out, "%*" PRId64, width, (int64_t)u);
+	else
+		strbuf_printf(out, "%*" PRIu64, width, u);
+}
+
+/*
+ * The title of a table_labels_titled line: f's table title, then each
+ * label of f with its part of value (see table_labels_titled).
+ */
+static void table_label_title(const struct metric_family *f, const char *value,
+			      struct strbuf *out)
+{
+	const char *name = f->label;
+
+	strbuf_append(out, f->table_title);
+	while (*name) {
+		size_t name_len = strcspn(name, ",");
+		size_t value_len = strcspn(value, METRIC_LABEL_SEP);
+		bool last = name[name_len] == '\0';
+
+		if (value_len > 0) {
+			if (last)
+				strbuf_printf(out, ", %.*s", (int)value_len, value);
+			else
+				strbuf_printf(out, ", %.*s %.*s", (int)name_len, name,
+					      (int)value_len, value);
+		}
+		name += name_len + !last;
+		value += value_len + (value[value_len] != '\0');
+	}
+}
+
+/* The lines of labelled f at where: one per label value of b. */
+static void table_labelled(const struct snapshot *a, const struct snapshot *b,
+			   const struct metric_family *f, int where, struct strbuf *out)
+{
+	for (const struct metric_sample *vb = snapshot_first_labelled(b, f, where); vb;
+	     vb = snapshot_next_labelled(b, vb)) {
+		const struct metric_sample *va = snapshot_find_sample(a, f, where, vb->label_value);
+		const struct metric_family *p = f->table_percent_of;
+		const struct metric_sample *pa, *pb;
+		int width = TABLE_NUMBER_WIDTH;
+
+		if (f->table_labels_titled) {
+			size_t mark = out->len;
+
+			strbuf_append(out, "  ");
+			table_label_title(f, vb->label_value, out);
+			/* A long title takes from the number's field, so numbers still end in one column. */
+			if (!out->failed && out->len - mark > TABLE_TITLE_COLUMNS)
+				width -= (int)(out->len - mark - TABLE_TITLE_COLUMNS);
+			else if (!out->failed)
+				strbuf_printf(out, "%*s", (int)(TABLE_TITLE_COLUMNS - (out->len - mark)), "");
+			if (width < 1)
+				width = 1;
+			strbuf_append(out, " ");
+		} else {
+			strbuf_printf(out, "  %-36s ", vb->label_value);
+		}
+		if (f->kind == METRIC_TEXT) {
+			strbuf_printf(out, "%s: %s\n", f->table_title, vb->value.text);
+			continue;
+		}
+		if (!va) {
+			strbuf_printf(out, "%*s\n", width, "-");
+			continue;
+		}
+		table_number(f, va, vb, width, out);
+		if (f->table_labels_titled && strcmp(f->unit, "seconds") == 0)
+			strbuf_append(out, " s");
+		pa = p ? snapshot_find_sample(a, p, where, NULL) : NULL;
+		pb = p ? snapshot_find_sample(b, p, where, NULL) : NULL;
+		if (pa && pb && f->table_percent_label &&
+		    strcmp(f->table_percent_label, vb->label_value) == 0 && pb->value.u > pa->value.u)
+			strbuf_printf(out, "  %6.2f %% of %s",
+				      100.0 * (double)(vb->value.u - va->value.u) /
+				      (double)(pb->value.u - pa->value.u),
+				      p->json_key ? p->json_key : p->name);
+		strbuf_append(out, "\n");
+	}
+}
+
+static void table_lines(const struct snapshot *a, const struct snapshot *b, int where,
+			struct strbuf *out)
+{
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
+	size_t n = metric_families_by_json_order(families);
+
+	for (size_t k = 0; k < n;) {
+		const struct metric_family *f = families[k];
+		size_t end = k + 1, mark = out->len;
+		bool whole = true;
+
+		if (f->scope != METRIC_SCOPE_SOCKET || !f->table_title) {
+			k++;
+			continue;
+		}
+		if (f->label) {
+			table_labelled(a, b, f, where, out);
+			k++;
+			continue;
+		}
+		/* Families that share f's line. */
+		while (f->table_part && end < n && families[end]->table_part &&
+		       families[end]->table_title && strcmp(families[end]->table_title, f->table_title) == 0)
+			end++;
+		strbuf_printf(out, "  %-36s", f->table_title);
+		for (size_t i = k; i < end; i++) {
+			const struct metric_family *g = families[i];
+			const struct metric_sample *va = snapshot_find_sample(a, g, where, NULL);
+			const struct metric_sample *vb = snapshot_find_sample(b, g, where, NULL);
+
+			if (!va || !vb) {
+				whole = g->json_null && g->json_group && end == k + 1 &&
+					snapshot_json_group_has_value(b, families, n, g, where);
+				if (whole)
+					strbuf_printf(out, " %20s", "-");
+				break;
+			}
+			if (g->table_part)
+				strbuf_printf(out, "%s %s ", i > k ? "," : "", g->table_part);
+			else
+				strbuf_append(out, " ");
+			table_number(g, va, vb, g->table_part ? 0 : TABLE_NUMBER_WIDTH, out);
+			if (g->table_part && strcmp(g->unit, "seconds") == 0)
+				strbuf_append(out, " s");
+		}
+		if (whole) {
+			strbuf_append(out, "\n");
+		} else if (!out->failed) {
+			out->len = mark;
+			out->buf[mark] = '\0';
+		}
+		k = end;
+	}
+}
+
 static void write_socket(const struct snapshot *a, const struct snapshot *b,
 			 const struct snapshot_socket *sb, struct strbuf *out)
 {
@@ -203,7 +364,7 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		      sb->socket, tjmax, pkg,
 		      yes_no(signal_at(b, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, sb->socket)),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
-	metric_write_table_lines(a, b, sb->socket, out);
+	table_lines(a, b, sb->socket, out);
 	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus", "temp", "flags",
 		      "kernel throttles", "IPC", "IPC per cpu");
 	for (int i = 0; i < sb->n_cores; i++)
@@ -277,7 +438,7 @@ static void write_throttling_signals(const struct snapshot *s, struct strbuf *ou
 	}
 }
 
-int fmt_table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out)
+int table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out)
 {
 	write_header(first, second, out);
 	for (int i = 0; i < second->n_sockets; i++)
