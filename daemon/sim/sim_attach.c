@@ -82,7 +82,7 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps)
 
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen)
 {
-	return sim_perf_write_sysfs(sim->model, root, err, errlen);
+	return sim_perf_write_sysfs(sim->model, sim->scn->discovery_names, root, err, errlen);
 }
 
 int sim_attach_perf(struct sim *sim, struct hw *hw, char *err, size_t errlen)

@@ -457,15 +457,16 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 static int scenario_key(struct parse_ctx *ctx, const char *name, const char *value)
 {
 	static const char *const names[] = { "description", "period", "writes",
-					     "kernel_thermal_throttle" };
+					     "kernel_thermal_throttle", "uncore_pmu_names" };
+	const unsigned n_names = sizeof(names) / sizeof(names[0]);
 	struct sim_scenario *scn = ctx->scn;
 	unsigned i;
 
-	for (i = 0; i < 4 && strcmp(names[i], name); i++)
+	for (i = 0; i < n_names && strcmp(names[i], name); i++)
 		;
-	if (i == 4)
+	if (i == n_names)
 		return fail(ctx, ctx->line, name, "unknown key in [scenario], expected description, "
-			    "period, writes or kernel_thermal_throttle");
+			    "period, writes, kernel_thermal_throttle or uncore_pmu_names");
 	if (ctx->scenario_keys_seen & (1u << i))
 		return fail(ctx, ctx->line, name, "key given twice");
 	ctx->scenario_keys_seen |= 1u << i;
@@ -481,6 +482,10 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 		if (strcmp(value, "allowed") && strcmp(value, "refused"))
 			return fail(ctx, ctx->line, name, "expected 'allowed' or 'refused'");
 		scn->refuse_writes = strcmp(value, "refused") == 0;
+	} else if (i == 4) {
+		if (strcmp(value, "table") && strcmp(value, "discovery"))
+			return fail(ctx, ctx->line, name, "expected 'table' or 'discovery'");
+		scn->discovery_names = strcmp(value, "discovery") == 0;
 	} else {
 		if (strcmp(value, "yes") && strcmp(value, "no"))
 			return fail(ctx, ctx->line, name, "expected 'yes' or 'no'");

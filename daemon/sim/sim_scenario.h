@@ -86,6 +86,7 @@ struct sim_scenario {
 	int64_t period_ns;                 /* 0: the timeline runs once */
 	bool refuse_writes;
 	bool kernel_thermal_throttle;
+	bool discovery_names;              /* uncore_pmu_names = discovery: no platform table */
 	struct sim_rule *rules;
 	int n_rules;
 };
