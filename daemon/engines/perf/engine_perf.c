@@ -18,7 +18,9 @@
 
 #define CORE_PMU   "cpu"
 #define UNCORE_PMU "uncore"
-#define PCU_PMU    "uncore_pcu"
+#define PCU_TYPE   "pcu"           /* uncore_pcu, uncore_pcu_N */
+#define PCU_DISCOVERY_TYPE 4        /* uncore_type_4[_N] (hardware-linux.md §6) */
+#define MAX_PCU    16
 #define IMC_PREFIX "uncore_imc_"
 #define MAX_IMC    64
 #define REF_CYCLES_CODE  0x3c
@@ -28,7 +30,8 @@ struct engine_perf {
 	struct engine_perf_config cfg;
 	struct perf_pmu *core;          /* NULL when absent */
 	struct perf_pmu *uncore;        /* NULL when absent */
-	struct perf_pmu *pcu;           /* NULL when absent */
+	struct perf_pmu *pcu[MAX_PCU];  /* the PCU PMU's instances, by id; none when absent */
+	size_t n_pcu;
 	struct perf_pmu *imc[MAX_IMC];  /* uncore_imc_N at N; NULL when absent */
 	char core_reason[256];
 	char uncore_reason[256];
@@ -78,9 +81,28 @@ static int load_uncore(const char *root, struct perf_pmu **ret_pmu, char *reason
 			  ret_pmu, reason, len);
 }
 
-static int load_pcu(const char *root, struct perf_pmu **ret_pmu, char *reason, size_t len)
+/*
+ * Every instance of the PCU PMU (perf_pmu_load_instances: uncore_pcu,
+ * uncore_pcu_N, or uncore_type_4[_N]) into pcu[]; the count, or -ENODEV
+ * with the reason when there is none.
+ */
+static int load_pcu(const char *root, struct perf_pmu **pcu, size_t *ret_n, char *reason,
+		    size_t len)
 {
-	return load_named(root, PCU_PMU, "PCU", "not a Xeon server uncore", ret_pmu, reason, len);
+	int r = perf_pmu_load_instances(root, PCU_TYPE, PCU_DISCOVERY_TYPE, pcu, MAX_PCU, ret_n,
+					reason, len);
+
+	if (r == -ENOENT)
+		set_err(reason, len, "this kernel has no PCU PMU (%s%s/uncore_pcu, uncore_pcu_N "
+			"and uncore_type_%d_N absent: not a Xeon server uncore, a virtual machine, "
+			"or intel_uncore not loaded)", root, PERF_SYS_PMU_DIR, PCU_DISCOVERY_TYPE);
+	return r == -ENOENT ? -ENODEV : r < 0 ? r : (int)*ret_n;
+}
+
+static void free_pcu(struct perf_pmu **pcu, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		perf_pmu_free(pcu[i]);
 }
 
 /* uncore_imc_N: N, or -1 for another name. */
@@ -135,7 +157,12 @@ int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, si
 	int r;
 
 	if (pmu == ENGINE_PMU_PCU) {
-		r = load_pcu(perf_sys_root(ps), &p, reason, reasonlen);
+		struct perf_pmu *pcu[MAX_PCU];
+		size_t n = 0;
+
+		r = load_pcu(perf_sys_root(ps), pcu, &n, reason, reasonlen);
+		free_pcu(pcu, n);
+		r = r < 0 ? r : 0;
 	} else if (pmu == ENGINE_PMU_IMC) {
 		struct perf_pmu *imc[MAX_IMC] = { 0 };
 
@@ -291,9 +318,14 @@ static const struct perf_pmu *pmu_of(const struct engine_perf *ep, enum engine_p
 			set_err(err, errlen, "%s", ep->uncore_reason);
 		return ep->uncore;
 	case ENGINE_PMU_PCU:
-		if (!ep->pcu)
+		if ((size_t)box < ep->n_pcu)
+			return ep->pcu[box];
+		if (ep->n_pcu == 0)
 			set_err(err, errlen, "%s", ep->pcu_reason);
-		return ep->pcu;
+		else
+			set_err(err, errlen, "this kernel has %zu PCU PMUs, no instance %d", ep->n_pcu,
+				box);
+		return NULL;
 	case ENGINE_PMU_IMC:
 		if (box < MAX_IMC && ep->imc[box])
 			return ep->imc[box];
@@ -329,7 +361,7 @@ static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct en
 
 	if (!p)
 		return -ENODEV;
-	if (pmu == ENGINE_PMU_IMC)
+	if (box)
 		target = ENGINE_TARGET_CPU(target);
 	if (n == 0) {
 		set_err(err, errlen, "cpu %d: a group needs at least one event", target);
@@ -479,12 +511,27 @@ static void perf_destroy(void *ctx)
 
 	perf_pmu_free(ep->core);
 	perf_pmu_free(ep->uncore);
-	perf_pmu_free(ep->pcu);
+	free_pcu(ep->pcu, ep->n_pcu);
 	for (int i = 0; i < MAX_IMC; i++)
 		perf_pmu_free(ep->imc[i]);
 	if (ep->cfg.free_arg)
 		ep->cfg.free_arg(ep->cfg.arg);
 	free(ep);
+}
+
+/* The instances of the PCU and iMC PMUs (the others have one per package or CPU). */
+static int perf_n_boxes(void *ctx, enum engine_pmu pmu)
+{
+	const struct engine_perf *ep = ctx;
+	int n = 0;
+
+	if (pmu == ENGINE_PMU_PCU)
+		return (int)ep->n_pcu;
+	if (pmu != ENGINE_PMU_IMC)
+		return 1;
+	for (int i = 0; i < MAX_IMC; i++)
+		n = ep->imc[i] ? i + 1 : n;
+	return n;
 }
 
 /* The kernel's errors, by the operation that failed. */
@@ -501,6 +548,7 @@ static const struct engine_ops engine_perf_ops = {
 	.close = perf_close,
 	.destroy = perf_destroy,
 	.hint = perf_hint,
+	.n_boxes = perf_n_boxes,
 };
 
 int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_engine, char *err,
@@ -530,7 +578,7 @@ int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_
 		perf_destroy(ep);
 		return r;
 	}
-	r = load_pcu(root, &ep->pcu, ep->pcu_reason, sizeof(ep->pcu_reason));
+	r = load_pcu(root, ep->pcu, &ep->n_pcu, ep->pcu_reason, sizeof(ep->pcu_reason));
 	if (r < 0 && r != -ENODEV) {
 		set_err(err, errlen, "%s", ep->pcu_reason);
 		perf_destroy(ep);

@@ -13,8 +13,13 @@
  *     on the CPU of its cpumask in target's package; ENGINE_UNCORE_CLOCK
  *     is the PMU's "clockticks" alias (the fixed counter).  occ_reset has
  *     no perf format and is refused;
- *   - ENGINE_PMU_PCU: "uncore_pcu", and ENGINE_PMU_IMC: "uncore_imc_N"
- *     for N = ENGINE_TARGET_BOX(target) (hardware-linux.md §4.1), each
+ *   - ENGINE_PMU_PCU: the instance ENGINE_TARGET_BOX(target) of the PCU
+ *     PMU, in ascending order of the kernel's names: "uncore_pcu" (one
+ *     box per package), "uncore_pcu_N" (several: Granite Rapids), or
+ *     "uncore_type_4[_N]" (a kernel without the platform's table;
+ *     hardware-linux.md §6); engine_n_boxes says how many.
+ *     ENGINE_PMU_IMC: "uncore_imc_N" for N = ENGINE_TARGET_BOX(target)
+ *     (hardware-linux.md §4.1).  Each
  *     opened on the CPU of its cpumask in the target CPU's package.  An
  *     event is "event=code" with ",umask=" only when umask is not 0 (the
  *     SNB-EP PCU has no umask field), cmask as "thresh", edge and inv;
