@@ -87,6 +87,7 @@ struct sim_scenario {
 	bool refuse_writes;
 	bool kernel_thermal_throttle;
 	bool discovery_names;              /* uncore_pmu_names = discovery: no platform table */
+	int perf_event_paranoid;           /* kernel.perf_event_paranoid, -1..4; default 2 */
 	struct sim_rule *rules;
 	int n_rules;
 };
