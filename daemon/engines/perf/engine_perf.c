@@ -151,34 +151,87 @@ static int load_imc(const char *root, struct perf_pmu **imc, char *reason, size_
 	return r < 0 ? r : n;
 }
 
+/*
+ * Open one event of p, as a collector would, and close it again: whether
+ * the kernel lets this process count there at all (perf_event_paranoid,
+ * capabilities, a seccomp filter or a security module), which sysfs does
+ * not say.  0 when it may (or the trial failed for another reason, left
+ * to the collector's own open to report); -EACCES or -EPERM with the
+ * reason when the kernel refuses this process.
+ */
+static int trial_open(struct perf_sys *ps, const struct perf_pmu *p, bool core, char *reason,
+		      size_t len)
+{
+	struct perf_group_event ev = { .name = core ? "instructions" : "clockticks",
+				       .type = p->type };
+	const char *terms = core ? "event=0xc0" : "event=0x00";
+	char err[256];
+	struct perf_group *pg;
+	int r, level;
+
+	if (!core && perf_pmu_find_alias(p, "clockticks"))
+		r = perf_pmu_alias_config(p, "clockticks", &ev.cfg, err, sizeof(err));
+	else
+		r = perf_pmu_encode(p, terms, &ev.cfg, err, sizeof(err));
+	if (r < 0)
+		return 0;
+	/* An offline CPU says ENODEV: the core PMU is tried on the next one. */
+	r = -ENODEV;
+	for (int cpu = 0; r == -ENODEV && cpu < (core ? 64 : 1); cpu++)
+		r = perf_group_open(ps, p->has_cpumask && p->n_cpus ? p->cpus[0] : cpu, &ev, 1,
+				    &pg, err, sizeof(err));
+	if (r == 0)
+		perf_group_close(pg);
+	if (r != -EACCES && r != -EPERM)
+		return 0;
+	if (r == -EACCES && perf_sys_read_paranoid(ps, &level) == 0 && level > 2)
+		set_err(reason, len, "the kernel refuses perf_event_open: perf_event_paranoid is "
+			"%d, and this process lacks CAP_SYS_ADMIN (set kernel.perf_event_paranoid=2, "
+			"or grant it)", level);
+	else
+		set_err(reason, len, "the kernel refuses perf_event_open to this process (%.150s)",
+			err);
+	return r;
+}
+
 int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, size_t reasonlen)
 {
 	struct perf_pmu *p = NULL;
+	const char *root = perf_sys_root(ps);
 	int r;
 
 	if (pmu == ENGINE_PMU_PCU) {
 		struct perf_pmu *pcu[MAX_PCU];
 		size_t n = 0;
 
-		r = load_pcu(perf_sys_root(ps), pcu, &n, reason, reasonlen);
+		r = load_pcu(root, pcu, &n, reason, reasonlen);
+		if (r > 0)
+			r = trial_open(ps, pcu[0], false, reason, reasonlen);
 		free_pcu(pcu, n);
-		r = r < 0 ? r : 0;
 	} else if (pmu == ENGINE_PMU_IMC) {
 		struct perf_pmu *imc[MAX_IMC] = { 0 };
 
-		r = load_imc(perf_sys_root(ps), imc, reason, reasonlen);
+		r = load_imc(root, imc, reason, reasonlen);
+		for (int i = 0; r > 0 && i < MAX_IMC; i++)
+			if (imc[i]) {
+				r = trial_open(ps, imc[i], false, reason, reasonlen);
+				break;
+			}
 		for (int i = 0; i < MAX_IMC; i++)
 			perf_pmu_free(imc[i]);
-		r = r < 0 ? r : 0;
 	} else if (pmu == ENGINE_PMU_NHM_UNCORE) {
-		r = load_uncore(perf_sys_root(ps), &p, reason, reasonlen);
+		r = load_uncore(root, &p, reason, reasonlen);
+		if (r == 0)
+			r = trial_open(ps, p, false, reason, reasonlen);
 	} else {
-		r = perf_pmu_probe_core(perf_sys_root(ps), &p, reason, reasonlen);
+		r = perf_pmu_probe_core(root, &p, reason, reasonlen);
 		if (r == PERF_PMU_CORE_ABSENT)
 			r = -ENODEV;
+		else if (r == PERF_PMU_CORE_PRESENT)
+			r = trial_open(ps, p, true, reason, reasonlen);
 	}
 	perf_pmu_free(p);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* ---- events ---- */

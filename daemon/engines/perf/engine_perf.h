@@ -86,10 +86,14 @@ int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_
 		    size_t errlen);
 
 /*
- * Whether the kernel under perf_sys_root(ps) has the PMU for pmu: 0, or
- * -ENODEV with the operator's sentence in reason (e.g. "this kernel has
- * no core PMU (...)": the caller falls back to the msr engine), or
- * another negative errno when the PMU's files cannot be read.
+ * Whether this process can count on pmu through the kernel under
+ * perf_sys_root(ps): the PMU is in sysfs, and a trial open of one of its
+ * events (opened and closed at once) is not refused.  0, or -ENODEV with
+ * the operator's sentence in reason (e.g. "this kernel has no core PMU
+ * (...)"), or -EACCES/-EPERM when the kernel refuses this process every
+ * open (reason names kernel.perf_event_paranoid above 2 without
+ * CAP_SYS_ADMIN where that is the cause): the caller falls back to the msr
+ * engine.  Another negative errno when the PMU's files cannot be read.
  */
 int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, size_t reasonlen);
 
