@@ -422,8 +422,9 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	}
 	/*
 	 * The collectors start as root, after the fork (the server holds none
-	 * of their fds): perf events are opened with every privilege they may
-	 * need, whatever the kernel's perf_event_paranoid.
+	 * of their fds): perf events are opened with every privilege the
+	 * process holds (above perf_event_paranoid 2 without CAP_SYS_ADMIN the
+	 * kernel refuses them all, and each collector's trial open chooses msr).
 	 */
 	if (sampler_new(&d.conf, &d.machine.hw, &d.machine.info, &d.machine.topo, &d.sampler,
 			err, sizeof(err)) < 0) {

@@ -63,10 +63,14 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 		return r;
 	}
 	if (!with_msr) {
-		/* Nothing to fall back to: the machine lacks the facility. */
+		/*
+		 * Nothing to fall back to: the machine lacks the facility, or
+		 * has it and the kernel refuses this process (down, not "not
+		 * applicable").
+		 */
 		snprintf(ret->why, sizeof(ret->why), "this CPU's %s is counted through perf only, "
 			 "and %s", section, reason);
-		return -ENOTSUP;
+		return r == -EACCES || r == -EPERM ? r : -ENOTSUP;
 	}
 	snprintf(ret->why, sizeof(ret->why), "%s; engine = auto falls back to msr", reason);
 	return 0;

@@ -7,9 +7,11 @@
  *   - msr: the msr engine;
  *   - perf: the perf engine when the kernel has the PMU, else the
  *     collector does not start, with the probe's reason;
- *   - auto, core PMU: perf when the kernel has a core PMU, else msr with
- *     the probe's reason (a virtual machine, a kernel without perf
- *     hardware support, a backend without perf);
+ *   - auto, core PMU: perf when the kernel has a core PMU and a trial
+ *     open of one of its events succeeds, else msr with the probe's
+ *     reason (a virtual machine, a kernel without perf hardware support,
+ *     a backend without perf, kernel.perf_event_paranoid above 2 without
+ *     CAP_SYS_ADMIN);
  *   - auto, Nehalem/Westmere uncore: msr, the product's own programming
  *     of the uncore; the kernel's "uncore" PMU only when asked for;
  *   - auto, server PCU: perf when the kernel has uncore_pcu, else msr at
@@ -17,7 +19,9 @@
  *     collector also falls back to msr when the kernel refuses every
  *     event of a uncore_pcu that sysfs lists);
  *   - the iMC, and the PCU from Sapphire Rapids on, have no msr path: a
- *     kernel without their PMUs means the facility is missing.
+ *     kernel without their PMUs means the facility is missing (not
+ *     applicable); a kernel that refuses the trial open leaves the
+ *     collector down with the reason.
  * Collectors choose at start, and start-up asks the same question to
  * decide which privilege the hardware side keeps (collector_ops
  * uses_perf, asked by main.c).  This module

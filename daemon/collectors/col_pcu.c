@@ -13,8 +13,11 @@
  * over one window even while the kernel rotates the two (§4.2).  The msr
  * engine does not rotate, so through MSRs only the first group is counted.
  *
- * Counting goes through the perf engine on the kernel's uncore_pcu PMU
- * when the machine offers perf and has the PMU; otherwise (or with engine =
+ * Counting goes through the perf engine on the kernel's PCU PMU when the
+ * machine offers perf and has the PMU: uncore_pcu, or on Granite Rapids one
+ * instance per compute die, uncore_pcu_N (uncore_type_4_N without the
+ * platform's table), every one of which is counted, the unit's series
+ * being per interval the highest of its instances' (struct pcu_socket); otherwise (or with engine =
  * msr) through the msr engine at the PCU's fixed MSR addresses (0xC24… on
  * SNB-EP/IVT, 0x710… on HSX…ICX), under the same ownership and restore
  * rules as every other register.  From Sapphire Rapids on the PCU has no
@@ -104,6 +107,7 @@ static const struct {
 
 #define MAX_GROUPS 2
 #define MAX_PER_GROUP 4
+#define MAX_INSTANCES 8
 
 /* One group: clockticks first, then events of enum xeon_pcu_event. */
 struct pcu_group {
@@ -113,13 +117,32 @@ struct pcu_group {
 	struct engine_event ev[MAX_PER_GROUP];
 };
 
-/* One PCU box: of a socket, or of a die of a package of several. */
+/* One PCU box: an instance of the kernel's PCU PMU (uncore_pcu_N) in a unit. */
+struct pcu_box {
+	struct pcu_group groups[MAX_GROUPS];
+	size_t n_groups;
+};
+
+/* One interval's counts and seconds of a unit, or of one of its boxes. */
+struct pcu_interval {
+	uint64_t raw[XEON_PCU_N_EVENTS];
+	double seconds[XEON_PCU_N_EVENTS];
+	bool has[XEON_PCU_N_EVENTS];
+};
+
+/*
+ * The PCU of a socket, or of a die of a package of several: one box, or
+ * several on Granite Rapids (one per compute die, uncore_pcu_N), whose
+ * series are one: per interval, each event's count and seconds are the
+ * highest of any box's (the conditions are the package's; which box counts
+ * them is not known, and a sum would count one condition once per box).
+ */
 struct pcu_socket {
 	struct uncore_unit unit;
 	char raw_label[XEON_PCU_N_EVENTS][64];     /* ["DIE" SEP] "event" */
 	char sec_label[XEON_PCU_N_EVENTS][32];     /* ["DIE" SEP] "source" or "reason" */
-	struct pcu_group groups[MAX_GROUPS];
-	size_t n_groups;
+	struct pcu_box box[MAX_INSTANCES];
+	int n_boxes;
 	uint64_t raw[XEON_PCU_N_EVENTS];          /* totals of the raw counts */
 	double seconds[XEON_PCU_N_EVENTS];        /* totals of the seconds */
 	bool has[XEON_PCU_N_EVENTS];
@@ -138,9 +161,11 @@ static void pcu_free(struct pcu_state *st)
 	if (!st)
 		return;
 	for (int i = 0; st->sockets && i < st->n_sockets; i++)
-		for (size_t k = 0; k < st->sockets[i].n_groups; k++)
-			if (st->sockets[i].groups[k].g)
-				engine_close(&st->engine, st->sockets[i].groups[k].g, NULL);
+		for (int b = 0; b < st->sockets[i].n_boxes; b++)
+			for (size_t k = 0; k < st->sockets[i].box[b].n_groups; k++)
+				if (st->sockets[i].box[b].groups[k].g)
+					engine_close(&st->engine, st->sockets[i].box[b].groups[k].g,
+						     NULL);
 	engine_destroy(&st->engine);
 	free(st->sockets);
 	free(st);
@@ -177,7 +202,7 @@ static void plan(const struct xeon_uncore *xu, struct pcu_group *pg, enum xeon_p
 	pg->n++;
 }
 
-static void plan_socket(const struct xeon_uncore *xu, struct pcu_socket *ps)
+static void plan_box(const struct xeon_uncore *xu, struct pcu_box *ps)
 {
 	static const enum xeon_pcu_event first[] = {
 		XEON_PCU_CLOCKTICKS, XEON_PCU_PROCHOT_EXTERNAL, XEON_PCU_PROCHOT_INTERNAL,
@@ -208,12 +233,64 @@ static int choose_engine(struct collector *c, struct pcu_state *st)
  * many groups opened; *ret_tried says whether any open was attempted, and
  * first_err holds the first open's error.
  */
+/*
+ * Plan and open the groups of box b of ps on cpu (its unit's CPU), noting
+ * a group that cannot be opened (collector_degrade, and first_err).
+ * Returns how many opened.
+ */
+static size_t open_box(struct collector *c, struct pcu_state *st, struct pcu_socket *ps, int b,
+		       int cpu, bool *ret_tried, char *first_err, size_t errlen)
+{
+	struct pcu_box *box = &ps->box[b];
+	size_t opened = 0;
+	char where[48] = "";
+	int r;
+
+	plan_box(st->xu, box);
+	if (ps->n_boxes > 1)
+		snprintf(where, sizeof(where), " PCU %d", b);
+	/*
+	 * The msr engine does not rotate groups: the box's 4 counters hold
+	 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
+	 * package throttled time (the thermal collector) covers power limits.
+	 */
+	if (c->engine == ENGINE_MSR && box->n_groups > 1) {
+		box->n_groups = 1;
+		collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
+			       "has 4 counters); perf's uncore_pcu PMU counts it");
+	}
+	for (size_t k = 0; k < box->n_groups; k++) {
+		struct pcu_group *pg = &box->groups[k];
+		char err[256];
+
+		r = engine_open(&st->engine, ENGINE_PMU_PCU, ENGINE_BOX_TARGET(b, cpu), pg->ev,
+				pg->n, &pg->g, err, sizeof(err));
+		*ret_tried = true;
+		if (r == 0) {
+			opened++;
+			continue;
+		}
+		collector_degrade(c, "open", "socket %d die %d%s: %s", ps->unit.socket,
+				  ps->unit.die, where, err);
+		if (!first_err[0])
+			snprintf(first_err, errlen, "socket %d die %d%s: %.150s", ps->unit.socket,
+				 ps->unit.die, where, err);
+	}
+	return opened;
+}
+
+/*
+ * Plan and open every unit's boxes with st->engine (as many as the engine
+ * has PCU instances), noting a box that cannot be opened or a unit with no
+ * online CPU (collector_degrade).  Returns how many groups opened;
+ * *ret_tried says whether any open was attempted, and first_err holds the
+ * first open's error.
+ */
 static size_t open_boxes(struct collector *c, struct pcu_state *st, bool *ret_tried,
 			 char *first_err, size_t errlen)
 {
-	const struct xeon_uncore *xu = st->xu;
+	int n_boxes = engine_n_boxes(&st->engine, ENGINE_PMU_PCU);
 	size_t opened = 0;
-	int r;
 
 	*ret_tried = false;
 	first_err[0] = '\0';
@@ -222,34 +299,9 @@ static size_t open_boxes(struct collector *c, struct pcu_state *st, bool *ret_tr
 		int cpu = uncore_unit_first_online(c->hw, c->topo, &ps->unit);
 
 		label_box(st, ps);
-		plan_socket(xu, ps);
-		/*
-		 * The msr engine does not rotate groups: the box's 4 counters hold
-		 * the first group, and FREQ_MAX_POWER would need a fifth.  RAPL's
-		 * package throttled time (the thermal collector) covers power limits.
-		 */
-		if (c->engine == ENGINE_MSR && ps->n_groups > 1) {
-			ps->n_groups = 1;
-			collector_note(c, "FREQ_MAX_POWER is not counted through MSRs (the PCU box "
-				       "has 4 counters); perf's uncore_pcu PMU counts it");
-		}
-		for (size_t k = 0; cpu >= 0 && k < ps->n_groups; k++) {
-			struct pcu_group *pg = &ps->groups[k];
-			char err[256];
-
-			r = engine_open(&st->engine, ENGINE_PMU_PCU, cpu, pg->ev, pg->n, &pg->g, err,
-					sizeof(err));
-			*ret_tried = true;
-			if (r == 0) {
-				opened++;
-				continue;
-			}
-			collector_degrade(c, "open", "socket %d die %d: %s", ps->unit.socket,
-					  ps->unit.die, err);
-			if (!first_err[0])
-				snprintf(first_err, errlen, "socket %d die %d: %.150s", ps->unit.socket,
-					 ps->unit.die, err);
-		}
+		ps->n_boxes = n_boxes < 1 ? 1 : n_boxes > MAX_INSTANCES ? MAX_INSTANCES : n_boxes;
+		for (int b = 0; cpu >= 0 && b < ps->n_boxes; b++)
+			opened += open_box(c, st, ps, b, cpu, ret_tried, first_err, errlen);
 		if (cpu < 0)
 			collector_degrade(c, "offline", "socket %d die %d: no online CPU",
 					  ps->unit.socket, ps->unit.die);
@@ -278,7 +330,7 @@ static int fall_back_to_msr(struct collector *c, struct pcu_state *st, const cha
 		 "kernel refused every uncore_pcu event (%.110s)", perf_err);
 	collector_recover(c, "open");
 	for (int i = 0; i < st->n_sockets; i++)
-		memset(st->sockets[i].groups, 0, sizeof(st->sockets[i].groups));
+		memset(st->sockets[i].box, 0, sizeof(st->sockets[i].box));
 	open_boxes(c, st, &tried, err, sizeof(err));
 	return 0;
 }
@@ -339,8 +391,9 @@ static int pcu_start(struct collector *c)
 	return 0;
 }
 
-static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_socket *ps,
-			 struct pcu_group *pg)
+/* Read group pg of a box into one interval of that box. */
+static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_box *box,
+			 struct pcu_group *pg, struct pcu_interval *iv)
 {
 	struct engine_reading r[MAX_PER_GROUP];
 
@@ -355,13 +408,42 @@ static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_s
 		/* An event without a counter (another agent holds the box's) is left out. */
 		if (r[i].state != ENGINE_COUNTING || (i > 0 && r[0].state != ENGINE_COUNTING))
 			continue;
-		/* clockticks is in both groups: its raw total comes from the first. */
-		if (w != XEON_PCU_CLOCKTICKS || pg == &ps->groups[0])
-			ps->raw[w] += r[i].delta;
-		ps->has[w] = true;
+		/* clockticks is in both groups: its raw count comes from the first. */
+		if (w != XEON_PCU_CLOCKTICKS || pg == &box->groups[0])
+			iv->raw[w] += r[i].delta;
+		iv->has[w] = true;
 		if (w != XEON_PCU_CLOCKTICKS)
-			ps->seconds[w] += throttle_seconds(r[i].raw_delta, r[0].raw_delta,
+			iv->seconds[w] += throttle_seconds(r[i].raw_delta, r[0].raw_delta,
 							   r[0].enabled_ns);
+	}
+}
+
+/* Sample every box of ps and add the interval, each event the highest of any box's. */
+static void sample_socket(struct collector *c, struct pcu_state *st, struct pcu_socket *ps)
+{
+	struct pcu_interval unit = { 0 };
+
+	for (int b = 0; b < ps->n_boxes; b++) {
+		struct pcu_interval iv = { 0 };
+
+		for (size_t k = 0; k < ps->box[b].n_groups; k++)
+			sample_group(c, st, &ps->box[b], &ps->box[b].groups[k], &iv);
+		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+			if (!iv.has[w])
+				continue;
+			if (!unit.has[w] || iv.raw[w] > unit.raw[w])
+				unit.raw[w] = iv.raw[w];
+			if (!unit.has[w] || iv.seconds[w] > unit.seconds[w])
+				unit.seconds[w] = iv.seconds[w];
+			unit.has[w] = true;
+		}
+	}
+	for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
+		if (!unit.has[w])
+			continue;
+		ps->raw[w] += unit.raw[w];
+		ps->seconds[w] += unit.seconds[w];
+		ps->has[w] = true;
 	}
 }
 
@@ -373,8 +455,7 @@ static void pcu_sample(struct collector *c, struct snapshot *s)
 		struct pcu_socket *ps = &st->sockets[i];
 		int socket = ps->unit.socket;
 
-		for (size_t k = 0; k < ps->n_groups; k++)
-			sample_group(c, st, ps, &ps->groups[k]);
+		sample_socket(c, st, ps);
 		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
 			if (!ps->has[w])
 				continue;

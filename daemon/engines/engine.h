@@ -47,14 +47,18 @@ enum engine_pmu {
 	ENGINE_PMU_CORE,         /* a logical CPU's core PMU; target = the CPU number */
 	ENGINE_PMU_NHM_UNCORE,   /* the Nehalem/Westmere uncore box; target = a CPU of its socket */
 	ENGINE_PMU_PCU,          /* the server uncore's PCU box (hardware-linux.md §4.1) of a
-				    package (die); target = a CPU of it */
+				    package (die); target = ENGINE_BOX_TARGET(instance, a CPU
+				    of it), instance 0 (= the CPU itself) unless the kernel
+				    has several (engine_n_boxes) */
 	ENGINE_PMU_IMC,          /* a memory channel's iMC box of a package (die); target =
 				    ENGINE_BOX_TARGET(channel, a CPU of it) */
 };
 
 /*
- * The target of a box that a package has several of (ENGINE_PMU_IMC):
- * the box's index (the N of the kernel's uncore_imc_N) and a CPU of the
+ * The target of a box that a package has several of (ENGINE_PMU_IMC,
+ * ENGINE_PMU_PCU on Granite Rapids): the box's index (the N of the
+ * kernel's uncore_imc_N; for the PCU the position of its instance in
+ * ascending N) and a CPU of the
  * package.  CPU numbers and indexes below 65536.
  */
 #define ENGINE_BOX_TARGET(index, cpu) ((int)((unsigned)(index) << 16 | (unsigned)(cpu)))
@@ -180,6 +184,14 @@ struct engine_ops {
 	 * change).  Static text, or valid until the next call.
 	 */
 	const char *(*hint)(void *ctx, int err, enum engine_fault fault);
+
+	/*
+	 * How many boxes of pmu a package (die) has, box indexes 0 .. n-1 of
+	 * ENGINE_BOX_TARGET: the perf engine's count of the kernel's
+	 * instances of the PMU (uncore_pcu_N: Granite Rapids has several
+	 * PCUs per package).  NULL: one (the msr engine reaches one PCU).
+	 */
+	int (*n_boxes)(void *ctx, enum engine_pmu pmu);
 };
 
 struct engine {
@@ -224,6 +236,12 @@ static inline int engine_read(struct engine *e, struct engine_group *g,
 static inline int engine_close(struct engine *e, struct engine_group *g, unsigned *ret_failed)
 {
 	return e->ops->close(e->ctx, g, ret_failed);
+}
+
+/* The boxes of pmu per package (die) that e can open: engine_ops n_boxes, 1 without one. */
+static inline int engine_n_boxes(struct engine *e, enum engine_pmu pmu)
+{
+	return e->ops->n_boxes ? e->ops->n_boxes(e->ctx, pmu) : 1;
 }
 
 static inline void engine_destroy(struct engine *e)

@@ -490,6 +490,7 @@ static int open_spec(struct sim *s, const char *spec, const char *scenario_dir, 
 		if (!s->scn)
 			return -ENOMEM;
 		s->scn->kernel_thermal_throttle = true;
+		s->scn->perf_event_paranoid = 2;
 		return 0;
 	}
 	if (strchr(colon + 1, '/'))

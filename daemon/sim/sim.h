@@ -99,7 +99,9 @@ int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t co
  * Ground truth of the server uncore boxes (PCU, iMC; models with them):
  * how many times event config (perf attr.config, event | umask << 8;
  * 0xff the iMC fixed counter) of the PCU of die die of socket (imc false,
- * channel 0) or of its memory channel channel (imc true) occurred since
+ * channel 0; where a die has several PCUs, the one that counts the
+ * package's conditions, sim_box.h) or of its memory channel channel (imc
+ * true) occurred since
  * open.  die is 0 on single-die packages.  0, or -ENOENT when the model
  * has no such box or event.
  */
@@ -135,8 +137,13 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps);
 /*
  * Write the PMU tree the kernel would show for sim's model under
  * root/sys/bus/event_source/devices ("cpu" on Intel models; "uncore" with
- * its cpumask on Nehalem/Westmere; "uncore_pcu" and "uncore_imc_N" with
- * one CPU per die in their cpumasks on the server models).  The caller
+ * its cpumask on Nehalem/Westmere; the PCU and "uncore_imc_N" with one CPU
+ * per die in their cpumasks on the server models, the PCU named by the
+ * kernel's rule: "uncore_pcu", "uncore_pcu_N" where a die has several, or
+ * "uncore_type_4[_N]" under the scenario's uncore_pmu_names =
+ * discovery), and root/proc/sys/kernel/perf_event_paranoid with the
+ * scenario's level (its perf_event_open refuses every open without
+ * CAP_SYS_ADMIN above 2, as Debian's kernel does).  The caller
  * owns and removes root.
  * 0, or -errno with err naming the file.
  */

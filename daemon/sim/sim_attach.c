@@ -5,23 +5,45 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sim_machine.h"
 
 /* ---- the kernel's perf_event interface (sim_perf.h) ---- */
 
+/* Whether the calling thread holds CAP_SYS_ADMIN in its effective set (capget(2)). */
+static bool caller_has_sys_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0)
+		return false;
+	return d[CAP_TO_INDEX(CAP_SYS_ADMIN)].effective & CAP_TO_MASK(CAP_SYS_ADMIN);
+}
+
+/*
+ * perf_event_open(2).  Debian's kernel (hardware-linux.md §6) refuses
+ * every open without CAP_SYS_ADMIN once kernel.perf_event_paranoid is
+ * above 2, before any other check (perf_paranoid_any()); the caller's real
+ * capabilities decide.
+ */
 static int perf_op_open(void *ctx, struct perf_event_attr *attr, pid_t pid, int cpu,
 			int group_fd, unsigned long flags)
 {
 	struct sim *s = ctx;
 	int r;
 
+	if (s->scn->perf_event_paranoid > 2 && !caller_has_sys_admin())
+		return -EACCES;
 	pthread_mutex_lock(&s->lock);
 	r = sim_perf_open(s->perf, attr, pid, cpu, group_fd, flags, sim_sync_time(s));
 	pthread_mutex_unlock(&s->lock);
@@ -80,9 +102,38 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps)
 	return perf_sys_init(ret_ps, &sim_perf_ops, sim, root);
 }
 
+/* root/proc/sys/kernel/perf_event_paranoid, holding the scenario's level. */
+static int write_paranoid(const struct sim *sim, const char *root, char *err, size_t errlen)
+{
+	static const char *const dirs[] = { "/proc", "/proc/sys", "/proc/sys/kernel" };
+	char path[4096];
+	FILE *f;
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
+		if (mkdir(path, 0755) < 0 && errno != EEXIST)
+			goto fail;
+	}
+	snprintf(path, sizeof(path), "%s/proc/sys/kernel/perf_event_paranoid", root);
+	f = fopen(path, "we");
+	if (!f)
+		goto fail;
+	fprintf(f, "%d\n", sim->scn->perf_event_paranoid);
+	if (fclose(f) == 0)
+		return 0;
+fail: {
+		int r = -errno;
+
+		snprintf(err, errlen, "%s: %s", path, strerror(-r));
+		return r;
+	}
+}
+
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen)
 {
-	return sim_perf_write_sysfs(sim->model, root, err, errlen);
+	int r = sim_perf_write_sysfs(sim->model, sim->scn->discovery_names, root, err, errlen);
+
+	return r < 0 ? r : write_paranoid(sim, root, err, errlen);
 }
 
 int sim_attach_perf(struct sim *sim, struct hw *hw, char *err, size_t errlen)

@@ -218,9 +218,12 @@ int sim_boxes_count(const struct sim_boxes *b, enum sim_box_kind kind, int socke
 	if (!b || socket < 0 || socket >= b->n_units)
 		return -ENOENT;
 	if (kind == SIM_BOX_PCU) {
-		if (index != 0 || (r = pcu_cond(b, socket, config, &tl)) < 0)
+		int n_pcu = sim_model_n_pcu(b->m);
+
+		if (index < 0 || index >= n_pcu || (r = pcu_cond(b, socket, config, &tl)) < 0)
 			return -ENOENT;
-		*ret = cycles(tl, SIM_PCLK_HZ, t);
+		/* Only the last PCU of a die sees the package's conditions (sim_box.h). */
+		*ret = tl && index != n_pcu - 1 ? 0 : cycles(tl, SIM_PCLK_HZ, t);
 		return 0;
 	}
 	if (index < 0 || index >= b->n_imc || (r = imc_cond(b, socket, index, config, &tl)) < 0)

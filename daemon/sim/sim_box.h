@@ -25,6 +25,13 @@
  * model (sim_box_count), not through the registers: in the simulator a
  * raw-MSR user of the PCU box and perf do not disturb each other.
  *
+ * A die may have several PCU boxes (sim_model n_pcu: Granite Rapids' one
+ * per compute die, the kernel's uncore_pcu_N); each counts clockticks, and
+ * only the last of a die counts the conditions above, the others 0: which
+ * instance carries PROCHOT on Granite Rapids is unconfirmed
+ * (hardware-linux.md §6), so the simulator picks the one a reader that
+ * looks only at the first would miss.  Only the first has registers.
+ *
  * Simulator's choices: pclk 1 GHz, dclk 1.2 GHz (constant; §4.4 says both
  * are constant-rate and not to hard-code them); event selects other than
  * the listed codes count nothing; EDGE, INV, the threshold and the
@@ -92,7 +99,8 @@ void sim_boxes_dump(struct sim_boxes *b, int socket, int64_t t,
 
 /*
  * How many times the event config (perf attr.config: event | umask << 8)
- * of box kind (index = the channel for SIM_BOX_IMC, 0 for the PCU) of
+ * of box kind (index = the channel for SIM_BOX_IMC, the PCU instance of
+ * the die for SIM_BOX_PCU) of
  * socket occurred in [0, t).  -ENOENT when there is no such box or the
  * model generates no such event.
  */

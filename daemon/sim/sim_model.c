@@ -123,7 +123,11 @@ static const struct sim_model models[] = {
 		.n_imc = 8,
 	},
 	{
-		/* perf only; the iMC tells RAPL (power) from MR4 (DRAM heat) throttling */
+		/*
+		 * perf only; the iMC tells RAPL (power) from MR4 (DRAM heat)
+		 * throttling; two compute dies, so two PCUs per package
+		 * (hardware-linux.md §6: uncore_pcu_0, uncore_pcu_1)
+		 */
 		.name = "granite-rapids-2s", .vendor = "GenuineIntel",
 		.family = 6, .model = 0xad, .stepping = 1,
 		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
@@ -131,7 +135,7 @@ static const struct sim_model models[] = {
 		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
 		.n_fixed = 3, .fixed_width = 48,
 		.uclk_hz = 2400000000, .ref_hz = 2100000000, .max_basic_leaf = 0xb,
-		.n_imc = 12,
+		.n_imc = 12, .n_pcu = 2,
 	},
 	{
 		.name = "amd-epyc", .vendor = "AuthenticAMD",
@@ -175,6 +179,11 @@ const struct sim_model *sim_model_find(const char *name)
 int sim_model_n_dies(const struct sim_model *m)
 {
 	return m->n_dies > 1 ? m->n_dies : 1;
+}
+
+int sim_model_n_pcu(const struct sim_model *m)
+{
+	return m->n_pcu > 1 ? m->n_pcu : 1;
 }
 
 int sim_model_unit(const struct sim_model *m, int cpu)

@@ -37,6 +37,8 @@ struct sim_model {
 	int64_t uclk_hz;           /* simulated uncore clock */
 	int n_imc;                 /* server uncore (sim_box.h): memory channels per die; 0: none */
 	int n_dies;                /* dies per package (Cascade Lake-AP: 2); 0 means 1 */
+	int n_pcu;                 /* PCU boxes per die, the kernel's uncore_pcu_N (Granite
+				      Rapids' discovery table: one per compute die); 0 means 1 */
 	int64_t ref_hz;            /* reference (TSC) clock, default core clock */
 	uint32_t max_basic_leaf;
 };
@@ -46,6 +48,9 @@ const struct sim_model *sim_model_find(const char *name);
 
 /* Dies per package of m (at least 1). */
 int sim_model_n_dies(const struct sim_model *m);
+
+/* PCU boxes per die of m (at least 1): the instances of the kernel's PCU PMU. */
+int sim_model_n_pcu(const struct sim_model *m);
 
 /*
  * The uncore unit (one per die: its PCU, its memory channels) of logical

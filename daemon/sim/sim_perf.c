@@ -97,23 +97,25 @@ static int check_box_attr(const struct sim_perf *p, const struct perf_event_attr
 {
 	bool any_exclude = attr->exclude_user || attr->exclude_kernel || attr->exclude_hv ||
 			   attr->exclude_idle;
-	struct hw_cpu topo;
-	int core_index;
-	bool imc;
+	int unit = sim_model_unit(p->m, cpu), pcu = -1, imc = -1;
 
-	if (!p->n_imc || attr->type < SIM_PERF_PCU_TYPE ||
-	    attr->type >= SIM_PERF_IMC_TYPE0 + (uint32_t)p->n_imc)
+	if (!p->n_imc)
+		return -ENOENT;
+	if (attr->type == SIM_PERF_PCU_TYPE)
+		pcu = 0;
+	else if (attr->type > SIM_PERF_PCU_TYPE_N && attr->type < SIM_PERF_PCU_TYPE_N + (uint32_t)p->n_pcu)
+		pcu = (int)(attr->type - SIM_PERF_PCU_TYPE_N);
+	else if (attr->type >= SIM_PERF_IMC_TYPE0 && attr->type < SIM_PERF_IMC_TYPE0 + (uint32_t)p->n_imc)
+		imc = (int)(attr->type - SIM_PERF_IMC_TYPE0);
+	else
 		return -ENOENT;
 	if (attr->sample_period || any_exclude)
 		return -EINVAL;
-	imc = attr->type >= SIM_PERF_IMC_TYPE0;
-	sim_model_topology(p->m, cpu, &topo, &core_index);
-	if (imc) {
-		*ret_ctx = p->imc0 + sim_model_unit(p->m, cpu) * p->n_imc +
-			   (int)(attr->type - SIM_PERF_IMC_TYPE0);
+	if (imc >= 0) {
+		*ret_ctx = p->imc0 + unit * p->n_imc + imc;
 		*ret_config = attr->config == UNC_CLOCK ? UNC_CLOCK : attr->config & IMC_RAW_MASK;
 	} else {
-		*ret_ctx = p->pcu0 + sim_model_unit(p->m, cpu);
+		*ret_ctx = p->pcu0 + unit * p->n_pcu + pcu;
 		*ret_config = attr->config & PCU_RAW_MASK;
 	}
 	return 0;
@@ -367,8 +369,9 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 	p->io_ctx = ctx;
 	p->n_cpus = sim_model_n_cpus(m);
 	p->n_imc = sim_uncore_gen_find(m->family, m->model) && (m->flags & SIM_F_INTEL) ? m->n_imc : 0;
+	p->n_pcu = sim_model_n_pcu(m);
 	p->pcu0 = p->n_cpus + m->n_sockets;
-	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets * sim_model_n_dies(m) : 0);
+	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets * sim_model_n_dies(m) * p->n_pcu : 0);
 	p->n_ctxs = p->imc0 + m->n_sockets * sim_model_n_dies(m) * p->n_imc;
 	p->ctxs = calloc((size_t)p->n_ctxs, sizeof(*p->ctxs));
 	if (!p->ctxs) {
@@ -387,7 +390,8 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 			c->index = (i - p->imc0) % p->n_imc;
 		} else if (i >= p->pcu0) {
 			c->box = BOX_PCU;
-			c->socket = i - p->pcu0;
+			c->socket = (i - p->pcu0) / p->n_pcu;
+			c->index = (i - p->pcu0) % p->n_pcu;
 		} else {
 			c->socket = c->uncore ? i - p->n_cpus : 0;
 		}

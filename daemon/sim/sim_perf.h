@@ -6,7 +6,9 @@
  *   - the core PMU "cpu" (type 4, PERF_TYPE_RAW, and the
  *     generic PERF_TYPE_HARDWARE events) per CPU, on NHM/WSM models the
  *     "uncore" PMU per package, and on server models (sim_box.h)
- *     "uncore_pcu" per package (4 counters) and "uncore_imc_N" per memory
+ *     the PCU per package (4 counters; "uncore_pcu", or "uncore_pcu_N"
+ *     for each of several PCUs of a die, by the kernel's naming rule)
+ *     and "uncore_imc_N" per memory
  *     channel N of each package (4 counters and the fixed DCLK counter,
  *     config 0xff), whose counts come from the machine model
  *     (sim_perf_io.box_count) rather than from registers;
@@ -48,7 +50,8 @@
 
 #define SIM_PERF_CPU_TYPE     4                        /* the core PMU registers as PERF_TYPE_RAW */
 #define SIM_PERF_UNCORE_TYPE  10                       /* a dynamic type: the simulator's choice */
-#define SIM_PERF_PCU_TYPE     11                       /* uncore_pcu: the simulator's choice */
+#define SIM_PERF_PCU_TYPE     11                       /* uncore_pcu[_0]: the simulator's choice */
+#define SIM_PERF_PCU_TYPE_N   100                      /* uncore_pcu_N, N >= 1, is type 100 + N */
 #define SIM_PERF_IMC_TYPE0    12                       /* uncore_imc_N is type 12 + N: ditto */
 #define SIM_PERF_MUX_MS       4                        /* perf_event_mux_interval_ms, HZ=250 */
 #define SIM_PERF_MUX_NS       (SIM_PERF_MUX_MS * INT64_C(1000000))
@@ -111,10 +114,15 @@ size_t sim_perf_n_open(const struct sim_perf *p);
  * root/sys/bus/event_source/devices: cpu (type, format, events), on
  * NHM/WSM models uncore (type, format, events/clockticks, cpumask with the
  * first CPU of each package, perf_event_mux_interval_ms), and on server
- * models uncore_pcu and uncore_imc_N (the generation's formats and
- * aliases, a cpumask with the first CPU of each die).  0, or -errno with
- * err naming the file.
+ * models the PCU and uncore_imc_N (the generation's formats and aliases,
+ * a cpumask with the first CPU of each die).  The PCU is named as
+ * uncore.c uncore_get_pmu_name does: uncore_pcu for one box per die,
+ * uncore_pcu_N for several; on discovery generations (Sapphire Rapids
+ * on) with an "alias" file uncore_type_4[_N], and with discovery_names
+ * (a kernel without the platform's table) named uncore_type_4[_N]
+ * itself.  0, or -errno with err naming the file.
  */
-int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err, size_t errlen);
+int sim_perf_write_sysfs(const struct sim_model *m, bool discovery_names, const char *root,
+			 char *err, size_t errlen);
 
 #endif

@@ -60,7 +60,7 @@ enum box {
 struct ctx {
 	bool uncore;                 /* any uncore PMU (NHM/WSM uncore or a server box) */
 	enum box box;                /* a server box: counts from the machine model */
-	int socket, index;           /* box: its package and channel */
+	int socket, index;           /* box: its unit, and its channel or PCU instance */
 	int cpu;                     /* the CPU its registers are reached through */
 	int *groups;                 /* leader indices, in scheduling order */
 	int n_groups, cap;
@@ -77,6 +77,7 @@ struct sim_perf {
 	struct ctx *ctxs;            /* n_cpus core contexts, one uncore per socket, then the boxes */
 	int n_ctxs;
 	int n_imc;                   /* memory channels per socket; 0: no server boxes */
+	int n_pcu;                   /* PCU boxes per die (sim_model_n_pcu) */
 	int pcu0, imc0;              /* index of the first PCU and iMC context */
 	struct pev *ev;
 	int n_ev, cap_ev;

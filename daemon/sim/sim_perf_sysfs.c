@@ -89,12 +89,44 @@ static int put_cpumask(const struct sim_model *m, const char *root, const char *
 	return put(dir, "cpumask", cpumask, err, errlen);
 }
 
+/* The discovery table's type id of the PCU (hardware-linux.md §6: uncore_type_4_N). */
+#define DISCOVERY_PCU_TYPE 4
+
+/*
+ * The name of PCU instance k of m, and its alias ("" when none), by
+ * uncore.c uncore_get_pmu_name and uncore_get_alias_name: uncore_pcu for a
+ * type of one box, uncore_pcu_<box id> for several; the discovery
+ * generations (Sapphire Rapids on) have the alias uncore_type_4[_<id>],
+ * which is the name itself on a kernel without the platform's table.
+ */
+static void pcu_names(const struct sim_model *m, bool discovery_names, int k, char *name,
+		      size_t len, char *alias, size_t alias_len)
+{
+	bool discovery = m->model == 0x8f || m->model == 0xad;
+	bool several = sim_model_n_pcu(m) > 1;
+
+	alias[0] = '\0';
+	if (discovery && several)
+		snprintf(alias, alias_len, "uncore_type_%d_%d", DISCOVERY_PCU_TYPE, k);
+	else if (discovery)
+		snprintf(alias, alias_len, "uncore_type_%d", DISCOVERY_PCU_TYPE);
+	if (discovery && discovery_names) {
+		snprintf(name, len, "%s", alias);
+		alias[0] = '\0';
+	} else if (several) {
+		snprintf(name, len, "uncore_pcu_%d", k);
+	} else {
+		snprintf(name, len, "uncore_pcu");
+	}
+}
+
 /*
  * The server boxes: Skylake-SP's (uncore_snbep.c skx_uncore_pcu_formats_attr,
  * skx_uncore_formats_attr, hswep_uncore_imc_events; only the first of the
  * kernel's iMC aliases are written).  Types are the simulator's choice.
  */
-static int write_boxes(const struct sim_model *m, const char *root, char *err, size_t errlen)
+static int write_boxes(const struct sim_model *m, bool discovery_names, const char *root,
+		       char *err, size_t errlen)
 {
 	static const struct sysfs_file pcu[] = {
 		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
@@ -175,17 +207,21 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 	 */
 	if (m->model == 0x6a)
 		n_imc_files = 5;
-	char name[64], type[16], dir[PATH_MAX];
+	char name[64], alias[64], type[16], dir[PATH_MAX];
 	int r;
 
 	if (!n_imc)
 		return 0;
-	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/uncore_pcu", root);
-	snprintf(type, sizeof(type), "%d", SIM_PERF_PCU_TYPE);
-	if ((r = put_pmu(root, "uncore_pcu", pcu_files, n_pcu_files, err, errlen)) < 0 ||
-	    (r = put(dir, "type", type, err, errlen)) < 0 ||
-	    (r = put_cpumask(m, root, "uncore_pcu", true, err, errlen)) < 0)
-		return r;
+	for (int k = 0; k < sim_model_n_pcu(m); k++) {
+		pcu_names(m, discovery_names, k, name, sizeof(name), alias, sizeof(alias));
+		snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, name);
+		snprintf(type, sizeof(type), "%d", k ? SIM_PERF_PCU_TYPE_N + k : SIM_PERF_PCU_TYPE);
+		if ((r = put_pmu(root, name, pcu_files, n_pcu_files, err, errlen)) < 0 ||
+		    (r = put(dir, "type", type, err, errlen)) < 0 ||
+		    (alias[0] && (r = put(dir, "alias", alias, err, errlen)) < 0) ||
+		    (r = put_cpumask(m, root, name, true, err, errlen)) < 0)
+			return r;
+	}
 	for (int ch = 0; ch < n_imc; ch++) {
 		snprintf(name, sizeof(name), "uncore_imc_%d", ch);
 		snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, name);
@@ -198,7 +234,8 @@ static int write_boxes(const struct sim_model *m, const char *root, char *err, s
 	return 0;
 }
 
-int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err, size_t errlen)
+int sim_perf_write_sysfs(const struct sim_model *m, bool discovery_names, const char *root,
+			 char *err, size_t errlen)
 {
 	/* arch/x86/events/intel/core.c PMU_FORMAT_ATTR; uncore_snb.c nhm_uncore (§3.2). */
 	static const struct sysfs_file cpu[] = {
@@ -224,7 +261,7 @@ int sim_perf_write_sysfs(const struct sim_model *m, const char *root, char *err,
 	if ((m->flags & SIM_F_INTEL) &&
 	    (r = put_pmu(root, "cpu", cpu, sizeof(cpu) / sizeof(cpu[0]), err, errlen)) < 0)
 		return r;
-	if ((m->flags & SIM_F_INTEL) && (r = write_boxes(m, root, err, errlen)) < 0)
+	if ((m->flags & SIM_F_INTEL) && (r = write_boxes(m, discovery_names, root, err, errlen)) < 0)
 		return r;
 	if (!(m->flags & SIM_F_NHM_UNCORE))
 		return 0;

@@ -69,6 +69,8 @@ int sim_box_ground_truth(struct sim *sim, bool imc, int socket, int die, int cha
 
 	if (die < 0 || die >= dies)
 		return -ENOENT;
+	if (!imc)
+		channel = sim_model_n_pcu(sim->model) - 1;   /* the PCU that sees the conditions */
 	pthread_mutex_lock(&sim->lock);
 	r = sim_boxes_count(sim->boxes, imc ? SIM_BOX_IMC : SIM_BOX_PCU, socket * dies + die, channel,
 			    config, sim_sync_time(sim), ret_count);

@@ -457,15 +457,18 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 static int scenario_key(struct parse_ctx *ctx, const char *name, const char *value)
 {
 	static const char *const names[] = { "description", "period", "writes",
-					     "kernel_thermal_throttle" };
+					     "kernel_thermal_throttle", "uncore_pmu_names",
+					     "perf_event_paranoid" };
+	const unsigned n_names = sizeof(names) / sizeof(names[0]);
 	struct sim_scenario *scn = ctx->scn;
 	unsigned i;
 
-	for (i = 0; i < 4 && strcmp(names[i], name); i++)
+	for (i = 0; i < n_names && strcmp(names[i], name); i++)
 		;
-	if (i == 4)
+	if (i == n_names)
 		return fail(ctx, ctx->line, name, "unknown key in [scenario], expected description, "
-			    "period, writes or kernel_thermal_throttle");
+			    "period, writes, kernel_thermal_throttle, uncore_pmu_names or "
+			    "perf_event_paranoid");
 	if (ctx->scenario_keys_seen & (1u << i))
 		return fail(ctx, ctx->line, name, "key given twice");
 	ctx->scenario_keys_seen |= 1u << i;
@@ -481,6 +484,16 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 		if (strcmp(value, "allowed") && strcmp(value, "refused"))
 			return fail(ctx, ctx->line, name, "expected 'allowed' or 'refused'");
 		scn->refuse_writes = strcmp(value, "refused") == 0;
+	} else if (i == 4) {
+		if (strcmp(value, "table") && strcmp(value, "discovery"))
+			return fail(ctx, ctx->line, name, "expected 'table' or 'discovery'");
+		scn->discovery_names = strcmp(value, "discovery") == 0;
+	} else if (i == 5) {
+		long level;
+
+		if (!parse_int(value, -1, 4, &level))
+			return fail(ctx, ctx->line, name, "expected a level from -1 to 4");
+		scn->perf_event_paranoid = (int)level;
 	} else {
 		if (strcmp(value, "yes") && strcmp(value, "no"))
 			return fail(ctx, ctx->line, name, "expected 'yes' or 'no'");
@@ -616,6 +629,7 @@ int sim_scenario_load(const char *path, struct sim_scenario **ret_scn, char *err
 		return -ENOMEM;
 	snprintf(scn->file, sizeof(scn->file), "%s", path);
 	scn->kernel_thermal_throttle = true;
+	scn->perf_event_paranoid = 2;   /* the kernel's default since 4.6 */
 	ctx.scn = scn;
 	ctx.f = fopen(path, "r");
 	if (!ctx.f) {

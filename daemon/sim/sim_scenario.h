@@ -86,6 +86,8 @@ struct sim_scenario {
 	int64_t period_ns;                 /* 0: the timeline runs once */
 	bool refuse_writes;
 	bool kernel_thermal_throttle;
+	bool discovery_names;              /* uncore_pmu_names = discovery: no platform table */
+	int perf_event_paranoid;           /* kernel.perf_event_paranoid, -1..4; default 2 */
 	struct sim_rule *rules;
 	int n_rules;
 };

@@ -394,8 +394,9 @@ static void open_failure_closes_and_explains(void **state)
 			 -EACCES);
 	assert_string_equal(f->err, "cpu 0: open 'cycles' (type 4, config 0x3c): permission "
 			    "denied: counting all tasks on a CPU needs CAP_PERFMON (Linux 5.8 "
-			    "and later) or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 1 "
-			    "(kernel.perf_event_paranoid is 2)");
+			    "and later) or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 1; "
+			    "above 2 (Debian, Ubuntu) only CAP_SYS_ADMIN: set the sysctl to 2, or "
+			    "grant CAP_SYS_ADMIN (kernel.perf_event_paranoid is 2)");
 
 	f->k.fail_err = ENODEV;
 	assert_int_equal(perf_group_open(&f->ps, 7, three, 2, &f->g, f->err, sizeof(f->err)),

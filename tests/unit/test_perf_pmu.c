@@ -547,6 +547,55 @@ static void scan_without_event_source_bus(void **state)
 	assert_non_null(strstr(t->err, "/sys/bus/event_source/devices: does not exist"));
 }
 
+/*
+ * The instances of a type by the kernel's naming rule (uncore_get_pmu_name):
+ * uncore_pcu alone, uncore_pcu_N in ascending N (not name order), and the
+ * discovery names uncore_type_4[_N] only where the type's own are absent.
+ */
+static void instances_by_the_kernels_names(void **state)
+{
+	struct tree *t = *state;
+	struct perf_pmu *p[4];
+	size_t n;
+
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 4, &n, t->err,
+						 sizeof(t->err)), -ENOENT);
+	assert_non_null(strstr(t->err, "no uncore_pcu PMU"));
+	pmu_file(t->root, "uncore_type_4_0", "type", "30\n");
+	pmu_file(t->root, "uncore_type_4_1", "type", "31\n");
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 4, &n, t->err,
+						 sizeof(t->err)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(p[1]->name, "uncore_type_4_1");
+	perf_pmu_free(p[0]);
+	perf_pmu_free(p[1]);
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", -1, p, 4, &n, t->err,
+						 sizeof(t->err)), -ENOENT);
+
+	pmu_file(t->root, "uncore_pcu_10", "type", "21\n");
+	pmu_file(t->root, "uncore_pcu_2", "type", "20\n");
+	pmu_file(t->root, "uncore_pcu_x", "type", "22\n");
+	pmu_file(t->root, "uncore_pcux", "type", "23\n");
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 4, &n, t->err,
+						 sizeof(t->err)), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(p[0]->name, "uncore_pcu_2");
+	assert_string_equal(p[1]->name, "uncore_pcu_10");
+	perf_pmu_free(p[0]);
+	perf_pmu_free(p[1]);
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 1, &n, t->err,
+						 sizeof(t->err)), 0);
+	assert_int_equal(n, 1);
+	perf_pmu_free(p[0]);
+
+	pmu_file(t->root, "uncore_imc", "type", "40\n");
+	assert_int_equal(perf_pmu_load_instances(t->root, "imc", -1, p, 4, &n, t->err,
+						 sizeof(t->err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0]->type, 40);
+	perf_pmu_free(p[0]);
+}
+
 #define TREE_TEST(f) cmocka_unit_test_setup_teardown(f, tree_setup, tree_teardown)
 
 int main(void)
@@ -570,6 +619,7 @@ int main(void)
 		TREE_TEST(core_pmu_absent_means_msr),
 		TREE_TEST(scan_finds_every_pmu),
 		TREE_TEST(scan_without_event_source_bus),
+		TREE_TEST(instances_by_the_kernels_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  * sandy-bridge-ep-2s, cascade-lake-ap-2s with two dies per package,
  * icelake-sp-2s, sapphire-rapids-2s, granite-rapids-2s),
  * through the
- * simulated kernel's perf (uncore_pcu, uncore_imc_N): for each throttling
+ * simulated kernel's perf (uncore_pcu or uncore_pcu_N, uncore_imc_N): for each throttling
  * scenario, the generation-independent seconds match the simulator's
  * ground truth within 1 % on the socket (and channel) that throttles, and
  * are 0 everywhere else; every register is as it was after the run; the
@@ -522,6 +522,40 @@ static void pcu_msr_box_follows_its_die_when_a_cpu_goes_offline(void **state)
 	finish(&r);
 }
 
+/*
+ * Granite Rapids has two PCUs per package, uncore_pcu_0 and uncore_pcu_1
+ * (the kernel's name for a type of several boxes), and the simulator's
+ * second one carries the package's conditions: PROCHOT and the frequency
+ * limits are exported on the socket that has them, through either name
+ * the kernel gives (tests/data/scenarios/prochot-discovery.ini: a kernel
+ * without the platform's table, uncore_type_4_N).
+ */
+static void granite_rapids_pcu_instances(void **state)
+{
+	char path[4096], spec[4200];
+	struct run r;
+
+	(void)state;
+	start(&r, "granite-rapids-2s:vr-prochot");
+	run_for(&r, 60);
+	check_pcu(&r);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 12.0, "external", 0);
+	assert_close(exported(&r, &throttle_prochot_seconds, 1, "external"), 0.0, "external", 1);
+	finish(&r);
+
+	helpers_source_path("tests/data/scenarios/prochot-discovery.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "granite-rapids-2s:%s", path);
+	start(&r, spec);
+	run_for(&r, 60);
+	check_pcu(&r);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 12.0, "external", 0);
+	assert_close(exported(&r, &throttle_frequency_limited_seconds, 1, "power"), 30.0,
+		     "power", 1);
+	assert_close(exported(&r, &throttle_frequency_limited_seconds, 0, "power"), 0.0,
+		     "power", 0);
+	finish(&r);
+}
+
 /* Socket 0's external PROCHOT seconds on Skylake-SP under vr-prochot, collectors reading table. */
 static double prochot_external_with(const struct xeon_uncore *table, bool with_perf)
 {
@@ -614,6 +648,7 @@ int main(void)
 		cmocka_unit_test(pcu_through_msrs),
 		cmocka_unit_test(pcu_counter_held_by_another_agent),
 		cmocka_unit_test(pcu_msr_box_follows_its_die_when_a_cpu_goes_offline),
+		cmocka_unit_test(granite_rapids_pcu_instances),
 		cmocka_unit_test(a_wrong_fact_in_the_production_table_makes_the_counts_wrong),
 	};
 

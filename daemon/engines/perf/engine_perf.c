@@ -18,7 +18,9 @@
 
 #define CORE_PMU   "cpu"
 #define UNCORE_PMU "uncore"
-#define PCU_PMU    "uncore_pcu"
+#define PCU_TYPE   "pcu"           /* uncore_pcu, uncore_pcu_N */
+#define PCU_DISCOVERY_TYPE 4        /* uncore_type_4[_N] (hardware-linux.md §6) */
+#define MAX_PCU    16
 #define IMC_PREFIX "uncore_imc_"
 #define MAX_IMC    64
 #define REF_CYCLES_CODE  0x3c
@@ -28,7 +30,8 @@ struct engine_perf {
 	struct engine_perf_config cfg;
 	struct perf_pmu *core;          /* NULL when absent */
 	struct perf_pmu *uncore;        /* NULL when absent */
-	struct perf_pmu *pcu;           /* NULL when absent */
+	struct perf_pmu *pcu[MAX_PCU];  /* the PCU PMU's instances, by id; none when absent */
+	size_t n_pcu;
 	struct perf_pmu *imc[MAX_IMC];  /* uncore_imc_N at N; NULL when absent */
 	char core_reason[256];
 	char uncore_reason[256];
@@ -78,9 +81,28 @@ static int load_uncore(const char *root, struct perf_pmu **ret_pmu, char *reason
 			  ret_pmu, reason, len);
 }
 
-static int load_pcu(const char *root, struct perf_pmu **ret_pmu, char *reason, size_t len)
+/*
+ * Every instance of the PCU PMU (perf_pmu_load_instances: uncore_pcu,
+ * uncore_pcu_N, or uncore_type_4[_N]) into pcu[]; the count, or -ENODEV
+ * with the reason when there is none.
+ */
+static int load_pcu(const char *root, struct perf_pmu **pcu, size_t *ret_n, char *reason,
+		    size_t len)
 {
-	return load_named(root, PCU_PMU, "PCU", "not a Xeon server uncore", ret_pmu, reason, len);
+	int r = perf_pmu_load_instances(root, PCU_TYPE, PCU_DISCOVERY_TYPE, pcu, MAX_PCU, ret_n,
+					reason, len);
+
+	if (r == -ENOENT)
+		set_err(reason, len, "this kernel has no PCU PMU (%s%s/uncore_pcu, uncore_pcu_N "
+			"and uncore_type_%d_N absent: not a Xeon server uncore, a virtual machine, "
+			"or intel_uncore not loaded)", root, PERF_SYS_PMU_DIR, PCU_DISCOVERY_TYPE);
+	return r == -ENOENT ? -ENODEV : r < 0 ? r : (int)*ret_n;
+}
+
+static void free_pcu(struct perf_pmu **pcu, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		perf_pmu_free(pcu[i]);
 }
 
 /* uncore_imc_N: N, or -1 for another name. */
@@ -129,29 +151,87 @@ static int load_imc(const char *root, struct perf_pmu **imc, char *reason, size_
 	return r < 0 ? r : n;
 }
 
+/*
+ * Open one event of p, as a collector would, and close it again: whether
+ * the kernel lets this process count there at all (perf_event_paranoid,
+ * capabilities, a seccomp filter or a security module), which sysfs does
+ * not say.  0 when it may (or the trial failed for another reason, left
+ * to the collector's own open to report); -EACCES or -EPERM with the
+ * reason when the kernel refuses this process.
+ */
+static int trial_open(struct perf_sys *ps, const struct perf_pmu *p, bool core, char *reason,
+		      size_t len)
+{
+	struct perf_group_event ev = { .name = core ? "instructions" : "clockticks",
+				       .type = p->type };
+	const char *terms = core ? "event=0xc0" : "event=0x00";
+	char err[256];
+	struct perf_group *pg;
+	int r, level;
+
+	if (!core && perf_pmu_find_alias(p, "clockticks"))
+		r = perf_pmu_alias_config(p, "clockticks", &ev.cfg, err, sizeof(err));
+	else
+		r = perf_pmu_encode(p, terms, &ev.cfg, err, sizeof(err));
+	if (r < 0)
+		return 0;
+	/* An offline CPU says ENODEV: the core PMU is tried on the next one. */
+	r = -ENODEV;
+	for (int cpu = 0; r == -ENODEV && cpu < (core ? 64 : 1); cpu++)
+		r = perf_group_open(ps, p->has_cpumask && p->n_cpus ? p->cpus[0] : cpu, &ev, 1,
+				    &pg, err, sizeof(err));
+	if (r == 0)
+		perf_group_close(pg);
+	if (r != -EACCES && r != -EPERM)
+		return 0;
+	if (r == -EACCES && perf_sys_read_paranoid(ps, &level) == 0 && level > 2)
+		set_err(reason, len, "the kernel refuses perf_event_open: perf_event_paranoid is "
+			"%d, and this process lacks CAP_SYS_ADMIN (set kernel.perf_event_paranoid=2, "
+			"or grant it)", level);
+	else
+		set_err(reason, len, "the kernel refuses perf_event_open to this process (%.150s)",
+			err);
+	return r;
+}
+
 int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, size_t reasonlen)
 {
 	struct perf_pmu *p = NULL;
+	const char *root = perf_sys_root(ps);
 	int r;
 
 	if (pmu == ENGINE_PMU_PCU) {
-		r = load_pcu(perf_sys_root(ps), &p, reason, reasonlen);
+		struct perf_pmu *pcu[MAX_PCU];
+		size_t n = 0;
+
+		r = load_pcu(root, pcu, &n, reason, reasonlen);
+		if (r > 0)
+			r = trial_open(ps, pcu[0], false, reason, reasonlen);
+		free_pcu(pcu, n);
 	} else if (pmu == ENGINE_PMU_IMC) {
 		struct perf_pmu *imc[MAX_IMC] = { 0 };
 
-		r = load_imc(perf_sys_root(ps), imc, reason, reasonlen);
+		r = load_imc(root, imc, reason, reasonlen);
+		for (int i = 0; r > 0 && i < MAX_IMC; i++)
+			if (imc[i]) {
+				r = trial_open(ps, imc[i], false, reason, reasonlen);
+				break;
+			}
 		for (int i = 0; i < MAX_IMC; i++)
 			perf_pmu_free(imc[i]);
-		r = r < 0 ? r : 0;
 	} else if (pmu == ENGINE_PMU_NHM_UNCORE) {
-		r = load_uncore(perf_sys_root(ps), &p, reason, reasonlen);
+		r = load_uncore(root, &p, reason, reasonlen);
+		if (r == 0)
+			r = trial_open(ps, p, false, reason, reasonlen);
 	} else {
-		r = perf_pmu_probe_core(perf_sys_root(ps), &p, reason, reasonlen);
+		r = perf_pmu_probe_core(root, &p, reason, reasonlen);
 		if (r == PERF_PMU_CORE_ABSENT)
 			r = -ENODEV;
+		else if (r == PERF_PMU_CORE_PRESENT)
+			r = trial_open(ps, p, true, reason, reasonlen);
 	}
 	perf_pmu_free(p);
-	return r;
+	return r < 0 ? r : 0;
 }
 
 /* ---- events ---- */
@@ -291,9 +371,14 @@ static const struct perf_pmu *pmu_of(const struct engine_perf *ep, enum engine_p
 			set_err(err, errlen, "%s", ep->uncore_reason);
 		return ep->uncore;
 	case ENGINE_PMU_PCU:
-		if (!ep->pcu)
+		if ((size_t)box < ep->n_pcu)
+			return ep->pcu[box];
+		if (ep->n_pcu == 0)
 			set_err(err, errlen, "%s", ep->pcu_reason);
-		return ep->pcu;
+		else
+			set_err(err, errlen, "this kernel has %zu PCU PMUs, no instance %d", ep->n_pcu,
+				box);
+		return NULL;
 	case ENGINE_PMU_IMC:
 		if (box < MAX_IMC && ep->imc[box])
 			return ep->imc[box];
@@ -329,7 +414,7 @@ static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct en
 
 	if (!p)
 		return -ENODEV;
-	if (pmu == ENGINE_PMU_IMC)
+	if (box)
 		target = ENGINE_TARGET_CPU(target);
 	if (n == 0) {
 		set_err(err, errlen, "cpu %d: a group needs at least one event", target);
@@ -479,12 +564,27 @@ static void perf_destroy(void *ctx)
 
 	perf_pmu_free(ep->core);
 	perf_pmu_free(ep->uncore);
-	perf_pmu_free(ep->pcu);
+	free_pcu(ep->pcu, ep->n_pcu);
 	for (int i = 0; i < MAX_IMC; i++)
 		perf_pmu_free(ep->imc[i]);
 	if (ep->cfg.free_arg)
 		ep->cfg.free_arg(ep->cfg.arg);
 	free(ep);
+}
+
+/* The instances of the PCU and iMC PMUs (the others have one per package or CPU). */
+static int perf_n_boxes(void *ctx, enum engine_pmu pmu)
+{
+	const struct engine_perf *ep = ctx;
+	int n = 0;
+
+	if (pmu == ENGINE_PMU_PCU)
+		return (int)ep->n_pcu;
+	if (pmu != ENGINE_PMU_IMC)
+		return 1;
+	for (int i = 0; i < MAX_IMC; i++)
+		n = ep->imc[i] ? i + 1 : n;
+	return n;
 }
 
 /* The kernel's errors, by the operation that failed. */
@@ -501,6 +601,7 @@ static const struct engine_ops engine_perf_ops = {
 	.close = perf_close,
 	.destroy = perf_destroy,
 	.hint = perf_hint,
+	.n_boxes = perf_n_boxes,
 };
 
 int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_engine, char *err,
@@ -530,7 +631,7 @@ int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_
 		perf_destroy(ep);
 		return r;
 	}
-	r = load_pcu(root, &ep->pcu, ep->pcu_reason, sizeof(ep->pcu_reason));
+	r = load_pcu(root, ep->pcu, &ep->n_pcu, ep->pcu_reason, sizeof(ep->pcu_reason));
 	if (r < 0 && r != -ENODEV) {
 		set_err(err, errlen, "%s", ep->pcu_reason);
 		perf_destroy(ep);

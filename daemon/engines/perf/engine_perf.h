@@ -13,8 +13,13 @@
  *     on the CPU of its cpumask in target's package; ENGINE_UNCORE_CLOCK
  *     is the PMU's "clockticks" alias (the fixed counter).  occ_reset has
  *     no perf format and is refused;
- *   - ENGINE_PMU_PCU: "uncore_pcu", and ENGINE_PMU_IMC: "uncore_imc_N"
- *     for N = ENGINE_TARGET_BOX(target) (hardware-linux.md §4.1), each
+ *   - ENGINE_PMU_PCU: the instance ENGINE_TARGET_BOX(target) of the PCU
+ *     PMU, in ascending order of the kernel's names: "uncore_pcu" (one
+ *     box per package), "uncore_pcu_N" (several: Granite Rapids), or
+ *     "uncore_type_4[_N]" (a kernel without the platform's table;
+ *     hardware-linux.md §6); engine_n_boxes says how many.
+ *     ENGINE_PMU_IMC: "uncore_imc_N" for N = ENGINE_TARGET_BOX(target)
+ *     (hardware-linux.md §4.1).  Each
  *     opened on the CPU of its cpumask in the target CPU's package.  An
  *     event is "event=code" with ",umask=" only when umask is not 0 (the
  *     SNB-EP PCU has no umask field), cmask as "thresh", edge and inv;
@@ -81,10 +86,14 @@ int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_
 		    size_t errlen);
 
 /*
- * Whether the kernel under perf_sys_root(ps) has the PMU for pmu: 0, or
- * -ENODEV with the operator's sentence in reason (e.g. "this kernel has
- * no core PMU (...)": the caller falls back to the msr engine), or
- * another negative errno when the PMU's files cannot be read.
+ * Whether this process can count on pmu through the kernel under
+ * perf_sys_root(ps): the PMU is in sysfs, and a trial open of one of its
+ * events (opened and closed at once) is not refused.  0, or -ENODEV with
+ * the operator's sentence in reason (e.g. "this kernel has no core PMU
+ * (...)"), or -EACCES/-EPERM when the kernel refuses this process every
+ * open (reason names kernel.perf_event_paranoid above 2 without
+ * CAP_SYS_ADMIN where that is the cause): the caller falls back to the msr
+ * engine.  Another negative errno when the PMU's files cannot be read.
  */
 int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, size_t reasonlen);
 

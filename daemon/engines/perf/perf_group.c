@@ -294,7 +294,8 @@ static const struct {
 } hints[] = {
 	{ EACCES, OP_BIT(PERF_GROUP_OP_OPEN),
 	  "permission denied: counting all tasks on a CPU needs CAP_PERFMON (Linux 5.8 and "
-	  "later) or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 1" },
+	  "later) or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 1; above 2 (Debian, "
+	  "Ubuntu) only CAP_SYS_ADMIN: set the sysctl to 2, or grant CAP_SYS_ADMIN" },
 	{ EPERM, OP_BIT(PERF_GROUP_OP_OPEN),
 	  "operation not permitted: needs CAP_PERFMON, or a seccomp filter (a unit without "
 	  "SystemCallFilter=perf_event_open) or a security module refuses perf_event_open" },

@@ -398,6 +398,98 @@ int perf_pmu_scan(const char *root, struct perf_pmu_set *ret_set, char *err, siz
 	return 0;
 }
 
+/*
+ * The id of an instance called name of the type whose names start with
+ * prefix ("uncore_pcu"): 0 for prefix itself, N for prefix_N; -1 for
+ * another name.
+ */
+static long instance_id(const char *name, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	char *end;
+	long id;
+
+	if (strncmp(name, prefix, len) != 0)
+		return -1;
+	if (name[len] == '\0')
+		return 0;
+	if (name[len] != '_' || !isdigit((unsigned char)name[len + 1]))
+		return -1;
+	id = strtol(name + len + 1, &end, 10);
+	return *end || id < 0 || id > 65535 ? -1 : id;
+}
+
+struct instance {
+	long id;
+	char *name;
+};
+
+static int compare_instance(const void *a, const void *b)
+{
+	const struct instance *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Load the instances of prefix among names (sorted by id) into ret. */
+static int load_prefixed(const char *root, char **names, size_t n, const char *prefix,
+			 struct perf_pmu **ret, size_t max, size_t *ret_n, char *err,
+			 size_t errlen)
+{
+	struct instance *found = calloc(n ? n : 1, sizeof(*found));
+	size_t k = 0;
+	int r = 0;
+
+	if (!found)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		long id = instance_id(names[i], prefix);
+
+		if (id >= 0)
+			found[k++] = (struct instance){ .id = id, .name = names[i] };
+	}
+	qsort(found, k, sizeof(*found), compare_instance);
+	*ret_n = 0;
+	for (size_t i = 0; i < k && i < max && r == 0; i++) {
+		r = perf_pmu_load(root, found[i].name, &ret[i], err, errlen);
+		*ret_n += r == 0;
+	}
+	free(found);
+	if (r < 0) {
+		for (size_t i = 0; i < *ret_n; i++)
+			perf_pmu_free(ret[i]);
+		*ret_n = 0;
+	}
+	return r;
+}
+
+int perf_pmu_load_instances(const char *root, const char *name, int discovery_type,
+			    struct perf_pmu **ret, size_t max, size_t *ret_n, char *err,
+			    size_t errlen)
+{
+	char dir[PATH_MAX], prefix[96], **names;
+	size_t n;
+	int r;
+
+	*ret_n = 0;
+	snprintf(dir, sizeof(dir), "%s" PERF_SYS_PMU_DIR, root_or_empty(root));
+	r = list_dir(dir, false, &names, &n, err, errlen);
+	if (r < 0)
+		return r;
+	snprintf(prefix, sizeof(prefix), "uncore_%s", name);
+	r = load_prefixed(root, names, n, prefix, ret, max, ret_n, err, errlen);
+	if (r == 0 && *ret_n == 0 && discovery_type >= 0) {
+		snprintf(prefix, sizeof(prefix), "uncore_type_%d", discovery_type);
+		r = load_prefixed(root, names, n, prefix, ret, max, ret_n, err, errlen);
+	}
+	free_names(names, n);
+	if (r == 0 && *ret_n == 0) {
+		set_err(err, errlen, "no uncore_%s PMU in %s", name, dir);
+		return -ENOENT;
+	}
+	return r;
+}
+
 const struct perf_pmu *perf_pmu_set_find(const struct perf_pmu_set *set, const char *name)
 {
 	for (size_t i = 0; i < set->n; i++)

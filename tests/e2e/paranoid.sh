@@ -1,0 +1,42 @@
+#!/bin/sh
+# kernel.perf_event_paranoid = 3 (Debian's default; tests/data/scenarios/
+# paranoid.ini): the simulated kernel refuses every perf_event_open of a
+# caller without CAP_SYS_ADMIN.  Run without CAP_SYS_ADMIN (out of the
+# bounding, inheritable and so effective sets), uncored --once finds perf
+# refused by its trial open, counts the core PMU of every CPU through the
+# msr engine, and says why in the log and the JSON.  With CAP_SYS_ADMIN
+# (root) the same scenario counts through perf.
+. "$(dirname "$0")/lib.sh"
+
+SCENARIO="$UNCORED_SOURCE_ROOT/tests/data/scenarios/paranoid.ini"
+UNCORED_TEST_INTERVAL=1 write_conf "$TEST_TMP/u.conf" 9
+
+without_sys_admin() {
+	if [ "$(id -u)" = 0 ]; then
+		command -v setpriv >/dev/null || skip "setpriv is not installed"
+		setpriv --bounding-set -sys_admin --inh-caps -sys_admin "$@"
+	else
+		"$@"
+	fi
+}
+
+without_sys_admin "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json \
+	--simulate "skylake-sp-2s:$SCENARIO" >"$TEST_TMP/once.json" 2>"$TEST_TMP/log" ||
+	{ cat "$TEST_TMP/log"; fail "--once without CAP_SYS_ADMIN failed"; }
+core='.collectors[] | select(.name == "core")'
+jq -e "$core | .up and .engine.name == \"msr\"" "$TEST_TMP/once.json" >/dev/null ||
+	fail "core collector: $(jq -c "$core" "$TEST_TMP/once.json")"
+jq -e "$core | .engine.reason | test(\"perf_event_paranoid is 3\") and test(\"CAP_SYS_ADMIN\") and test(\"falls back to msr\")" \
+	"$TEST_TMP/once.json" >/dev/null || fail "core engine reason: $(jq -c "$core.engine" "$TEST_TMP/once.json")"
+n=$(jq '.cpus | length' "$TEST_TMP/once.json")
+[ "$n" -gt 0 ] || fail "no cpus"
+jq -e "[.cpus[] | select(.instructions > 0)] | length == $n" "$TEST_TMP/once.json" >/dev/null ||
+	fail "not every CPU counts instructions: $(jq -c '[.cpus[] | .instructions]' "$TEST_TMP/once.json")"
+grep -q "perf_event_paranoid is 3" "$TEST_TMP/log" || fail "the log does not say why: $(cat "$TEST_TMP/log")"
+
+if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status; then
+	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "skylake-sp-2s:$SCENARIO" \
+		>"$TEST_TMP/root.json" 2>"$TEST_TMP/log" || fail "--once as root failed"
+	jq -e "$core | .up and .engine.name == \"perf\"" "$TEST_TMP/root.json" >/dev/null ||
+		fail "with CAP_SYS_ADMIN: $(jq -c "$core" "$TEST_TMP/root.json")"
+fi
