@@ -205,7 +205,7 @@ inside grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "/proc/$pid/status" ||
 echo "uncored.socket and uncored.service (sandboxed, user uncored) started by systemd: /metrics through the socket ok"
 
 # The server process under the unit's sandbox (uncored(8), PROCESS MODEL):
-# no capability, no-new-privileges, its own seccomp filter, user uncored,
+# no capability, no-new-privileges, its own seccomp filter, user uncored-http,
 # no descriptor but sockets and eventfds beside the standard streams.
 # (The fresh root has no procps: the child is found by its parent in /proc.)
 server=$(inside sh -c 'for f in /proc/[0-9]*/stat; do
@@ -218,7 +218,10 @@ for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 done
 grep -q '^NoNewPrivs:[[:space:]]*1$' "$work/server-status" || fail "server without no-new-privileges"
 grep -q '^Seccomp:[[:space:]]*2$' "$work/server-status" || fail "server without a seccomp filter"
-grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "$work/server-status" || fail "server uid: $(grep ^Uid "$work/server-status")"
+http_uid=$(inside getent passwd uncored-http | cut -d: -f3)
+[ -n "$http_uid" ] && [ "$http_uid" != "$uid" ] || fail "no user uncored-http of its own: '$http_uid'"
+grep -q "^Uid:[[:space:]]*$http_uid[[:space:]]" "$work/server-status" ||
+	fail "server uid: $(grep ^Uid "$work/server-status"), expected uncored-http's $http_uid"
 inside sh -c "for f in /proc/$server/fd/*; do echo \"\${f##*/} \$(readlink \$f)\"; done" >"$work/server-fds"
 while read -r n t; do
 	case "$n:$t" in

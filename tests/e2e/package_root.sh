@@ -80,12 +80,14 @@ in_root() {
 if in_root dpkg -s uncored >/dev/null 2>&1; then
 	in_root dpkg -P uncored >/dev/null
 fi
-if in_root getent passwd uncored >/dev/null; then
-	in_root userdel uncored
-fi
-if in_root getent group uncored >/dev/null; then
-	in_root groupdel uncored
-fi
+for u in uncored uncored-http; do
+	if in_root getent passwd "$u" >/dev/null; then
+		in_root userdel "$u"
+	fi
+	if in_root getent group "$u" >/dev/null; then
+		in_root groupdel "$u"
+	fi
+done
 
 # What the upper layer holds before the install: one line per path, with
 # the content's checksum for files and the target for links.
@@ -115,6 +117,11 @@ done
 user=$(in_root getent passwd uncored) || fail "the install did not create the user uncored"
 uid=$(echo "$user" | cut -d: -f3)
 [ "$uid" -lt 1000 ] || fail "uncored is not a system user: $user"
+# The HTTP server's own user (server_user): another uid than the hardware side's.
+http_user=$(in_root getent passwd uncored-http) || fail "the install did not create the user uncored-http"
+http_uid=$(echo "$http_user" | cut -d: -f3)
+[ "$http_uid" -lt 1000 ] && [ "$http_uid" != "$uid" ] ||
+	fail "uncored-http is not a system user of its own: $http_user"
 case "$user" in
 *:/usr/sbin/nologin | *:/sbin/nologin) ;;
 *) fail "uncored can log in: $user" ;;
@@ -180,7 +187,7 @@ curl -fsS "http://127.0.0.1:$port/metrics" >"$TEST_TMP/metrics" || {
 grep -q '^uncored_collector_up{collector="uncore"} 1' "$TEST_TMP/metrics" ||
 	fail "/metrics: uncore collector not up: $(grep collector_up "$TEST_TMP/metrics")"
 # The server process (uncored(8), PROCESS MODEL): the daemon's child, as
-# uncored, with no capability, no-new-privileges and its seccomp filter.
+# uncored-http, with no capability, no-new-privileges and its seccomp filter.
 # timeout(1) runs systemd-socket-activate as its child, which with chroot
 # execs the daemon in the same process.
 hw=$(pgrep -P "$daemon") || fail "no daemon under timeout $daemon"
@@ -192,8 +199,8 @@ for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 done
 grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$server/status" || fail "server without no-new-privileges"
 grep -q '^Seccomp:[[:space:]]*2$' "/proc/$server/status" || fail "server without a seccomp filter"
-grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "/proc/$server/status" ||
-	fail "server uid: $(grep ^Uid "/proc/$server/status")"
+grep -q "^Uid:[[:space:]]*$http_uid[[:space:]]" "/proc/$server/status" ||
+	fail "server uid: $(grep ^Uid "/proc/$server/status"), expected uncored-http's $http_uid"
 for fd in /proc/"$server"/fd/*; do
 	t=$(readlink "$fd") || continue
 	case "${fd##*/}:$t" in
@@ -245,13 +252,14 @@ done
 left=$(cd "$root/var/lib/dpkg/info" && ls | grep '^uncored\.' || true)
 [ -z "$left" ] || fail "dpkg -P left dpkg records: $left"
 in_root getent passwd uncored >/dev/null || fail "dpkg -P removed the system user"
+in_root getent passwd uncored-http >/dev/null || fail "dpkg -P removed the system user uncored-http"
 
 # Nothing else is left: every change in the upper layer since before the
-# install is the user's entries in the account files, dpkg's own records
+# install is the users' entries in the account files, dpkg's own records
 # and logs, or the manual page index.
 for f in passwd group shadow gshadow; do
-	extra=$(diff "$TEST_TMP/$f.before" "$root/etc/$f" | grep '^[<>]' | grep -v '^> uncored:' || true)
-	[ -z "$extra" ] || fail "/etc/$f changed beyond the uncored entry: $extra"
+	extra=$(diff "$TEST_TMP/$f.before" "$root/etc/$f" | grep '^[<>]' | grep -v '^> uncored\(-http\)\?:' || true)
+	[ -z "$extra" ] || fail "/etc/$f changed beyond the uncored and uncored-http entries: $extra"
 done
 # A directory that this machine has too was only copied up (an entry in it
 # came and went).
