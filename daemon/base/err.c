@@ -3,6 +3,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "err.h"
 
@@ -15,4 +16,14 @@ void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+const char *err_hint_find(const struct err_hint *rows, size_t n, int err, unsigned op)
+{
+	int e = err < 0 ? -err : err;
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].err == e && (rows[i].ops & (1u << op)))
+			return rows[i].hint;
+	return strerror(e);
 }

@@ -15,4 +15,20 @@
  */
 void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * One row of a table of what an errno means: err (positive) in any of the
+ * operations whose bit (1u << op) is set in ops.
+ */
+struct err_hint {
+	int err;
+	unsigned ops;
+	const char *hint;
+};
+
+/*
+ * The hint of the first of the n rows that matches err (either sign) in
+ * operation op; strerror() when none does.
+ */
+const char *err_hint_find(const struct err_hint *rows, size_t n, int err, unsigned op);
+
 #endif

@@ -7,10 +7,10 @@
 #include <errno.h>
 #include <time.h>
 #include <stddef.h>
-#include <string.h>
 
 #include <stdlib.h>
 
+#include "err.h"
 #include "hw.h"
 #include "perf_sys.h"
 
@@ -109,11 +109,7 @@ void hw_close(struct hw *hw)
  * a #GP on a missing register becomes EIO, an offline CPU gives ENXIO.
  * First matching row wins.
  */
-static const struct {
-	int err;
-	unsigned ops;
-	const char *hint;
-} hints[] = {
+static const struct err_hint hints[] = {
 	{ ENOENT, OP_BIT(HW_OP_OPEN), "the msr driver is not loaded (run 'modprobe msr')" },
 	{ EACCES, OP_BIT(HW_OP_OPEN) | OP_BIT(HW_OP_READ),
 	  "permission denied (run as root or grant CAP_SYS_RAWIO)" },
@@ -136,11 +132,5 @@ static const struct {
 
 const char *hw_hint(int err, enum hw_op op)
 {
-	int e = err < 0 ? -err : err;
-
-	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
-		if (hints[i].err == e && (hints[i].ops & OP_BIT(op)))
-			return hints[i].hint;
-	}
-	return strerror(e);
+	return err_hint_find(hints, sizeof(hints) / sizeof(hints[0]), err, op);
 }

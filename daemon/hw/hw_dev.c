@@ -23,6 +23,7 @@
 
 #include "err.h"
 #include "hw_dev.h"
+#include "text.h"
 
 #define SYSFS_CPU_DIR "/sys/devices/system/cpu"
 #define DEV_CPU_DIR   "/dev/cpu"
@@ -91,18 +92,6 @@ static int read_small_file(const char *path, char *buf, size_t len)
 	return (size_t)n == len - 1 ? -EINVAL : 0;
 }
 
-/* Copy text for an error message: no trailing whitespace, unprintables as '?'. */
-static void quote_text(const char *text, char *out, size_t outlen)
-{
-	size_t len = strlen(text), n;
-
-	while (len > 0 && isspace((unsigned char)text[len - 1]))
-		len--;
-	for (n = 0; n < len && n + 1 < outlen; n++)
-		out[n] = isprint((unsigned char)text[n]) ? text[n] : '?';
-	out[n] = '\0';
-}
-
 /*
  * Read a decimal number from path.  On garbage, fill err with
  * "PATH: expected a non-negative integer, got 'TEXT'".
@@ -115,7 +104,7 @@ static int read_u64_file(const char *path, uint64_t *ret_value, char *err, size_
 	if (r == 0)
 		r = parse_u64(buf, ret_value);
 	if (r == -EINVAL) {
-		quote_text(buf, shown, sizeof(shown));
+		text_quote(buf, shown, sizeof(shown));
 		set_err(err, errlen, "%s: expected a non-negative integer, got '%s'", path, shown);
 	} else if (r < 0) {
 		set_err(err, errlen, "%s: %s", path, strerror(-r));

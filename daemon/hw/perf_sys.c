@@ -23,7 +23,8 @@ int perf_sys_init(struct perf_sys *ps, const struct perf_sys_ops *ops, void *ctx
 		root = "/";
 	ps->root = strdup(root);
 	if (!ps->root) {
-		ops->free(ctx);
+		if (ops->free)
+			ops->free(ctx);
 		return -ENOMEM;
 	}
 	len = strlen(ps->root);

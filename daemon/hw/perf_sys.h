@@ -53,7 +53,10 @@ struct perf_sys_ops {
 	/* close(fd): 0 or -errno. */
 	int (*close)(void *ctx, int fd);
 
-	/* Release the implementation's ctx (not the fds, which callers close). */
+	/*
+	 * Release the implementation's ctx (not the fds, which callers
+	 * close); NULL when there is nothing to release.
+	 */
 	void (*free)(void *ctx);
 };
 

@@ -45,18 +45,12 @@ static int linux_close(void *ctx, int fd)
 	return close(fd) < 0 ? -errno : 0;
 }
 
-static void linux_free(void *ctx)
-{
-	(void)ctx;
-}
-
 static const struct perf_sys_ops perf_sys_linux_ops = {
 	.name = "linux",
 	.open = linux_open,
 	.read = linux_read,
 	.ioctl = linux_ioctl,
 	.close = linux_close,
-	.free = linux_free,
 };
 
 int perf_sys_linux_init(struct perf_sys *ret_ps, const char *root)

@@ -50,39 +50,37 @@ struct privsep {
 	char log_buf[PRIVSEP_LOG_LINE];
 };
 
-static int write_all(int fd, const void *buf, size_t len)
+/*
+ * Send all of out (never raising SIGPIPE), or read len bytes into in: one
+ * of the two is NULL.  0, -EPIPE at end-of-file or when nothing moves, or
+ * -errno.
+ */
+static int move_all(int fd, const char *out, char *in, size_t len)
 {
-	const char *p = buf;
+	size_t done = 0;
 
-	while (len > 0) {
-		ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+	while (done < len) {
+		ssize_t n = out ? send(fd, out + done, len - done, MSG_NOSIGNAL)
+				: read(fd, in + done, len - done);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return n < 0 ? -errno : -EPIPE;
-		p += n;
-		len -= (size_t)n;
+		done += (size_t)n;
 	}
 	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	return move_all(fd, buf, NULL, len);
 }
 
 /* 0, -EPIPE at end-of-file (before any byte of buf), or -errno. */
 static int read_all(int fd, void *buf, size_t len)
 {
-	char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EPIPE;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return move_all(fd, NULL, buf, len);
 }
 
 static void mark_dead(struct privsep *p)

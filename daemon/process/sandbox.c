@@ -216,6 +216,25 @@ static int prog_finish(struct prog *p)
 /* The low word of argument i: the kernel takes each checked one as an int. */
 #define ARG_LO(i) ((unsigned)offsetof(struct seccomp_data, args[i]))
 
+/* At label l: load argument word arg and go to L_ALLOW when it is one of list; else on. */
+static void allow_arg_in(struct prog *p, enum label l, unsigned arg, const unsigned *list,
+			 size_t n)
+{
+	mark(p, l);
+	load(p, arg);
+	for (size_t i = 0; i < n; i++)
+		jeq(p, list[i], L_ALLOW);
+}
+
+/* At label l: trap when argument word arg has any of bits, else allow. */
+static void refuse_arg_bits(struct prog *p, enum label l, unsigned arg, unsigned bits)
+{
+	mark(p, l);
+	load(p, arg);
+	jset(p, bits, L_TRAP);
+	jump(p, L_ALLOW);
+}
+
 static void build(struct prog *p)
 {
 	load(p, offsetof(struct seccomp_data, arch));
@@ -242,29 +261,17 @@ static void build(struct prog *p)
 	jump(p, L_TRAP);
 
 	/* ioctl: the requests above only (no TIOCSTI, no terminal or socket control). */
-	mark(p, L_IOCTL);
-	load(p, ARG_LO(1));
-	for (size_t i = 0; i < N_IOCTL; i++)
-		jeq(p, ioctl_allowed[i], L_ALLOW);
+	allow_arg_in(p, L_IOCTL, ARG_LO(1), ioctl_allowed, N_IOCTL);
 	jump(p, L_TRAP);
 
 	/* fcntl: the commands above, and F_SETFL without O_ASYNC (no F_SETOWN, F_SETSIG). */
-	mark(p, L_FCNTL);
-	load(p, ARG_LO(1));
-	for (size_t i = 0; i < N_FCNTL; i++)
-		jeq(p, fcntl_allowed[i], L_ALLOW);
+	allow_arg_in(p, L_FCNTL, ARG_LO(1), fcntl_allowed, N_FCNTL);
 	jeq(p, F_SETFL, L_SETFL);
 	jump(p, L_TRAP);
-	mark(p, L_SETFL);
-	load(p, ARG_LO(2));
-	jset(p, O_ASYNC, L_TRAP);
-	jump(p, L_ALLOW);
+	refuse_arg_bits(p, L_SETFL, ARG_LO(2), O_ASYNC);
 
 	/* mmap, mprotect: never executable memory (W^X for an exploit). */
-	mark(p, L_PROT);
-	load(p, ARG_LO(2));
-	jset(p, PROT_EXEC, L_TRAP);
-	jump(p, L_ALLOW);
+	refuse_arg_bits(p, L_PROT, ARG_LO(2), PROT_EXEC);
 
 	ret(p, L_KILL, SECCOMP_RET_KILL_PROCESS);
 	ret(p, L_TRAP, SECCOMP_RET_TRAP);

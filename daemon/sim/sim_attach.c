@@ -83,18 +83,12 @@ static int perf_op_close(void *ctx, int fd)
 	return r;
 }
 
-static void perf_op_free(void *ctx)
-{
-	(void)ctx;   /* the sim is the caller's */
-}
-
 static const struct perf_sys_ops sim_perf_ops = {
 	.name = "sim",
 	.open = perf_op_open,
 	.read = perf_op_read,
 	.ioctl = perf_op_ioctl,
-	.close = perf_op_close,
-	.free = perf_op_free,
+	.close = perf_op_close,   /* no .free: the sim is the caller's */
 };
 
 int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps)

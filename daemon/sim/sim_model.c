@@ -46,44 +46,50 @@
 
 static const int wsm_core_ids[] = { 0, 1, 2, 8, 9, 10 };
 
+/* An Intel family 6 CPU: model and stepping. */
+#define INTEL6(mod, step) \
+	.vendor = "GenuineIntel", .family = 6, .model = (mod), .stepping = (step)
+/*
+ * The core PMU every simulated Intel model has (of the given perfmon
+ * version): 4 general-purpose and 3 fixed counters, 48 bits wide; and UCLK
+ * at 2.4 GHz.
+ */
+#define INTEL_PMU(version) \
+	.pmu_version = (version), .n_gp = 4, .gp_width = 48, .n_fixed = 3, .fixed_width = 48, \
+	.uclk_hz = 2400000000
+/* Skylake-SP and its successors: package thermal, RAPL, perfmon v4. */
+#define SKX_FLAGS (SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4)
+
 static const struct sim_model models[] = {
 	{
-		.name = "westmere-ep-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x2c, .stepping = 2,
+		.name = "westmere-ep-2s", INTEL6(0x2c, 2),
 		.n_sockets = 2, .n_cores = 6, .n_threads = 2, .core_ids = wsm_core_ids,
 		.flags = SIM_F_INTEL | SIM_F_NHM_UNCORE | SIM_F_UNCORE_THERMAL,
-		.tjmax_c = 95, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2930000000, .max_basic_leaf = 0xb,
+		.tjmax_c = 95, INTEL_PMU(3),
+		.ref_hz = 2930000000, .max_basic_leaf = 0xb,
 	},
 	{
-		.name = "nehalem-ep-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x1a, .stepping = 5,
+		.name = "nehalem-ep-2s", INTEL6(0x1a, 5),
 		.n_sockets = 2, .n_cores = 4, .n_threads = 2,
 		.flags = SIM_F_INTEL | SIM_F_NHM_UNCORE,
-		.tjmax_c = 95, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2660000000, .max_basic_leaf = 0xb,
+		.tjmax_c = 95, INTEL_PMU(3),
+		.ref_hz = 2660000000, .max_basic_leaf = 0xb,
 	},
 	{
-		.name = "skylake-sp-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x55, .stepping = 4,
+		.name = "skylake-sp-2s", INTEL6(0x55, 4),
 		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
-		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4 | SIM_F_FW_WRITE,
-		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2500000000, .max_basic_leaf = 0xb,
+		.flags = SKX_FLAGS | SIM_F_FW_WRITE,
+		.tjmax_c = 100, INTEL_PMU(4),
+		.ref_hz = 2500000000, .max_basic_leaf = 0xb,
 		.n_imc = 6,   /* the kernel's skx_uncore_imc: 6 boxes */
 	},
 	{
 		/* Xeon E5-2600 (Sandy Bridge-EP): PCU at 0xC24..., uncore_imc_0..3 (§4.1) */
-		.name = "sandy-bridge-ep-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x2d, .stepping = 7,
+		.name = "sandy-bridge-ep-2s", INTEL6(0x2d, 7),
 		.n_sockets = 2, .n_cores = 8, .n_threads = 2,
 		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL,
-		.tjmax_c = 100, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2600000000, .max_basic_leaf = 0xd,
+		.tjmax_c = 100, INTEL_PMU(3),
+		.ref_hz = 2600000000, .max_basic_leaf = 0xd,
 		.n_imc = 4,
 	},
 	{
@@ -91,35 +97,29 @@ static const struct sim_model models[] = {
 		 * Cascade Lake-AP: two dies per package (hardware-linux.md §2), each
 		 * with its own PCU at 0x710... and 6 memory channels
 		 */
-		.name = "cascade-lake-ap-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x55, .stepping = 7,
+		.name = "cascade-lake-ap-2s", INTEL6(0x55, 7),
 		.n_sockets = 2, .n_cores = 48, .n_threads = 2,
-		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4 | SIM_F_FW_WRITE,
-		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2300000000, .max_basic_leaf = 0xb,
+		.flags = SKX_FLAGS | SIM_F_FW_WRITE,
+		.tjmax_c = 100, INTEL_PMU(4),
+		.ref_hz = 2300000000, .max_basic_leaf = 0xb,
 		.n_imc = 6, .n_dies = 2,
 	},
 	{
 		/* PCU at 0x710... as Skylake-SP; 12 iMC channels (kernel icx_uncore_imc) */
-		.name = "icelake-sp-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x6a, .stepping = 6,
+		.name = "icelake-sp-2s", INTEL6(0x6a, 6),
 		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
-		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
-		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2300000000, .max_basic_leaf = 0xb,
+		.flags = SKX_FLAGS,
+		.tjmax_c = 100, INTEL_PMU(4),
+		.ref_hz = 2300000000, .max_basic_leaf = 0xb,
 		.n_imc = 12,
 	},
 	{
 		/* PCU and iMC through perf only (§4.1: no fixed PCU addresses) */
-		.name = "sapphire-rapids-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x8f, .stepping = 8,
+		.name = "sapphire-rapids-2s", INTEL6(0x8f, 8),
 		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
-		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
-		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2000000000, .max_basic_leaf = 0xb,
+		.flags = SKX_FLAGS,
+		.tjmax_c = 100, INTEL_PMU(4),
+		.ref_hz = 2000000000, .max_basic_leaf = 0xb,
 		.n_imc = 8,
 	},
 	{
@@ -128,13 +128,11 @@ static const struct sim_model models[] = {
 		 * throttling; two compute dies, so two PCUs per package
 		 * (hardware-linux.md §6: uncore_pcu_0, uncore_pcu_1)
 		 */
-		.name = "granite-rapids-2s", .vendor = "GenuineIntel",
-		.family = 6, .model = 0xad, .stepping = 1,
+		.name = "granite-rapids-2s", INTEL6(0xad, 1),
 		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
-		.flags = SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4,
-		.tjmax_c = 100, .pmu_version = 4, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2100000000, .max_basic_leaf = 0xb,
+		.flags = SKX_FLAGS,
+		.tjmax_c = 100, INTEL_PMU(4),
+		.ref_hz = 2100000000, .max_basic_leaf = 0xb,
 		.n_imc = 12, .n_pcu = 2,
 	},
 	{
@@ -145,13 +143,11 @@ static const struct sim_model models[] = {
 		.uclk_hz = 0, .ref_hz = 2000000000, .max_basic_leaf = 0x10,
 	},
 	{
-		.name = "big", .vendor = "GenuineIntel",
-		.family = 6, .model = 0x2c, .stepping = 2,
+		.name = "big", INTEL6(0x2c, 2),
 		.n_sockets = 2, .n_cores = 56, .n_threads = 2,
 		.flags = SIM_F_INTEL | SIM_F_NHM_UNCORE | SIM_F_UNCORE_THERMAL,
-		.tjmax_c = 95, .pmu_version = 3, .n_gp = 4, .gp_width = 48,
-		.n_fixed = 3, .fixed_width = 48,
-		.uclk_hz = 2400000000, .ref_hz = 2930000000, .max_basic_leaf = 0xb,
+		.tjmax_c = 95, INTEL_PMU(3),
+		.ref_hz = 2930000000, .max_basic_leaf = 0xb,
 	},
 };
 

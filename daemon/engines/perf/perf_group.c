@@ -287,11 +287,7 @@ void perf_group_close(struct perf_group *g)
  * perf_event_open(2) errno meanings (man page ERRORS; hardware-linux.md
  * §3.1 and §3.3).  First matching row wins.
  */
-static const struct {
-	int err;
-	unsigned ops;
-	const char *hint;
-} hints[] = {
+static const struct err_hint hints[] = {
 	{ EACCES, OP_BIT(PERF_GROUP_OP_OPEN),
 	  "permission denied: counting all tasks on a CPU needs CAP_PERFMON (Linux 5.8 and "
 	  "later) or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 1; above 2 (Debian, "
@@ -330,10 +326,5 @@ static const struct {
 
 const char *perf_group_hint(int err, enum perf_group_op op)
 {
-	int e = err < 0 ? -err : err;
-
-	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
-		if (hints[i].err == e && (hints[i].ops & OP_BIT(op)))
-			return hints[i].hint;
-	return strerror(e);
+	return err_hint_find(hints, sizeof(hints) / sizeof(hints[0]), err, op);
 }

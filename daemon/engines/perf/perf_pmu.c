@@ -17,6 +17,7 @@
 #include "err.h"
 #include "perf_pmu.h"
 #include "perf_pmu_text.h"
+#include "text.h"
 #include "perf_sys.h"
 
 /* sysfs attributes are at most a page. */
@@ -82,7 +83,7 @@ static int load_type(struct loader *l, struct perf_pmu *pmu)
 	if (r < 0)
 		return r;
 	if (perf_pmu_parse_u64(text, &v) < 0 || v > UINT32_MAX) {
-		perf_pmu_quote_text(text, shown, sizeof(shown));
+		text_quote(text, shown, sizeof(shown));
 		set_err(l->err, l->errlen, "%s: expected a PMU type number, got '%s'", path, shown);
 		return -EINVAL;
 	}
@@ -103,7 +104,7 @@ static int load_cpumask(struct loader *l, struct perf_pmu *pmu)
 		return r;
 	r = perf_pmu_parse_cpulist(text, &pmu->cpus, &pmu->n_cpus);
 	if (r == -EINVAL) {
-		perf_pmu_quote_text(text, shown, sizeof(shown));
+		text_quote(text, shown, sizeof(shown));
 		set_err(l->err, l->errlen, "%s: expected a CPU list such as '0' or '0,18' "
 			"or '0-3', got '%s'", path, shown);
 	} else if (r < 0) {
@@ -232,7 +233,7 @@ static int load_alias_extras(struct loader *l, struct perf_pmu_alias *a)
 		errno = 0;
 		a->scale = strtod(text, &end);
 		if (errno || end == text || *end) {
-			perf_pmu_quote_text(text, shown, sizeof(shown));
+			text_quote(text, shown, sizeof(shown));
 			set_err(l->err, l->errlen, "%s: expected a number, got '%s'", path, shown);
 			return -EINVAL;
 		}

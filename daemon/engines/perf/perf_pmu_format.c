@@ -14,6 +14,7 @@
 #include "err.h"
 #include "perf_pmu.h"
 #include "perf_pmu_text.h"
+#include "text.h"
 
 /* sysfs attributes are at most a page. */
 #define TEXT_MAX PERF_PMU_TEXT_MAX
@@ -27,18 +28,6 @@ static const char *const target_names[PERF_PMU_TARGET_COUNT] = {
 const char *perf_pmu_target_name(enum perf_pmu_target target)
 {
 	return (unsigned)target < PERF_PMU_TARGET_COUNT ? target_names[target] : "?";
-}
-
-/* Text for an error message: no trailing whitespace, unprintables as '?'. */
-void perf_pmu_quote_text(const char *text, char *out, size_t outlen)
-{
-	size_t len = strlen(text), n;
-
-	while (len > 0 && isspace((unsigned char)text[len - 1]))
-		len--;
-	for (n = 0; n < len && n + 1 < outlen; n++)
-		out[n] = isprint((unsigned char)text[n]) ? text[n] : '?';
-	out[n] = '\0';
 }
 
 /* Strip trailing whitespace (sysfs ends every attribute with a newline). */
@@ -133,7 +122,7 @@ int perf_pmu_parse_format(const char *text, enum perf_pmu_target *ret_target,
 	colon = strchr(buf, ':');
 	if (!colon || parse_target(buf, (size_t)(colon - buf), &target) < 0 ||
 	    parse_bits(colon + 1, &mask) < 0) {
-		perf_pmu_quote_text(text, shown, sizeof(shown));
+		text_quote(text, shown, sizeof(shown));
 		set_err(err, errlen, "expected 'config[123]:BITS' with BITS a comma-separated "
 			"list of N or LO-HI (0 to 63), got '%s'", shown);
 		return -EINVAL;
@@ -221,7 +210,7 @@ static int parse_one_term(const char *text, size_t len, struct perf_pmu_term *te
 	eq = strchr(buf, '=');
 	if (eq)
 		*eq = '\0';
-	perf_pmu_quote_text(buf, shown, sizeof(shown));
+	text_quote(buf, shown, sizeof(shown));
 	if (!buf[0] || strlen(buf) >= sizeof(term->name) || strspn(buf,
 	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(buf)) {
 		set_err(err, errlen, "expected a field name, got '%s'", shown);
@@ -230,7 +219,7 @@ static int parse_one_term(const char *text, size_t len, struct perf_pmu_term *te
 	snprintf(term->name, sizeof(term->name), "%s", buf);
 	term->value = 1;
 	if (eq && perf_pmu_parse_u64(eq + 1, &term->value) < 0) {
-		perf_pmu_quote_text(eq + 1, shown, sizeof(shown));
+		text_quote(eq + 1, shown, sizeof(shown));
 		set_err(err, errlen, "%s: expected a number (decimal or 0x hex) up to 64 bits, "
 			"got '%s'", term->name, shown);
 		return -EINVAL;

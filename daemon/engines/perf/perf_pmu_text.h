@@ -11,9 +11,6 @@
 /* The longest sysfs attribute read: at most a page. */
 #define PERF_PMU_TEXT_MAX 4096
 
-/* Text for an error message: no trailing whitespace, unprintables as '?'. */
-void perf_pmu_quote_text(const char *text, char *out, size_t outlen);
-
 /* Strip trailing whitespace (sysfs ends every attribute with a newline). */
 void perf_pmu_trim(char *s);
 
