@@ -179,3 +179,23 @@ struct snapshot_collector *helpers_collector(struct snapshot *s, const char *nam
 	fail_msg("collector %s is not listed in the snapshot", name);
 	return NULL;
 }
+
+bool helpers_shard_mine(size_t index)
+{
+	const char *v = getenv("UNCORED_TEST_SHARD");
+	unsigned i, n;
+
+	if (!v || sscanf(v, "%u/%u", &i, &n) != 2 || n == 0 || i >= n)
+		return true;
+	return index % n == i;
+}
+
+size_t helpers_shard_tests(struct CMUnitTest *tests, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (helpers_shard_mine(i))
+			tests[kept++] = tests[i];
+	return kept;
+}

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct CMUnitTest;
 struct snapshot;
 struct snapshot_collector;
 
@@ -23,6 +24,17 @@ void helpers_rmtree(const char *path);
 
 /* Write text to path, creating parent directories. */
 void helpers_write_file(const char *path, const char *text);
+
+/*
+ * Sharding for the long simulator tests, which meson runs as several
+ * processes side by side: $UNCORED_TEST_SHARD is "I/N" (0 <= I < N), and
+ * shard I takes every item whose index is I modulo N.  Without it, one
+ * process takes every item.
+ */
+bool helpers_shard_mine(size_t index);
+
+/* Keep the tests of this shard at the front of tests; returns how many. */
+size_t helpers_shard_tests(struct CMUnitTest *tests, size_t n);
 
 /* Path of a file in the source tree ($UNCORED_SOURCE_ROOT/rel). */
 const char *helpers_source_path(const char *rel, char *buf, size_t len);

@@ -640,7 +640,7 @@ static void a_wrong_fact_in_the_production_table_makes_the_counts_wrong(void **s
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
+	struct CMUnitTest tests[] = {
 		cmocka_unit_test(hot_dimms_on_one_channel),
 		cmocka_unit_test(external_prochot_without_dram_heat),
 		cmocka_unit_test(power_capped_socket),
@@ -651,6 +651,7 @@ int main(void)
 		cmocka_unit_test(granite_rapids_pcu_instances),
 		cmocka_unit_test(a_wrong_fact_in_the_production_table_makes_the_counts_wrong),
 	};
+	size_t n = helpers_shard_tests(tests, sizeof(tests) / sizeof(tests[0]));
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return _cmocka_run_group_tests("throttle_sim", tests, n, NULL, NULL);
 }
