@@ -223,7 +223,9 @@ static void log_left_found(struct state_file *lf, const char *path)
  * drop: the file is created and locked as root and kept open, and every
  * later append and the final emptying go through that descriptor, so the
  * unprivileged user needs no access to the file or its directory.  Sets
- * *ret_lf to the state file, or NULL when running without one (logged).
+ * *ret_lf to the state file, or NULL when running without one (logged):
+ * with state_file = none registers are programmed unjournaled; when the
+ * file cannot be set up (a full disk, a file too large) none is programmed.
  * Returns -1 after logging when start-up must stop: a file or directory
  * that is not trusted, a file that is not a state file, a file in use.
  */
@@ -238,6 +240,14 @@ int journal_open(const struct options *o, const struct conf *conf, struct hw *hw
 	*ret_lf = NULL;
 	if (o->simulate)
 		return 0;
+	if (strcmp(conf->state_file, "none") == 0) {
+		log_warning("%s = none: registers are programmed without a journal, so those a crash "
+			    "leaves programmed are not cleaned up at the next start (they count on "
+			    "until a reboot, and the next start sees them as another agent's)",
+			    conf_check_where(conf_path(o), "state_file", 0, where, sizeof(where)));
+		ledger_set_no_journal(0);
+		return 0;
+	}
 	make_parent_dir(conf->state_file);
 	r = recovery_open(conf->state_file, o->root ? o->root : conf->root, hw, &lf, &rec,
 			     err, sizeof(err));
@@ -247,9 +257,12 @@ int journal_open(const struct options *o, const struct conf *conf, struct hw *hw
 		return -1;
 	}
 	if (r < 0) {
-		log_warning("%s: %s; running without it, so registers left programmed by a "
-			    "crash would not be cleaned up at the next start",
-			    conf_check_where(conf_path(o), "state_file", 0, where, sizeof(where)), err);
+		/* Programming without a journal would leave a crash's registers to no one. */
+		log_error("%s: %s; no state file to journal register changes in, so the msr engine "
+			  "programs nothing (read-only collectors and perf still run; "
+			  "uncored_journal_up 0)",
+			  conf_check_where(conf_path(o), "state_file", 0, where, sizeof(where)), err);
+		ledger_set_no_journal(r);
 		return 0;
 	}
 	log_damage(conf->state_file, &rec);

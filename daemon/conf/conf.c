@@ -27,6 +27,9 @@ static const char *const log_level_names[] = { "error", "warning", "notice", "in
 const char *const conf_conflict_names[] = { "reclaim", "yield", NULL };
 const char *const conf_engine_names[] = { "auto", "perf", "msr", NULL };
 
+/* What state_file accepts besides an absolute path: no journal, on purpose. */
+static const char *const state_file_words[] = { "none", NULL };
+
 /*
  * The interval bound: a counter must not wrap twice between two samples.
  * 60 s is far below the wrap period of a 48-bit counter (2^48 cycles at
@@ -52,7 +55,8 @@ static const struct conf_key daemon_keys[] = {
 	  .def = "8192" },
 	{ "max_episodes", CONF_KIND_UNSIGNED, CONF_FIELD(max_episodes), 1, 10000, NULL,
 	  .def = "256" },
-	{ "state_file", CONF_KIND_PATH, CONF_FIELD(state_file), .def = "/run/uncored/ledger" },
+	{ "state_file", CONF_KIND_PATH, CONF_FIELD(state_file), .names = state_file_words,
+	  .def = "/run/uncored/ledger" },
 };
 
 static const struct conf_section daemon_section = {
@@ -248,6 +252,9 @@ static int parse_string(const struct conf_key *k, const char *value, void *base,
 static int parse_path(const struct conf_key *k, const char *value, void *base, int line,
 		      char *err, size_t errlen)
 {
+	for (int i = 0; k->names && k->names[i]; i++)
+		if (strcmp(value, k->names[i]) == 0)
+			return parse_string(k, value, base, line, err, errlen);
 	if (value[0] != '/') {
 		snprintf(err, errlen, "expected an absolute path, got '%s'", value);
 		return -EINVAL;

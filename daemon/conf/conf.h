@@ -73,7 +73,8 @@ struct conf {
 	unsigned write_timeout_s;     /* an answer making no progress this long is dropped */
 	unsigned max_header_bytes;
 	unsigned max_episodes;        /* bounded episode list length */
-	char state_file[PATH_MAX];    /* the register ledger's state file, for crash recovery */
+	char state_file[PATH_MAX];    /* the register ledger's state file, for crash recovery;
+					 "none": no journal, registers programmed unjournaled */
 
 	/*
 	 * The settings of the collector registered at index i (collector.h)
@@ -121,7 +122,8 @@ struct conf_key {
 	size_t size;                      /* of that field */
 	double min, max;                  /* numeric kinds */
 	const char *unit;                 /* "seconds", "bytes" or NULL, for messages */
-	const char *const *names;         /* CONF_KIND_ENUM: value names, NULL-terminated */
+	const char *const *names;         /* CONF_KIND_ENUM: value names, NULL-terminated;
+					     CONF_KIND_PATH: words accepted besides a path */
 	const char *def;                  /* default as written in the file; NULL = none */
 	enum event_pmu pmu;               /* CONF_KIND_EVENT: whose grammar and built-ins */
 	size_t count_offset;              /* CONF_KIND_EVENT: of the int counting the events */

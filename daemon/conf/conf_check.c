@@ -165,7 +165,10 @@ int conf_check(const struct conf *conf, const char *path, unsigned what, unsigne
 		case CONF_CHECK_USER: r = check_user(conf->user, err, sizeof(err)); break;
 		case CONF_CHECK_LISTEN: r = check_listen(conf->listen, err, sizeof(err)); break;
 		case CONF_CHECK_ROOT: r = check_root(conf->root, err, sizeof(err)); break;
-		default: r = state_file_check_path(conf->state_file, err, sizeof(err)); break;
+		default:   /* "none": no journal, on purpose (conf.h) */
+			if (strcmp(conf->state_file, "none") != 0)
+				r = state_file_check_path(conf->state_file, err, sizeof(err));
+			break;
 		}
 		if (r < 0)
 			add(errs, path, checks[i].key, from_options & checks[i].bit, "%s", err);

@@ -58,9 +58,17 @@ static const struct metric_family cpu_hotplug = {
 	.label = "event",
 };
 
+static const struct metric_family journal_up = {
+	.name = "uncored_journal_up",
+	.help = "Whether every register change is journaled to the state file first (1) or not "
+		"(0: state_file = none, or no register is programmed since the file could not be "
+		"set up).",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+};
+
 const struct metric_family *const self_metric_families[] = {
 	&build_info, &cpu_info, &collector_up, &collector_applicable, &samples_total,
-	&sample_errors, &sample_duration, &cpu_hotplug,
+	&sample_errors, &sample_duration, &cpu_hotplug, &journal_up,
 };
 
 const size_t self_metric_n_families =
@@ -99,4 +107,6 @@ void self_metrics_add(struct snapshot *s)
 	snapshot_add_sample(s, &sample_duration, 0, NULL, 0, s->last_sample_duration_s);
 	snapshot_add_sample(s, &cpu_hotplug, 0, "offline", s->cpus_went_offline, 0);
 	snapshot_add_sample(s, &cpu_hotplug, 0, "online", s->cpus_came_online, 0);
+	if (s->journal)
+		snapshot_add_sample(s, &journal_up, 0, NULL, s->journal == SNAPSHOT_JOURNAL_UP, 0);
 }

@@ -1,6 +1,6 @@
 /*
  * The daemon's own metric families (build, CPU, collector status, sample
- * count and timing, CPU hotplug), declared with the sample API (metric.h) like a
+ * count and timing, CPU hotplug, the journal), declared with the sample API (metric.h) like a
  * collector's, and added to each snapshot from its own fields.
  */
 #ifndef UNCORED_SELF_METRICS_H
@@ -18,7 +18,7 @@ extern const size_t self_metric_n_families;
 
 /*
  * Add the daemon's values of s from its version, cpu_id, collectors,
- * samples, last_sample_duration_s and the hotplug counts (again after changing them: a value
+ * samples, last_sample_duration_s, the hotplug counts and journal (again after changing them: a value
  * added again replaces the first).  Only while s is being filled.
  */
 void self_metrics_add(struct snapshot *s);

@@ -82,6 +82,8 @@ struct snapshot_cpu_id {
 	char microarch[32];
 };
 
+enum { SNAPSHOT_JOURNAL_DOWN = 1, SNAPSHOT_JOURNAL_UP = 2 };
+
 struct snapshot {
 	atomic_int refs;
 
@@ -91,6 +93,13 @@ struct snapshot {
 	double last_sample_duration_s;
 	uint64_t cpus_went_offline;   /* CPUs seen going offline since start (hotplug.h) */
 	uint64_t cpus_came_online;    /* and coming online */
+	/*
+	 * Whether register changes are journaled to the state file: 0 not
+	 * reported (a simulated machine), SNAPSHOT_JOURNAL_DOWN (no journal:
+	 * state_file = none, or the msr engine programs nothing since the
+	 * file could not be set up), SNAPSHOT_JOURNAL_UP.
+	 */
+	int journal;
 	char version[32];
 
 	struct snapshot_cpu_id cpu_id;

@@ -24,6 +24,7 @@
 #include "event.h"
 #include "history.h"
 #include "hotplug.h"
+#include "ledger.h"
 #include "log.h"
 #include "sampler.h"
 #include "self_metrics.h"
@@ -264,6 +265,14 @@ void sampler_quiet_episodes(struct sampler *s)
 	s->quiet_episodes = true;
 }
 
+/* The snapshot's journal field for the ledger's journal state. */
+static int journal_of(enum ledger_journal j)
+{
+	if (j == LEDGER_JOURNAL_UP)
+		return SNAPSHOT_JOURNAL_UP;
+	return j == LEDGER_JOURNAL_UNSET ? 0 : SNAPSHOT_JOURNAL_DOWN;
+}
+
 struct snapshot *sampler_sample(struct sampler *s)
 {
 	double t0 = monotonic_s();
@@ -285,6 +294,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->last_sample_duration_s = monotonic_s() - t0;
 	snap->cpus_went_offline = hotplug_offline_count(s->hotplug);
 	snap->cpus_came_online = hotplug_online_count(s->hotplug);
+	snap->journal = journal_of(ledger_journal_state());
 	self_metrics_add(snap);
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap,
 					 s->quiet_episodes ? NULL : log_episode, s) < 0)

@@ -69,6 +69,7 @@ check_programmed() { # what the daemon writes at start, hardware.md §1.3-1.7
 up_everywhere() { # no event unavailable (busy), both sockets counting
 	m=$(curl -fsS "$DAEMON_URL/metrics")
 	[ "$(metric_value "$m" 'uncored_collector_up{collector="uncore"}')" = 1 ] || fail "$1: uncore collector down"
+	[ "$(metric_value "$m" uncored_journal_up)" = 1 ] || fail "$1: uncored_journal_up is not 1"
 	n=$(printf '%s\n' "$m" | grep -c '^uncored_uncore_events_total{socket="[01]",event="dram_thermal_throttled_cycles"}' || true)
 	[ "$n" = 2 ] || fail "$1: dram counter missing on some socket: $(printf '%s\n' "$m" | grep uncore_events)"
 	if printf '%s\n' "$m" | grep -q 'busy\|in use'; then

@@ -93,6 +93,42 @@ if grep -qi 'busy\|in use\|damaged' "$TEST_TMP/log.full"; then
 fi
 same_tree "full disk" --cores 12
 
+# --- No journal at start: a state file over the 16 MiB a state file may
+# hold, and a file size limit under which not even its header can be
+# written (EFBIG, as a full disk's ENOSPC).  Without a journal the msr
+# engine programs nothing: the reason is logged, /metrics says
+# uncored_journal_up 0, and after SIGKILL and a restart with a usable file
+# every register is as it was.
+unjournaled() { # unjournaled NAME TEXT LAUNCHER: started by LAUNCHER, checked, killed, restarted
+	UNCORED_BIN="$3" start_daemon 0 "$TEST_TMP/log.$1" --config "$TEST_TMP/u.conf" --root "$tree"
+	grep -F "$2" "$TEST_TMP/log.$1" | grep -q 'so the msr engine programs nothing' ||
+		fail "$1: no reason logged: $(cat "$TEST_TMP/log.$1")"
+	m=$(curl -fsS "$DAEMON_URL/metrics")
+	[ "$(metric_value "$m" uncored_journal_up)" = 0 ] ||
+		fail "$1: uncored_journal_up is not 0: $(printf '%s\n' "$m" | grep journal)"
+	kill -KILL "$DAEMON_PID"
+	wait "$DAEMON_PID" 2>/dev/null || true
+	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
+	same_tree "$1: after SIGKILL"
+	rm -f "$ledger"
+	restart_and_stop "$1.after"
+	same_tree "$1: after the restart"
+}
+new_tree
+head -c $((17 << 20)) /dev/zero >"$ledger"
+chmod 0600 "$ledger"
+unjournaled oversized "$ledger: File too large" "$UNCORED_BIN"
+new_tree
+mkfifo "$TEST_TMP/log.pipe"
+cat >"$TEST_TMP/nothing" <<EOS
+#!/bin/sh
+cat "$TEST_TMP/log.pipe" &
+ulimit -f 0
+exec "$UNCORED_BIN" "\$@" >"$TEST_TMP/log.pipe" 2>&1
+EOS
+chmod +x "$TEST_TMP/nothing"
+unjournaled no_room "$ledger: File too large" "$TEST_TMP/nothing"
+
 # --- A corrupt header: the records are still replayed, the damage reported.
 new_tree
 killed
@@ -151,4 +187,21 @@ restart_and_stop forged
 grep -qF "state file $ledger: 2 records name registers uncored never changes (the first: cpu 0 MSR 0x1a0); not replayed" "$TEST_TMP/log.forged" ||
 	fail "forged registers: not reported: $(cat "$TEST_TMP/log.forged")"
 same_tree "forged registers"
-echo "state_file: full disk, corrupt header, garbled record, forged files: ok"
+# --- state_file = none: no journal on purpose, so registers are programmed
+# unjournaled (uncored_journal_up 0), and a stop restores them.
+new_tree
+sed 's|^state_file = .*|state_file = none|' "$TEST_TMP/u.conf" >"$TEST_TMP/none.conf"
+"$UNCORED_BIN" --check-config "$TEST_TMP/none.conf" >"$TEST_TMP/check.none" 2>&1 ||
+	fail "state_file = none: refused by --check-config: $(cat "$TEST_TMP/check.none")"
+start_daemon 0 "$TEST_TMP/log.none" --config "$TEST_TMP/none.conf" --root "$tree"
+grep -q 'state_file = none: registers are programmed without a journal' "$TEST_TMP/log.none" ||
+	fail "state_file = none: not logged: $(cat "$TEST_TMP/log.none")"
+[ "$(metric_value "$(curl -fsS "$DAEMON_URL/metrics")" uncored_journal_up)" = 0 ] ||
+	fail "state_file = none: uncored_journal_up is not 0"
+dump "$TEST_TMP/programmed"
+cmp -s "$TEST_TMP/before" "$TEST_TMP/programmed" && fail "state_file = none: nothing programmed"
+stop_daemon "$DAEMON_PID" || fail "state_file = none: exit status $? after SIGTERM"
+same_tree "state_file = none"
+[ ! -e "$ledger" ] || fail "state_file = none: a state file was written"
+
+echo "state_file: full disk, no journal at start, state_file = none, corrupt header, garbled record, forged files: ok"

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "ledger.h"
@@ -363,6 +364,33 @@ static void failed_first_write_records_nothing(void **state)
 	assert_int_equal(ledger_count(f->l), 0);
 }
 
+/* No state file could be set up: nothing is programmed, undoing still works. */
+static void no_journal_programs_nothing(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t ctrl = MSR_UNCORE_PERF_GLOBAL_CTRL, sel = MSR_UNCORE_PERFEVTSEL0;
+
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x1), 0);
+	ledger_set_no_journal(-ENOSPC);
+	assert_int_equal(ledger_journal_state(), LEDGER_JOURNAL_DOWN);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel, 0x420167), -ENOSPC);
+	assert_int_equal(ledger_set_bits(f->l, &f->hw, 0, ctrl, 0x2), -ENOSPC);
+	assert_int_equal(ledger_remember(f->l, &f->hw, 0, MSR_UNCORE_PMC0), -ENOSPC);
+	assert_non_null(strstr(ledger_hint(-ENOSPC, HW_OP_WRITE), "no state file could be set up"));
+	assert_int_equal(regfile_writes(f->rf, 0, sel), 0);
+	assert_int_equal(regfile_get(f->rf, 0, ctrl), 0x1);
+	assert_int_equal(ledger_count(f->l), 1);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), 0);
+	assert_int_equal(regfile_get(f->rf, 0, ctrl), 0);
+	/* state_file = none: changes are made, unjournaled. */
+	ledger_set_no_journal(0);
+	assert_int_equal(ledger_journal_state(), LEDGER_JOURNAL_NONE);
+	assert_int_equal(ledger_write(f->l, &f->hw, 0, sel, 0x420167), 0);
+	assert_int_equal(ledger_restore(f->l, &f->hw, NULL), 0);
+	ledger_set_journal(NULL);
+	assert_int_equal(ledger_journal_state(), LEDGER_JOURNAL_UNSET);
+}
+
 static void release_writes_original_and_forgets(void **state)
 {
 	struct fixture *f = *state;
@@ -465,6 +493,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(finish_left_hands_a_taken_register_to_its_ledger, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(failed_first_write_records_nothing, setup, teardown),
+		cmocka_unit_test_setup_teardown(no_journal_programs_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(release_writes_original_and_forgets, setup, teardown),
 		cmocka_unit_test_setup_teardown(forget_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(kinds_do_not_mix, setup, teardown),

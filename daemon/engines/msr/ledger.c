@@ -55,6 +55,8 @@ static int *left_err;
 static size_t n_left, cap_left;
 static size_t journal_compacted;     /* bytes after the last rewrite */
 static int journal_refused_err;      /* the error of the last change the journal refused */
+static int journal_down_err;         /* ledger_set_no_journal's error: every change refused */
+static enum ledger_journal journal_state;
 
 static struct ledger_record entry_record(const struct ledger_entry *e)
 {
@@ -97,7 +99,7 @@ static int journal_record(const struct ledger_record *r)
 	int err;
 
 	if (!journal)
-		return 0;
+		return journal_down_err;
 	err = state_file_append(journal, r);
 	if (err)
 		return err;
@@ -126,6 +128,11 @@ const char *ledger_hint(int err, enum hw_op op)
 {
 	static char buf[160];
 
+	if (err && err == journal_refused_err && journal_state == LEDGER_JOURNAL_DOWN) {
+		snprintf(buf, sizeof(buf), "no state file could be set up at start (%s), so no "
+			 "register is programmed", strerror(err < 0 ? -err : err));
+		return buf;
+	}
 	if (err && err == journal_refused_err) {
 		snprintf(buf, sizeof(buf), "the state file cannot record the change (%s), so it was "
 			 "not made", strerror(err < 0 ? -err : err));
@@ -176,6 +183,8 @@ static int left_add(const struct ledger_record *r, int err)
 void ledger_set_journal(struct state_file *lf)
 {
 	journal = lf;
+	journal_down_err = 0;
+	journal_state = lf ? LEDGER_JOURNAL_UP : LEDGER_JOURNAL_UNSET;
 	if (lf) {
 		const struct ledger_record *v;
 		const int *errs;
@@ -185,6 +194,18 @@ void ledger_set_journal(struct state_file *lf)
 			(void)left_add(&v[i], errs[i]);
 	}
 	journal_rewrite();
+}
+
+void ledger_set_no_journal(int err)
+{
+	ledger_set_journal(NULL);
+	journal_down_err = err < 0 ? err : 0;
+	journal_state = err < 0 ? LEDGER_JOURNAL_DOWN : LEDGER_JOURNAL_NONE;
+}
+
+enum ledger_journal ledger_journal_state(void)
+{
+	return journal_state;
 }
 
 size_t ledger_left(const struct ledger_record **ret_records, const int **ret_errs)

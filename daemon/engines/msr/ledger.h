@@ -36,6 +36,27 @@ struct ledger_recovery;
  */
 void ledger_set_journal(struct state_file *lf);
 
+/* Whether the register changes of this process are journaled (ledger_journal_state). */
+enum ledger_journal {
+	LEDGER_JOURNAL_UNSET,   /* none asked for: a simulated machine, a test */
+	LEDGER_JOURNAL_UP,      /* ledger_set_journal: every change journaled first */
+	LEDGER_JOURNAL_DOWN,    /* required but not set up: no change is made */
+	LEDGER_JOURNAL_NONE,    /* state_file = none: changes made unjournaled */
+};
+
+/*
+ * Run without a journal.  err < 0: the state file could not be set up
+ * (-ENOSPC, -EFBIG, ...), so no register is programmed at all: from now on
+ * ledger_write, ledger_set_bits and ledger_remember return err (ledger_hint
+ * explains it) and change nothing, while undoing still works.  err == 0:
+ * the journal was turned off on purpose (state_file = none) and changes are
+ * made unjournaled, so a crash leaves them for no one to clean up.
+ */
+void ledger_set_no_journal(int err);
+
+/* What ledger_set_journal or ledger_set_no_journal last decided. */
+enum ledger_journal ledger_journal_state(void);
+
 /*
  * hw_hint() for an error a pmu function returned, except that an error the
  * journal returned is explained as such ("the state file cannot record the
