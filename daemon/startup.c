@@ -268,7 +268,7 @@ int journal_open(const struct options *o, const struct conf *conf, struct hw *hw
 	log_damage(conf->state_file, &rec);
 	if (rec.found)
 		log_notice("state file %s: the previous uncored did not stop cleanly; cleaned up %u "
-			   "registers it left programmed, left %u that another agent took over alone",
+			   "registers it left programmed, left %u untouched that another agent took over",
 			   conf->state_file, rec.cleaned, rec.left);
 	log_left_found(lf, conf->state_file);
 	ledger_set_journal(lf);

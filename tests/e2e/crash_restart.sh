@@ -9,6 +9,8 @@
 #     never touched);
 #   - a Skylake-SP tree with [pcu] engine = msr: the PCU box's selects
 #     0x711-0x714, so that the restart exports PROCHOT seconds again.
+# Then a fixed counter another agent took over while uncored was dead is
+# left to it by the restart.
 . "$(dirname "$0")/lib.sh"
 
 reg() { # reg CPU MSR -> value as 0x%x, in the current $tree
@@ -120,4 +122,33 @@ up_everywhere() {
 
 write_conf "$TEST_TMP/u.conf" 0 "[pcu]" "engine = msr"
 crash_cycle skylake-sp '^own 0 0x711 0x0 0x[0-9a-f]+ \*[0-9a-f]{8}$' --model skylake-sp-2s
-echo "crash_restart: leftovers recognised, cleaned, counted again, restored (uncore, PCU): ok"
+# ---- Westmere-EP: another agent takes a fixed counter over meanwhile ----
+# With uncored killed, another agent takes fixed counter 1 on cpu 0 (its
+# field of 0x38d becomes 0xb, its gate bit 33 of 0x38f set).  The restart
+# leaves both, says so, and puts back everything else: after its stop the
+# tree differs from the original in those two registers only.
+setreg() { # setreg CPU MSR VALUE, in the current $tree
+	python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(int(sys.argv[2],0)*8); f.write(struct.pack("<Q",int(sys.argv[3],0)))' \
+		"$tree/dev/cpu/$1/msr" "$2" "$3"
+}
+tree="$TEST_TMP/taken"
+python3 "$(dirname "$0")/make_tree.py" "$tree"
+python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/taken.before"
+write_conf "$TEST_TMP/u.conf" 0
+start_daemon 0 "$TEST_TMP/taken.log1" --config "$TEST_TMP/u.conf" --root "$tree"
+kill -KILL "$DAEMON_PID"
+wait "$DAEMON_PID" 2>/dev/null || true
+PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
+[ "$(reg 0 0x38d)" = 0x333 ] || fail "taken: cpu 0 0x38d = $(reg 0 0x38d) after SIGKILL, expected 0x333"
+setreg 0 0x38d $(($(reg 0 0x38d) | 0xb0))
+setreg 0 0x38f $(($(reg 0 0x38f) | (1 << 33)))
+start_daemon 0 "$TEST_TMP/taken.log2" --config "$TEST_TMP/u.conf" --root "$tree"
+grep -q 'did not stop cleanly; cleaned up [1-9][0-9]* registers it left programmed, left [1-9][0-9]* untouched that another agent took over' \
+	"$TEST_TMP/taken.log2" || fail "taken: no notice of what was left: $(cat "$TEST_TMP/taken.log2")"
+stop_daemon "$DAEMON_PID" || fail "taken: exit status $? after SIGTERM"
+python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/taken.after"
+diff "$TEST_TMP/taken.before" "$TEST_TMP/taken.after" | grep '^[<>]' >"$TEST_TMP/taken.diff" || true
+printf '< cpu0 0x38d 0x0\n> cpu0 0x38d 0xb0\n< cpu0 0x38f 0x0\n> cpu0 0x38f 0x200000000\n' |
+	cmp -s - "$TEST_TMP/taken.diff" ||
+	fail "taken: expected only the other agent's 0x38d 0xb0 and 0x38f bit 33, got: $(cat "$TEST_TMP/taken.diff")"
+echo "crash_restart: leftovers recognised, cleaned, counted again, restored (uncore, PCU), a fixed counter taken over left: ok"

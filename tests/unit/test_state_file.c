@@ -198,6 +198,40 @@ static void recovery_restores_ours_and_leaves_theirs(void **state)
 }
 
 /*
+ * Another agent took fixed counter 1 over while uncored was dead: its
+ * field of IA32_FIXED_CTR_CTRL holds the agent's 0xb, no longer uncored's
+ * 0x3, and it set its gate bit 33 (uncored's already).  Recovery clears
+ * only uncored's fields and gate bits still its own and puts back only
+ * the counters still its own; the taken field, gate bit and counter stay.
+ */
+static void recovery_leaves_a_fixed_counter_taken_over(void **state)
+{
+	struct fixture *f = *state;
+	struct ledger_recovery rec;
+	struct state_file *lf;
+	char err[256] = "";
+
+	assert_int_equal(sim_poke(f->sim, 0, IA32_FIXED_CTR_CTRL, 0x333 | 0xb0), 0);
+	assert_int_equal(sim_poke(f->sim, 0, IA32_PERF_GLOBAL_CTRL, UINT64_C(7) << 32), 0);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(sim_poke(f->sim, 0, IA32_FIXED_CTR0 + i, 0x100 * (i + 1)), 0);
+	helpers_write_file(f->path, sealed("uncored-ledger 2 /",
+					   "own 0 0x309 0x0 -", "own 0 0x30a 0x0 -",
+					   "own 0 0x30b 0x0 -", "bits 0 0x38d 0x333",
+					   "bits 0 0x38f 0x700000000", NULL));
+	assert_int_equal(recovery_open(f->path, "/", &f->hw, &lf, &rec, err, sizeof(err)), 0);
+	assert_int_equal(rec.cleaned, 4);
+	assert_int_equal(rec.left, 3);
+	assert_int_equal(rec.failed, 0);
+	assert_int_equal(reg(f, 0, IA32_FIXED_CTR_CTRL), 0xb0);
+	assert_int_equal(reg(f, 0, IA32_PERF_GLOBAL_CTRL), UINT64_C(1) << 33);
+	assert_int_equal(reg(f, 0, IA32_FIXED_CTR0), 0);
+	assert_int_equal(reg(f, 0, IA32_FIXED_CTR0 + 1), 0x200);
+	assert_int_equal(reg(f, 0, IA32_FIXED_CTR0 + 2), 0);
+	state_file_close(lf);
+}
+
+/*
  * Records of a CPU that is offline at recovery cannot be applied: they are
  * counted as failed, listed by state_file_left with their error, journaled
  * again at once, and handed to the register ledger, which puts them back once
@@ -654,6 +688,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(journals_each_change_before_the_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(recovery_restores_ours_and_leaves_theirs, setup, teardown),
+		cmocka_unit_test_setup_teardown(recovery_leaves_a_fixed_counter_taken_over, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(records_of_an_offline_cpu_are_kept, setup, teardown),
 		cmocka_unit_test_setup_teardown(keep_leaves_the_records, setup, teardown),
 		cmocka_unit_test_setup_teardown(refuses_foreign_files_and_a_held_lock, setup, teardown),

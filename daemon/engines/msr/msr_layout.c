@@ -17,6 +17,7 @@ const struct msr_layout msr_layout_core = {
 	.max_gp = 8, .fixed_ctrl = IA32_FIXED_CTR_CTRL, .fixed_ctr0 = IA32_FIXED_CTR0,
 	.max_fixed = 3, .global = IA32_PERF_GLOBAL_CTRL,
 	.global_shared = 0xff | (UINT64_C(7) << 32), .fixed_ctrl_shared = 0xfff,
+	.fixed_field0 = MSR_BIT(FIXED_CTR_CTRL_STRIDE) - 1, .fixed_stride = FIXED_CTR_CTRL_STRIDE,
 };
 
 /*
@@ -32,6 +33,7 @@ const struct msr_layout msr_layout_nhm_uncore = {
 	.max_fixed = 1, .fixed_width = UNCORE_COUNTER_WIDTH, .global = MSR_UNCORE_PERF_GLOBAL_CTRL,
 	.global_shared = UNC_GLOBAL_CTRL_EN_FC0 | (MSR_BIT(UNCORE_N_COUNTERS) - 1),
 	.fixed_ctrl_shared = UNC_FIXED_CTR_CTRL_EN, .fixed_ctrl_owned_too = true,
+	.fixed_field0 = UNC_FIXED_CTR_CTRL_EN,
 	.sel_write_only = UNC_EVTSEL_OCC_CTR_RST,
 };
 
@@ -65,6 +67,17 @@ const struct msr_layout *msr_layout_pcu(uint32_t ctl0, uint32_t ctr0, uint32_t b
 		    layouts[i]->box_ctl == box_ctl)
 			return layouts[i];
 	return NULL;
+}
+
+uint64_t msr_layout_fixed_field(const struct msr_layout *l, unsigned i)
+{
+	return l->fixed_field0 << (l->fixed_stride * i);
+}
+
+/* hardware.md §5.3 and §1.3: the fixed counters' enables from bit 32 up, in both gates. */
+uint64_t msr_layout_fixed_gate(unsigned i)
+{
+	return MSR_BIT(32 + i);
 }
 
 /* Whether msr is one of the n registers from first on (none when first is 0). */

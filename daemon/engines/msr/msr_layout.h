@@ -30,6 +30,8 @@ struct msr_layout {
 	uint32_t box_ctl;          /* read each sample, never written (the PCU's) */
 	uint64_t global_shared;    /* gate bits uncored may set (shared register) */
 	uint64_t fixed_ctrl_shared;    /* fixed-control bits uncored may set (shared) */
+	uint64_t fixed_field0;     /* fixed counter 0's field of the fixed control ... */
+	unsigned fixed_stride;     /* ... and how far counter i's is shifted per i */
 	bool fixed_ctrl_owned_too; /* earlier versions owned fixed_ctrl as a whole */
 	uint64_t sel_write_only;   /* select bits that take effect when written and read 0 */
 };
@@ -44,6 +46,15 @@ extern const struct msr_layout msr_layout_nhm_uncore;  /* Nehalem/Westmere uncor
  * no such box: the engine does not program it.
  */
 const struct msr_layout *msr_layout_pcu(uint32_t ctl0, uint32_t ctr0, uint32_t box_ctl);
+
+/*
+ * Fixed counter i's field of the fixed control (msr_layout.fixed_ctrl):
+ * the bits that configure it, of which uncored sets the enable bits.
+ */
+uint64_t msr_layout_fixed_field(const struct msr_layout *l, unsigned i);
+
+/* Fixed counter i's enable bit in the gate register (msr_layout.global). */
+uint64_t msr_layout_fixed_gate(unsigned i);
 
 /* What the table says of one register. */
 struct msr_reg {

@@ -27,8 +27,12 @@ bool recovery_allowed(const struct ledger_record *r);
  * uncored wrote belongs to another agent now and is left alone (counted
  * in rec->left), and marks its CPU as shared, so on that CPU the enable
  * bits and the counters uncored only remembered are left alone too (the
- * other agent may rely on them).  Elsewhere, enable bits still set are
- * cleared first, so nothing counts while the rest is put back.  A register
+ * other agent may rely on them).  A fixed counter's field of the fixed
+ * control is uncored's only while it holds exactly the bits uncored set
+ * there: otherwise another agent took that counter over, and its field,
+ * its gate bit and the counter are left (counted in rec->left).
+ * Elsewhere, enable bits still set are cleared first, so nothing counts
+ * while the rest is put back.  A register
  * that could not be read or written is counted in rec->failed and its
  * negative errno set in ret_err[i] (may be NULL; 0 for every other
  * record).  Returns 0, or -ENOMEM (every record then counted as failed).
