@@ -175,6 +175,45 @@ chmod 0755 "$TEST_TMP/state"
 restart_and_stop after_forged
 same_tree "after the forged files were put right"
 
+# --- A state-file directory reached through a symbolic link is refused,
+# at start and by --check-config, wherever the link is on the path.
+new_tree
+killed
+ln -s "$TEST_TMP/state" "$TEST_TMP/state-link"
+sed "s|^state_file = .*|state_file = $TEST_TMP/state-link/ledger|" "$TEST_TMP/u.conf" >"$TEST_TMP/link.conf"
+at="$TEST_TMP/link.conf:$(grep -n '^state_file' "$TEST_TMP/link.conf" | cut -d: -f1)"
+rc=0
+timeout 20 "$UNCORED_BIN" --config "$TEST_TMP/link.conf" --root "$tree" >"$TEST_TMP/log.link" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "symlinked directory: exit status $rc, expected 1: $(cat "$TEST_TMP/log.link")"
+grep -qF "$at: state_file: directory $TEST_TMP/state-link: a symbolic link, so the state file in it is not trusted; refusing to start" \
+	"$TEST_TMP/log.link" || fail "symlinked directory: not refused as such: $(cat "$TEST_TMP/log.link")"
+"$UNCORED_BIN" --check-config "$TEST_TMP/link.conf" >"$TEST_TMP/check.link" 2>&1 &&
+	fail "symlinked directory: --check-config passed it"
+grep -qF "directory $TEST_TMP/state-link: a symbolic link" "$TEST_TMP/check.link" ||
+	fail "symlinked directory: --check-config said: $(cat "$TEST_TMP/check.link")"
+restart_and_stop after_link
+same_tree "after the symlinked directory"
+
+# --- No other user can take the state file's lock: the file is root's
+# and 0600, and an flock on its directory (the lock of earlier versions,
+# which any user could take) is nothing to uncored.
+if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	new_tree
+	killed
+	if setpriv --reuid=nobody --regid=nogroup --clear-groups flock -n "$ledger" true 2>/dev/null; then
+		fail "user nobody could take the state file's lock"
+	fi
+	setpriv --reuid=nobody --regid=nogroup --clear-groups flock "$TEST_TMP/state" sleep 10 >/dev/null 2>&1 &
+	squatter=$!
+	PIDS="$PIDS $squatter"
+	sleep 0.2
+	restart_and_stop squat
+	grep -q 'did not stop cleanly; cleaned up [1-9]' "$TEST_TMP/log.squat" ||
+		fail "squat: no recovery: $(cat "$TEST_TMP/log.squat")"
+	same_tree "squatted directory"
+	kill "$squatter"
+fi
+
 # --- Records for registers uncored never changes: IA32_MISC_ENABLE and
 # TEMPERATURE_TARGET.  Not replayed; every register as before.
 new_tree
@@ -204,4 +243,4 @@ stop_daemon "$DAEMON_PID" || fail "state_file = none: exit status $? after SIGTE
 same_tree "state_file = none"
 [ ! -e "$ledger" ] || fail "state_file = none: a state file was written"
 
-echo "state_file: full disk, no journal at start, state_file = none, corrupt header, garbled record, forged files: ok"
+echo "state_file: full disk, no journal at start, state_file = none, a symlinked directory, a squatted lock, corrupt header, garbled record, forged files: ok"

@@ -501,6 +501,26 @@ static void untrusted_files_are_refused(void **state)
 	assert_int_equal(recovery_open(target, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
 	assert_non_null(strstr(err, "writable by group or others, so the state file in it is not trusted"));
 	assert_string_equal(slurp(target), text);
+
+	/* Below a directory anyone may write to, and through a symbolic link. */
+	snprintf(target, sizeof(target), "%s/safe", sub);
+	assert_int_equal(mkdir(target, 0755), 0);
+	snprintf(target, sizeof(target), "%s/safe/ledger", sub);
+	err[0] = '\0';
+	assert_int_equal(recovery_open(target, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	snprintf(target, sizeof(target), "directory %s: writable by group or others, so the state "
+		 "file under it is not trusted", sub);
+	assert_string_equal(err, target);
+	chmod(sub, 0755);
+	snprintf(target, sizeof(target), "%s/link", f->dir);
+	assert_int_equal(symlink(sub, target), 0);
+	snprintf(target, sizeof(target), "%s/link/ledger", f->dir);
+	err[0] = '\0';
+	assert_int_equal(recovery_open(target, "/", &f->hw, &lf, &rec, err, sizeof(err)), -EPERM);
+	assert_int_equal(state_file_check_path(target, err, sizeof(err)), -EPERM);
+	snprintf(target, sizeof(target), "directory %s/link: a symbolic link, so the state file in "
+		 "it is not trusted", f->dir);
+	assert_string_equal(err, target);
 	assert_int_equal(reg(f, 0, 0x3c0), 0x400167);
 }
 

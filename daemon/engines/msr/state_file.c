@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "state_file.h"
+#include "trusted_dir.h"
 
 #define HEADER_TAG "uncored-ledger 2 "
 #define RECORD_MAX 112
@@ -29,7 +30,7 @@ void (*state_file_rewrite_hook)(int step);
 
 struct state_file {
 	int fd;
-	int dir_fd;            /* the directory: locked, and where the file is renamed aside */
+	int dir_fd;            /* the directory, where the file is renamed aside */
 	char path[4096];
 	char name[256];        /* the file's name in dir_fd */
 	size_t header_len;
@@ -357,67 +358,6 @@ static int reset(struct state_file *lf, const char *backend_id)
 	return pwrite_all(lf->fd, header, (size_t)len, 0);
 }
 
-/*
- * Whether st may be trusted: owned by root or by the user uncored runs as
- * (a test tree run as a normal user), and not writable by group or others.
- */
-static const char *untrusted(const struct stat *st, bool is_dir)
-{
-	if (is_dir ? !S_ISDIR(st->st_mode) : !S_ISREG(st->st_mode))
-		return is_dir ? "not a directory" : "not a regular file";
-	if (st->st_uid != 0 && st->st_uid != geteuid())
-		return "not owned by root";
-	if (st->st_mode & (S_IWGRP | S_IWOTH))
-		return "writable by group or others";
-	return NULL;
-}
-
-/*
- * Open and check the directory of lf->path, and lock it.  The lock is on
- * the directory rather than the file, which is renamed aside when damaged.
- */
-static int open_dir(struct state_file *lf, char *err, size_t errlen)
-{
-	char dir[4096];
-	const char *slash = strrchr(lf->path, '/'), *why, *base;
-	struct stat st;
-	int r;
-
-	if (slash == lf->path)
-		snprintf(dir, sizeof(dir), "/");
-	else if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - lf->path), lf->path);
-	else
-		snprintf(dir, sizeof(dir), ".");
-	base = slash ? slash + 1 : lf->path;
-	if (!base[0] || strlen(base) >= sizeof(lf->name)) {
-		snprintf(err, errlen, "%s: not a file name", lf->path);
-		return -EINVAL;
-	}
-	memcpy(lf->name, base, strlen(base) + 1);
-	lf->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (lf->dir_fd < 0) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", dir, strerror(-r));
-		return r;
-	}
-	if (fstat(lf->dir_fd, &st) < 0)
-		return -errno;
-	why = untrusted(&st, true);
-	if (why) {
-		snprintf(err, errlen, "directory %s: %s, so the state file in it is not trusted",
-			 dir, why);
-		return -EPERM;
-	}
-	if (flock(lf->dir_fd, LOCK_EX | LOCK_NB) < 0) {
-		r = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		snprintf(err, errlen, "%s: %s", lf->path, r == -EBUSY ?
-			 "in use by another uncored process" : strerror(-r));
-		return r;
-	}
-	return 0;
-}
-
 /* The directory part of path into dir. */
 static void dir_of(const char *path, char *dir, size_t len)
 {
@@ -431,34 +371,68 @@ static void dir_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, ".");
 }
 
+/*
+ * Open the directory of lf->path, walked and checked from "/" without
+ * following a link (trusted_dir.h).
+ */
+static int open_dir(struct state_file *lf, char *err, size_t errlen)
+{
+	char dir[4096];
+	const char *slash = strrchr(lf->path, '/'), *base = slash ? slash + 1 : lf->path;
+
+	if (!base[0] || strlen(base) >= sizeof(lf->name)) {
+		snprintf(err, errlen, "%s: not a file name", lf->path);
+		return -EINVAL;
+	}
+	memcpy(lf->name, base, strlen(base) + 1);
+	dir_of(lf->path, dir, sizeof(dir));
+	lf->dir_fd = trusted_dir_open(dir, err, errlen);
+	return lf->dir_fd < 0 ? lf->dir_fd : 0;
+}
+
+/*
+ * Lock the open file fd for this daemon's lifetime: the file is root's
+ * and 0600, so no other user can open it to take the lock (its directory,
+ * which anyone may open, would be no lock at all).
+ */
+static int lock_file(int fd, const char *path, char *err, size_t errlen)
+{
+	int r;
+
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	r = errno == EWOULDBLOCK ? -EBUSY : -errno;
+	snprintf(err, errlen, "%s: %s", path, r == -EBUSY ? "in use by another uncored process" :
+		 strerror(-r));
+	return r;
+}
+
 int state_file_check_path(const char *path, char *err, size_t errlen)
 {
 	char dir[4096], parent[4096];
-	const char *why;
+	const char *why, *slash = strrchr(path, '/');
 	struct stat st;
-	int r;
+	int fd, r;
 
 	dir_of(path, dir, sizeof(dir));
-	r = stat(dir, &st) < 0 ? -errno : 0;
-	if (r == -ENOENT) {
-		/* Start-up creates one missing level, as root (mode 0755). */
+	fd = trusted_dir_open(dir, err, errlen);
+	if (fd == -ENOENT) {
+		/* Start-up creates one missing level, as root (mode 0755), in a parent that must do. */
 		dir_of(dir, parent, sizeof(parent));
-		snprintf(dir, sizeof(dir), "%s", parent);
-		r = stat(dir, &st) < 0 ? -errno : 0;
+		fd = trusted_dir_open(parent, err, errlen);
+		if (fd >= 0) {
+			close(fd);
+			err[0] = '\0';
+			return 0;
+		}
 	}
-	if (r < 0) {
-		snprintf(err, errlen, "directory %s: %s", dir, strerror(-r));
-		return r;
-	}
-	why = untrusted(&st, true);
-	if (why) {
-		snprintf(err, errlen, "directory %s: %s, so the state file in it is not trusted",
-			 dir, why);
-		return -EPERM;
-	}
-	if (lstat(path, &st) < 0)
+	if (fd < 0)
+		return fd;
+	r = fstatat(fd, slash ? slash + 1 : path, &st, AT_SYMLINK_NOFOLLOW);
+	close(fd);
+	if (r < 0)
 		return 0;   /* created at start-up */
-	why = S_ISLNK(st.st_mode) ? "a symbolic link" : untrusted(&st, false);
+	why = S_ISLNK(st.st_mode) ? "a symbolic link" : trusted_dir_why(&st, false);
 	if (!why && st.st_nlink != 1)
 		why = "linked elsewhere too";
 	if (why) {
@@ -485,14 +459,14 @@ static int open_file(struct state_file *lf, char *err, size_t errlen)
 	}
 	if (fstat(lf->fd, &st) < 0)
 		return -errno;
-	why = untrusted(&st, false);
+	why = trusted_dir_why(&st, false);
 	if (!why && st.st_nlink != 1)
 		why = "linked elsewhere too";
 	if (why) {
 		snprintf(err, errlen, "%s: %s, so it is not trusted and not replayed", lf->path, why);
 		return -EPERM;
 	}
-	return 0;
+	return lock_file(lf->fd, lf->path, err, errlen);
 }
 
 /* Keep a damaged file as PATH.damaged and start a new one.  Root only, at start-up. */
@@ -512,6 +486,13 @@ static int keep_damaged(struct state_file *lf, struct ledger_recovery *rec)
 		    O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
+	/* The lock moves with the file: the old one is only the damaged copy now. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
 	close(lf->fd);
 	lf->fd = fd;
 	rec->kept = true;

@@ -13,13 +13,17 @@
  * rename: after the privilege drop the daemon cannot write the directory,
  * which must not be writable by anyone but root.)  A stop that restored
  * everything empties the file; one that could not keeps it
- * (state_file_keep), listing what is left.  Its directory is locked (flock) for the daemon's lifetime, so
- * a second uncored using the same file neither recovers nor journals.
+ * (state_file_keep), listing what is left.  The file itself is locked
+ * (flock) for the daemon's lifetime, so a second uncored using the same
+ * file neither recovers nor journals; being root's and 0600, no other user
+ * can open it to take that lock.
  *
  * The file is trusted only when it is a regular file owned by root (or by
  * the user running uncored), not writable by group or others, in a
- * directory with the same properties; and only records its reader allows
- * (the registers the msr engine programs, recovery.h) are replayed from it.
+ * directory with the same properties reached from "/" through no symbolic
+ * link and only through directories no other user can change
+ * (trusted_dir.h); and only records its reader allows (the registers the
+ * msr engine programs, recovery.h) are replayed from it.
  */
 #ifndef UNCORED_STATE_FILE_H
 #define UNCORED_STATE_FILE_H
@@ -105,10 +109,12 @@ int state_file_begin(struct state_file *lf, const int *errs, struct ledger_recov
 
 /*
  * Check, without creating, opening or locking anything, what
- * state_file_open would check of path: its directory is a directory
- * owned by root (or this user) and not writable by group or others, or is
- * missing and can be created in such a directory; path, if it exists and
- * is not a symbolic link, is a regular file with the same properties.
+ * state_file_open would check of path: its directory, reached from "/"
+ * through no symbolic link and no directory another user could change
+ * (trusted_dir_open), is owned by root (or this user) and not writable by
+ * group or others, or is missing and can be created in such a directory;
+ * path, if it exists, is not a symbolic link but a regular file with the
+ * same properties.
  * Returns 0, or a negative errno with a sentence in err.
  */
 int state_file_check_path(const char *path, char *err, size_t errlen);
