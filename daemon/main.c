@@ -234,14 +234,19 @@ static void keep_restart_keys(const struct conf *running, struct conf *fresh)
 static void reload(struct daemon *d)
 {
 	struct conf fresh;
+	int r;
 
 	service_reloading();
 	log_notice("reloading %s", d->conf_path ? d->conf_path : "(built-in defaults)");
-	if (load_conf(d->opt, &fresh) < 0) {
+	r = load_conf(d->opt, &fresh);
+	if (r == 0 && d->opt->listen)
+		snprintf(fresh.listen, sizeof(fresh.listen), "%s", d->opt->listen);
+	/* The checks --check-config and start-up run: a file they refuse is not applied. */
+	if (r == 0)
+		r = check_at_reload(d->opt, &d->conf, &fresh);
+	if (r < 0) {
 		log_error("reload: configuration refused, the running one stays in force");
 	} else {
-		if (d->opt->listen)
-			snprintf(fresh.listen, sizeof(fresh.listen), "%s", d->opt->listen);
 		keep_restart_keys(&d->conf, &fresh);
 		log_set_level((enum log_level)(LOG_LEVEL_ERROR + fresh.log_level));
 		sampler_post_conf(d->sampler, &fresh);

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +28,22 @@
 #include "startup.h"
 #include "state_file.h"
 
-/* The checks of what that failed on conf, printed; conf holds the command-line overrides. */
+/*
+ * The checks of what that failed on conf, printed, or logged followed by
+ * "; " and to_log; conf holds the command-line overrides.
+ */
 static int print_check_errors(const struct options *o, const struct conf *conf, unsigned what,
-			      bool to_log)
+			      const char *to_log)
 {
 	struct conf_errors errs = { 0 };
 	unsigned from_options = (o->listen ? CONF_CHECK_LISTEN : 0) | (o->root ? CONF_CHECK_ROOT : 0);
-	char line[600];
+	char line[1024];
 	int n = conf_check(conf, conf_path(o), what, from_options, &errs);
 
 	for (int i = 0; i < errs.n && i < CONF_MAX_ERRORS; i++) {
 		conf_error_format(&errs.list[i], line, sizeof(line));
 		if (to_log)
-			log_error("%s; refusing to start", line);
+			log_error("%s; %s", line, to_log);
 		else
 			fprintf(stderr, "%s\n", line);
 	}
@@ -56,11 +60,9 @@ int check_config(const struct options *o, struct conf *conf)
 
 	if (o->root)
 		snprintf(conf->root, sizeof(conf->root), "%s", o->root);
-	if (print_check_errors(o, conf, CONF_CHECK_ALL, false) > 0)
+	if (print_check_errors(o, conf, CONF_CHECK_ALL, NULL) > 0)
 		return 1;
 	printf("%s: configuration ok\n", o->config);
-	printf("%s: not checked: whether %s is free (start-up binds it, unless systemd passes "
-	       "the socket)\n", o->config, conf->listen);
 	printf("%s: not checked: the CPU and its msr and cpuid devices under %s (start-up opens "
 	       "them)\n", o->config, root);
 	printf("%s: not checked: whether another uncored holds the machine or %s (start-up takes "
@@ -84,10 +86,31 @@ int check_at_start(const struct options *o, const struct conf *conf, bool daemon
 	if (daemon && geteuid() == 0)
 		what |= CONF_CHECK_USER;
 	if (daemon && !getenv("LISTEN_FDS"))
-		what |= CONF_CHECK_LISTEN;
+		what |= CONF_CHECK_LISTEN | CONF_CHECK_PORT;
+	if (daemon)
+		what |= CONF_CHECK_FDS;
 	if (o->root)
 		snprintf(c.root, sizeof(c.root), "%s", o->root);
-	return print_check_errors(o, &c, what, true) > 0 ? -1 : 0;
+	return print_check_errors(o, &c, what, "refusing to start") > 0 ? -1 : 0;
+}
+
+int check_at_reload(const struct options *o, const struct conf *running, const struct conf *fresh)
+{
+	unsigned what = CONF_CHECK_USER | CONF_CHECK_LISTEN;
+	struct conf c = *fresh;
+
+	if (!o->simulate)
+		what |= CONF_CHECK_ROOT | CONF_CHECK_STATE_FILE;
+	if (getenv("LISTEN_FDS"))
+		what &= ~(unsigned)CONF_CHECK_LISTEN;
+	/* Unchanged, the socket and the connection table are this daemon's own. */
+	if (strcmp(running->listen, fresh->listen) != 0 && !getenv("LISTEN_FDS"))
+		what |= CONF_CHECK_PORT;
+	if (running->max_connections != fresh->max_connections)
+		what |= CONF_CHECK_FDS;
+	if (o->root)
+		snprintf(c.root, sizeof(c.root), "%s", o->root);
+	return print_check_errors(o, &c, what, "the reload is refused") > 0 ? -1 : 0;
 }
 
 /*

@@ -36,6 +36,18 @@ int check_config(const struct options *o, struct conf *conf);
 /* Start-up's own run of the checks, before any register is touched (daemon: the daemon mode, which binds and may drop to a user).  Returns 0, or -1 after logging each failure. */
 int check_at_start(const struct options *o, const struct conf *conf, bool daemon);
 
+/*
+ * A reload's run of the same checks on fresh, the file it read: those
+ * start-up runs (the user, the listen address, and on the device backend
+ * root and the state file, as given on the command line or in fresh),
+ * and whether the port is free and the fd limit enough for
+ * max_connections when fresh changes them from running (unchanged, the
+ * socket and the connections are this daemon's own).  Returns 0, or -1
+ * after logging each failure ("...; the reload is refused"): the file must
+ * then not be applied.
+ */
+int check_at_reload(const struct options *o, const struct conf *running, const struct conf *fresh);
+
 /* Open the backend, detect the CPU and load the topology.  Returns 0 or -1 after logging. */
 int machine_open(const struct options *o, const struct conf *conf, struct machine *m);
 void machine_close(struct machine *m);

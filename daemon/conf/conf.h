@@ -88,7 +88,7 @@ struct conf_error {
 	char file[256];
 	int line;                     /* 0 when the error is about the whole file */
 	char key[64];                 /* "" when not about a key */
-	char message[256];
+	char message[512];
 };
 
 struct conf_errors {

@@ -126,6 +126,68 @@ static int check_listen(const char *listen, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Whether a listening TCP socket in the kernel's table (/proc/net/tcp or
+ * tcp6, lines "sl: ADDR:PORT REMOTE STATE ...", the address as the raw
+ * 32-bit words in hex, state 0A for LISTEN) holds port on addr (len
+ * bytes: 4 or 16).  A socket on the wildcard address holds the port on
+ * every address, and a wildcard addr conflicts with any.
+ */
+static bool listed_listening(const char *table, const void *addr, size_t len, unsigned port)
+{
+	static const unsigned char zero[16];
+	FILE *fp = fopen(table, "re");
+	char line[512], hex[33];
+	bool found = false;
+
+	if (!fp)
+		return false;   /* cannot tell: the bind will */
+	while (!found && fgets(line, sizeof(line), fp)) {
+		uint32_t words[4];
+		unsigned p, state;
+
+		if (sscanf(line, " %*d: %32[0-9A-Fa-f]:%x %*s %x", hex, &p, &state) != 3 ||
+		    strlen(hex) != len * 2 || p != port || state != 0x0a)
+			continue;
+		for (size_t w = 0; w < len / 4; w++) {
+			char part[9];
+
+			memcpy(part, hex + 8 * w, 8);
+			part[8] = '\0';
+			words[w] = (uint32_t)strtoul(part, NULL, 16);
+		}
+		found = memcmp(words, addr, len) == 0 || memcmp(words, zero, len) == 0 ||
+			memcmp(addr, zero, len) == 0;
+	}
+	fclose(fp);
+	return found;
+}
+
+/* No socket listens on the listen address yet (port 0: any free port will do). */
+static int check_port(const char *listen, char *err, size_t errlen)
+{
+	struct sockaddr_storage sa;
+	bool v4 = false, busy;
+	unsigned port;
+
+	if (listen_addr_parse(listen, 0, &sa, NULL, err, errlen) < 0)
+		return -EINVAL;
+	v4 = sa.ss_family == AF_INET;
+	port = ntohs(v4 ? ((struct sockaddr_in *)&sa)->sin_port :
+		     ((struct sockaddr_in6 *)&sa)->sin6_port);
+	if (port == 0)
+		return 0;
+	busy = v4 ? listed_listening("/proc/net/tcp", &((struct sockaddr_in *)&sa)->sin_addr, 4, port)
+		  : listed_listening("/proc/net/tcp6", &((struct sockaddr_in6 *)&sa)->sin6_addr, 16,
+				     port);
+	if (busy) {
+		snprintf(err, errlen, "%s is in use: a socket listens on port %u there already "
+			 "(/proc/net/tcp%s)", listen, port, v4 ? "" : "6");
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
 static int check_root(const char *root, char *err, size_t errlen)
 {
 	struct stat st;
@@ -152,8 +214,10 @@ int conf_check(const struct conf *conf, const char *path, unsigned what, unsigne
 	} checks[] = {
 		{ CONF_CHECK_USER, "user" }, { CONF_CHECK_LISTEN, "listen" },
 		{ CONF_CHECK_ROOT, "root" }, { CONF_CHECK_STATE_FILE, "state_file" },
+		{ CONF_CHECK_PORT, "listen" }, { CONF_CHECK_FDS, "max_connections" },
 	};
 	int before = errs->n;
+	bool listen_refused = false;
 
 	for (size_t i = 0; i < sizeof(checks) / sizeof(checks[0]); i++) {
 		char err[4400] = "";
@@ -165,13 +229,22 @@ int conf_check(const struct conf *conf, const char *path, unsigned what, unsigne
 		case CONF_CHECK_USER: r = check_user(conf->user, err, sizeof(err)); break;
 		case CONF_CHECK_LISTEN: r = check_listen(conf->listen, err, sizeof(err)); break;
 		case CONF_CHECK_ROOT: r = check_root(conf->root, err, sizeof(err)); break;
+		case CONF_CHECK_PORT:   /* a listen address check_listen refused once is enough */
+			if (!listen_refused)
+				r = check_port(conf->listen, err, sizeof(err));
+			break;
+		case CONF_CHECK_FDS: r = conf_check_fds(conf->max_connections, err, sizeof(err)); break;
 		default:   /* "none": no journal, on purpose (conf.h) */
 			if (strcmp(conf->state_file, "none") != 0)
 				r = state_file_check_path(conf->state_file, err, sizeof(err));
 			break;
 		}
+		if (r < 0 && checks[i].bit == CONF_CHECK_LISTEN)
+			listen_refused = true;
 		if (r < 0)
-			add(errs, path, checks[i].key, from_options & checks[i].bit, "%s", err);
+			add(errs, path, checks[i].key,
+			    from_options & (checks[i].bit == CONF_CHECK_PORT ? CONF_CHECK_LISTEN :
+					    checks[i].bit), "%s", err);
 	}
 	return errs->n - before;
 }

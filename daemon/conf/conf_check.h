@@ -1,11 +1,12 @@
 /*
  * The start-up checks a configuration can be put through without binding
  * a socket or opening the hardware: the user to drop to exists, the listen
- * address parses and is one of this machine's, root is a directory, and
- * the state file and its directory are ones start-up would trust.  Both
- * --check-config and start-up run them (start-up before it touches any
- * register), so a file that passes one passes the other.  Each failure
- * says where the value came from.  Non-logging.
+ * address parses and is one of this machine's and no socket listens on it
+ * yet, root is a directory, the state file and its directory are ones
+ * start-up would trust, and max_connections fits the file descriptor
+ * limit.  --check-config, start-up (before it touches any register) and a
+ * reload run them, so a file that passes one passes the others.  Each
+ * failure says where the value came from.  Non-logging.
  */
 #ifndef UNCORED_CONF_CHECK_H
 #define UNCORED_CONF_CHECK_H
@@ -18,8 +19,18 @@ enum {
 	CONF_CHECK_LISTEN = 1 << 1,
 	CONF_CHECK_ROOT = 1 << 2,
 	CONF_CHECK_STATE_FILE = 1 << 3,
-	CONF_CHECK_ALL = (1 << 4) - 1,
+	CONF_CHECK_PORT = 1 << 4,      /* no socket listens on the listen address now */
+	CONF_CHECK_FDS = 1 << 5,       /* max_connections fits RLIMIT_NOFILE's hard limit */
+	CONF_CHECK_ALL = (1 << 6) - 1,
 };
+
+/*
+ * CONF_CHECK_FDS: whether the HTTP server could serve max_connections
+ * within RLIMIT_NOFILE, by the rule its start applies.  Declared here and
+ * implemented by the HTTP front (http.c), which knows what a connection
+ * costs.  Returns 0, or -EMFILE with a sentence in err.
+ */
+int conf_check_fds(unsigned max_connections, char *err, size_t errlen);
 
 /*
  * Run the checks in what on conf, which was read from path (NULL: the

@@ -32,6 +32,7 @@
 #include <sys/resource.h>
 
 
+#include "conf_check.h"
 #include "http_internal.h"
 #include "log.h"
 
@@ -114,6 +115,18 @@ static int fit_fd_limit(unsigned max_connections, size_t *ret_index, char *err, 
 	/* fds are handed out lowest first, so every one stays below the limit. */
 	*ret_index = soft < HTTP_FD_INDEX_MAX ? soft : HTTP_FD_INDEX_MAX;
 	return 0;
+}
+
+/* conf_check.h's file descriptor check: fit_fd_limit's rule, the limit left as it is. */
+int conf_check_fds(unsigned max_connections, char *err, size_t errlen)
+{
+	struct rlimit rl;
+	unsigned long soft;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 0;   /* cannot tell: the server's start decides */
+	return http_check_fd_limit(max_connections, count_open_fds(), (unsigned long)rl.rlim_cur,
+				   (unsigned long)rl.rlim_max, &soft, err, errlen);
 }
 
 static void free_server(struct http_server *srv)

@@ -23,7 +23,6 @@ else
 fi
 cat >"$TEST_TMP/want" <<EOF
 $shipped: configuration ok
-$shipped: not checked: whether [::]:9796 is free (start-up binds it, unless systemd passes the socket)
 $shipped: not checked: the CPU and its msr and cpuid devices under / (start-up opens them)
 $shipped: not checked: whether another uncored holds the machine or /run/uncored/ledger (start-up takes their locks)
 EOF

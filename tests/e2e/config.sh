@@ -3,7 +3,8 @@
 # that are not a text file (NUL, lone CR), files that are not regular
 # (/dev/zero, a FIFO, a directory) and oversized ones, each at once with
 # FILE:LINE or FILE:, and runs start-up's checks (user, listen address,
-# root, state file); start-up refuses the same with the same location
+# root, state file, a busy port, max_connections over the fd limit);
+# start-up and a reload refuse the same with the same location, start-up
 # before it touches a register.  A reload logs "KEY changed: takes effect
 # at restart" for each key it cannot apply and keeps the running value,
 # and a config path that became a FIFO neither blocks the reload nor
@@ -52,8 +53,27 @@ check_refused directory "$TEST_TMP/state" "$TEST_TMP/state: a directory, not a r
 head -c 1048577 /dev/zero | tr '\0' '\n' >"$TEST_TMP/big.conf"
 check_refused big "$TEST_TMP/big.conf" "$TEST_TMP/big.conf: too large (1048577 bytes, at most 1048576)"
 
-# --- Start-up's checks, in --check-config and at start.
+wait_for() { # wait_for LOG TEXT: until the log has the line TEXT, at most 20 s
+	wait_until 20 grep -qxF "$2" "$1" || fail "no '$2' in: $(cat "$1")"
+}
+
+# --- Start-up's checks, in --check-config, at start and at a reload: one
+# rule.  A daemon runs with c.conf (on a port of its own, from the file,
+# and a tree of its own); each hostile file written there is refused by
+# all three with the same message, and the reload keeps the running
+# configuration.
 c="$TEST_TMP/c.conf"
+ulimit -n 1000   # for the fd limit case, below; every daemon from here on inherits it
+python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/tree2"   # its own registers
+# Its listen address is the file's (--listen would set it for start and
+# reload alike): a port the kernel picks now, free until the daemon binds it.
+reload_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c" "$reload_port" "root = $TEST_TMP/tree2"
+"$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.hostile" 2>&1 &
+reloader=$!
+PIDS="$PIDS $reloader"
+wait_healthy "http://127.0.0.1:$reload_port" "$reloader" "$TEST_TMP/log.hostile"
+refusals=0
 bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message after "c.conf:LINE: "
 	UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c.in" 0 "root = $tree"
 	{ grep -v "^${2%% *} *=" "$c.in"; echo "$2"; } >"$c"
@@ -63,6 +83,11 @@ bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message a
 	if [ "$1" != user ] || [ "$(id -u)" = 0 ]; then
 		start_refused "$1" "$c" "$c:$line: $3; refusing to start"
 	fi
+	kill -HUP "$reloader"
+	wait_for "$TEST_TMP/log.hostile" "uncored: $c:$line: $3; the reload is refused"
+	n=$(grep -c 'configuration refused, the running one stays in force' "$TEST_TMP/log.hostile" || true)
+	[ "$n" = "$((refusals + 1))" ] || fail "$1: the reload was not refused as a whole: $(cat "$TEST_TMP/log.hostile")"
+	refusals=$n
 }
 bad user 'user = no-such-user-here' "user: no user 'no-such-user-here' on this machine (create it, for example with systemd-sysusers)"
 bad listen 'listen = 192.0.2.1:9796' "listen: 192.0.2.1 is not an address of this machine"
@@ -71,6 +96,37 @@ bad state_file "state_file = $TEST_TMP/state" "state_file: $TEST_TMP/state: not 
 chmod 0777 "$TEST_TMP/state"
 bad state_dir "state_file = $TEST_TMP/state/ledger" "state_file: directory $TEST_TMP/state: writable by group or others, so the state file in it is not trusted"
 chmod 0755 "$TEST_TMP/state"
+# A listen port another socket holds: the holder takes a port the kernel
+# chooses and names it once it listens.
+python3 -c 'import os, socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1]); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(30)' "$TEST_TMP/busy.port" &
+holder=$!
+PIDS="$PIDS $holder"
+wait_until 20 test -s "$TEST_TMP/busy.port" || fail "busy port: the holder did not listen in 20 s"
+busy=$(cat "$TEST_TMP/busy.port")
+bad busy_port "listen = 127.0.0.1:$busy" "listen: 127.0.0.1:$busy is in use: a socket listens on port $busy there already (/proc/net/tcp)"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$holder" | tr '\n' ' ')
+# More connections than the fd limit allows.  The fd count in the message
+# differs between the three: matched up to it.
+UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c.in" 0 "root = $tree"
+{ grep -v '^max_connections *=' "$c.in"; echo 'max_connections = 5000'; } >"$c"
+want="$c:$(wc -l <"$c"): max_connections: max_connections = 5000 needs "
+rc=0
+timeout 20 "$UNCORED_BIN" --check-config "$c" >/dev/null 2>"$TEST_TMP/err" || rc=$?
+[ "$rc" = 1 ] && grep -qF "$want" "$TEST_TMP/err" || fail "fds: --check-config exit $rc: $(cat "$TEST_TMP/err")"
+rc=0
+timeout 20 "$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.fds" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -F "uncored: $want" "$TEST_TMP/log.fds" | grep -q '; refusing to start$' ||
+	fail "fds: start exit $rc: $(cat "$TEST_TMP/log.fds")"
+same_tree fds
+kill -HUP "$reloader"
+reload_refused() { grep -F "uncored: $want" "$TEST_TMP/log.hostile" | grep -q '; the reload is refused$'; }
+wait_until 20 reload_refused || fail "fds: the reload was not refused: $(cat "$TEST_TMP/log.hostile")"
+stop_daemon "$reloader" || fail "hostile reloads: exit status $? after SIGTERM"
 [ ! -e "$TEST_TMP/state/ledger" ] || fail "a refused start created the state file"
 
 # A root with no CPUs under it: found by opening the hardware, still located.
@@ -86,35 +142,13 @@ rc=0
 "$UNCORED_BIN" --check-config "$TEST_TMP/u.conf" --root "$tree" >"$TEST_TMP/out" 2>&1 || rc=$?
 cat >"$TEST_TMP/want" <<EOF
 $TEST_TMP/u.conf: configuration ok
-$TEST_TMP/u.conf: not checked: whether 127.0.0.1:9 is free (start-up binds it, unless systemd passes the socket)
 $TEST_TMP/u.conf: not checked: the CPU and its msr and cpuid devices under $tree (start-up opens them)
 $TEST_TMP/u.conf: not checked: whether another uncored holds the machine or $TEST_TMP/state/ledger (start-up takes their locks)
 EOF
 [ "$rc" = 0 ] && diff "$TEST_TMP/want" "$TEST_TMP/out" >&2 || fail "good file: exit $rc: $(cat "$TEST_TMP/out")"
 
-# A busy port: found by the bind, still located.  The holder takes a port
-# the kernel chooses and names it once it listens.
-python3 -c 'import os, socket, sys, time
-s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
-open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1]); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
-time.sleep(30)' "$TEST_TMP/busy.port" &
-holder=$!
-PIDS="$PIDS $holder"
-wait_until 20 test -s "$TEST_TMP/busy.port" || fail "busy port: the holder did not listen in 20 s"
-sed "s/^listen = .*/listen = 127.0.0.1:$(cat "$TEST_TMP/busy.port")/" "$TEST_TMP/u.conf" >"$TEST_TMP/busy.conf"
-rc=0
-"$UNCORED_BIN" --config "$TEST_TMP/busy.conf" --root "$tree" >"$TEST_TMP/log.busy" 2>&1 || rc=$?
-[ "$rc" = 1 ] && grep -q "^uncored: $TEST_TMP/busy.conf:2: listen: " "$TEST_TMP/log.busy" ||
-	fail "busy port: exit $rc: $(cat "$TEST_TMP/log.busy")"
-kill "$holder"
-wait "$holder" 2>/dev/null || true
-PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$holder" | tr '\n' ' ')
-same_tree busy
-
 # --- Reload: what cannot be applied live is said and kept.
-wait_for() { # wait_for LOG TEXT: until the log has the line TEXT, at most 20 s
-	wait_until 20 grep -qxF "$2" "$1" || fail "no '$2' in: $(cat "$1")"
-}
+mkdir -m 0755 "$TEST_TMP/elsewhere"
 start_daemon 0 "$TEST_TMP/log.reload" --config "$TEST_TMP/u.conf" --root "$tree"
 {
 	sed -e "s|^state_file = .*|state_file = $TEST_TMP/state/other|" -e 's/^interval = .*/interval = 0.5/' \

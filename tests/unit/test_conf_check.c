@@ -10,7 +10,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "conf.h"
@@ -122,10 +127,49 @@ static void untrusted_state_directories_are_refused(void **state)
 	assert_int_equal(conf_check(&conf, path, CONF_CHECK_STATE_FILE, 0, &errs), 0);
 }
 
+/* A port a socket listens on already is refused, as are more connections than fds allow. */
+static void a_busy_port_and_too_many_connections_are_refused(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct rlimit rl;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(text, sizeof(text), "[daemon]\nlisten = 127.0.0.1:%u\n", ntohs(sa.sin_port));
+	load();
+	/* Bound but not listening: free as far as a start can tell. */
+	assert_int_equal(conf_check(&conf, path, CONF_CHECK_PORT, 0, &errs), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(conf_check(&conf, path, CONF_CHECK_PORT, 0, &errs), 1);
+	snprintf(want, sizeof(want), "%s:2: listen: 127.0.0.1:%u is in use: a socket listens on "
+		 "port %u there already (/proc/net/tcp)", path, ntohs(sa.sin_port),
+		 ntohs(sa.sin_port));
+	assert_string_equal(error(0), want);
+	errs.n = 0;
+	snprintf(text, sizeof(text), "[daemon]\nlisten = 0.0.0.0:%u\n", ntohs(sa.sin_port));
+	load();
+	assert_int_equal(conf_check(&conf, path, CONF_CHECK_PORT, 0, &errs), 1);
+	close(fd);
+	errs.n = 0;
+	conf.max_connections = 64;
+	assert_int_equal(conf_check(&conf, path, CONF_CHECK_FDS, 0, &errs), 0);
+	conf.max_connections = 10000000;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max < 20000000) {
+		assert_int_equal(conf_check(&conf, path, CONF_CHECK_FDS, 0, &errs), 1);
+		assert_non_null(strstr(error(0), "max_connections = 10000000 needs "));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(a_good_file_passes, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_busy_port_and_too_many_connections_are_refused, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(failures_are_located, setup, teardown),
 		cmocka_unit_test_setup_teardown(options_and_defaults_are_named, setup, teardown),
 		cmocka_unit_test_setup_teardown(untrusted_state_directories_are_refused, setup,
