@@ -59,7 +59,7 @@ int trusted_dir_open(const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: not an absolute path", dir);
 		return -EINVAL;
 	}
-	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return failed(-1, dir, end, -errno, err, errlen);
 	for (;;) {
@@ -88,7 +88,7 @@ int trusted_dir_open(const char *dir, char *err, size_t errlen)
 		}
 		memcpy(name, p, n);
 		name[n] = '\0';
-		next = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0) {
 			int r = -errno;
 

@@ -27,7 +27,8 @@ const char *trusted_dir_why(const struct stat *st, bool is_dir);
  * must pass trusted_dir_why; each directory above it too, except that one
  * owned by root and sticky (as /tmp) may be writable by others, since they
  * cannot rename or remove what root owns in it.  Returns the descriptor
- * (O_RDONLY | O_DIRECTORY | O_CLOEXEC), or a negative errno with a
+ * (O_PATH | O_DIRECTORY | O_CLOEXEC: a directory to open files in, needing
+ * no read permission on it), or a negative errno with a
  * sentence in err: -EPERM for anything not trusted, else the failing
  * call's error (-ENOENT for a missing component).
  */
