@@ -229,7 +229,9 @@ function renderCollectors(list) {
 	for (const c of list || []) {
 		const st = c.enabled === false ? ['unknown', 'disabled'] :
 			c.state === 'not_applicable' ? ['unknown', 'not applicable'] :
-			c.up ? ['ok', 'up'] : ['throttling', 'down'];
+			c.up ? ['ok', 'up'] :
+			c.state === 'partial' ? ['throttling', `partial: ${c.units_counting} of ${c.units}`] :
+			['throttling', 'down'];
 		body.append(el('tr', { 'data-collector': c.name },
 			el('th', { scope: 'row', text: c.name }),
 			el('td', {}, stateSpan('', st[0], st[1])),

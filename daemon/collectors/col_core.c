@@ -370,6 +370,7 @@ static void sample_cpu(struct collector *c, struct core_state *st, struct core_c
 	if (cc->state != CPU_OPEN)
 		return;
 	err = engine_read(&st->engine, cc->group, cc->readings);
+	cc->is_offline = err == -ENXIO;
 	if (err == -ENXIO)
 		return;   /* offline: totals kept, not an error */
 	if (err) {
@@ -427,6 +428,29 @@ static bool note_states(struct collector *c, const struct core_state *st)
 	return counts;
 }
 
+/*
+ * The units: every CPU but those offline (not opened yet, or found offline
+ * by the last read); one counts when an event counts there.  Up only when
+ * every one does.
+ */
+static void count_units(struct collector *c, const struct core_state *st)
+{
+	unsigned n = 0, counting = 0;
+
+	for (int j = 0; j < st->n_cpus; j++) {
+		const struct core_cpu *cc = &st->cpus[j];
+		bool counts = false;
+
+		if (cc->state == CPU_PENDING || cc->is_offline)
+			continue;
+		n++;
+		for (size_t i = 0; cc->state == CPU_OPEN && i < cc->n_group && !counts; i++)
+			counts = cc->readings[i].state == ENGINE_COUNTING;
+		counting += counts;
+	}
+	collector_units(c, n, counting);
+}
+
 static void core_sample(struct collector *c, struct snapshot *s)
 {
 	struct core_state *st = c->state;
@@ -444,9 +468,8 @@ static void core_sample(struct collector *c, struct snapshot *s)
 	}
 	if (s && settings(c->conf)->per != CORE_PER_CPU)
 		core_fill_sums(c, s, st, settings(c->conf)->per);
-	/* Up only while something is counted. */
 	counts = note_states(c, st);
-	c->up = counts;
+	count_units(c, st);
 	if (counts)
 		c->status.why_not[0] = '\0';
 	else

@@ -31,6 +31,7 @@ struct core_cpu {
 	enum cpu_state state;
 	bool is_fresh;             /* read this sample */
 	bool has_read;             /* readings hold a read */
+	bool is_offline;           /* its last read found it offline: not one of the units */
 	struct cpu_perfmon pm;
 	struct engine_group *group;
 	size_t n_group;            /* the fixed events, then the events that exist here */

@@ -502,20 +502,24 @@ static void fill_snapshot(struct collector *c, const struct uncore_state *st,
 static void uncore_sample(struct collector *c, struct snapshot *s)
 {
 	struct uncore_state *st = c->state;
+	unsigned n = 0, counting = 0;
 	bool counts = false;
 
 	if (!st)
 		return;
 	for (int i = 0; i < st->n_sockets; i++) {
 		struct uncore_socket *us = &st->sockets[i];
+		bool here = us->is_up && sample_socket(c, st, us);
 
-		if (us->is_up)
-			counts |= sample_socket(c, st, us);
+		/* The units: the sockets with an online CPU to count through. */
+		n += us->cpu >= 0;
+		counting += here;
+		counts |= here;
 		if (s)
 			fill_snapshot(c, st, us, s);
 	}
-	/* Up only while something is counted. */
-	c->up = counts;
+	/* Up only while every socket counts. */
+	collector_units(c, n, counting);
 	if (counts)
 		c->status.why_not[0] = '\0';
 	else

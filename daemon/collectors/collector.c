@@ -111,6 +111,8 @@ void collector_sample(struct collector *c, struct snapshot *s)
 		return;
 	sc->enabled = is_enabled(c);
 	sc->up = c->up;
+	sc->units = c->units;
+	sc->units_counting = c->units_counting;
 	sc->not_applicable = c->not_applicable;
 	sc->throttle_signals = c->throttle_signals;
 	sc->reason = snapshot_intern(s, collector_reason(c, reason, sizeof(reason)));
@@ -121,6 +123,13 @@ void collector_sample(struct collector *c, struct snapshot *s)
 	sc->engine_why = sc->engine ? snapshot_intern(s, c->engine_why) : NULL;
 	if (sc->engine && !sc->engine_why)
 		sc->engine_why = "";
+}
+
+void collector_units(struct collector *c, unsigned n, unsigned counting)
+{
+	c->units = n;
+	c->units_counting = counting < n ? counting : n;
+	c->up = n > 0 && counting >= n;
 }
 
 void collector_stop(struct collector *c)

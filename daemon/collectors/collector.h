@@ -138,6 +138,12 @@ struct collector {
 
 	bool up;
 	/*
+	 * The units it counts on (core: its online CPUs; uncore: its sockets
+	 * with an online CPU) and on how many it counts, from collector_units;
+	 * units 0: the collector reports no units.
+	 */
+	unsigned units, units_counting;
+	/*
 	 * Enabled, but start() said the machine lacks the facility (-ENOTSUP):
 	 * the collector is left out of uncored_collector_up and its alert.
 	 */
@@ -202,6 +208,13 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 
 /* Run one sample and list the status in s (snapshot_add_collector). */
 void collector_sample(struct collector *c, struct snapshot *s);
+
+/*
+ * How many of its n units (online CPUs, sockets) c counts on in this
+ * sample: it is up only when it counts on all of them, partial on some,
+ * down on none.  Sets c->up, c->units and c->units_counting.
+ */
+void collector_units(struct collector *c, unsigned n, unsigned counting);
 
 /* Say why c is not up (replacing what was said before); truncated to COLLECTOR_TEXT_MAX. */
 void collector_refuse(struct collector *c, const char *fmt, ...)

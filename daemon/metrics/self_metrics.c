@@ -34,6 +34,15 @@ static const struct metric_family collector_applicable = {
 	.label = "collector",
 };
 
+static const struct metric_family collector_units = {
+	.name = "uncored_collector_units",
+	.help = "The units a collector counts on (core: online CPUs, uncore: sockets), by whether "
+		"it counts there (counting) or not (not_counting); a collector is up only when none "
+		"is not_counting, partial when some are.",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "collector,state",
+};
+
 static const struct metric_family samples_total = {
 	.name = "uncored_samples_total", .help = "Samples taken since start.",
 	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
@@ -67,12 +76,25 @@ static const struct metric_family journal_up = {
 };
 
 const struct metric_family *const self_metric_families[] = {
-	&build_info, &cpu_info, &collector_up, &collector_applicable, &samples_total,
+	&build_info, &cpu_info, &collector_up, &collector_applicable, &collector_units, &samples_total,
 	&sample_errors, &sample_duration, &cpu_hotplug, &journal_up,
 };
 
 const size_t self_metric_n_families =
 	sizeof(self_metric_families) / sizeof(self_metric_families[0]);
+
+/* A collector's units by state, for one that reports units. */
+static void add_units(struct snapshot *s, const struct snapshot_collector *c)
+{
+	char label[96];
+
+	if (!c->units || !c->name || !snapshot_collector_applies(c))
+		return;
+	snprintf(label, sizeof(label), "%s" METRIC_LABEL_SEP "counting", c->name);
+	snapshot_add_sample(s, &collector_units, 0, label, c->units_counting, 0);
+	snprintf(label, sizeof(label), "%s" METRIC_LABEL_SEP "not_counting", c->name);
+	snapshot_add_sample(s, &collector_units, 0, label, c->units - c->units_counting, 0);
+}
 
 void self_metrics_add(struct snapshot *s)
 {
@@ -97,6 +119,8 @@ void self_metrics_add(struct snapshot *s)
 			snapshot_add_sample(s, &collector_applicable, 0, c->name,
 					    c->not_applicable ? 0 : 1, 0);
 	}
+	for (int i = 0; i < s->n_collectors; i++)
+		add_units(s, &s->collectors[i]);
 	snapshot_add_sample(s, &samples_total, 0, NULL, s->samples, 0);
 	for (int i = 0; i < s->n_collectors; i++) {
 		const struct snapshot_collector *c = &s->collectors[i];

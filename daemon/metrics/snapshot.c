@@ -309,5 +309,7 @@ const char *snapshot_collector_state(const struct snapshot_collector *c)
 		return "disabled";
 	if (c->not_applicable)
 		return "not_applicable";
-	return c->up ? "up" : "down";
+	if (c->up)
+		return "up";
+	return c->units_counting > 0 ? "partial" : "down";
 }

@@ -29,7 +29,9 @@ struct snapshot_collector {
 	const char *name;          /* the collector's name (a static string) */
 	bool enabled;              /* configured on; a disabled collector is still listed */
 	bool not_applicable;       /* enabled, but this machine lacks its facility (never "down") */
-	bool up;
+	bool up;                   /* counting on all its units */
+	unsigned units;            /* the units it counts on (CPUs, sockets); 0: none reported */
+	unsigned units_counting;   /* of which it counts on this many: partial when some */
 	unsigned throttle_signals; /* what it delivers on this CPU when up (throttle_signal.h) */
 	const char *reason;        /* why not up, then the degradations, "; "-separated (collector.h);
 				      "" when none; owned by the snapshot */

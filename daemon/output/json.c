@@ -103,6 +103,10 @@ static void write_collectors(struct strbuf *out, bool *first, const struct snaps
 		field_bool(out, &f, "enabled", c->enabled);
 		field_bool(out, &f, "up", c->up);
 		field_str(out, &f, "state", snapshot_collector_state(c));
+		if (c->units) {   /* partial: counting on some of them */
+			field_u64(out, &f, "units", c->units);
+			field_u64(out, &f, "units_counting", c->units_counting);
+		}
 		if (c->reason[0])
 			field_str(out, &f, "reason", c->reason);
 		else

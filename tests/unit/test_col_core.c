@@ -543,6 +543,43 @@ static void offline_cpu_skipped_and_rebased_on_return(void **state)
 	fx_free(f);
 }
 
+/*
+ * Another agent takes every counter of CPU 1: the collector counts on one
+ * of its two CPUs, so it is partial, not up; an offline CPU is no unit.
+ */
+static void counting_on_some_cpus_is_partial(void **state)
+{
+	struct fx *f = fx_new(2);
+	const struct snapshot_collector *sc;
+
+	(void)state;
+	core_settings_of(&f->conf)->on_conflict = CONF_CONFLICT_YIELD;
+	assert_int_equal(fx_start(f), 0);
+	fx_sample(f);
+	assert_true(f->c.up);
+	assert_int_equal(f->c.units, 2);
+	assert_int_equal(f->c.units_counting, 2);
+	/* Every fixed counter and, so that nothing moves there, every GP counter. */
+	regfile_set(f->rf, 1, IA32_FIXED_CTR_CTRL, 0xbbb);
+	for (uint32_t n = 0; n < N_GP; n++)
+		regfile_set(f->rf, 1, IA32_PERFEVTSEL0 + n, PERFEVTSEL_EN | PERFEVTSEL_OS | 0x3c);
+	fx_sample(f);
+	assert_false(f->c.up);
+	assert_int_equal(f->c.units, 2);
+	assert_int_equal(f->c.units_counting, 1);
+	sc = snapshot_find_collector(f->s, "core");
+	assert_non_null(sc);
+	assert_string_equal(snapshot_collector_state(sc), "partial");
+	assert_int_equal(sc->units_counting, 1);
+	/* CPU 1 offline: the one CPU left counts, so the collector is up. */
+	regfile_set_online(f->rf, 1, false);
+	fx_sample(f);
+	assert_true(f->c.up);
+	assert_int_equal(f->c.units, 1);
+	assert_string_equal(snapshot_collector_state(snapshot_find_collector(f->s, "core")), "up");
+	fx_free(f);
+}
+
 static void refused_writes_leave_everything_alone(void **state)
 {
 	struct fx *f = fx_new(2);
@@ -1421,6 +1458,7 @@ int main(void)
 		cmocka_unit_test(conflict_reclaim_rewrites_and_rebases),
 		cmocka_unit_test(conflict_yield_forgets_without_writing),
 		cmocka_unit_test(offline_cpu_skipped_and_rebased_on_return),
+		cmocka_unit_test(counting_on_some_cpus_is_partial),
 		cmocka_unit_test(refused_writes_leave_everything_alone),
 		cmocka_unit_test(interval_too_long_for_the_counter_width_is_refused),
 		cmocka_unit_test(reads_per_sample_match_what_a_sample_reads),
