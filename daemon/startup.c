@@ -2,6 +2,7 @@
  * The start-up and stop steps every mode shares (startup.h).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -27,6 +28,7 @@
 #include "sim.h"
 #include "startup.h"
 #include "state_file.h"
+#include "trusted_dir.h"
 
 /*
  * The checks of what that failed on conf, printed, or logged followed by
@@ -193,19 +195,32 @@ void machine_close(struct machine *m)
 	hw_close(&m->hw);
 }
 
-/* Create the state file's directory (one level) if it is missing. */
+/*
+ * Create the state file's directory (one level) if it is missing, in a
+ * parent reached as the state file's own directory is (trusted_dir.h):
+ * never through a symbolic link.
+ */
 static void make_parent_dir(const char *path)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], err[512];
 	char *slash;
+	int fd;
 
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (!slash || slash == dir)
 		return;
 	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		log_debug("state file: cannot create %s: %s", dir, strerror(errno));
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	fd = trusted_dir_open(slash == dir ? "/" : dir, err, sizeof(err));
+	if (fd < 0)
+		return;   /* opening the state file says why */
+	if (mkdirat(fd, slash + 1, 0755) < 0 && errno != EEXIST)
+		log_debug("state file: cannot create %s/%s: %s", dir, slash + 1, strerror(errno));
+	close(fd);
 }
 
 /* Log what recovery found damaged or refused in the state file. */
