@@ -55,13 +55,22 @@ static int open_private_dir(const char *dir, mode_t mode, char *err, size_t errl
 	return fd;
 }
 
-/* The pid the holder wrote into the lock file, or 0. */
+/*
+ * The pid the holder wrote into the lock file, or 0.  The holder writes it
+ * just after taking the lock, so a refusal in between waits a moment for it.
+ */
 static long holder_pid(int fd)
 {
-	char buf[32] = "";
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	for (int tries = 0; tries < 50; tries++) {
+		char buf[32] = "";
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
 
-	return n > 0 ? strtol(buf, NULL, 10) : 0;
+		if (pid > 0)
+			return pid;
+		usleep(10000);
+	}
+	return 0;
 }
 
 int instance_lock(const char *root, char *err, size_t errlen)
