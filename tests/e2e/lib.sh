@@ -111,6 +111,9 @@ start_daemon() {
 	if [ "$port" = 0 ]; then
 		set -- "$@" --listen 127.0.0.1:0
 	fi
+	# Emptied here, not only by the background job's redirection, which may
+	# come after served_port has read an earlier daemon's port from it.
+	: >"$log"
 	"$UNCORED_BIN" "$@" >"$log" 2>&1 &
 	DAEMON_PID=$!
 	# A guard stops the daemon after its time limit even if this script dies.
