@@ -303,18 +303,23 @@ static const struct metric_family *seconds_family(const struct imc_state *st, si
 	       st->multi_die ? &throttle_dram_die_channel_seconds : &throttle_dram_channel_seconds;
 }
 
-static void sample_channel(struct collector *c, struct imc_state *st, int socket,
+/* Sample one channel into s.  Returns whether every group it has was read. */
+static bool sample_channel(struct collector *c, struct imc_state *st, int socket,
 			   struct imc_channel *ch, struct snapshot *s)
 {
+	int groups = 0, read = 0;
+
 	for (int k = 0; k < st->n_groups; k++) {
 		struct engine_reading r[GROUP_SIZE];
 
 		if (!ch->g[k])
 			continue;
+		groups++;
 		if (engine_read(&st->engine, ch->g[k], r) < 0) {
 			c->errors++;
 			continue;
 		}
+		read++;
 		/* The clock is in every group: its raw total comes from the first. */
 		if (k == 0)
 			ch->raw[0] += r[0].delta;
@@ -328,7 +333,7 @@ static void sample_channel(struct collector *c, struct imc_state *st, int socket
 		ch->has = true;
 	}
 	if (!ch->has)
-		return;
+		return false;
 	for (size_t e = 0; e < st->n_events; e++) {
 		snapshot_add_sample(s, st->multi_die ? &imc_die_events : &imc_events, socket,
 				    ch->raw_label[e], ch->raw[e], 0);
@@ -336,16 +341,23 @@ static void sample_channel(struct collector *c, struct imc_state *st, int socket
 			snapshot_add_sample(s, seconds_family(st, e), socket, ch->seconds_label[e], 0,
 					    ch->seconds[e]);
 	}
+	return groups > 0 && read == groups;
 }
 
 static void imc_sample(struct collector *c, struct snapshot *s)
 {
 	struct imc_state *st = c->state;
+	unsigned n = 0, counting = 0;
 
+	/* The units: every memory channel of every socket (and die). */
 	for (int i = 0; st && i < st->n_sockets; i++)
-		for (int k = 0; k < st->sockets[i].n_channels; k++)
-			sample_channel(c, st, st->sockets[i].unit.socket,
-				       &st->sockets[i].channels[k], s);
+		for (int k = 0; k < st->sockets[i].n_channels; k++) {
+			n++;
+			counting += sample_channel(c, st, st->sockets[i].unit.socket,
+						   &st->sockets[i].channels[k], s);
+		}
+	if (st)
+		collector_units(c, n, counting);
 }
 
 static void imc_stop(struct collector *c)

@@ -391,8 +391,8 @@ static int pcu_start(struct collector *c)
 	return 0;
 }
 
-/* Read group pg of a box into one interval of that box. */
-static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_box *box,
+/* Read group pg of a box into one interval of that box.  Returns whether it was read. */
+static bool sample_group(struct collector *c, struct pcu_state *st, struct pcu_box *box,
 			 struct pcu_group *pg, struct pcu_interval *iv)
 {
 	struct engine_reading r[MAX_PER_GROUP];
@@ -400,7 +400,7 @@ static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_b
 	if (!pg->g || engine_read(&st->engine, pg->g, r) < 0) {
 		if (pg->g)
 			c->errors++;
-		return;
+		return false;
 	}
 	for (size_t i = 0; i < pg->n; i++) {
 		enum xeon_pcu_event w = pg->which[i];
@@ -416,18 +416,25 @@ static void sample_group(struct collector *c, struct pcu_state *st, struct pcu_b
 			iv->seconds[w] += throttle_seconds(r[i].raw_delta, r[0].raw_delta,
 							   r[0].enabled_ns);
 	}
+	return true;
 }
 
-/* Sample every box of ps and add the interval, each event the highest of any box's. */
-static void sample_socket(struct collector *c, struct pcu_state *st, struct pcu_socket *ps)
+/*
+ * Sample every box of ps and add the interval, each event the highest of
+ * any box's.  Adds to *counting the boxes whose every group was read.
+ */
+static void sample_socket(struct collector *c, struct pcu_state *st, struct pcu_socket *ps,
+			  unsigned *counting)
 {
 	struct pcu_interval unit = { 0 };
 
 	for (int b = 0; b < ps->n_boxes; b++) {
 		struct pcu_interval iv = { 0 };
+		size_t read = 0;
 
 		for (size_t k = 0; k < ps->box[b].n_groups; k++)
-			sample_group(c, st, &ps->box[b], &ps->box[b].groups[k], &iv);
+			read += sample_group(c, st, &ps->box[b], &ps->box[b].groups[k], &iv);
+		*counting += read > 0 && read == ps->box[b].n_groups;
 		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
 			if (!iv.has[w])
 				continue;
@@ -450,12 +457,15 @@ static void sample_socket(struct collector *c, struct pcu_state *st, struct pcu_
 static void pcu_sample(struct collector *c, struct snapshot *s)
 {
 	struct pcu_state *st = c->state;
+	unsigned n = 0, counting = 0;
 
 	for (int i = 0; st && i < st->n_sockets; i++) {
 		struct pcu_socket *ps = &st->sockets[i];
 		int socket = ps->unit.socket;
 
-		sample_socket(c, st, ps);
+		/* The units: every PCU box (perf PMU instance, or MSR box) of every socket. */
+		n += (unsigned)ps->n_boxes;
+		sample_socket(c, st, ps, &counting);
 		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
 			if (!ps->has[w])
 				continue;
@@ -467,6 +477,8 @@ static void pcu_sample(struct collector *c, struct snapshot *s)
 						    ps->sec_label[w], 0, ps->seconds[w]);
 		}
 	}
+	if (st)
+		collector_units(c, n, counting);
 }
 
 static void pcu_stop(struct collector *c)

@@ -36,7 +36,8 @@ static const struct metric_family collector_applicable = {
 
 static const struct metric_family collector_units = {
 	.name = "uncored_collector_units",
-	.help = "The units a collector counts on (core: online CPUs, uncore: sockets), by whether "
+	.help = "The units a collector counts on (core: online CPUs, uncore: sockets, pcu: PCU "
+		"boxes, imc: memory channels), by whether "
 		"it counts there (counting) or not (not_counting); a collector is up only when none "
 		"is not_counting, partial when some are.",
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
