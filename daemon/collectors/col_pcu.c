@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,21 +360,11 @@ static int pcu_start(struct collector *c)
 		free(st);
 		return r;
 	}
-	{
-		struct uncore_unit *units;
-
-		if (uncore_units(c->topo, &units, &st->n_sockets, &st->multi_die) < 0) {
-			pcu_free(st);
-			return -ENOMEM;
-		}
-		st->sockets = calloc((size_t)st->n_sockets + 1, sizeof(*st->sockets));
-		for (int i = 0; st->sockets && i < st->n_sockets; i++)
-			st->sockets[i].unit = units[i];
-		free(units);
-		if (!st->sockets) {
-			pcu_free(st);
-			return -ENOMEM;
-		}
+	st->sockets = uncore_unit_array(c->topo, sizeof(*st->sockets), offsetof(struct pcu_socket, unit),
+				       &st->n_sockets, &st->multi_die);
+	if (!st->sockets) {
+		pcu_free(st);
+		return -ENOMEM;
 	}
 	{
 		bool tried;

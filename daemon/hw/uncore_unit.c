@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "uncore_unit.h"
 
@@ -62,4 +63,19 @@ int uncore_unit_key(const struct cpu_topology *topo, int cpu)
 	if (!h)
 		return -ENOENT;
 	return h->socket * MAX_DIES + die_of(topo, cpu);
+}
+
+void *uncore_unit_array(const struct cpu_topology *topo, size_t elem_size, size_t unit_offset,
+			int *ret_n, bool *ret_multi_die)
+{
+	struct uncore_unit *units;
+	char *array;
+
+	if (uncore_units(topo, &units, ret_n, ret_multi_die) < 0)
+		return NULL;
+	array = calloc((size_t)*ret_n + 1, elem_size);
+	for (int i = 0; array && i < *ret_n; i++)
+		memcpy(array + (size_t)i * elem_size + unit_offset, &units[i], sizeof(units[i]));
+	free(units);
+	return array;
 }

@@ -25,6 +25,15 @@ struct uncore_unit {
 int uncore_units(const struct cpu_topology *topo, struct uncore_unit **ret, int *ret_n,
 		 bool *ret_multi_die);
 
+/*
+ * The same units in a collector's own array: *ret_n + 1 zeroed elements of
+ * elem_size bytes, each unit copied into its element at unit_offset (the
+ * offsetof its struct uncore_unit member).  Returns the array (free it), or
+ * NULL when out of memory.
+ */
+void *uncore_unit_array(const struct cpu_topology *topo, size_t elem_size, size_t unit_offset,
+			int *ret_n, bool *ret_multi_die);
+
 /* The lowest-numbered CPU of unit that hw reports online now, or -1. */
 int uncore_unit_first_online(struct hw *hw, const struct cpu_topology *topo,
 			     const struct uncore_unit *unit);
