@@ -11,9 +11,10 @@
 # server runs as another user than the hardware side (/proc/PID/status)
 # and in a session of its own, without a controlling terminal
 # (/proc/PID/stat), its standard input /dev/null and its output a pipe.
-# Run as root once without a configured user (the server becomes "nobody",
-# as server_user's default "uncored-http" is not created here; the
-# hardware side stays root), once with "user = nobody" and "server_user =
+# Run as root once without a configured user (the server becomes
+# server_user's default "uncored-http" where that user exists, as after
+# the README's first command or the package, else "nobody"; the hardware
+# side stays root), once with "user = nobody" and "server_user =
 # daemon", and once with both "nobody" (refused: the same uid).
 . "$(dirname "$0")/lib.sh"
 
@@ -26,6 +27,7 @@ python3 "$(dirname "$0")/make_tree.py" "$tree"
 python3 "$(dirname "$0")/make_tree.py" "$tree" --dump >"$TEST_TMP/before"
 chmod 755 "$TEST_TMP"
 nobody=$(id -u nobody)
+default_server_uid=$(id -u uncored-http 2>/dev/null || echo "$nobody")
 
 # The server: the daemon's child running as uid $2 (with a configured user
 # the other child is the msr opener, which stays root).  Waits up to 10 s.
@@ -100,7 +102,7 @@ for user in "" nobody; do
 	label="user '$user'"
 	write_conf "$TEST_TMP/u.conf" 0
 	sed -i "s/^user =.*/user = $user/" "$TEST_TMP/u.conf"
-	server_uid=$nobody
+	server_uid=$default_server_uid
 	if [ "$user" = nobody ]; then
 		echo "server_user = daemon" >>"$TEST_TMP/u.conf"
 		server_uid=$daemon_uid
