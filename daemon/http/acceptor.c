@@ -62,6 +62,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 		if (!victim)
 			goto later;
 		http_doom(srv, victim);
+		http_debt_add(srv, victim->addr, mono_ms());
 		srv->n_evicted++;
 	}
 	idx = srv->free_slots[srv->n_slots - srv->n_used - 1];
@@ -87,6 +88,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	pthread_mutex_unlock(&srv->lock);
 	return room ? ADMITTED : ADMITTED_FULL;
 refuse:
+	http_debt_add(srv, key, mono_ms());
 	srv->n_refused++;
 	room = srv->n_used < srv->n_slots;
 	pthread_mutex_unlock(&srv->lock);
@@ -204,9 +206,10 @@ static void look_at_parked(struct acceptor *a)
 /*
  * Offer the parked connections a place, the cheapest first: the ones that
  * have sent their request, then the ones from the addresses that hold the
- * fewest connections, and of those the longest-parked.  A scraper that
+ * fewest connections and have had the fewest pushed out lately
+ * (http_debt_of), and of those the longest-parked.  A scraper that
  * connects while attackers hold every place and fill the parking goes in
- * ahead of them.
+ * ahead of them, however many addresses they come from.
  */
 static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
 {
@@ -221,6 +224,7 @@ static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64
 
 		/* Asked: ahead of every one that has not. */
 		held[i] = http_addr_count(srv, a->parked[i].key) +
+			  http_debt_of(srv, a->parked[i].key, now) +
 			  (a->parked[i].asked ? 0 : 1u << 30);
 		/* Insertion sort by held count; parked[] is in arrival order already. */
 		while (j > 0 && held[order[j - 1]] > held[i]) {
@@ -244,41 +248,45 @@ static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64
 }
 
 /*
- * The parking is full: close the entry that costs the others most.  Never
- * one whose request is in its socket while another has none; of those, one
- * that has sent nothing for HTTP_INPUT_GRACE_MS first; then one from the
- * address with the most connections (held and parked), the longest-parked
- * of those: one address's flood cannot push out a newcomer from another.
- * The one chosen is looked at before it goes (its request may have come
- * since the last look_at_parked()): one that asked is chosen again.
+ * The parking is full: close the entry that costs the others most.  First
+ * one that has sent nothing for HTTP_INPUT_GRACE_MS; then, whether it has
+ * asked or not (a newcomer's request may be on its way), the one from the
+ * address with the most connections (held and parked) and the most pushed
+ * out lately (http_debt_of), the longest-parked of those: neither one
+ * address's flood nor a flood from many addresses that reconnect as fast
+ * as they are closed pushes out a newcomer from another.  The one chosen
+ * is looked at before it goes (its request may have come since the last
+ * look_at_parked()), and one that has asked is chosen again.
  */
 static void drop_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
 {
-	unsigned best;
+	struct parked *p;
 
-	do {
+	pthread_mutex_lock(&srv->lock);
+	for (;;) {
 		uint64_t best_key = 0;
 
-		best = 0;
-		pthread_mutex_lock(&srv->lock);
+		p = NULL;
 		for (unsigned i = 0; i < a->n_parked; i++) {
-			const struct parked *p = &a->parked[i];
-			uint64_t key;
+			struct parked *q = &a->parked[i];
+			bool idle = !q->asked && now - q->since_ms >= HTTP_INPUT_GRACE_MS;
+			/* Higher goes first: idle past the grace, then what it costs. */
+			uint64_t key = ((uint64_t)idle << 40) |
+				       (http_addr_count(srv, q->key) + q->same +
+					http_debt_of(srv, q->key, now));
 
-			/* Higher goes first: no request, then idle past the grace, then count. */
-			key = ((uint64_t)!p->asked << 40) |
-			      ((uint64_t)(now - p->since_ms >= HTTP_INPUT_GRACE_MS) << 39) |
-			      (http_addr_count(srv, p->key) + p->same);
 			if (key > best_key) {
-				best = i;
+				p = q;
 				best_key = key;
 			}
 		}
-		pthread_mutex_unlock(&srv->lock);
-	} while (!a->parked[best].asked &&
-		 (a->parked[best].asked = http_input_pending(a->parked[best].fd)));
-	close(a->parked[best].fd);
-	unpark(a, best);
+		if (!(best_key >> 40) || p->asked || !(p->asked = http_input_pending(p->fd)))
+			break;
+	}
+	http_debt_add(srv, p->key, now);
+	pthread_mutex_unlock(&srv->lock);
+	close(p->fd);
+	unpark(a, (unsigned)(p - a->parked));
 }
 
 /*
@@ -374,9 +382,11 @@ void *http_acceptor_main(void *arg)
 		}
 		if (srv->next_deadline_ms && srv->next_deadline_ms - now < (uint64_t)timeout)
 			timeout = (int)(srv->next_deadline_ms - now);
-		/* Every slot taken (half of them closing): wait for a CLOSED. */
+		/* Every slot taken (half of them closing): wait for a CLOSED.
+		 * No place to be had (blocked) is no reason to stop accepting:
+		 * accept_batch() parks newcomers and drops the costliest. */
 		srv->full = srv->n_used >= srv->n_slots;
-		if (srv->full || a.blocked)
+		if (srv->full)
 			n = 1;
 		pthread_mutex_unlock(&srv->lock);
 		if (a.n_parked && timeout > HTTP_PARKED_RETRY_MS)
