@@ -88,6 +88,38 @@ static void failures_are_located(void **state)
 	assert_string_equal(error(3), want);
 }
 
+/*
+ * server_user, where the file sets it, must exist and not be root; unset
+ * or empty it is the default, which falls back to nobody at start.
+ */
+static void server_user_is_checked_where_set(void **state)
+{
+	(void)state;
+	snprintf(text, sizeof(text), "[daemon]\nuser = root\n\nserver_user = no-such-user-here\n");
+	load();
+	assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs), 1);
+	snprintf(want, sizeof(want), "%s:4: server_user: no user 'no-such-user-here' on this "
+		 "machine (create it, for example with systemd-sysusers)", path);
+	assert_string_equal(error(0), want);
+
+	errs.n = 0;
+	snprintf(text, sizeof(text), "[daemon]\nserver_user = root\n");
+	load();
+	assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs), 1);
+	snprintf(want, sizeof(want), "%s:2: server_user: the server must not run as root; name "
+		 "another user", path);
+	assert_string_equal(error(0), want);
+
+	errs.n = 0;
+	for (int i = 0; i < 3; i++) {
+		static const char *const ok[] = { "server_user = nobody\n", "server_user =\n", "" };
+
+		snprintf(text, sizeof(text), "[daemon]\n%s", ok[i]);
+		load();
+		assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs), 0);
+	}
+}
+
 static void options_and_defaults_are_named(void **state)
 {
 	(void)state;
@@ -172,6 +204,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(failures_are_located, setup, teardown),
 		cmocka_unit_test_setup_teardown(options_and_defaults_are_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(server_user_is_checked_where_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(untrusted_state_directories_are_refused, setup,
 						teardown),
 	};
