@@ -94,29 +94,30 @@ static void failures_are_located(void **state)
  */
 static void server_user_is_checked_where_set(void **state)
 {
+	static const struct {
+		const char *text, *error; /* error: after "PATH:" */
+	} cases[] = {
+		{ "user = root\n\nserver_user = no-such-user-here\n",
+		  "4: server_user: no user 'no-such-user-here' on this machine (create it, for "
+		  "example with systemd-sysusers)" },
+		{ "server_user = root\n", "2: server_user: the server must not run as root; name "
+					  "another user" },
+		{ "server_user = nobody\n", NULL },
+		{ "server_user =\n", NULL },
+		{ "", NULL },
+	};
+
 	(void)state;
-	snprintf(text, sizeof(text), "[daemon]\nuser = root\n\nserver_user = no-such-user-here\n");
-	load();
-	assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs), 1);
-	snprintf(want, sizeof(want), "%s:4: server_user: no user 'no-such-user-here' on this "
-		 "machine (create it, for example with systemd-sysusers)", path);
-	assert_string_equal(error(0), want);
-
-	errs.n = 0;
-	snprintf(text, sizeof(text), "[daemon]\nserver_user = root\n");
-	load();
-	assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs), 1);
-	snprintf(want, sizeof(want), "%s:2: server_user: the server must not run as root; name "
-		 "another user", path);
-	assert_string_equal(error(0), want);
-
-	errs.n = 0;
-	for (int i = 0; i < 3; i++) {
-		static const char *const ok[] = { "server_user = nobody\n", "server_user =\n", "" };
-
-		snprintf(text, sizeof(text), "[daemon]\n%s", ok[i]);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		errs.n = 0;
+		snprintf(text, sizeof(text), "[daemon]\n%s", cases[i].text);
 		load();
-		assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs), 0);
+		assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs),
+				 cases[i].error ? 1 : 0);
+		if (cases[i].error) {
+			snprintf(want, sizeof(want), "%s:%s", path, cases[i].error);
+			assert_string_equal(error(0), want);
+		}
 	}
 }
 
