@@ -1,7 +1,8 @@
 /*
  * Who holds a place on the HTTP front: the connection table, the counts
- * per client address, the request deadline, and which connection gives
- * its place up when all are taken (http_internal.h).
+ * per client address and what each address has had pushed out lately, the
+ * request deadline, and which connection gives its place up when all are
+ * taken (http_internal.h).
  */
 #include <netinet/in.h>
 #include <poll.h>
