@@ -228,7 +228,9 @@ static bool blocked_on_reader(int fd)
 
 /*
  * Whether c may give its place to a newcomer: it has held it at least
- * HTTP_EVICT_MIN_AGE_MS since it was accepted or last answered, and it is
+ * HTTP_EVICT_MIN_AGE_MS since it was accepted, last answered or last sent a
+ * request line (which libmicrohttpd may have read, the request not yet
+ * complete or not yet handed to us: not in the socket, not busy), and it is
  * either waiting for a request with none in its socket, or answering one
  * to a client that does not read (the socket takes no more).  Never a
  * request in flight: one in the socket, or one being answered to a client
@@ -236,7 +238,9 @@ static bool blocked_on_reader(int fd)
  */
 static bool evictable(const struct conn *c, uint64_t now)
 {
-	if (c->fd < 0 || !c->started || c->doomed || now - c->since_ms < HTTP_EVICT_MIN_AGE_MS)
+	uint64_t held = c->begun_ms > c->since_ms ? c->begun_ms : c->since_ms;
+
+	if (c->fd < 0 || !c->started || c->doomed || now - held < HTTP_EVICT_MIN_AGE_MS)
 		return false;
 	if (c->busy)
 		return blocked_on_reader(c->fd);
@@ -325,6 +329,17 @@ void http_mark_busy(struct http_server *srv, struct MHD_Connection *mc)
 	pthread_mutex_lock(&srv->lock);
 	c->busy = true;
 	c->since_ms = mono_ms();
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void http_mark_begun(struct http_server *srv, struct MHD_Connection *mc)
+{
+	struct conn *c = http_conn_of(mc);
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	c->begun_ms = mono_ms();
 	pthread_mutex_unlock(&srv->lock);
 }
 

@@ -29,8 +29,9 @@
  *     of the address that holds the most.  So at most max_connections
  *     places are given up each 100 ms, however fast clients reconnect.  A
  *     request in flight is never given up: one in the socket, one being
- *     answered to a client that reads, or one on a connection accepted or
- *     answered a moment ago.  Newcomers from the addresses holding the
+ *     answered to a client that reads, or one on a connection accepted,
+ *     answered or sent a request line a moment ago (libmicrohttpd may hold
+ *     the request's bytes before it is complete).  Newcomers from the addresses holding the
  *     fewest connections and having had the fewest pushed out lately
  *     (evicted, dropped, refused, closed at the deadline; each second
  *     counts half the next) are placed first.

@@ -66,6 +66,8 @@ struct conn {
 	bool doomed;                   /* shut down here; libmicrohttpd will close it */
 	uint64_t since_ms;             /* accepted, its last response finished, or (busy)
 					* its request complete */
+	uint64_t begun_ms;             /* a request line arrived (older than since_ms: none
+					* since) */
 	unsigned streak;               /* requests answered in a row with the next one
 					* already sent or the last answer not taken */
 	unsigned char addr[16];        /* client address, IPv4 as ::ffff:a.b.c.d */
@@ -164,6 +166,9 @@ void http_request_completed(void *cls, struct MHD_Connection *mc, void **con_cls
 struct conn *http_conn_of(struct MHD_Connection *mc);
 /* A complete request arrived on mc: no deadline while it is answered. */
 void http_mark_busy(struct http_server *srv, struct MHD_Connection *mc);
+/* A request line arrived on mc: its connection keeps its place a while
+ * (HTTP_EVICT_MIN_AGE_MS), though libmicrohttpd holds the bytes now. */
+void http_mark_begun(struct http_server *srv, struct MHD_Connection *mc);
 
 /* ---- routes.c: requests and answers */
 

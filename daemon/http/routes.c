@@ -35,15 +35,15 @@ static bool has_control(const char *uri)
 }
 
 /*
- * The request line is in: remember the target's raw length for the header
+ * The request line is in: the connection has begun a request
+ * (http_mark_begun); remember the target's raw length for the header
  * count, and whether it carries a control character (answered 400: after
  * decoding, "/metrics%00" would read as "/metrics", and "%0a" forge a line
  * wherever the path is written).
  */
 void *http_uri_logged(void *cls, const char *uri, struct MHD_Connection *mc)
 {
-	(void)cls;
-	(void)mc;
+	http_mark_begun(cls, mc);
 	return (void *)(uintptr_t)(((strlen(uri) + 1) & ~HTTP_URI_BAD) |
 				   (has_control(uri) ? HTTP_URI_BAD : 0));
 }
