@@ -86,7 +86,7 @@ int check_at_start(const struct options *o, const struct conf *conf, bool daemon
 	if (!o->simulate)
 		what |= CONF_CHECK_ROOT | CONF_CHECK_STATE_FILE;
 	if (daemon && geteuid() == 0)
-		what |= CONF_CHECK_USER;
+		what |= CONF_CHECK_USER | CONF_CHECK_SERVER_USER;
 	if (daemon && !getenv("LISTEN_FDS"))
 		what |= CONF_CHECK_LISTEN | CONF_CHECK_PORT;
 	if (daemon)
@@ -98,7 +98,7 @@ int check_at_start(const struct options *o, const struct conf *conf, bool daemon
 
 int check_at_reload(const struct options *o, const struct conf *running, const struct conf *fresh)
 {
-	unsigned what = CONF_CHECK_USER | CONF_CHECK_LISTEN;
+	unsigned what = CONF_CHECK_USER | CONF_CHECK_SERVER_USER | CONF_CHECK_LISTEN;
 	struct conf c = *fresh;
 
 	if (!o->simulate)

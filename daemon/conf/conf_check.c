@@ -74,6 +74,23 @@ static int check_user(const char *user, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * server_user as path sets it: a user of this machine, not root.  Not set
+ * (or empty), it is the default, which the package creates and for which
+ * the server runs as nobody elsewhere (privsep_server_user()): nothing to
+ * check.  Set, a name that does not exist is a mistake, not a fallback.
+ */
+static int check_server_user(const char *path, const char *user, char *err, size_t errlen)
+{
+	if (!path || user[0] == '\0' || conf_file_key_line(path, "daemon", "server_user") <= 0)
+		return 0;
+	if (strcmp(user, "root") == 0) {
+		snprintf(err, errlen, "the server must not run as root; name another user");
+		return -EINVAL;
+	}
+	return check_user(user, err, errlen);
+}
+
 /* Whether addr (family AF_INET or AF_INET6) belongs to one of this machine's interfaces. */
 static bool is_local(int family, const void *addr)
 {
@@ -215,6 +232,7 @@ int conf_check(const struct conf *conf, const char *path, unsigned what, unsigne
 		{ CONF_CHECK_USER, "user" }, { CONF_CHECK_LISTEN, "listen" },
 		{ CONF_CHECK_ROOT, "root" }, { CONF_CHECK_STATE_FILE, "state_file" },
 		{ CONF_CHECK_PORT, "listen" }, { CONF_CHECK_FDS, "max_connections" },
+		{ CONF_CHECK_SERVER_USER, "server_user" },
 	};
 	int before = errs->n;
 	bool listen_refused = false;
@@ -234,6 +252,9 @@ int conf_check(const struct conf *conf, const char *path, unsigned what, unsigne
 				r = check_port(conf->listen, err, sizeof(err));
 			break;
 		case CONF_CHECK_FDS: r = conf_check_fds(conf->max_connections, err, sizeof(err)); break;
+		case CONF_CHECK_SERVER_USER:
+			r = check_server_user(path, conf->server_user, err, sizeof(err));
+			break;
 		default:   /* "none": no journal, on purpose (conf.h) */
 			if (strcmp(conf->state_file, "none") != 0)
 				r = state_file_check_path(conf->state_file, err, sizeof(err));

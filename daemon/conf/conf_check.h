@@ -1,6 +1,7 @@
 /*
  * The start-up checks a configuration can be put through without binding
- * a socket or opening the hardware: the user to drop to exists, the listen
+ * a socket or opening the hardware: the user to drop to exists, and so does
+ * the server's user where the file names one, the listen
  * address parses and is one of this machine's and no socket listens on it
  * yet, root is a directory, the state file and its directory are ones
  * start-up would trust, and max_connections fits the file descriptor
@@ -21,7 +22,8 @@ enum {
 	CONF_CHECK_STATE_FILE = 1 << 3,
 	CONF_CHECK_PORT = 1 << 4,      /* no socket listens on the listen address now */
 	CONF_CHECK_FDS = 1 << 5,       /* max_connections fits RLIMIT_NOFILE's hard limit */
-	CONF_CHECK_ALL = (1 << 6) - 1,
+	CONF_CHECK_SERVER_USER = 1 << 6, /* a server_user the file sets exists and is not root */
+	CONF_CHECK_ALL = (1 << 7) - 1,
 };
 
 /*

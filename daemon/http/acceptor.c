@@ -27,9 +27,11 @@ enum admit_result {
  * places are taken, a waiting connection gives its place up (http_pick_victim)
  * to a newcomer that has sent its request, or that has been kept
  * (may_wait false) long enough; none being waiting, the newcomer waits.
+ * *asked: whether its request was seen in its socket already; looked at
+ * (and set) only when all places are taken.
  */
 static enum admit_result admit(struct http_server *srv, int fd, const struct sockaddr *sa,
-			       socklen_t sa_len, bool may_wait)
+			       socklen_t sa_len, bool may_wait, bool *asked)
 {
 	unsigned char key[16];
 	struct conn *c;
@@ -46,7 +48,9 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	    (srv->opt.max_connections_per_ip &&
 	     http_addr_count(srv, key) >= srv->opt.max_connections_per_ip))
 		goto refuse;
-	if (srv->n_live >= srv->max_live && may_wait && !http_input_pending(fd)) {
+	if (srv->n_live >= srv->max_live && may_wait && !*asked)
+		*asked = http_input_pending(fd);
+	if (srv->n_live >= srv->max_live && may_wait && !*asked) {
 		pthread_mutex_unlock(&srv->lock);
 		return ADMIT_NO_INPUT;
 	}
@@ -58,6 +62,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 		if (!victim)
 			goto later;
 		http_doom(srv, victim);
+		http_debt_add(srv, victim->addr, mono_ms());
 		srv->n_evicted++;
 	}
 	idx = srv->free_slots[srv->n_slots - srv->n_used - 1];
@@ -83,6 +88,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	pthread_mutex_unlock(&srv->lock);
 	return room ? ADMITTED : ADMITTED_FULL;
 refuse:
+	http_debt_add(srv, key, mono_ms());
 	srv->n_refused++;
 	room = srv->n_used < srv->n_slots;
 	pthread_mutex_unlock(&srv->lock);
@@ -93,10 +99,16 @@ later:
 	return ADMIT_LATER;
 }
 
-/* An accepted connection the acceptor keeps until it can have a place. */
+/*
+ * An accepted connection the acceptor keeps until it can have a place.
+ * Nothing reads a parked socket, so once its request is seen there (asked)
+ * it stays there: each entry's socket is looked at until then, no longer.
+ */
 struct parked {
 	int fd;
 	socklen_t sa_len;
+	bool asked;                    /* its request is in its socket */
+	unsigned same;                 /* parked entries with this key, itself included */
 	uint64_t since_ms;
 	unsigned char key[16];         /* http_addr_key() */
 	struct sockaddr_storage sa;
@@ -108,10 +120,36 @@ struct acceptor {
 	bool blocked;           /* admit() said ADMIT_LATER: no place can be had for now */
 };
 
+/* Add or subtract d to the same-key count of every parked entry keyed like p. */
+static unsigned count_same(struct acceptor *a, const struct parked *p, int d)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < a->n_parked; i++) {
+		if (memcmp(a->parked[i].key, p->key, 16) == 0) {
+			a->parked[i].same += (unsigned)d;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* parked[n_parked], filled in, joins the list. */
+static void park(struct acceptor *a)
+{
+	struct parked *p = &a->parked[a->n_parked];
+
+	p->same = count_same(a, p, 1) + 1;
+	a->n_parked++;
+}
+
 static void unpark(struct acceptor *a, unsigned i)
 {
+	struct parked gone = a->parked[i];
+
 	a->n_parked--;
 	memmove(&a->parked[i], &a->parked[i + 1], (a->n_parked - i) * sizeof(a->parked[0]));
+	count_same(a, &gone, -1);
 }
 
 /* Offer parked[i] a place again; true when it is gone from the list. */
@@ -119,7 +157,7 @@ static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i
 {
 	struct parked *p = &a->parked[i];
 	enum admit_result r = admit(srv, p->fd, (struct sockaddr *)&p->sa, p->sa_len,
-				    now - p->since_ms < HTTP_INPUT_GRACE_MS);
+				    now - p->since_ms < HTTP_INPUT_GRACE_MS, &p->asked);
 
 	if (r == ADMIT_LATER)
 		a->blocked = true;
@@ -130,24 +168,64 @@ static bool retry_parked(struct http_server *srv, struct acceptor *a, unsigned i
 }
 
 /*
+ * Look, with one poll(), at the sockets of the parked entries that have
+ * not asked: the ones with bytes to read have asked; the ones whose client
+ * hung up having sent nothing are closed (gone, they cost a place for no
+ * one).  One system call for the whole parking, where asking each socket
+ * for its byte count took one per entry, every round.
+ */
+static void look_at_parked(struct acceptor *a)
+{
+	struct pollfd pfd[HTTP_PARKED_MAX];
+	unsigned idx[HTTP_PARKED_MAX], n = 0;
+
+	for (unsigned i = 0; i < a->n_parked; i++) {
+		if (a->parked[i].asked)
+			continue;
+		pfd[n] = (struct pollfd){ .fd = a->parked[i].fd, .events = POLLIN | POLLRDHUP };
+		idx[n++] = i;
+	}
+	if (!n || poll(pfd, n, 0) <= 0)
+		return;
+	/* Backwards: unpark() moves only the entries after the one it takes. */
+	for (unsigned k = n; k-- > 0;) {
+		struct parked *p = &a->parked[idx[k]];
+		short ev = pfd[k].revents;
+
+		if (!(ev & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)))
+			continue;
+		/* The end of the stream reads too: only bytes make a request. */
+		p->asked = !(ev & (POLLRDHUP | POLLHUP | POLLERR)) || http_input_pending(p->fd);
+		if (!p->asked) {
+			close(p->fd);
+			unpark(a, idx[k]);
+		}
+	}
+}
+
+/*
  * Offer the parked connections a place, the cheapest first: the ones that
  * have sent their request, then the ones from the addresses that hold the
- * fewest connections, and of those the longest-parked.  A scraper that
+ * fewest connections and have had the fewest pushed out lately
+ * (http_debt_of), and of those the longest-parked.  A scraper that
  * connects while attackers hold every place and fill the parking goes in
- * ahead of them.
+ * ahead of them, however many addresses they come from.
  */
 static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
 {
-	unsigned order[HTTP_PARKED_MAX], held[HTTP_PARKED_MAX], n = a->n_parked;
+	unsigned order[HTTP_PARKED_MAX], held[HTTP_PARKED_MAX], n;
 	int fds[HTTP_PARKED_MAX];
 
+	look_at_parked(a);
+	n = a->n_parked;
 	pthread_mutex_lock(&srv->lock);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned j = i;
 
 		/* Asked: ahead of every one that has not. */
 		held[i] = http_addr_count(srv, a->parked[i].key) +
-			  (http_input_pending(a->parked[i].fd) ? 0 : 1u << 30);
+			  http_debt_of(srv, a->parked[i].key, now) +
+			  (a->parked[i].asked ? 0 : 1u << 30);
 		/* Insertion sort by held count; parked[] is in arrival order already. */
 		while (j > 0 && held[order[j - 1]] > held[i]) {
 			order[j] = order[j - 1];
@@ -170,35 +248,45 @@ static void retry_all_parked(struct http_server *srv, struct acceptor *a, uint64
 }
 
 /*
- * The parking is full: close the entry that costs the others most.  Never
- * one whose request is in its socket while another has none; of those, one
- * that has sent nothing for HTTP_INPUT_GRACE_MS first; then one from the
- * address with the most connections (held and parked), the longest-parked
- * of those: one address's flood cannot push out a newcomer from another.
+ * The parking is full: close the entry that costs the others most.  First
+ * one that has sent nothing for HTTP_INPUT_GRACE_MS; then, whether it has
+ * asked or not (a newcomer's request may be on its way), the one from the
+ * address with the most connections (held and parked) and the most pushed
+ * out lately (http_debt_of), the longest-parked of those: neither one
+ * address's flood nor a flood from many addresses that reconnect as fast
+ * as they are closed pushes out a newcomer from another.  The one chosen
+ * is looked at before it goes (its request may have come since the last
+ * look_at_parked()), and one that has asked is chosen again.
  */
 static void drop_parked(struct http_server *srv, struct acceptor *a, uint64_t now)
 {
-	unsigned best = 0;
-	uint64_t best_key = 0;
+	struct parked *p;
 
 	pthread_mutex_lock(&srv->lock);
-	for (unsigned i = 0; i < a->n_parked; i++) {
-		const struct parked *p = &a->parked[i];
-		uint64_t n = http_addr_count(srv, p->key), key;
+	for (;;) {
+		uint64_t best_key = 0;
 
-		for (unsigned j = 0; j < a->n_parked; j++)
-			n += memcmp(a->parked[j].key, p->key, 16) == 0;
-		/* Higher goes first: no request, then idle past the grace, then count. */
-		key = ((uint64_t)!http_input_pending(p->fd) << 40) |
-		      ((uint64_t)(now - p->since_ms >= HTTP_INPUT_GRACE_MS) << 39) | n;
-		if (key > best_key) {
-			best = i;
-			best_key = key;
+		p = NULL;
+		for (unsigned i = 0; i < a->n_parked; i++) {
+			struct parked *q = &a->parked[i];
+			bool idle = !q->asked && now - q->since_ms >= HTTP_INPUT_GRACE_MS;
+			/* Higher goes first: idle past the grace, then what it costs. */
+			uint64_t key = ((uint64_t)idle << 40) |
+				       (http_addr_count(srv, q->key) + q->same +
+					http_debt_of(srv, q->key, now));
+
+			if (key > best_key) {
+				p = q;
+				best_key = key;
+			}
 		}
+		if (!(best_key >> 40) || p->asked || !(p->asked = http_input_pending(p->fd)))
+			break;
 	}
+	http_debt_add(srv, p->key, now);
 	pthread_mutex_unlock(&srv->lock);
-	close(a->parked[best].fd);
-	unpark(a, best);
+	close(p->fd);
+	unpark(a, (unsigned)(p - a->parked));
 }
 
 /*
@@ -237,11 +325,13 @@ static void accept_batch(struct http_server *srv, struct acceptor *a)
 			return;
 		}
 		p->fd = fd;
+		p->asked = false;
 		p->since_ms = mono_ms();
 		http_addr_key((struct sockaddr *)&p->sa, p->key);
-		r = a->blocked ? ADMIT_LATER : admit(srv, fd, (struct sockaddr *)&p->sa, p->sa_len, true);
+		r = a->blocked ? ADMIT_LATER
+			       : admit(srv, fd, (struct sockaddr *)&p->sa, p->sa_len, true, &p->asked);
 		if (r == ADMIT_NO_INPUT || r == ADMIT_LATER)
-			a->n_parked++;
+			park(a);
 		if (r == ADMIT_LATER)
 			a->blocked = true;
 		if (r == ADMITTED_FULL)
@@ -292,9 +382,11 @@ void *http_acceptor_main(void *arg)
 		}
 		if (srv->next_deadline_ms && srv->next_deadline_ms - now < (uint64_t)timeout)
 			timeout = (int)(srv->next_deadline_ms - now);
-		/* Every slot taken (half of them closing): wait for a CLOSED. */
+		/* Every slot taken (half of them closing): wait for a CLOSED.
+		 * No place to be had (blocked) is no reason to stop accepting:
+		 * accept_batch() parks newcomers and drops the costliest. */
 		srv->full = srv->n_used >= srv->n_slots;
-		if (srv->full || a.blocked)
+		if (srv->full)
 			n = 1;
 		pthread_mutex_unlock(&srv->lock);
 		if (a.n_parked && timeout > HTTP_PARKED_RETRY_MS)

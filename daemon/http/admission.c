@@ -1,7 +1,8 @@
 /*
  * Who holds a place on the HTTP front: the connection table, the counts
- * per client address, the request deadline, and which connection gives
- * its place up when all are taken (http_internal.h).
+ * per client address and what each address has had pushed out lately, the
+ * request deadline, and which connection gives its place up when all are
+ * taken (http_internal.h).
  */
 #include <netinet/in.h>
 #include <poll.h>
@@ -65,6 +66,60 @@ static void addr_dec(struct http_server *srv, const unsigned char *a)
 			hole = j;
 		}
 	}
+}
+
+/* --- what an address has cost others lately -------------------------------- */
+
+static uint32_t debt_now(const struct addr_debt *d, uint32_t now_s)
+{
+	uint32_t age = now_s - d->stamp_s;
+
+	return age >= 32 ? 0 : d->debt >> age;
+}
+
+/* The slot of a, or NULL; with *spare the probed slot owing the least. */
+static struct addr_debt *debt_find(struct http_server *srv, const unsigned char *a,
+				   uint32_t now_s, struct addr_debt **spare)
+{
+	size_t home = addr_hash(a, HTTP_DEBT_SLOTS);
+	struct addr_debt *least = NULL;
+
+	for (unsigned k = 0; k < HTTP_DEBT_PROBE; k++) {
+		struct addr_debt *d = &srv->debts[(home + k) & (HTTP_DEBT_SLOTS - 1)];
+
+		if (d->debt && memcmp(d->addr, a, 16) == 0)
+			return d;
+		if (!least || debt_now(d, now_s) < debt_now(least, now_s))
+			least = d;
+	}
+	if (spare)
+		*spare = least;
+	return NULL;
+}
+
+void http_debt_add(struct http_server *srv, const unsigned char *a, uint64_t now_ms)
+{
+	uint32_t now_s = (uint32_t)(now_ms / 1000u);
+	struct addr_debt *spare = NULL, *d = debt_find(srv, a, now_s, &spare);
+
+	if (!d) {
+		/* Full probe: the one owing least is forgotten. */
+		d = spare;
+		memcpy(d->addr, a, 16);
+		d->debt = 0;
+	}
+	d->debt = debt_now(d, now_s);
+	if (d->debt < HTTP_DEBT_MAX)
+		d->debt++;
+	d->stamp_s = now_s;
+}
+
+unsigned http_debt_of(struct http_server *srv, const unsigned char *a, uint64_t now_ms)
+{
+	uint32_t now_s = (uint32_t)(now_ms / 1000u);
+	struct addr_debt *d = debt_find(srv, a, now_s, NULL);
+
+	return d ? debt_now(d, now_s) : 0;
 }
 
 /*
@@ -147,6 +202,7 @@ void http_sweep(struct http_server *srv, uint64_t now)
 		}
 		if (now >= deadline) {
 			http_doom(srv, c);
+			http_debt_add(srv, c->addr, now);
 			srv->n_deadline++;
 		} else if (!next || deadline < next)
 			next = deadline;
@@ -172,17 +228,19 @@ static bool blocked_on_reader(int fd)
 
 /*
  * Whether c may give its place to a newcomer: it has held it at least
- * HTTP_EVICT_MIN_AGE_MS since it was accepted or last answered, and it is
+ * HTTP_EVICT_MIN_AGE_MS since it was accepted, last answered or last sent a
+ * request line (which libmicrohttpd may have read, the request not yet
+ * complete or not yet handed to us: not in the socket, not busy), and it is
  * either waiting for a request with none in its socket, or answering one
  * to a client that does not read (the socket takes no more).  Never a
  * request in flight: one in the socket, or one being answered to a client
  * that reads.
  */
-static bool evictable(const struct conn *c, uint64_t now, bool young_too)
+static bool evictable(const struct conn *c, uint64_t now)
 {
-	if (c->fd < 0 || !c->started || c->doomed)
-		return false;
-	if (now - c->since_ms < HTTP_EVICT_MIN_AGE_MS && !(young_too && !c->busy))
+	uint64_t held = c->begun_ms > c->since_ms ? c->begun_ms : c->since_ms;
+
+	if (c->fd < 0 || !c->started || c->doomed || now - held < HTTP_EVICT_MIN_AGE_MS)
 		return false;
 	if (c->busy)
 		return blocked_on_reader(c->fd);
@@ -197,38 +255,34 @@ static bool evictable(const struct conn *c, uint64_t now, bool young_too)
  * reads never qualifies (evictable()), and rarely holds many, so the ones
  * that go are the ones that hold places without asking or without reading.
  *
- * When none has held its place HTTP_EVICT_MIN_AGE_MS, a younger waiting
- * one may go, but only from an address holding more than one connection:
- * a client's only connection, just accepted, is never taken (its request
- * may be on the way), while a flood from many connections of one address
- * does not make every asker wait for its connections to age.
+ * A connection younger than HTTP_EVICT_MIN_AGE_MS never goes, whoever
+ * holds it: that bounds the places given up to max_connections each
+ * HTTP_EVICT_MIN_AGE_MS, so clients that reconnect as fast as they are
+ * closed cannot have the server take and answer each of their connections
+ * at their pace (the acceptor would fall behind, and the kernel's accept
+ * queue, where a scraper waits, fill).  Newcomers beyond that wait parked,
+ * the cheapest first.
  */
 struct conn *http_pick_victim(struct http_server *srv, uint64_t now)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		struct conn *best = NULL;
-		unsigned best_n = pass ? 1 : 0;
+	struct conn *best = NULL;
+	unsigned best_n = 0;
 
-		for (unsigned i = 0; i < srv->n_slots; i++) {
-			struct conn *c = &srv->conns[i];
-			unsigned n;
+	for (unsigned i = 0; i < srv->n_slots; i++) {
+		struct conn *c = &srv->conns[i];
+		unsigned n;
 
-			if (c->fd < 0 || !c->started || c->doomed)
-				continue;
-			n = http_addr_count(srv, c->addr);
-			if (n < best_n || (best && n == best_n && c->since_ms >= best->since_ms))
-				continue;
-			if (pass && n < 2)
-				continue;
-			if (!evictable(c, now, pass == 1))
-				continue;
-			best = c;
-			best_n = n;
-		}
-		if (best)
-			return best;
+		if (c->fd < 0 || !c->started || c->doomed)
+			continue;
+		n = http_addr_count(srv, c->addr);
+		if (n < best_n || (best && n == best_n && c->since_ms >= best->since_ms))
+			continue;
+		if (!evictable(c, now))
+			continue;
+		best = c;
+		best_n = n;
 	}
-	return NULL;
+	return best;
 }
 
 /* --- libmicrohttpd callbacks on the connection's life ---------------------- */
@@ -275,6 +329,17 @@ void http_mark_busy(struct http_server *srv, struct MHD_Connection *mc)
 	pthread_mutex_lock(&srv->lock);
 	c->busy = true;
 	c->since_ms = mono_ms();
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void http_mark_begun(struct http_server *srv, struct MHD_Connection *mc)
+{
+	struct conn *c = http_conn_of(mc);
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	c->begun_ms = mono_ms();
 	pthread_mutex_unlock(&srv->lock);
 }
 

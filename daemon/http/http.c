@@ -232,7 +232,7 @@ struct http_server *http_start(const struct http_options *opt, char *err, size_t
 		MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool_bytes(opt),
 		MHD_OPTION_NOTIFY_CONNECTION, http_notify_connection, srv,
 		MHD_OPTION_NOTIFY_COMPLETED, http_request_completed, srv,
-		MHD_OPTION_URI_LOG_CALLBACK, http_uri_logged, NULL,
+		MHD_OPTION_URI_LOG_CALLBACK, http_uri_logged, srv,
 		MHD_OPTION_END);
 	if (!srv->mhd) {
 		snprintf(err, errlen, "http: libmicrohttpd refused to start");

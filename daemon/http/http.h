@@ -17,18 +17,24 @@
  *   - An acceptor thread takes every connection off the listen queue at
  *     once, so no one waits in the kernel behind connections that never
  *     send a request, and keeps the newcomers it cannot place yet aside
- *     (at most 64; a full parking closes one from the address holding the
- *     most).  A connection over max_connections_per_ip is closed at once;
- *     an IPv6 client counts by its /64.  When max_connections are open, a
- *     newcomer that asked takes the place of one that costs the others:
- *     waiting for its request with none in its socket, or answering a
- *     client that does not read (the socket takes no more), and holding
- *     its place at least 100 ms (younger: only from an address holding
- *     several); the longest-waiting of the address that
- *     holds the most.  A request in flight is never given up: one in the
- *     socket, one being answered to a client that reads, or one on a
- *     connection accepted or answered a moment ago.  Newcomers from the
- *     addresses holding the fewest connections are placed first.
+ *     (at most 64; a full parking closes first one that has sent nothing
+ *     for 100 ms, then one from the address that costs the most: holding
+ *     the most connections, held and parked, and having had the most
+ *     pushed out lately).  A connection over max_connections_per_ip is
+ *     closed at once; an IPv6 client counts by its /64.  When
+ *     max_connections are open, a newcomer that asked takes the place of
+ *     one that costs the others: waiting for its request with none in its
+ *     socket, or answering a client that does not read (the socket takes
+ *     no more), and holding its place at least 100 ms; the longest-waiting
+ *     of the address that holds the most.  So at most max_connections
+ *     places are given up each 100 ms, however fast clients reconnect.  A
+ *     request in flight is never given up: one in the socket, one being
+ *     answered to a client that reads, or one on a connection accepted,
+ *     answered or sent a request line a moment ago (libmicrohttpd may hold
+ *     the request's bytes before it is complete).  Newcomers from the addresses holding the
+ *     fewest connections and having had the fewest pushed out lately
+ *     (evicted, dropped, refused, closed at the deadline; each second
+ *     counts half the next) are placed first.
  *   - request_timeout is a deadline, not an idle timer: a request must be
  *     complete that many seconds after the connection was accepted (or
  *     after the previous response on a kept-alive connection), however

@@ -66,9 +66,25 @@ struct conn {
 	bool doomed;                   /* shut down here; libmicrohttpd will close it */
 	uint64_t since_ms;             /* accepted, its last response finished, or (busy)
 					* its request complete */
+	uint64_t begun_ms;             /* a request line arrived (older than since_ms: none
+					* since) */
 	unsigned streak;               /* requests answered in a row with the next one
 					* already sent or the last answer not taken */
 	unsigned char addr[16];        /* client address, IPv4 as ::ffff:a.b.c.d */
+};
+
+/* Addresses whose connections were pushed out lately (http_debt_add), and
+ * how many places one probe looks at; a debt halves every second. */
+#define HTTP_DEBT_SLOTS 4096u
+#define HTTP_DEBT_PROBE 4u
+#define HTTP_DEBT_MAX (1u << 20)
+
+/* Connections of one client address pushed out lately: evicted, dropped
+ * from the parking, refused or closed at their deadline (debt 0: empty). */
+struct addr_debt {
+	unsigned char addr[16];
+	uint32_t debt;                 /* as of second stamp_s */
+	uint32_t stamp_s;
 };
 
 /* Open connections of one client address (count 0: empty entry). */
@@ -102,6 +118,7 @@ struct http_server {
 	uint64_t next_deadline_ms;     /* earliest deadline of a waiting connection; 0: none */
 	unsigned n_deadline, n_evicted, n_refused, n_pipelined; /* since the last report */
 	bool full;                     /* every slot taken: the acceptor waits for CLOSED */
+	struct addr_debt debts[HTTP_DEBT_SLOTS]; /* lossy: a busy table forgets the least */
 };
 
 /* Milliseconds on the monotonic clock. */
@@ -118,6 +135,16 @@ static inline uint64_t mono_ms(void)
 /* Open connections from a (an addr_key), counted per address; and one more. */
 unsigned http_addr_count(struct http_server *srv, const unsigned char *a);
 void http_addr_inc(struct http_server *srv, const unsigned char *a);
+/*
+ * What an address (an addr_key) has cost others lately: its connections
+ * pushed out (evicted, dropped while parked, refused, closed at their
+ * deadline) in the last seconds, each second counting half the one after.
+ * A client that asks, reads and closes owes nothing; one that reconnects
+ * as fast as it is pushed out owes more each time.  Ranks newcomers for a
+ * place (least first) and for the parking's drop (most first).
+ */
+void http_debt_add(struct http_server *srv, const unsigned char *a, uint64_t now_ms);
+unsigned http_debt_of(struct http_server *srv, const unsigned char *a, uint64_t now_ms);
 /* The key a client address counts under: IPv4 as mapped IPv6, IPv6 by its /64. */
 void http_addr_key(const struct sockaddr *sa, unsigned char out[16]);
 /* Forget slot c (its connection is closed). */
@@ -139,6 +166,9 @@ void http_request_completed(void *cls, struct MHD_Connection *mc, void **con_cls
 struct conn *http_conn_of(struct MHD_Connection *mc);
 /* A complete request arrived on mc: no deadline while it is answered. */
 void http_mark_busy(struct http_server *srv, struct MHD_Connection *mc);
+/* A request line arrived on mc: its connection keeps its place a while
+ * (HTTP_EVICT_MIN_AGE_MS), though libmicrohttpd holds the bytes now. */
+void http_mark_begun(struct http_server *srv, struct MHD_Connection *mc);
 
 /* ---- routes.c: requests and answers */
 

@@ -35,15 +35,15 @@ static bool has_control(const char *uri)
 }
 
 /*
- * The request line is in: remember the target's raw length for the header
+ * The request line is in: the connection has begun a request
+ * (http_mark_begun); remember the target's raw length for the header
  * count, and whether it carries a control character (answered 400: after
  * decoding, "/metrics%00" would read as "/metrics", and "%0a" forge a line
  * wherever the path is written).
  */
 void *http_uri_logged(void *cls, const char *uri, struct MHD_Connection *mc)
 {
-	(void)cls;
-	(void)mc;
+	http_mark_begun(cls, mc);
 	return (void *)(uintptr_t)(((strlen(uri) + 1) & ~HTTP_URI_BAD) |
 				   (has_control(uri) ? HTTP_URI_BAD : 0));
 }
@@ -210,30 +210,6 @@ static enum MHD_Result serve_doc(struct MHD_Connection *c, enum render_doc doc)
 	return queue(c, MHD_HTTP_OK, resp, render_content_type(doc), 1);
 }
 
-static enum MHD_Result serve_metrics(const struct http_server *srv, struct MHD_Connection *c)
-{
-	(void)srv;
-	return serve_doc(c, RENDER_METRICS);
-}
-
-static enum MHD_Result serve_snapshot(const struct http_server *srv, struct MHD_Connection *c)
-{
-	(void)srv;
-	return serve_doc(c, RENDER_SNAPSHOT);
-}
-
-static enum MHD_Result serve_episodes(const struct http_server *srv, struct MHD_Connection *c)
-{
-	(void)srv;
-	return serve_doc(c, RENDER_EPISODES);
-}
-
-static enum MHD_Result serve_history(const struct http_server *srv, struct MHD_Connection *c)
-{
-	(void)srv;
-	return serve_doc(c, RENDER_HISTORY);
-}
-
 static double wall_now(void)
 {
 	struct timespec ts;
@@ -262,15 +238,17 @@ static enum MHD_Result serve_healthz(const struct http_server *srv, struct MHD_C
 	return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, text);
 }
 
+/* A path and what answers it: a document of the snapshot, or fn. */
 static const struct route {
 	const char *path;
-	route_fn fn;
+	enum render_doc doc;
+	route_fn fn;                   /* NULL: serve_doc() of doc */
 } routes[] = {
-	{ "/metrics", serve_metrics },
-	{ "/api/v1/snapshot", serve_snapshot },
-	{ "/api/v1/episodes", serve_episodes },
-	{ "/api/v1/history", serve_history },
-	{ "/healthz", serve_healthz },
+	{ "/metrics", RENDER_METRICS, NULL },
+	{ "/api/v1/snapshot", RENDER_SNAPSHOT, NULL },
+	{ "/api/v1/episodes", RENDER_EPISODES, NULL },
+	{ "/api/v1/history", RENDER_HISTORY, NULL },
+	{ "/healthz", .fn = serve_healthz },
 };
 
 static const struct http_asset *find_asset(const struct http_server *srv, const char *path)
@@ -345,7 +323,7 @@ static enum MHD_Result route(const struct http_server *srv, struct MHD_Connectio
 {
 	for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
 		if (strcmp(url, routes[i].path) == 0)
-			return routes[i].fn(srv, c);
+			return routes[i].fn ? routes[i].fn(srv, c) : serve_doc(c, routes[i].doc);
 	return serve_asset(srv, c, url);
 }
 

@@ -79,8 +79,8 @@ bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message a
 	{ grep -v "^${2%% *} *=" "$c.in"; echo "$2"; } >"$c"
 	line=$(wc -l <"$c")
 	check_refused "$1" "$c" "$c:$line: $3"
-	# Start-up drops to the user (and so checks it) only when run as root.
-	if [ "$1" != user ] || [ "$(id -u)" = 0 ]; then
+	# Start-up drops to the users (and so checks them) only when run as root.
+	if { [ "$1" != user ] && [ "$1" != server_user ]; } || [ "$(id -u)" = 0 ]; then
 		start_refused "$1" "$c" "$c:$line: $3; refusing to start"
 	fi
 	kill -HUP "$reloader"
@@ -90,6 +90,7 @@ bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message a
 	refusals=$n
 }
 bad user 'user = no-such-user-here' "user: no user 'no-such-user-here' on this machine (create it, for example with systemd-sysusers)"
+bad server_user 'server_user = no-such-user-here' "server_user: no user 'no-such-user-here' on this machine (create it, for example with systemd-sysusers)"
 bad listen 'listen = 192.0.2.1:9796' "listen: 192.0.2.1 is not an address of this machine"
 bad root "root = $TEST_TMP/missing" "root: $TEST_TMP/missing: No such file or directory"
 bad state_file "state_file = $TEST_TMP/state" "state_file: $TEST_TMP/state: not a regular file, so it is not trusted and not replayed"

@@ -2,7 +2,7 @@
 """Hostile clients on loopback against one uncored, and a scraper that must
 keep being served.
 
-Usage: http_attack.py PORT ATTACK SECONDS AFTER INTERVAL
+Usage: http_attack.py PORT ATTACK SECONDS AFTER INTERVAL [RUNS]
 
 ATTACK is one of
   burst    640 connections from 80 addresses (127.0.0.10-89), each sending
@@ -16,6 +16,14 @@ ATTACK is one of
   slowread 128 connections from 16 addresses (127.0.2.1-16), each
            pipelining 400 'GET /metrics' requests and never reading an
            answer; a connection the server closes is opened again
+  keepalive 10000 connections from 1250 addresses (127.1.0.1-127.1.4.250),
+           each asking for /healthz once and then kept alive, idle; a
+           connection the server closes is opened again (the attacker's fd
+           limit is raised for them; fewer where its hard limit is lower)
+
+Connections are opened 256 at a time at most: a SYN beyond the kernel's
+accept queue is dropped, the scraper's too, and retried a second later,
+which would measure the kernel rather than the server.
 
 The attack runs for SECONDS, then stops (every attacking socket closed); the
 scraper goes on for AFTER more seconds.  The scraper, from 127.0.0.250, asks
@@ -23,10 +31,13 @@ for /metrics every 0.2 s on a fresh connection with a 1 s limit on the whole
 exchange, and reads uncored_samples_total from each answer.  INTERVAL is the
 daemon's sampling interval.
 
+RUNS (default 1): the whole, attack and scraper, that many times in a row.
+
 Exit status 0 when every scrape was answered with 200 within 1 s, during and
 after the attack, and the sample counter advanced by at least half of what
-the interval promises; 1 otherwise.  The script ends by itself.
+the interval promises, in every run; 1 otherwise.  The script ends by itself.
 """
+import collections
 import errno
 import multiprocessing
 import resource
@@ -39,6 +50,8 @@ import time
 SCRAPER_ADDR = "127.0.0.250"
 SCRAPE_EVERY = 0.2
 SCRAPE_LIMIT = 1.0
+CONNECTING = 256
+KEEPALIVE_CONNS = 10000
 
 
 def raise_fd_limit(need):
@@ -78,22 +91,30 @@ def burst(port, stop):
 
 
 def holders(port, stop, addrs, per_addr, first, every):
-    """Hold per_addr connections from each address, sending first at once
-    and then one byte every `every` seconds (never when every is None);
-    reopen any the server closes."""
+    """Hold per_addr connections from each address, sending first once
+    connected and then one byte every `every` seconds (never when every is
+    None), reading whatever comes; reopen any the server closes.  At most
+    CONNECTING connections are being opened at a time: beyond the kernel's
+    accept queue a SYN is dropped, the scraper's too, and retried after a
+    second, which is the kernel's doing, not the server's."""
     sel = selectors.DefaultSelector()
     conns = {}
+    to_open = collections.deque(src for src in addrs for _ in range(per_addr))
+    connecting = 0
 
-    def add(src):
-        s = open_conn(port, src)
-        if s is None:
-            return
-        conns[s] = [src, False]
-        sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE)
+    def open_more():
+        nonlocal connecting
+        while to_open and connecting < CONNECTING:
+            src = to_open.popleft()
+            s = open_conn(port, src)
+            if s is None:
+                to_open.append(src)
+                return
+            conns[s] = [src, False]
+            sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE)
+            connecting += 1
 
-    for src in addrs:
-        for _ in range(per_addr):
-            add(src)
+    open_more()
     last_drip = time.monotonic()
     while not stop.is_set():
         for key, ev in sel.select(timeout=0.1):
@@ -108,7 +129,8 @@ def holders(port, stop, addrs, per_addr, first, every):
                     sel.unregister(s)
                     del conns[s]
                     s.close()
-                    add(src)
+                    connecting -= not sent
+                    to_open.append(src)
                     continue
             if ev & selectors.EVENT_WRITE and not sent:
                 try:
@@ -117,7 +139,9 @@ def holders(port, stop, addrs, per_addr, first, every):
                 except OSError:
                     pass
                 conns[s][1] = True
+                connecting -= 1
                 sel.modify(s, selectors.EVENT_READ)
+        open_more()
         if every is not None and time.monotonic() - last_drip >= every:
             last_drip = time.monotonic()
             for s, (src, sent) in list(conns.items()):
@@ -204,28 +228,41 @@ def scrape(port):
     raise RuntimeError("no uncored_samples_total in the answer")
 
 
-def main():
-    port, attack = int(sys.argv[1]), sys.argv[2]
-    seconds, after, interval = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
-    raise_fd_limit(4096)
+def attacker(port, attack, stop):
+    """The attack's process (not started yet)."""
+    if attack == "burst":
+        return multiprocessing.Process(target=burst, args=(port, stop))
+    if attack == "trickle":
+        addrs = ["127.0.0.%d" % (100 + i) for i in range(40)]
+        return multiprocessing.Process(target=holders,
+                                       args=(port, stop, addrs, 8, b"GET /metrics HTTP/1.1\r\n", 1.0))
+    if attack == "idle":
+        addrs = ["127.0.1.%d" % (1 + i) for i in range(250)]
+        return multiprocessing.Process(target=holders, args=(port, stop, addrs, 8, None, None))
+    if attack == "slowread":
+        addrs = ["127.0.2.%d" % (1 + i) for i in range(16)]
+        pipelined = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 400
+        return multiprocessing.Process(target=slow_readers, args=(port, stop, addrs, 8, pipelined))
+    if attack == "keepalive":
+        n = KEEPALIVE_CONNS
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < n + 256:
+            n = max(8, (soft - 256) // 8 * 8)
+            print("keepalive: %d connections, all the fd limit allows" % n)
+        addrs = ["127.1.%d.%d" % (i // 250, 1 + i % 250) for i in range(n // 8)]
+        return multiprocessing.Process(target=holders,
+                                       args=(port, stop, addrs, 8,
+                                             b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", None))
+    sys.exit("unknown attack %s" % attack)
+
+
+def one_run(port, attack, seconds, after, interval, label):
+    """One attack with the scraper beside it; the lines to print and
+    whether every scrape was answered and the sampler kept up."""
     # The attack runs in a process of its own, so the scraper's timings are
     # the server's, not those of an interpreter lock shared with the attack.
     stop = multiprocessing.Event()
-    if attack == "burst":
-        t = multiprocessing.Process(target=burst, args=(port, stop))
-    elif attack == "trickle":
-        addrs = ["127.0.0.%d" % (100 + i) for i in range(40)]
-        t = multiprocessing.Process(target=holders,
-                                    args=(port, stop, addrs, 8, b"GET /metrics HTTP/1.1\r\n", 1.0))
-    elif attack == "idle":
-        addrs = ["127.0.1.%d" % (1 + i) for i in range(250)]
-        t = multiprocessing.Process(target=holders, args=(port, stop, addrs, 8, None, None))
-    elif attack == "slowread":
-        addrs = ["127.0.2.%d" % (1 + i) for i in range(16)]
-        pipelined = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 400
-        t = multiprocessing.Process(target=slow_readers, args=(port, stop, addrs, 8, pipelined))
-    else:
-        sys.exit("unknown attack %s" % attack)
+    t = attacker(port, attack, stop)
     t.start()
     time.sleep(0.5)  # let the attack take hold first
     results = {"during": [], "after": []}
@@ -253,27 +290,44 @@ def main():
     if t.is_alive():
         t.kill()
     ok = True
+    lines = []
     for phase, times in results.items():
         times.sort()
         if times:
             p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-            print("%s %s: %d scrapes answered, p50 %.1f ms, p99 %.1f ms, max %.1f ms"
-                  % (attack, phase, len(times), 1e3 * times[len(times) // 2], 1e3 * p99,
-                     1e3 * times[-1]))
+            lines.append("%s %s: %d scrapes answered, p50 %.1f ms, p99 %.1f ms, max %.1f ms"
+                         % (label, phase, len(times), 1e3 * times[len(times) // 2], 1e3 * p99,
+                            1e3 * times[-1]))
         else:
-            print("%s %s: no scrape answered" % (attack, phase))
+            lines.append("%s %s: no scrape answered" % (label, phase))
             ok = False
     for f in failures:
-        print("%s: scrape failed: %s" % (attack, f))
+        lines.append("%s: scrape failed: %s" % (label, f))
         ok = False
     if len(samples) >= 2:
         (t0, n0), (t1, n1) = samples[0], samples[-1]
         expected = (t1 - t0) / interval
-        print("%s: %d samples in %.1f s (%.0f expected)" % (attack, n1 - n0, t1 - t0, expected))
+        lines.append("%s: %d samples in %.1f s (%.0f expected)" % (label, n1 - n0, t1 - t0, expected))
         if n1 - n0 < expected / 2:
-            print("%s: the sampler fell behind" % attack)
+            lines.append("%s: the sampler fell behind" % label)
             ok = False
-    sys.exit(0 if ok else 1)
+    return ok, lines
+
+
+def main():
+    port, attack = int(sys.argv[1]), sys.argv[2]
+    seconds, after, interval = float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+    runs = int(sys.argv[6]) if len(sys.argv) > 6 else 1
+    raise_fd_limit(KEEPALIVE_CONNS + 512 if attack == "keepalive" else 4096)
+    failed = 0
+    for run in range(1, runs + 1):
+        ok, lines = one_run(port, attack, seconds, after, interval,
+                            attack if runs == 1 else "%s run %d/%d" % (attack, run, runs))
+        print("\n".join(lines), flush=True)
+        failed += not ok
+    if runs > 1:
+        print("%s: %d of %d runs in a row without a failure" % (attack, runs - failed, runs))
+    sys.exit(0 if not failed else 1)
 
 
 if __name__ == "__main__":

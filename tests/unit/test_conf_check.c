@@ -88,6 +88,39 @@ static void failures_are_located(void **state)
 	assert_string_equal(error(3), want);
 }
 
+/*
+ * server_user, where the file sets it, must exist and not be root; unset
+ * or empty it is the default, which falls back to nobody at start.
+ */
+static void server_user_is_checked_where_set(void **state)
+{
+	static const struct {
+		const char *text, *error; /* error: after "PATH:" */
+	} cases[] = {
+		{ "user = root\n\nserver_user = no-such-user-here\n",
+		  "4: server_user: no user 'no-such-user-here' on this machine (create it, for "
+		  "example with systemd-sysusers)" },
+		{ "server_user = root\n", "2: server_user: the server must not run as root; name "
+					  "another user" },
+		{ "server_user = nobody\n", NULL },
+		{ "server_user =\n", NULL },
+		{ "", NULL },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		errs.n = 0;
+		snprintf(text, sizeof(text), "[daemon]\n%s", cases[i].text);
+		load();
+		assert_int_equal(conf_check(&conf, path, CONF_CHECK_SERVER_USER, 0, &errs),
+				 cases[i].error ? 1 : 0);
+		if (cases[i].error) {
+			snprintf(want, sizeof(want), "%s:%s", path, cases[i].error);
+			assert_string_equal(error(0), want);
+		}
+	}
+}
+
 static void options_and_defaults_are_named(void **state)
 {
 	(void)state;
@@ -172,6 +205,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(failures_are_located, setup, teardown),
 		cmocka_unit_test_setup_teardown(options_and_defaults_are_named, setup, teardown),
+		cmocka_unit_test_setup_teardown(server_user_is_checked_where_set, setup, teardown),
 		cmocka_unit_test_setup_teardown(untrusted_state_directories_are_refused, setup,
 						teardown),
 	};
