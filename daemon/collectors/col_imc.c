@@ -7,11 +7,18 @@
  * configuration space or MMIO, out of the msr driver's reach).  A channel
  * has 4 counters: each group holds the clock and up to 3 events, and
  * generations with more events (one per DIMM slot from Ice Lake-SP on: a
- * slot label) have a second group, each with its own clock.  Throttle cycles become seconds as their count over the
- * same channel's clockticks of the same group times the interval's wall
- * time (§4.4); the cause label says only what the event can tell
- * (before Granite Rapids: thermal_or_power, §4.5 item 3).  Raw counts stay
- * available per event.
+ * slot label) have a second group, each with its own clock.
+ *
+ * Throttle cycles become seconds at the channel's DCLK *rate*, never by its
+ * count: the iMC has no clock while the package is in C3/C6
+ * (hardware-linux.md §6), so an interval's DCLK count says how long the
+ * channel was awake, not how long the interval was.  The rate is the
+ * highest seen on the channel (clockticks over time running, per group and
+ * interval), kept across samples; DCLK runs at a constant rate (§4.4), so
+ * an interval the package slept through part of shows a lower one.
+ * Seconds = throttle cycles / rate, at most the interval.  The cause label
+ * says only what the event can tell (before Granite Rapids:
+ * thermal_or_power, §4.5 item 3).  Raw counts stay available per event.
  *
  * A machine without iMC PMUs (a virtual machine, a BIOS that hides the
  * iMC PMON devices, §4.5 item 4) is said so, not exported as zero.
@@ -91,6 +98,7 @@ struct imc_channel {
 	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
 	double seconds[MAX_EVENTS];
 	bool has;
+	double dclk_hz;                   /* the highest DCLK rate seen; 0: never clocked */
 	char raw_label[MAX_EVENTS][64];   /* ["DIE" SEP] "N" SEP "event" */
 	char seconds_label[MAX_EVENTS][64];
 };
@@ -294,6 +302,26 @@ static const struct metric_family *seconds_family(const struct imc_state *st, si
 	       st->multi_die ? &throttle_dram_die_channel_seconds : &throttle_dram_channel_seconds;
 }
 
+/* Learn the channel's DCLK rate from a group's clock reading (the highest seen). */
+static void note_rate(struct imc_channel *ch, const struct engine_reading *clock)
+{
+	double hz;
+
+	if (!clock->running_ns)
+		return;
+	hz = (double)clock->raw_delta * 1e9 / (double)clock->running_ns;
+	if (hz > ch->dclk_hz)
+		ch->dclk_hz = hz;
+}
+
+/* Seconds of events (scaled to the interval) at the rate hz, at most the interval. */
+static double seconds_at_rate(uint64_t events, double hz, uint64_t enabled_ns)
+{
+	double sec = hz > 0 ? (double)events / hz : 0.0;
+
+	return sec < (double)enabled_ns / 1e9 ? sec : (double)enabled_ns / 1e9;
+}
+
 /* Sample one channel into s.  Returns whether every group it has was read. */
 static bool sample_channel(struct collector *c, struct imc_state *st, int socket,
 			   struct imc_channel *ch, struct snapshot *s)
@@ -311,6 +339,7 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 			continue;
 		}
 		read++;
+		note_rate(ch, &r[0]);
 		/* The clock is in every group: its raw total comes from the first. */
 		if (k == 0)
 			ch->raw[0] += r[0].delta;
@@ -318,8 +347,8 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 			size_t e = st->grp_first[k] + i;
 
 			ch->raw[e] += r[1 + i].delta;
-			ch->seconds[e] += throttle_seconds(r[1 + i].raw_delta, r[0].raw_delta,
-							   r[0].enabled_ns);
+			ch->seconds[e] += seconds_at_rate(r[1 + i].delta, ch->dclk_hz,
+							  r[0].enabled_ns);
 		}
 		ch->has = true;
 	}

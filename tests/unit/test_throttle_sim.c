@@ -556,6 +556,34 @@ static void granite_rapids_pcu_instances(void **state)
 	finish(&r);
 }
 
+/*
+ * A Skylake-SP socket asleep half of every second (package C3/C6: the iMC has
+ * no clock, tests/data/scenarios/package-sleep.ini) and throttled whenever
+ * awake: about 0.5 s of DRAM throttling per second, as the ground truth, not
+ * 1.0 (throttle cycles over the interval's DCLK count times the interval);
+ * a channel that sleeps keeps its series.
+ */
+static void a_sleeping_package_throttles_only_while_awake(void **state)
+{
+	char path[4096], spec[4200];
+	const char *label = "0" METRIC_LABEL_SEP "thermal_or_power";
+	struct run r;
+	double before;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/package-sleep.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start(&r, spec);
+	run_for(&r, 3);
+	before = exported(&r, &throttle_dram_channel_seconds, 0, label);
+	assert_close(before, 3.0, "awake channel 0", 0);
+	run_for(&r, 10);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 0, label) - before, 5.0,
+		     "asleep half the time, channel 0", 0);
+	check_imc(&r, 6);
+	finish(&r);
+}
+
 /* Socket 0's external PROCHOT seconds on Skylake-SP under vr-prochot, collectors reading table. */
 static double prochot_external_with(const struct xeon_uncore *table, bool with_perf)
 {
@@ -649,6 +677,7 @@ int main(void)
 		cmocka_unit_test(pcu_counter_held_by_another_agent),
 		cmocka_unit_test(pcu_msr_box_follows_its_die_when_a_cpu_goes_offline),
 		cmocka_unit_test(granite_rapids_pcu_instances),
+		cmocka_unit_test(a_sleeping_package_throttles_only_while_awake),
 		cmocka_unit_test(a_wrong_fact_in_the_production_table_makes_the_counts_wrong),
 	};
 	size_t n = helpers_shard_tests(tests, sizeof(tests) / sizeof(tests[0]));
