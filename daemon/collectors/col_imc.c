@@ -20,6 +20,12 @@
  * says only what the event can tell (before Granite Rapids:
  * thermal_or_power, §4.5 item 3).  Raw counts stay available per event.
  *
+ * A group read that fails,
+ * or whose group was never on its counters (another user holds them,
+ * §4.5 item 6), is an error (uncored_sample_errors_total) and adds
+ * nothing: never a 0.  Under perf each channel's smallest time running over
+ * time enabled is exported (uncored_pmu_multiplexing_ratio).
+ *
  * A machine without iMC PMUs (a virtual machine, a BIOS that hides the
  * iMC PMON devices, §4.5 item 4) is said so, not exported as zero.
  */
@@ -90,15 +96,18 @@ static const struct metric_family *const imc_families[] = {
 	&throttle_dram_die_critical_seconds,
 	&imc_events,
 	&imc_die_events,
+	&collector_pmu_multiplexing,
 };
 
 struct imc_channel {
 	int index;                        /* the N of uncore_imc_N */
+	int die;                          /* its die of the package */
 	struct engine_group *g[MAX_GROUPS];
 	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
 	double seconds[MAX_EVENTS];
 	bool has;
 	double dclk_hz;                   /* the highest DCLK rate seen; 0: never clocked */
+	double ratio;                     /* the last interval's smallest running/enabled; <0 none */
 	char raw_label[MAX_EVENTS][64];   /* ["DIE" SEP] "N" SEP "event" */
 	char seconds_label[MAX_EVENTS][64];
 };
@@ -223,6 +232,7 @@ static void open_socket(struct collector *c, struct imc_state *st, struct imc_so
 		if (r == -ENODEV)
 			continue;   /* no uncore_imc_N (discovery ids need not be contiguous) */
 		ch->index = n;
+		ch->die = is->unit.die;
 		label_channel(st, is, ch);
 		is->n_channels++;
 	}
@@ -302,14 +312,23 @@ static const struct metric_family *seconds_family(const struct imc_state *st, si
 	       st->multi_die ? &throttle_dram_die_channel_seconds : &throttle_dram_channel_seconds;
 }
 
+/*
+ * Whether every member of a group of n was on a counter for some of the
+ * interval: a group the kernel never scheduled reads 0 but counted nothing.
+ */
+static bool group_ran(const struct engine_reading *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].state != ENGINE_COUNTING || !r[i].running_ns)
+			return false;
+	return true;
+}
+
 /* Learn the channel's DCLK rate from a group's clock reading (the highest seen). */
 static void note_rate(struct imc_channel *ch, const struct engine_reading *clock)
 {
-	double hz;
+	double hz = (double)clock->raw_delta * 1e9 / (double)clock->running_ns;
 
-	if (!clock->running_ns)
-		return;
-	hz = (double)clock->raw_delta * 1e9 / (double)clock->running_ns;
 	if (hz > ch->dclk_hz)
 		ch->dclk_hz = hz;
 }
@@ -328,18 +347,21 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 {
 	int groups = 0, read = 0;
 
+	ch->ratio = -1;
 	for (int k = 0; k < st->n_groups; k++) {
 		struct engine_reading r[GROUP_SIZE];
 
 		if (!ch->g[k])
 			continue;
 		groups++;
-		if (engine_read(&st->engine, ch->g[k], r) < 0) {
+		if (engine_read(&st->engine, ch->g[k], r) < 0 || !group_ran(r, 1 + st->grp_n[k])) {
 			c->errors++;
 			continue;
 		}
 		read++;
 		note_rate(ch, &r[0]);
+		if (ch->ratio < 0 || engine_reading_ratio(&r[0]) < ch->ratio)
+			ch->ratio = engine_reading_ratio(&r[0]);
 		/* The clock is in every group: its raw total comes from the first. */
 		if (k == 0)
 			ch->raw[0] += r[0].delta;
@@ -354,6 +376,9 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 	}
 	if (!ch->has)
 		return false;
+	if (c->engine == ENGINE_PERF && ch->ratio >= 0)
+		collector_add_multiplexing(c, s, socket, st->multi_die ? ch->die : -1, ch->index,
+					   ch->ratio);
 	for (size_t e = 0; e < st->n_events; e++) {
 		snapshot_add_sample(s, st->multi_die ? &imc_die_events : &imc_events, socket,
 				    ch->raw_label[e], ch->raw[e], 0);

@@ -291,7 +291,7 @@ const char *metric_source_name(size_t i);
 const struct metric_family *const *metric_source_families(size_t i, size_t *ret_n);
 
 /* The most declared families the writers handle; more are left out. */
-#define METRIC_MAX_FAMILIES 64
+#define METRIC_MAX_FAMILIES 128
 
 /*
  * The families the registered collectors declare, in registration then

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "conf.h"
+#include "collector.h"
 #include "cpu.h"
 #include "prom.h"
 #include "helpers.h"
@@ -584,6 +585,109 @@ static void a_sleeping_package_throttles_only_while_awake(void **state)
 	finish(&r);
 }
 
+/* Whether the collector's status reason holds text (NULL reason: no). */
+static bool reason_has(const struct run *r, const char *collector, const char *text)
+{
+	const struct snapshot_collector *c = snapshot_find_collector(r->snap, collector);
+
+	assert_non_null(c);
+	return c->reason && strstr(c->reason, text);
+}
+
+/*
+ * Another agent freezes socket 0's PCU box (BOX_CTL.FRZ, tests/data/scenarios/
+ * pcu-frozen.ini) from 10 s to 20 s: through MSRs the collector says the box
+ * is waiting and counts it as not counting while it is frozen, instead of
+ * adding 0 s with the collector up, and takes up again once it thaws.
+ */
+static void a_frozen_pcu_box_reads_as_waiting(void **state)
+{
+	char path[4096], spec[4200];
+	struct run r;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/pcu-frozen.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start_with(&r, spec, false);
+	run_for(&r, 9);
+	assert_false(reason_has(&r, "pcu", "frozen"));
+	run_for(&r, 5);
+	assert_true(reason_has(&r, "pcu", "waiting: the box is frozen"));
+	assert_string_equal(snapshot_collector_state(snapshot_find_collector(r.snap, "pcu")),
+			    "partial");
+	run_for(&r, 10);
+	assert_false(reason_has(&r, "pcu", "frozen"));
+	/* 30 s of PROCHOT less the 10 frozen. */
+	run_for(&r, 6);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 20.0, "external", 0);
+	finish(&r);
+}
+
+/* A number from a file of the simulated PMU tree: the first, or the one after the comma. */
+static int sysfs_number(const struct run *r, const char *file, bool second)
+{
+	char path[512], buf[64] = "";
+	const char *at;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/bus/event_source/devices/%s", r->root, file);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	at = second ? strchr(buf, ',') : buf;
+	assert_non_null(at);
+	return atoi(second ? at + 1 : at);
+}
+
+/*
+ * Another perf user (perf stat, PCM) opens a group of 4 events on socket 1's
+ * memory channel 2, the channel's 4 counters: the kernel takes turns with
+ * uncored's group there.  uncored exports that channel's multiplexing ratio
+ * (about 0.5; 1 on the others) and its DRAM seconds stay right, scaled.
+ */
+static void a_shared_channel_exports_its_multiplexing_ratio(void **state)
+{
+	static const uint64_t config[4] = { 0x0000, 0xff41, 0x0086, 0x0000 };
+	char path[4096], spec[4200];
+	const struct metric_sample *v;
+	int fd[4], cpu, type;
+	struct run r;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/throttle-steady.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start(&r, spec);
+	type = sysfs_number(&r, "uncore_imc_2/type", false);
+	cpu = sysfs_number(&r, "uncore_imc_2/cpumask", true);
+	for (int i = 0; i < 4; i++) {
+		struct perf_event_attr attr = {
+			.type = (uint32_t)type, .size = sizeof(attr), .config = config[i],
+			.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING,
+		};
+
+		fd[i] = perf_sys_open(r.hw.perf, &attr, cpu, i ? fd[0] : -1);
+		assert_true(fd[i] >= 0);
+	}
+	run_for(&r, 20);
+	v = snapshot_find_sample(r.snap, &collector_pmu_multiplexing, 1,
+				 "imc" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP METRIC_LABEL_SEP "2");
+	assert_non_null(v);
+	if (v->value.d < 0.3 || v->value.d > 0.7)
+		fail_msg("socket 1 channel 2 multiplexing ratio %.3f, expected about 0.5",
+			 v->value.d);
+	v = snapshot_find_sample(r.snap, &collector_pmu_multiplexing, 1,
+				 "imc" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP METRIC_LABEL_SEP "1");
+	assert_non_null(v);
+	assert_true(v->value.d == 1.0);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 1,
+			      "2" METRIC_LABEL_SEP "thermal_or_power"), 20.0, "channel 2", 1);
+	for (int i = 3; i >= 0; i--)
+		assert_int_equal(perf_sys_close(r.hw.perf, fd[i]), 0);
+	finish(&r);
+}
+
 /* Socket 0's external PROCHOT seconds on Skylake-SP under vr-prochot, collectors reading table. */
 static double prochot_external_with(const struct xeon_uncore *table, bool with_perf)
 {
@@ -678,6 +782,8 @@ int main(void)
 		cmocka_unit_test(pcu_msr_box_follows_its_die_when_a_cpu_goes_offline),
 		cmocka_unit_test(granite_rapids_pcu_instances),
 		cmocka_unit_test(a_sleeping_package_throttles_only_while_awake),
+		cmocka_unit_test(a_frozen_pcu_box_reads_as_waiting),
+		cmocka_unit_test(a_shared_channel_exports_its_multiplexing_ratio),
 		cmocka_unit_test(a_wrong_fact_in_the_production_table_makes_the_counts_wrong),
 	};
 	size_t n = helpers_shard_tests(tests, sizeof(tests) / sizeof(tests[0]));
