@@ -90,6 +90,7 @@ static const struct metric_family imc_die_events = {
 static const struct metric_family *const imc_families[] = {
 	&throttle_dram_channel_seconds,
 	&throttle_dram_slot_seconds,
+	&throttle_dram_bw_slot_seconds,
 	&throttle_dram_die_channel_seconds,
 	&throttle_dram_critical_seconds,
 	&throttle_dram_slot_critical_seconds,
@@ -175,6 +176,24 @@ static void plan_events(struct imc_state *st)
 			st->gev[k][1 + i] = st->ev[e + i];
 		e += st->grp_n[k];
 	}
+}
+
+/*
+ * Whether the generation has per-slot throttle events beside per-channel
+ * ones (Granite Rapids' BW_SLOT0/1 beside RAPLBLK and MR4BLKEN): then the
+ * per-slot ones are throttle_dram_bw_slot_seconds, the same Prometheus
+ * family in a JSON field of their own.
+ */
+static bool mixed_slots(const struct xeon_uncore *xu)
+{
+	bool slot = false, channel = false;
+
+	for (size_t i = 0; i < xu->n_imc_events; i++)
+		if (!xu->imc_events[i].critical) {
+			slot |= xu->imc_events[i].per_slot;
+			channel |= !xu->imc_events[i].per_slot;
+		}
+	return slot && channel;
 }
 
 static void label_channel(const struct imc_state *st, const struct imc_socket *is,
@@ -308,6 +327,8 @@ static const struct metric_family *seconds_family(const struct imc_state *st, si
 		return x->per_slot ? &throttle_dram_slot_critical_seconds :
 		       st->multi_die ? &throttle_dram_die_critical_seconds :
 				       &throttle_dram_critical_seconds;
+	if (x->per_slot && mixed_slots(st->xu))
+		return &throttle_dram_bw_slot_seconds;
 	return x->per_slot ? &throttle_dram_slot_seconds :
 	       st->multi_die ? &throttle_dram_die_channel_seconds : &throttle_dram_channel_seconds;
 }

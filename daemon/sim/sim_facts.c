@@ -11,8 +11,8 @@
  * only increment by 1" when several ranks throttle) and
  * POWER_CRITICAL_THROTTLE_CYCLES 0x0086 up to Cascade Lake; the SLOT0/1
  * events (0x46, 0x86 umask 0x01/0x02) on Ice Lake-SP and Sapphire/Emerald
- * Rapids; RAPLBLK 0x0446, MR4BLKEN 0x0846 and the critical SLOT0/1 events
- * 0x89 on Granite Rapids.  Any other config counts nothing.
+ * Rapids; RAPLBLK 0x0446, MR4BLKEN 0x0846, BW_SLOT0/1 0x0146/0x0246 and the
+ * critical SLOT0/1 events 0x89 on Granite Rapids.  Any other config counts nothing.
  */
 #include <stddef.h>
 
@@ -50,9 +50,16 @@ static const struct sim_imc_event imc_slot[] = {
 	{ 0x0286, SIM_IMC_CRITICAL },
 };
 
+/*
+ * GNR's BW_SLOT0/1 (0x0146/0x0246, hardware-linux.md §6) have no description
+ * in Intel's file: the simulator counts them as the earlier slot events,
+ * thermal or the DRAM power limit.
+ */
 static const struct sim_imc_event imc_gnr[] = {
 	{ 0x0446, SIM_IMC_POWER },
 	{ 0x0846, SIM_IMC_THERMAL },
+	{ 0x0146, SIM_IMC_THERMAL_OR_POWER },
+	{ 0x0246, SIM_IMC_THERMAL_OR_POWER },
 	{ 0x0189, SIM_IMC_CRITICAL },
 	{ 0x0289, SIM_IMC_CRITICAL },
 };

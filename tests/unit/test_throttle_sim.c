@@ -299,7 +299,9 @@ static void check_channel(struct run *r, const struct xeon_uncore *xu, int sk, i
 		const struct metric_family *f = e->critical ?
 			(e->per_slot ? &throttle_dram_slot_critical_seconds :
 				       &throttle_dram_critical_seconds) :
-			(e->per_slot ? &throttle_dram_slot_seconds : &throttle_dram_channel_seconds);
+			(e->per_slot ? (xu->imc_events[0].per_slot ? &throttle_dram_slot_seconds :
+					&throttle_dram_bw_slot_seconds) :
+				       &throttle_dram_channel_seconds);
 
 		if (e->per_slot)
 			snprintf(label, sizeof(label), "%d" METRIC_LABEL_SEP "%d" METRIC_LABEL_SEP "%s",
@@ -371,7 +373,10 @@ static void hot_dimms_on_one_channel(void **state)
 			assert_close(exported(&r, &throttle_dram_critical_seconds, 1, "2"
 					      METRIC_LABEL_SEP "thermal_or_power"), 8.0,
 				     "channel 2 critical", 1);
-		/* Granite Rapids counts critical throttling per DIMM slot, cause untold. */
+		/*
+		 * Granite Rapids counts critical throttling per DIMM slot, cause untold,
+		 * and its BW_SLOT0/1 throttling per slot too, cause thermal_or_power.
+		 */
 		if (models[m].dram_cause && strcmp(models[m].dram_cause, "thermal") == 0)
 			for (int slot = 0; slot < 2; slot++) {
 				char label[64];
@@ -380,6 +385,8 @@ static void hot_dimms_on_one_channel(void **state)
 					 METRIC_LABEL_SEP "thermal_or_power", slot);
 				assert_close(exported(&r, &throttle_dram_slot_critical_seconds, 1,
 						      label), 8.0, "channel 2 slot critical", 1);
+				assert_close(exported(&r, &throttle_dram_bw_slot_seconds, 1, label),
+					     44.0, "channel 2 BW_SLOT", 1);
 			}
 		assert_close(exported(&r, &throttle_prochot_seconds, 1, "external"), 0.0,
 			     "external", 1);
