@@ -536,7 +536,8 @@ static void pcu_msr_box_follows_its_die_when_a_cpu_goes_offline(void **state)
  * second one carries the package's conditions: PROCHOT and the frequency
  * limits are exported on the socket that has them, through either name
  * the kernel gives (tests/data/scenarios/prochot-discovery.ini: a kernel
- * without the platform's table, uncore_type_4_N).
+ * without the platform's table, uncore_type_4_N); so are the memory
+ * channels' seconds, through uncore_type_6_N there.
  */
 static void granite_rapids_pcu_instances(void **state)
 {
@@ -561,6 +562,10 @@ static void granite_rapids_pcu_instances(void **state)
 		     "power", 1);
 	assert_close(exported(&r, &throttle_frequency_limited_seconds, 0, "power"), 0.0,
 		     "power", 0);
+	/* The memory channels as uncore_type_6_N: 2 periods of 10 s hot on socket 1 channel 2. */
+	check_imc(&r, 12);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP "thermal"),
+		     20.0, "channel 2 thermal", 1);
 	finish(&r);
 }
 
