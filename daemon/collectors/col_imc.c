@@ -20,7 +20,10 @@
  * says only what the event can tell (before Granite Rapids:
  * thermal_or_power, §4.5 item 3).  Raw counts stay available per event.
  *
- * A group read that fails,
+ * A channel whose clock has never advanced (kernels up to 6.12 register 12
+ * channels on Ice Lake-SP, 4 of which exist only on paper, §6) is left
+ * out, with the reason in the status, until it clocks; one that has
+ * clocked once keeps its series while it sleeps.  A group read that fails,
  * or whose group was never on its counters (another user holds them,
  * §4.5 item 6), is an error (uncored_sample_errors_total) and adds
  * nothing: never a 0.  Under perf each channel's smallest time running over
@@ -107,6 +110,7 @@ struct imc_channel {
 	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
 	double seconds[MAX_EVENTS];
 	bool has;
+	bool judged;                      /* read over an interval at least once */
 	double dclk_hz;                   /* the highest DCLK rate seen; 0: never clocked */
 	double ratio;                     /* the last interval's smallest running/enabled; <0 none */
 	char raw_label[MAX_EVENTS][64];   /* ["DIE" SEP] "N" SEP "event" */
@@ -352,6 +356,7 @@ static void note_rate(struct imc_channel *ch, const struct engine_reading *clock
 
 	if (hz > ch->dclk_hz)
 		ch->dclk_hz = hz;
+	ch->judged = true;
 }
 
 /* Seconds of events (scaled to the interval) at the rate hz, at most the interval. */
@@ -395,7 +400,8 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 		}
 		ch->has = true;
 	}
-	if (!ch->has)
+	/* A channel that has never clocked is no channel (yet): no series. */
+	if (!ch->has || ch->dclk_hz <= 0)
 		return false;
 	if (c->engine == ENGINE_PERF && ch->ratio >= 0)
 		collector_add_multiplexing(c, s, socket, st->multi_die ? ch->die : -1, ch->index,
@@ -410,18 +416,52 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 	return groups > 0 && read == groups;
 }
 
+/*
+ * Say which channels of is have never clocked (left out), or clear it.
+ * One degradation per socket (and die), keyed by it.
+ */
+static void note_clockless(struct collector *c, const struct imc_state *st,
+			   const struct imc_socket *is)
+{
+	char key[64], where[32], list[COLLECTOR_TEXT_MAX] = "";
+	size_t used = 0;
+
+	snprintf(key, sizeof(key), "clockless socket %d die %d", is->unit.socket, is->unit.die);
+	for (int k = 0; k < is->n_channels; k++) {
+		const struct imc_channel *ch = &is->channels[k];
+
+		if (ch->judged && ch->dclk_hz <= 0 && used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d",
+						 used ? ", " : "", ch->index);
+	}
+	if (!used) {
+		collector_recover(c, key);
+		return;
+	}
+	if (st->multi_die)
+		snprintf(where, sizeof(where), "socket %d die %d", is->unit.socket, is->unit.die);
+	else
+		snprintf(where, sizeof(where), "socket %d", is->unit.socket);
+	collector_degrade(c, key, "%s: memory channel %.100s left out: its clock never advanced "
+			  "(the kernel registers it, no memory is behind it)", where, list);
+}
+
 static void imc_sample(struct collector *c, struct snapshot *s)
 {
 	struct imc_state *st = c->state;
 	unsigned n = 0, counting = 0;
 
-	/* The units: every memory channel of every socket (and die). */
-	for (int i = 0; st && i < st->n_sockets; i++)
+	/* The units: every memory channel of every socket (and die) but the clockless. */
+	for (int i = 0; st && i < st->n_sockets; i++) {
 		for (int k = 0; k < st->sockets[i].n_channels; k++) {
-			n++;
-			counting += sample_channel(c, st, st->sockets[i].unit.socket,
-						   &st->sockets[i].channels[k], s);
+			struct imc_channel *ch = &st->sockets[i].channels[k];
+			bool here = sample_channel(c, st, st->sockets[i].unit.socket, ch, s);
+
+			n += !(ch->judged && ch->dclk_hz <= 0);
+			counting += here;
 		}
+		note_clockless(c, st, &st->sockets[i]);
+	}
 	if (st)
 		collector_units(c, n, counting);
 }

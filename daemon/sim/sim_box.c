@@ -224,6 +224,13 @@ static int pcu_cond(const struct sim_boxes *b, int socket, uint64_t code,
 	return -ENOENT;
 }
 
+/* Whether channel exists only on paper: registered, no memory behind it, no clock. */
+static bool on_paper(const struct sim_boxes *b, int channel)
+{
+	return b->u->imc_per_controller &&
+	       channel % b->u->imc_per_controller >= b->u->imc_real_per_controller;
+}
+
 /* The condition of iMC event config on channel, or -ENOENT; the clock runs while awake. */
 static int imc_cond(const struct sim_boxes *b, int socket, int channel, uint64_t config,
 		    const struct sim_timeline **ret)
@@ -269,7 +276,7 @@ int sim_boxes_count(const struct sim_boxes *b, enum sim_box_kind kind, int socke
 	}
 	if (index < 0 || index >= b->n_imc || (r = imc_cond(b, socket, index, config, &tl)) < 0)
 		return -ENOENT;
-	*ret = cycles(tl, SIM_DCLK_HZ, t);
+	*ret = on_paper(b, index) ? 0 : cycles(tl, SIM_DCLK_HZ, t);
 	return 0;
 }
 

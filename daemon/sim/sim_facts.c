@@ -67,26 +67,32 @@ static const struct sim_imc_event imc_gnr[] = {
 /* SNB-EP: no DCLK GP event; the fixed counter (0xff) is the clock. */
 static const struct sim_uncore_gen snbep = {
 	"sandybridge-ep", &pcu_snbep, PCU_UP_TO_ICX, SIM_IMC_FIXED_CONFIG, imc_rank, N_OF(imc_rank),
+	0, 0,
 };
 static const struct sim_uncore_gen ivt = {
-	"ivybridge-ep", &pcu_snbep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank),
+	"ivybridge-ep", &pcu_snbep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank), 0, 0,
 };
 static const struct sim_uncore_gen hsx_bdx = {
-	"haswell-x/broadwell-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank),
+	"haswell-x/broadwell-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank), 0, 0,
 };
 static const struct sim_uncore_gen skx = {
-	"skylake-sp", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank),
+	"skylake-sp", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank), 0, 0,
 };
-/* ICX: DCLK 0x0000 (its fixed counter counts HCLK). */
+/*
+ * ICX: DCLK 0x0000 (its fixed counter counts HCLK).  Kernels up to 6.12
+ * register 3 channels per controller (ICX_NUMBER_IMC_CHN, uncore_imc_N with
+ * N / 3 the controller and N % 3 the channel's offset), mainline 2: the
+ * third of each controller has no memory behind it (hardware-linux.md §6).
+ */
 static const struct sim_uncore_gen icx = {
-	"icelake-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_slot, N_OF(imc_slot),
+	"icelake-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_slot, N_OF(imc_slot), 3, 2,
 };
 /* SPR, EMR, GNR: the PCU only through the discovery table; DCLK 0x0101. */
 static const struct sim_uncore_gen spr = {
-	"sapphirerapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_slot, N_OF(imc_slot),
+	"sapphirerapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_slot, N_OF(imc_slot), 0, 0,
 };
 static const struct sim_uncore_gen gnr = {
-	"graniterapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_gnr, N_OF(imc_gnr),
+	"graniterapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_gnr, N_OF(imc_gnr), 0, 0,
 };
 
 static const struct {
