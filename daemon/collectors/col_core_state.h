@@ -54,7 +54,7 @@ enum core_per {
 	CORE_PER_SOCKET,
 };
 /* The collector's families (collector_ops families), in /metrics order. */
-#define CORE_N_FAMILIES 20
+#define CORE_N_FAMILIES 21
 extern const struct metric_family *const core_families[CORE_N_FAMILIES];
 
 /* Slot slot's reading of cc's last read; NULL when not asked (-1) or not read yet. */

@@ -136,7 +136,7 @@ const struct metric_family *const core_families[CORE_N_FAMILIES] = {
 	&cpu_cycles, &core_cycles, &socket_cycles,
 	&cpu_ref_cycles, &core_ref_cycles, &socket_ref_cycles,
 	&cpu_events, &core_events, &socket_events,
-	&collector_pmu_conflicts,
+	&collector_pmu_conflicts, &collector_pmu_resets,
 	&cpu_unavailable, &cpu_conflicts_json, &core_conflicts_json, &socket_conflicts_json,
 };
 
@@ -178,13 +178,14 @@ static const char *event_reason(const struct core_state *st, const struct core_c
 	return buf;
 }
 
-static uint64_t cpu_conflicts(const struct core_cpu *cc)
+/* The CPU's counters' conflicts and resets since open, summed. */
+static void cpu_losses(const struct core_cpu *cc, uint64_t *conflicts, uint64_t *resets)
 {
-	uint64_t n = 0;
-
-	for (size_t i = 0; cc->has_read && i < cc->n_group; i++)
-		n += cc->readings[i].conflicts;
-	return n;
+	*conflicts = *resets = 0;
+	for (size_t i = 0; cc->has_read && i < cc->n_group; i++) {
+		*conflicts += cc->readings[i].conflicts;
+		*resets += cc->readings[i].resets;
+	}
 }
 
 /*
@@ -219,8 +220,9 @@ static void add_ratio(const struct collector *c, const struct core_cpu *cc, stru
 static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_state *st,
 		     const struct core_cpu *cc)
 {
-	uint64_t conflicts = cpu_conflicts(cc);
+	uint64_t conflicts, resets;
 
+	cpu_losses(cc, &conflicts, &resets);
 	if (!cc->is_fresh)
 		return;
 	for (unsigned i = 0; i < N_FIXED; i++) {
@@ -242,6 +244,7 @@ static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_
 			snapshot_add_text(s, &cpu_unavailable, cc->cpu, st->events[k]->name,
 					  event_reason(st, cc, k, buf, sizeof(buf)));
 	}
+	collector_add_resets(c, s, -1, -1, cc->cpu, resets);
 	/* A count that cannot change on this engine is no series. */
 	if (!st->engine.ops->has_conflicts)
 		return;
@@ -253,7 +256,7 @@ static void fill_cpu(struct collector *c, struct snapshot *s, const struct core_
 struct core_sum {
 	uint64_t total[N_FIXED + CORE_MAX_EVENTS];   /* the fixed events, then st->events */
 	bool counts[N_FIXED + CORE_MAX_EVENTS];      /* some CPU of the place counts it now */
-	uint64_t conflicts;
+	uint64_t conflicts, resets;
 	bool any;                                    /* some CPU of the place has been read */
 	bool has_ratio;                              /* some CPU's ratio was read this sample */
 	double ratio;                                /* the smallest of them */
@@ -287,7 +290,11 @@ static void sum_cpus(const struct collector *c, const struct core_state *st, con
 			sum->ratio = ratio;
 			sum->has_ratio = true;
 		}
-		sum->conflicts += cpu_conflicts(cc);
+		uint64_t conflicts, resets;
+
+		cpu_losses(cc, &conflicts, &resets);
+		sum->conflicts += conflicts;
+		sum->resets += resets;
 		for (int k = 0; k < N_FIXED + st->n_events; k++) {
 			const struct engine_reading *r =
 				core_reading_of(cc, k < N_FIXED ? k : cc->slot[k - N_FIXED]);
@@ -321,6 +328,7 @@ static void fill_sum(struct collector *c, struct snapshot *s, const struct core_
 		if (sum->counts[N_FIXED + k])
 			snapshot_add_sample(s, fam[N_FIXED], where, st->events[k]->name,
 					    sum->total[N_FIXED + k], 0);
+	collector_add_resets(c, s, socket, core, -1, sum->resets);
 	if (!st->engine.ops->has_conflicts)
 		return;
 	collector_add_conflicts(c, s, socket, core, -1, sum->conflicts);

@@ -114,7 +114,8 @@ static const struct metric_family uncore_conflicts = {
 };
 
 static const struct metric_family *const uncore_families[] = {
-	&uncore_events, &uncore_clockticks, &collector_pmu_conflicts, &uncore_unavailable,
+	&uncore_events, &uncore_clockticks, &collector_pmu_conflicts, &collector_pmu_resets,
+	&uncore_unavailable,
 	&uncore_conflicts, &throttle_dram_socket_seconds,
 };
 
@@ -449,13 +450,14 @@ static bool sample_socket(struct collector *c, struct uncore_state *st, struct u
 	return counts;
 }
 
-static uint64_t socket_conflicts(const struct uncore_socket *us)
+/* The socket's counters' conflicts and resets since open, summed. */
+static void socket_losses(const struct uncore_socket *us, uint64_t *conflicts, uint64_t *resets)
 {
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < us->n_group; i++)
-		n += us->readings[i].conflicts;
-	return n;
+	*conflicts = *resets = 0;
+	for (size_t i = 0; us->has_read && i < us->n_group; i++) {
+		*conflicts += us->readings[i].conflicts;
+		*resets += us->readings[i].resets;
+	}
 }
 
 /* The socket's values, while its group is open (totals held when a read failed). */
@@ -463,8 +465,9 @@ static void fill_snapshot(struct collector *c, const struct uncore_state *st,
 			  const struct uncore_socket *us, struct snapshot *s)
 {
 	const struct engine_reading *clock = us->has_read ? &us->readings[us->clock_slot] : NULL;
-	uint64_t conflicts = socket_conflicts(us);
+	uint64_t conflicts, resets;
 
+	socket_losses(us, &conflicts, &resets);
 	if (!us->is_up)
 		return;
 	if (clock && clock->state == ENGINE_COUNTING)
@@ -492,6 +495,7 @@ static void fill_snapshot(struct collector *c, const struct uncore_state *st,
 	if (us->has_dram_seconds)
 		snapshot_add_sample(s, &throttle_dram_socket_seconds, us->socket,
 				    xeon_dram_cause_name(XEON_CAUSE_THERMAL), 0, us->dram_seconds);
+	collector_add_resets(c, s, us->socket, -1, -1, resets);
 	/* A count that cannot change on this engine is no series. */
 	if (!st->engine.ops->has_conflicts)
 		return;

@@ -23,8 +23,18 @@ const struct metric_family collector_pmu_conflicts = {
 	.label = "collector,socket,core,cpu",
 };
 
-int collector_add_conflicts(struct collector *c, struct snapshot *s, int socket, int core, int cpu,
-			    uint64_t n)
+const struct metric_family collector_pmu_resets = {
+	.name = "uncored_pmu_resets_total",
+	.help = "Intervals a PMU counter of uncored lost: its counter was found cleared or "
+		"disabled by someone else, or the kernel detached its group when its CPU went "
+		"offline and back; the counter was taken again.",
+	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_UINT,
+	.label = "collector,socket,core,cpu",
+};
+
+/* Add n of c at the place (socket, core, cpu; -1: no label) to family (its labels as above). */
+static int add_placed(struct collector *c, struct snapshot *s, const struct metric_family *family,
+		      int socket, int core, int cpu, uint64_t n)
 {
 	char labels[96], num[3][16];
 	const int place[3] = { socket, core, cpu };
@@ -36,7 +46,19 @@ int collector_add_conflicts(struct collector *c, struct snapshot *s, int socket,
 			num[i][0] = '\0';
 	snprintf(labels, sizeof(labels), "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s"
 		 METRIC_LABEL_SEP "%s", c->ops->name, num[0], num[1], num[2]);
-	return snapshot_add_sample(s, &collector_pmu_conflicts, cpu >= 0 ? cpu : socket, labels, n, 0);
+	return snapshot_add_sample(s, family, cpu >= 0 ? cpu : socket, labels, n, 0);
+}
+
+int collector_add_conflicts(struct collector *c, struct snapshot *s, int socket, int core, int cpu,
+			    uint64_t n)
+{
+	return add_placed(c, s, &collector_pmu_conflicts, socket, core, cpu, n);
+}
+
+int collector_add_resets(struct collector *c, struct snapshot *s, int socket, int core, int cpu,
+			 uint64_t n)
+{
+	return add_placed(c, s, &collector_pmu_resets, socket, core, cpu, n);
 }
 
 const struct metric_family collector_pmu_multiplexing = {

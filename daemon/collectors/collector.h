@@ -129,6 +129,19 @@ int collector_add_conflicts(struct collector *c, struct snapshot *s, int socket,
 			    uint64_t n);
 
 /*
+ * uncored_pmu_resets_total, labelled as collector_pmu_conflicts: the
+ * intervals its counters lost (engine_reading.resets: another agent
+ * cleared a counter, or the kernel detached a perf group at a CPU's
+ * offline edge), on either engine.  The lost interval itself is absent
+ * from the counts, never 0.
+ */
+extern const struct metric_family collector_pmu_resets;
+
+/* Add a resets count of c to s (collector_pmu_resets); socket, core or cpu -1: no label. */
+int collector_add_resets(struct collector *c, struct snapshot *s, int socket, int core, int cpu,
+			 uint64_t n);
+
+/*
  * uncored_pmu_multiplexing_ratio, the family the uncore box collectors (pcu,
  * imc) add their perf groups' time running over time enabled to (list it
  * among the families): labels collector, socket, die (left out on a

@@ -315,6 +315,13 @@ static bool perf_online(void *ctx, int cpu, int64_t t)
 	return sim_cpu_is_online(ctx, cpu, t);
 }
 
+static uint64_t perf_offline_edges(void *ctx, int cpu, int64_t t)
+{
+	const struct sim *s = ctx;
+
+	return sim_timeline_rises(&s->cpus[cpu].offline, t + 1);
+}
+
 static int perf_box_count(void *ctx, bool imc, int socket, int index, uint64_t config, int64_t t,
 			  uint64_t *ret)
 {
@@ -329,6 +336,7 @@ static const struct sim_perf_io perf_io = {
 	.read = perf_read,
 	.write = kernel_write,
 	.online = perf_online,
+	.offline_edges = perf_offline_edges,
 	.box_count = perf_box_count,
 };
 

@@ -63,6 +63,8 @@ struct sim_perf_io {
 	int (*read)(void *ctx, int cpu, uint32_t msr, uint64_t *ret_value, int64_t t);
 	int (*write)(void *ctx, int cpu, uint32_t msr, uint64_t value, int64_t t);
 	bool (*online)(void *ctx, int cpu, int64_t t);
+	/* How many times cpu went offline in [0, t] (scenario windows): each edge detaches. */
+	uint64_t (*offline_edges)(void *ctx, int cpu, int64_t t);
 	/*
 	 * The server uncore boxes (sim_box.h): occurrences of event config of
 	 * socket's PCU (imc false, index 0) or memory channel index in [0, t);

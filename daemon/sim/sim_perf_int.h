@@ -65,6 +65,7 @@ struct ctx {
 	int *groups;                 /* leader indices, in scheduling order */
 	int n_groups, cap;
 	int64_t next_rotate;         /* SIM_FOREVER when every group fits */
+	uint64_t offline_edges;      /* core: the CPU's offline edges when last checked */
 };
 
 struct sim_perf {

@@ -336,16 +336,22 @@ void sim_perf_core_sched_in(struct sim_perf *p, int64_t t)
 }
 
 /*
- * __perf_event_exit_context: the CPU's events are detached and stop
- * counting; they stay open, out of the context, until closed.  Events
- * opened once the CPU is back start a fresh context.
+ * __perf_event_exit_context: the CPU's events are removed with
+ * DETACH_GROUP and stop counting; the members become singletons, so a
+ * group read of the old leader returns nr = 1 (perf_read_group).  They
+ * stay open, out of the context, until closed; events opened once the CPU
+ * is back start a fresh context (hardware-linux.md §6).
  */
 static void detach(struct sim_perf *p, struct ctx *c, int64_t t)
 {
 	sim_perf_ctx_sched_out(p, c, t);
 	for (int g = 0; g < c->n_groups; g++)
-		for (int i = c->groups[g]; i >= 0; i = p->ev[i].next)
+		for (int i = c->groups[g], next; i >= 0; i = next) {
+			next = p->ev[i].next;
 			p->ev[i].dead = true;
+			p->ev[i].leader = i;
+			p->ev[i].next = -1;
+		}
 	c->n_groups = 0;
 	sim_perf_ctx_sched_in(p, c, t);   /* the scenario's task events, now alone */
 }
@@ -357,10 +363,19 @@ void sim_perf_hotplug(struct sim_perf *p, int cpu, bool online, int64_t t)
 	detach(p, &p->ctxs[cpu], t);
 }
 
-/* A CPU found offline by an access (a scenario's offline window) detaches its events. */
+/*
+ * A scenario's offline window is noticed at the next access: a CPU that is
+ * offline now, or went offline since the last access (and may be back),
+ * had its events detached at that edge.
+ */
 void sim_perf_check_online(struct sim_perf *p, struct ctx *c, int64_t t)
 {
-	if (!c->uncore && c->n_groups && !p->io.online(p->io_ctx, c->cpu, t))
-		detach(p, c, t);
-}
+	uint64_t edges;
 
+	if (c->uncore)
+		return;
+	edges = p->io.offline_edges(p->io_ctx, c->cpu, t);
+	if (c->n_groups && (edges != c->offline_edges || !p->io.online(p->io_ctx, c->cpu, t)))
+		detach(p, c, t);
+	c->offline_edges = edges;
+}

@@ -389,6 +389,49 @@ static void hotplug_reopens_and_totals_carry_on(void **state)
 	shut(m);
 }
 
+/*
+ * A CPU offline and back between two reads: the kernel detached the group
+ * (a group read of the leader answers nr = 1), so the engine reopens it,
+ * loses that interval (waiting, one reset) and counts on from the next.
+ */
+static void offline_and_back_between_reads_reopens(void **state)
+{
+	struct machine *m = boot("skylake-sp-2s");
+	struct engine_group *g;
+	struct engine_reading r[N_FIXED3];
+	uint64_t total[N_FIXED3], mark[N_FIXED3];
+	char err[512];
+	int cpu = 3;
+
+	(void)state;
+	assert_int_equal(engine_open(&m->e, ENGINE_PMU_CORE, cpu, fixed3, N_FIXED3, &g, err,
+				     sizeof(err)), 0);
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&m->e, g, r), 0);
+	for (size_t i = 0; i < N_FIXED3; i++)
+		total[i] = r[i].total;
+	assert_int_equal(sim_set_online(m->sim, cpu, false), 0);
+	assert_int_equal(sim_set_online(m->sim, cpu, true), 0);
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&m->e, g, r), 0);
+	for (size_t i = 0; i < N_FIXED3; i++) {
+		assert_int_equal(r[i].state, ENGINE_WAITING);
+		assert_int_equal(r[i].resets, 1);
+		assert_int_equal(r[i].total, total[i]);
+		mark[i] = truth(m, false, cpu, &fixed3[i]);
+	}
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&m->e, g, r), 0);
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&m->e, g, r), 0);
+	for (size_t i = 0; i < N_FIXED3; i++) {
+		assert_int_equal(r[i].state, ENGINE_COUNTING);
+		assert_int_equal(r[i].total, total[i] + truth(m, false, cpu, &fixed3[i]) - mark[i]);
+	}
+	assert_int_equal(engine_close(&m->e, g, NULL), 0);
+	shut(m);
+}
+
 /* Opening on an offline CPU: ENODEV from the kernel, the reason said. */
 static void open_on_offline_cpu_says_why(void **state)
 {
@@ -665,6 +708,7 @@ int main(void)
 		cmocka_unit_test(another_perf_user_joins_the_rotation),
 		cmocka_unit_test(uncore_counts_through_the_uncore_pmu),
 		cmocka_unit_test(hotplug_reopens_and_totals_carry_on),
+		cmocka_unit_test(offline_and_back_between_reads_reopens),
 		cmocka_unit_test(open_on_offline_cpu_says_why),
 		cmocka_unit_test(absent_pmu_is_reported),
 		cmocka_unit_test(msr_engine_and_perf_share_a_machine),

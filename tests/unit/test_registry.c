@@ -21,6 +21,7 @@
 #include "conf.h"
 #include "cpu.h"
 #include "json.h"
+#include "metric.h"
 #include "prom.h"
 #include "table.h"
 #include "helpers.h"
@@ -37,6 +38,16 @@ static void registered_after_the_built_in_collectors(void **state)
 	assert_non_null(tick);
 	assert_ptr_equal(collector_registry[collector_registry_n - 1], tick);
 	assert_int_equal(collector_register(tick), -EEXIST);
+}
+
+/* The writers handle METRIC_MAX_FAMILIES families: the registry stays below, none left out. */
+static void every_declared_family_fits_the_writers(void **state)
+{
+	const struct metric_family *declared[METRIC_MAX_FAMILIES];
+
+	(void)state;
+	/* At the limit, some would have been left out. */
+	assert_true(metric_families_declared(declared) < METRIC_MAX_FAMILIES);
 }
 
 static void its_section_is_parsed_like_any_other(void **state)
@@ -234,6 +245,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(registered_after_the_built_in_collectors),
+		cmocka_unit_test(every_declared_family_fits_the_writers),
 		cmocka_unit_test(its_section_is_parsed_like_any_other),
 		cmocka_unit_test(it_lists_its_events),
 		cmocka_unit_test(it_reports_its_status_everywhere),

@@ -510,6 +510,36 @@ static void account(struct engine_group *g, const struct part *pt)
 	}
 }
 
+/*
+ * The kernel detached the core group: its CPU went offline and came back
+ * between two reads (hardware-linux.md §6: the members became singletons,
+ * and the leader's read answers nr = 1 or times that no longer grow).
+ * Reopen it now; the interval is lost (waiting, counted as a reset), and
+ * totals carry on from the next read.
+ */
+static int reopen_detached(struct engine_perf *ep, struct engine_group *g)
+{
+	char err[256];
+
+	close_parts(g);
+	if (is_offline(ep, g->cpu) || open_all(ep, g, err, sizeof(err)) < 0)
+		return go_offline(g);
+	for (size_t i = 0; i < g->n; i++)
+		g->r[i].resets++;
+	mark(g, 0, g->n, ENGINE_WAITING, "the CPU went offline and back since the last read: the "
+	     "kernel detached the group, which was reopened; this interval is lost", 0);
+	return 0;
+}
+
+/* A core group whose answer says the kernel detached it (short, nr-mismatched, or frozen). */
+static bool is_detached(const struct engine_group *g, const struct part *pt, int read_err)
+{
+	if (g->pmu != ENGINE_PMU_CORE)
+		return false;   /* uncore events migrate to another CPU of the die instead */
+	return read_err == -EIO || (!read_err && pt->pg->n_reads > 1 &&
+				    g->deltas[pt->first].enabled_ns == 0);
+}
+
 static int perf_read(void *ctx, struct engine_group *g, struct engine_reading *readings)
 {
 	struct engine_perf *ep = ctx;
@@ -528,6 +558,7 @@ static int perf_read(void *ctx, struct engine_group *g, struct engine_reading *r
 	for (size_t k = 0; k < g->n_parts; k++) {
 		struct part *pt = &g->parts[k];
 		int e = perf_group_read(pt->pg, g->deltas + pt->first);
+		bool detached;
 
 		if (e == -ENODATA) {
 			perf_group_enable(pt->pg);
@@ -535,19 +566,19 @@ static int perf_read(void *ctx, struct engine_group *g, struct engine_reading *r
 			     "state (read returned end of file); it was enabled again", e);
 			continue;
 		}
-		if (e < 0) {
-			if (g->pmu == ENGINE_PMU_CORE && (e == -ENODEV || is_offline(ep, g->cpu))) {
-				r = go_offline(g);
-				goto out;
-			}
-			mark(g, pt->first, pt->n, ENGINE_FAILED, "the group could not be read", e);
-			continue;
-		}
-		/* A detached event's times stop: enabled time that did not grow means offline. */
-		if (g->pmu == ENGINE_PMU_CORE && pt->pg->n_reads > 1 &&
-		    g->deltas[pt->first].enabled_ns == 0 && is_offline(ep, g->cpu)) {
+		detached = is_detached(g, pt, e);
+		if (g->pmu == ENGINE_PMU_CORE &&
+		    (e == -ENODEV || (detached && is_offline(ep, g->cpu)))) {
 			r = go_offline(g);
 			goto out;
+		}
+		if (detached) {
+			r = reopen_detached(ep, g);
+			goto out;
+		}
+		if (e < 0) {
+			mark(g, pt->first, pt->n, ENGINE_FAILED, "the group could not be read", e);
+			continue;
 		}
 		account(g, pt);
 	}
