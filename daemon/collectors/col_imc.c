@@ -7,11 +7,27 @@
  * configuration space or MMIO, out of the msr driver's reach).  A channel
  * has 4 counters: each group holds the clock and up to 3 events, and
  * generations with more events (one per DIMM slot from Ice Lake-SP on: a
- * slot label) have a second group, each with its own clock.  Throttle cycles become seconds as their count over the
- * same channel's clockticks of the same group times the interval's wall
- * time (§4.4); the cause label says only what the event can tell
- * (before Granite Rapids: thermal_or_power, §4.5 item 3).  Raw counts stay
- * available per event.
+ * slot label) have a second group, each with its own clock.
+ *
+ * Throttle cycles become seconds at the channel's DCLK *rate*, never by its
+ * count: the iMC has no clock while the package is in C3/C6
+ * (hardware-linux.md §6), so an interval's DCLK count says how long the
+ * channel was awake, not how long the interval was.  The rate is the
+ * highest seen on the channel (clockticks over time running, per group and
+ * interval), kept across samples; DCLK runs at a constant rate (§4.4), so
+ * an interval the package slept through part of shows a lower one.
+ * Seconds = throttle cycles / rate, at most the interval.  The cause label
+ * says only what the event can tell (before Granite Rapids:
+ * thermal_or_power, §4.5 item 3).  Raw counts stay available per event.
+ *
+ * A channel whose clock has never advanced (kernels up to 6.12 register 12
+ * channels on Ice Lake-SP, 4 of which exist only on paper, §6) is left
+ * out, with the reason in the status, until it clocks; one that has
+ * clocked once keeps its series while it sleeps.  A group read that fails,
+ * or whose group was never on its counters (another user holds them,
+ * §4.5 item 6), is an error (uncored_sample_errors_total) and adds
+ * nothing: never a 0.  Under perf each channel's smallest time running over
+ * time enabled is exported (uncored_pmu_multiplexing_ratio).
  *
  * A machine without iMC PMUs (a virtual machine, a BIOS that hides the
  * iMC PMON devices, §4.5 item 4) is said so, not exported as zero.
@@ -77,20 +93,26 @@ static const struct metric_family imc_die_events = {
 static const struct metric_family *const imc_families[] = {
 	&throttle_dram_channel_seconds,
 	&throttle_dram_slot_seconds,
+	&throttle_dram_bw_slot_seconds,
 	&throttle_dram_die_channel_seconds,
 	&throttle_dram_critical_seconds,
 	&throttle_dram_slot_critical_seconds,
 	&throttle_dram_die_critical_seconds,
 	&imc_events,
 	&imc_die_events,
+	&collector_pmu_multiplexing,
 };
 
 struct imc_channel {
 	int index;                        /* the N of uncore_imc_N */
+	int die;                          /* its die of the package */
 	struct engine_group *g[MAX_GROUPS];
 	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
 	double seconds[MAX_EVENTS];
 	bool has;
+	bool judged;                      /* read over an interval at least once */
+	double dclk_hz;                   /* the highest DCLK rate seen; 0: never clocked */
+	double ratio;                     /* the last interval's smallest running/enabled; <0 none */
 	char raw_label[MAX_EVENTS][64];   /* ["DIE" SEP] "N" SEP "event" */
 	char seconds_label[MAX_EVENTS][64];
 };
@@ -160,6 +182,24 @@ static void plan_events(struct imc_state *st)
 	}
 }
 
+/*
+ * Whether the generation has per-slot throttle events beside per-channel
+ * ones (Granite Rapids' BW_SLOT0/1 beside RAPLBLK and MR4BLKEN): then the
+ * per-slot ones are throttle_dram_bw_slot_seconds, the same Prometheus
+ * family in a JSON field of their own.
+ */
+static bool mixed_slots(const struct xeon_uncore *xu)
+{
+	bool slot = false, channel = false;
+
+	for (size_t i = 0; i < xu->n_imc_events; i++)
+		if (!xu->imc_events[i].critical) {
+			slot |= xu->imc_events[i].per_slot;
+			channel |= !xu->imc_events[i].per_slot;
+		}
+	return slot && channel;
+}
+
 static void label_channel(const struct imc_state *st, const struct imc_socket *is,
 			  struct imc_channel *ch)
 {
@@ -215,6 +255,7 @@ static void open_socket(struct collector *c, struct imc_state *st, struct imc_so
 		if (r == -ENODEV)
 			continue;   /* no uncore_imc_N (discovery ids need not be contiguous) */
 		ch->index = n;
+		ch->die = is->unit.die;
 		label_channel(st, is, ch);
 		is->n_channels++;
 	}
@@ -290,8 +331,40 @@ static const struct metric_family *seconds_family(const struct imc_state *st, si
 		return x->per_slot ? &throttle_dram_slot_critical_seconds :
 		       st->multi_die ? &throttle_dram_die_critical_seconds :
 				       &throttle_dram_critical_seconds;
+	if (x->per_slot && mixed_slots(st->xu))
+		return &throttle_dram_bw_slot_seconds;
 	return x->per_slot ? &throttle_dram_slot_seconds :
 	       st->multi_die ? &throttle_dram_die_channel_seconds : &throttle_dram_channel_seconds;
+}
+
+/*
+ * Whether every member of a group of n was on a counter for some of the
+ * interval: a group the kernel never scheduled reads 0 but counted nothing.
+ */
+static bool group_ran(const struct engine_reading *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (r[i].state != ENGINE_COUNTING || !r[i].running_ns)
+			return false;
+	return true;
+}
+
+/* Learn the channel's DCLK rate from a group's clock reading (the highest seen). */
+static void note_rate(struct imc_channel *ch, const struct engine_reading *clock)
+{
+	double hz = (double)clock->raw_delta * 1e9 / (double)clock->running_ns;
+
+	if (hz > ch->dclk_hz)
+		ch->dclk_hz = hz;
+	ch->judged = true;
+}
+
+/* Seconds of events (scaled to the interval) at the rate hz, at most the interval. */
+static double seconds_at_rate(uint64_t events, double hz, uint64_t enabled_ns)
+{
+	double sec = hz > 0 ? (double)events / hz : 0.0;
+
+	return sec < (double)enabled_ns / 1e9 ? sec : (double)enabled_ns / 1e9;
 }
 
 /* Sample one channel into s.  Returns whether every group it has was read. */
@@ -300,17 +373,21 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 {
 	int groups = 0, read = 0;
 
+	ch->ratio = -1;
 	for (int k = 0; k < st->n_groups; k++) {
 		struct engine_reading r[GROUP_SIZE];
 
 		if (!ch->g[k])
 			continue;
 		groups++;
-		if (engine_read(&st->engine, ch->g[k], r) < 0) {
+		if (engine_read(&st->engine, ch->g[k], r) < 0 || !group_ran(r, 1 + st->grp_n[k])) {
 			c->errors++;
 			continue;
 		}
 		read++;
+		note_rate(ch, &r[0]);
+		if (ch->ratio < 0 || engine_reading_ratio(&r[0]) < ch->ratio)
+			ch->ratio = engine_reading_ratio(&r[0]);
 		/* The clock is in every group: its raw total comes from the first. */
 		if (k == 0)
 			ch->raw[0] += r[0].delta;
@@ -318,13 +395,17 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 			size_t e = st->grp_first[k] + i;
 
 			ch->raw[e] += r[1 + i].delta;
-			ch->seconds[e] += throttle_seconds(r[1 + i].raw_delta, r[0].raw_delta,
-							   r[0].enabled_ns);
+			ch->seconds[e] += seconds_at_rate(r[1 + i].delta, ch->dclk_hz,
+							  r[0].enabled_ns);
 		}
 		ch->has = true;
 	}
-	if (!ch->has)
+	/* A channel that has never clocked is no channel (yet): no series. */
+	if (!ch->has || ch->dclk_hz <= 0)
 		return false;
+	if (c->engine == ENGINE_PERF && ch->ratio >= 0)
+		collector_add_multiplexing(c, s, socket, st->multi_die ? ch->die : -1, ch->index,
+					   ch->ratio);
 	for (size_t e = 0; e < st->n_events; e++) {
 		snapshot_add_sample(s, st->multi_die ? &imc_die_events : &imc_events, socket,
 				    ch->raw_label[e], ch->raw[e], 0);
@@ -335,18 +416,52 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 	return groups > 0 && read == groups;
 }
 
+/*
+ * Say which channels of is have never clocked (left out), or clear it.
+ * One degradation per socket (and die), keyed by it.
+ */
+static void note_clockless(struct collector *c, const struct imc_state *st,
+			   const struct imc_socket *is)
+{
+	char key[64], where[32], list[COLLECTOR_TEXT_MAX] = "";
+	size_t used = 0;
+
+	snprintf(key, sizeof(key), "clockless socket %d die %d", is->unit.socket, is->unit.die);
+	for (int k = 0; k < is->n_channels; k++) {
+		const struct imc_channel *ch = &is->channels[k];
+
+		if (ch->judged && ch->dclk_hz <= 0 && used < sizeof(list))
+			used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%d",
+						 used ? ", " : "", ch->index);
+	}
+	if (!used) {
+		collector_recover(c, key);
+		return;
+	}
+	if (st->multi_die)
+		snprintf(where, sizeof(where), "socket %d die %d", is->unit.socket, is->unit.die);
+	else
+		snprintf(where, sizeof(where), "socket %d", is->unit.socket);
+	collector_degrade(c, key, "%s: memory channel %.100s left out: its clock never advanced "
+			  "(the kernel registers it, no memory is behind it)", where, list);
+}
+
 static void imc_sample(struct collector *c, struct snapshot *s)
 {
 	struct imc_state *st = c->state;
 	unsigned n = 0, counting = 0;
 
-	/* The units: every memory channel of every socket (and die). */
-	for (int i = 0; st && i < st->n_sockets; i++)
+	/* The units: every memory channel of every socket (and die) but the clockless. */
+	for (int i = 0; st && i < st->n_sockets; i++) {
 		for (int k = 0; k < st->sockets[i].n_channels; k++) {
-			n++;
-			counting += sample_channel(c, st, st->sockets[i].unit.socket,
-						   &st->sockets[i].channels[k], s);
+			struct imc_channel *ch = &st->sockets[i].channels[k];
+			bool here = sample_channel(c, st, st->sockets[i].unit.socket, ch, s);
+
+			n += !(ch->judged && ch->dclk_hz <= 0);
+			counting += here;
 		}
+		note_clockless(c, st, &st->sockets[i]);
+	}
 	if (st)
 		collector_units(c, n, counting);
 }

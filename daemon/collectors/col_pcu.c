@@ -22,6 +22,16 @@
  * SNB-EP/IVT, 0x710… on HSX…ICX), under the same ownership and restore
  * rules as every other register.  From Sapphire Rapids on the PCU has no
  * fixed addresses (§4.1): perf only.
+ *
+ * A frozen box (BOX_CTL.FRZ, left set by perf's disable_box or another
+ * agent, hardware-linux.md §6) counts nothing: its interval is "waiting",
+ * said in the status, and adds nothing, never 0 seconds.  Under perf a box
+ * is frozen when its clock did not advance (pclk never stops); through
+ * MSRs when, besides, BOX_CTL has FRZ set.  A group read that fails, or whose
+ * group perf never put on the counters (another user holds them, §4.5
+ * item 6), is an error (uncored_sample_errors_total) and adds nothing.
+ * Under perf each box's smallest time running over time enabled is
+ * exported (uncored_pmu_multiplexing_ratio).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,6 +95,7 @@ static const struct metric_family *const pcu_families[] = {
 	&throttle_frequency_limited_die_seconds,
 	&pcu_events,
 	&pcu_die_events,
+	&collector_pmu_multiplexing,
 };
 
 /* The label of each event: its raw event name and, for seconds, the family and label. */
@@ -122,6 +133,8 @@ struct pcu_group {
 struct pcu_box {
 	struct pcu_group groups[MAX_GROUPS];
 	size_t n_groups;
+	double ratio;                    /* the last interval's smallest running/enabled; <0 none */
+	bool frozen;                     /* the last interval's clock did not advance */
 };
 
 /* One interval's counts and seconds of a unit, or of one of its boxes. */
@@ -382,17 +395,63 @@ static int pcu_start(struct collector *c)
 	return 0;
 }
 
+/*
+ * Whether a group's clock reading r0 can be used: a failed read, or a
+ * group perf never put on the counters this interval, is an error; under
+ * the msr engine a counter just claimed has counted nothing yet, no error.
+ */
+static bool group_usable(struct collector *c, const struct engine_reading *r0)
+{
+	if (r0->state == ENGINE_FAILED ||
+	    (c->engine == ENGINE_PERF && r0->enabled_ns && !r0->running_ns)) {
+		c->errors++;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Whether the box of ps whose clock reading r0 did not advance is frozen:
+ * under perf, yes; through MSRs when its BOX_CTL (read on the unit's CPU)
+ * has FRZ set.
+ */
+static bool box_frozen(struct collector *c, const struct pcu_state *st,
+		       const struct pcu_socket *ps, const struct engine_reading *r0)
+{
+	uint64_t ctl;
+	int cpu;
+
+	if (r0->state != ENGINE_COUNTING || !r0->running_ns || r0->raw_delta)
+		return false;
+	if (c->engine != ENGINE_MSR)
+		return true;
+	cpu = uncore_unit_first_online(c->hw, c->topo, &ps->unit);
+	return st->xu->pcu_msr && cpu >= 0 &&
+	       hw_read_msr(c->hw, cpu, st->xu->pcu_msr->box_ctl, &ctl) == 0 &&
+	       (ctl & PMON_BOX_CTL_FRZ);
+}
+
 /* Read group pg of a box into one interval of that box.  Returns whether it was read. */
-static bool sample_group(struct collector *c, struct pcu_state *st, struct pcu_box *box,
-			 struct pcu_group *pg, struct pcu_interval *iv)
+static bool sample_group(struct collector *c, struct pcu_state *st, const struct pcu_socket *ps,
+			 struct pcu_box *box, struct pcu_group *pg, struct pcu_interval *iv)
 {
 	struct engine_reading r[MAX_PER_GROUP];
+	double ratio;
 
 	if (!pg->g || engine_read(&st->engine, pg->g, r) < 0) {
 		if (pg->g)
 			c->errors++;
 		return false;
 	}
+	if (!group_usable(c, &r[0]))
+		return false;
+	if (box_frozen(c, st, ps, &r[0])) {
+		box->frozen = true;
+		return false;
+	}
+	ratio = engine_reading_ratio(&r[0]);
+	if (r[0].state == ENGINE_COUNTING && (box->ratio < 0 || ratio < box->ratio))
+		box->ratio = ratio;
 	for (size_t i = 0; i < pg->n; i++) {
 		enum xeon_pcu_event w = pg->which[i];
 
@@ -410,6 +469,22 @@ static bool sample_group(struct collector *c, struct pcu_state *st, struct pcu_b
 	return true;
 }
 
+/* Say that box b of ps is frozen ("waiting"), or clear it. */
+static void note_frozen(struct collector *c, const struct pcu_socket *ps, int b)
+{
+	char key[64];
+
+	snprintf(key, sizeof(key), "frozen socket %d die %d PCU %d", ps->unit.socket,
+		 ps->unit.die, b);
+	if (!ps->box[b].frozen) {
+		collector_recover(c, key);
+		return;
+	}
+	collector_degrade(c, key, "socket %d die %d PCU %d: waiting: the box is frozen (its clock "
+			  "did not advance: BOX_CTL.FRZ is set), nothing counted this interval",
+			  ps->unit.socket, ps->unit.die, b);
+}
+
 /*
  * Sample every box of ps and add the interval, each event the highest of
  * any box's.  Adds to *counting the boxes whose every group was read.
@@ -423,9 +498,12 @@ static void sample_socket(struct collector *c, struct pcu_state *st, struct pcu_
 		struct pcu_interval iv = { 0 };
 		size_t read = 0;
 
+		ps->box[b].ratio = -1;
+		ps->box[b].frozen = false;
 		for (size_t k = 0; k < ps->box[b].n_groups; k++)
-			read += sample_group(c, st, &ps->box[b], &ps->box[b].groups[k], &iv);
+			read += sample_group(c, st, ps, &ps->box[b], &ps->box[b].groups[k], &iv);
 		*counting += read > 0 && read == ps->box[b].n_groups;
+		note_frozen(c, ps, b);
 		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
 			if (!iv.has[w])
 				continue;
@@ -457,6 +535,11 @@ static void pcu_sample(struct collector *c, struct snapshot *s)
 		/* The units: every PCU box (perf PMU instance, or MSR box) of every socket. */
 		n += (unsigned)ps->n_boxes;
 		sample_socket(c, st, ps, &counting);
+		for (int b = 0; c->engine == ENGINE_PERF && b < ps->n_boxes; b++)
+			if (ps->box[b].ratio >= 0)
+				collector_add_multiplexing(c, s, socket,
+							   st->multi_die ? ps->unit.die : -1, b,
+							   ps->box[b].ratio);
 		for (int w = 0; w < XEON_PCU_N_EVENTS; w++) {
 			if (!ps->has[w])
 				continue;

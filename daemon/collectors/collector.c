@@ -61,6 +61,27 @@ int collector_add_resets(struct collector *c, struct snapshot *s, int socket, in
 	return add_placed(c, s, &collector_pmu_resets, socket, core, cpu, n);
 }
 
+const struct metric_family collector_pmu_multiplexing = {
+	.name = "uncored_pmu_multiplexing_ratio",
+	.help = "Perf engine: the smallest fraction of the last interval that one of the box's "
+		"uncore groups was on its counters (time running over time enabled); below 1 the "
+		"kernel took turns with another user and the counts are scaled by its inverse.",
+	.type = METRIC_GAUGE, .unit = "ratio", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_DOUBLE,
+	.label = "collector,socket,die,box",
+};
+
+int collector_add_multiplexing(struct collector *c, struct snapshot *s, int socket, int die,
+			       int box, double ratio)
+{
+	char labels[96], d[16] = "";
+
+	if (die >= 0)
+		snprintf(d, sizeof(d), "%d", die);
+	snprintf(labels, sizeof(labels), "%s" METRIC_LABEL_SEP "%d" METRIC_LABEL_SEP "%s"
+		 METRIC_LABEL_SEP "%d", c->ops->name, socket, d, box);
+	return snapshot_add_sample(s, &collector_pmu_multiplexing, socket, labels, 0, ratio);
+}
+
 int collector_source(const struct collector_ops *ops)
 {
 	for (size_t i = 0; i < collector_registry_n; i++)

@@ -141,6 +141,18 @@ extern const struct metric_family collector_pmu_resets;
 int collector_add_resets(struct collector *c, struct snapshot *s, int socket, int core, int cpu,
 			 uint64_t n);
 
+/*
+ * uncored_pmu_multiplexing_ratio, the family the uncore box collectors (pcu,
+ * imc) add their perf groups' time running over time enabled to (list it
+ * among the families): labels collector, socket, die (left out on a
+ * single-die package), box (the PCU instance, the memory channel).
+ */
+extern const struct metric_family collector_pmu_multiplexing;
+
+/* Add box's smallest ratio of the last interval to s; die -1: no die label. */
+int collector_add_multiplexing(struct collector *c, struct snapshot *s, int socket, int die,
+			       int box, double ratio);
+
 struct collector {
 	const struct collector_ops *ops;
 	struct hw *hw;

@@ -55,6 +55,12 @@ const struct metric_family throttle_dram_critical_seconds = CRITICAL_FAMILY("cha
 const struct metric_family throttle_prochot_seconds = PROCHOT_FAMILY("source");
 const struct metric_family throttle_frequency_limited_seconds = FREQ_FAMILY("reason");
 const struct metric_family throttle_dram_slot_seconds = DRAM_FAMILY("channel,slot,cause");
+const struct metric_family throttle_dram_bw_slot_seconds = {
+	.name = "uncored_dram_throttled_seconds_total", .help = DRAM_HELP, SOCKET_SECONDS,
+	.label = "channel,slot,cause",
+	.json_key = "dram_slot_throttled_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 405,
+	DRAM_TABLE,
+};
 const struct metric_family throttle_dram_slot_critical_seconds =
 	CRITICAL_FAMILY("channel,slot,cause");
 const struct metric_family throttle_dram_die_channel_seconds = DRAM_FAMILY("die,channel,cause");

@@ -56,6 +56,14 @@ extern const struct metric_family throttle_dram_slot_seconds;
 extern const struct metric_family throttle_dram_slot_critical_seconds;
 
 /*
+ * Granite Rapids' per-slot POWER_THROTTLE_CYCLES.BW_SLOT0/1 beside its
+ * per-channel causes: the same Prometheus family {socket,channel,slot,cause},
+ * in a JSON field of its own ("dram_slot_throttled_seconds"), since one
+ * JSON object cannot nest both shapes.
+ */
+extern const struct metric_family throttle_dram_bw_slot_seconds;
+
+/*
  * The same names on packages of several dies (Cascade Lake-AP), whose
  * uncore boxes are per die: a die label first ("DIE" METRIC_LABEL_SEP ...).
  */

@@ -15,7 +15,6 @@ struct pcu_box {
 	uint64_t base[SNBEP_PCU_NUM_COUNTERS];
 	int64_t t0[SNBEP_PCU_NUM_COUNTERS];
 	const struct sim_timeline *cond[SIM_PCU_N_CONDS];
-	const struct sim_timeline *dram_power;   /* the socket's DRAM power limit holds */
 };
 
 struct sim_boxes {
@@ -26,6 +25,8 @@ struct sim_boxes {
 	struct sim_timeline *throttle;       /* unit * n_imc + channel: thermal */
 	struct sim_timeline *critical;
 	struct sim_timeline *either;         /* thermal or the socket's DRAM power limit */
+	struct sim_timeline *awake;          /* per unit: 0 while the package sleeps (C3/C6) */
+	struct sim_timeline *power;          /* per unit: the DRAM power limit, while awake */
 };
 
 static uint64_t mask48(uint64_t v)
@@ -52,6 +53,25 @@ static bool hits_channel(const struct sim_rule *r, int socket, int channel)
 	       (r->channel == SIM_ALL || r->channel == SIM_UNSET || r->channel == channel);
 }
 
+/* Unit's awake timeline: 1, and 0 while a package-sleep rule of its socket holds. */
+static int build_awake(struct sim_boxes *b, const struct sim_scenario *scn, int unit)
+{
+	struct sim_timeline *tl = &b->awake[unit];
+
+	if (sim_timeline_init(tl, scn->period_ns, 1) < 0)
+		return -ENOMEM;
+	for (int i = 0; i < scn->n_rules; i++) {
+		const struct sim_rule *r = &scn->rules[i];
+
+		if (r->kind == SIM_RULE_PACKAGE_SLEEP &&
+		    (r->socket == SIM_ALL || r->socket == unit / b->n_dies) &&
+		    sim_timeline_paint_rule(tl, r, 0, SIM_PAINT_SET) < 0)
+			return -ENOMEM;
+	}
+	sim_timeline_finish(tl);
+	return 0;
+}
+
 static int build_channel(struct sim_boxes *b, const struct sim_scenario *scn, int unit,
 			 int channel)
 {
@@ -74,6 +94,9 @@ static int build_channel(struct sim_boxes *b, const struct sim_scenario *scn, in
 		     sim_timeline_paint_rule(crit, r, 1, SIM_PAINT_OR) < 0))
 			return -ENOMEM;
 	}
+	/* No clock, no count: nothing is counted while the package sleeps. */
+	if (sim_timeline_and(thr, &b->awake[unit]) < 0 || sim_timeline_and(crit, &b->awake[unit]) < 0)
+		return -ENOMEM;
 	sim_timeline_finish(thr);
 	sim_timeline_finish(crit);
 	return 0;
@@ -102,16 +125,22 @@ int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 	b->throttle = calloc(n_ch, sizeof(*b->throttle));
 	b->critical = calloc(n_ch, sizeof(*b->critical));
 	b->either = calloc(n_ch, sizeof(*b->either));
-	if (!b->pcu || !b->throttle || !b->critical || !b->either) {
+	b->awake = calloc((size_t)b->n_units, sizeof(*b->awake));
+	b->power = calloc((size_t)b->n_units, sizeof(*b->power));
+	if (!b->pcu || !b->throttle || !b->critical || !b->either || !b->awake || !b->power) {
 		sim_boxes_free(b);
 		return -ENOMEM;
 	}
-	for (int unit = 0; unit < b->n_units; unit++)
-		for (int ch = 0; ch < b->n_imc; ch++)
-			if (build_channel(b, scn, unit, ch) < 0) {
-				sim_boxes_free(b);
-				return -ENOMEM;
-			}
+	for (int unit = 0; unit < b->n_units; unit++) {
+		int r = build_awake(b, scn, unit);
+
+		for (int ch = 0; ch < b->n_imc && r == 0; ch++)
+			r = build_channel(b, scn, unit, ch);
+		if (r < 0) {
+			sim_boxes_free(b);
+			return -ENOMEM;
+		}
+	}
 	*ret = b;
 	return 0;
 }
@@ -128,6 +157,14 @@ void sim_boxes_free(struct sim_boxes *b)
 		if (b->either)
 			sim_timeline_free(&b->either[i]);
 	}
+	for (int i = 0; i < b->n_units; i++) {
+		if (b->awake)
+			sim_timeline_free(&b->awake[i]);
+		if (b->power)
+			sim_timeline_free(&b->power[i]);
+	}
+	free(b->awake);
+	free(b->power);
 	free(b->either);
 	free(b->throttle);
 	free(b->critical);
@@ -142,13 +179,17 @@ int sim_boxes_set_socket(struct sim_boxes *b, int socket,
 	for (int unit = socket * b->n_dies; unit < (socket + 1) * b->n_dies; unit++) {
 		for (int e = 0; e < SIM_PCU_N_CONDS; e++)
 			b->pcu[unit].cond[e] = pcu_cond[e];
-		b->pcu[unit].dram_power = dram_power;
+		if (sim_timeline_init(&b->power[unit], period, 0) < 0 ||
+		    sim_timeline_or_where(&b->power[unit], dram_power, 1) < 0 ||
+		    sim_timeline_and(&b->power[unit], &b->awake[unit]) < 0)
+			return -ENOMEM;
+		sim_timeline_finish(&b->power[unit]);
 		for (int ch = 0; ch < b->n_imc; ch++) {
 			struct sim_timeline *tl = &b->either[unit * b->n_imc + ch];
 
 			if (sim_timeline_init(tl, period, 0) < 0 ||
 			    sim_timeline_or_where(tl, &b->throttle[unit * b->n_imc + ch], 1) < 0 ||
-			    sim_timeline_or_where(tl, dram_power, 1) < 0)
+			    sim_timeline_or_where(tl, &b->power[unit], 1) < 0)
 				return -ENOMEM;
 			sim_timeline_finish(tl);
 		}
@@ -183,12 +224,19 @@ static int pcu_cond(const struct sim_boxes *b, int socket, uint64_t code,
 	return -ENOENT;
 }
 
-/* The condition of iMC event config on channel, or -ENOENT; *ret NULL means always. */
+/* Whether channel exists only on paper: registered, no memory behind it, no clock. */
+static bool on_paper(const struct sim_boxes *b, int channel)
+{
+	return b->u->imc_per_controller &&
+	       channel % b->u->imc_per_controller >= b->u->imc_real_per_controller;
+}
+
+/* The condition of iMC event config on channel, or -ENOENT; the clock runs while awake. */
 static int imc_cond(const struct sim_boxes *b, int socket, int channel, uint64_t config,
 		    const struct sim_timeline **ret)
 {
 	if (config == SIM_IMC_FIXED_CONFIG || config == b->u->imc_dclk) {
-		*ret = NULL;
+		*ret = &b->awake[socket];
 		return 0;
 	}
 	for (size_t i = 0; i < b->u->n_imc; i++) {
@@ -201,7 +249,7 @@ static int imc_cond(const struct sim_boxes *b, int socket, int channel, uint64_t
 		else if (e->cond == SIM_IMC_THERMAL)
 			*ret = &b->throttle[socket * b->n_imc + channel];
 		else if (e->cond == SIM_IMC_POWER)
-			*ret = b->pcu[socket].dram_power;
+			*ret = &b->power[socket];
 		else
 			*ret = &b->either[socket * b->n_imc + channel];
 		return 0;
@@ -228,7 +276,7 @@ int sim_boxes_count(const struct sim_boxes *b, enum sim_box_kind kind, int socke
 	}
 	if (index < 0 || index >= b->n_imc || (r = imc_cond(b, socket, index, config, &tl)) < 0)
 		return -ENOENT;
-	*ret = cycles(tl, SIM_DCLK_HZ, t);
+	*ret = on_paper(b, index) ? 0 : cycles(tl, SIM_DCLK_HZ, t);
 	return 0;
 }
 

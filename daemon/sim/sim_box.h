@@ -16,6 +16,12 @@
  *   before Granite Rapids) while either holds; a critical-throttle event
  *   while a dram-critical rule covers the channel.  Per-slot events (Ice
  *   Lake-SP, Sapphire Rapids) count alike for every slot of the channel.
+ *   While a package-sleep rule covers the socket (package C3/C6) the iMC
+ *   has no clock (hardware-linux.md §6): the clock and every iMC event
+ *   stop, whatever else holds; the rate is the same when it runs again.
+ *   A channel the generation registers without memory behind it (Ice
+ *   Lake-SP's third channel of each controller, sim_facts.h) counts
+ *   nothing, its clock included, whatever the rules say.
  * The PCU box is also a register file at the generation's MSR addresses
  * (hardware-linux.md §4.1) where it has them: BOX_CTL (FRZ stops every
  * counter; RST_CTRL and RST_CTRS clear the controls and the counters and

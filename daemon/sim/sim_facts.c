@@ -11,8 +11,8 @@
  * only increment by 1" when several ranks throttle) and
  * POWER_CRITICAL_THROTTLE_CYCLES 0x0086 up to Cascade Lake; the SLOT0/1
  * events (0x46, 0x86 umask 0x01/0x02) on Ice Lake-SP and Sapphire/Emerald
- * Rapids; RAPLBLK 0x0446, MR4BLKEN 0x0846 and the critical SLOT0/1 events
- * 0x89 on Granite Rapids.  Any other config counts nothing.
+ * Rapids; RAPLBLK 0x0446, MR4BLKEN 0x0846, BW_SLOT0/1 0x0146/0x0246 and the
+ * critical SLOT0/1 events 0x89 on Granite Rapids.  Any other config counts nothing.
  */
 #include <stddef.h>
 
@@ -50,9 +50,16 @@ static const struct sim_imc_event imc_slot[] = {
 	{ 0x0286, SIM_IMC_CRITICAL },
 };
 
+/*
+ * GNR's BW_SLOT0/1 (0x0146/0x0246, hardware-linux.md §6) have no description
+ * in Intel's file: the simulator counts them as the earlier slot events,
+ * thermal or the DRAM power limit.
+ */
 static const struct sim_imc_event imc_gnr[] = {
 	{ 0x0446, SIM_IMC_POWER },
 	{ 0x0846, SIM_IMC_THERMAL },
+	{ 0x0146, SIM_IMC_THERMAL_OR_POWER },
+	{ 0x0246, SIM_IMC_THERMAL_OR_POWER },
 	{ 0x0189, SIM_IMC_CRITICAL },
 	{ 0x0289, SIM_IMC_CRITICAL },
 };
@@ -60,26 +67,32 @@ static const struct sim_imc_event imc_gnr[] = {
 /* SNB-EP: no DCLK GP event; the fixed counter (0xff) is the clock. */
 static const struct sim_uncore_gen snbep = {
 	"sandybridge-ep", &pcu_snbep, PCU_UP_TO_ICX, SIM_IMC_FIXED_CONFIG, imc_rank, N_OF(imc_rank),
+	0, 0,
 };
 static const struct sim_uncore_gen ivt = {
-	"ivybridge-ep", &pcu_snbep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank),
+	"ivybridge-ep", &pcu_snbep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank), 0, 0,
 };
 static const struct sim_uncore_gen hsx_bdx = {
-	"haswell-x/broadwell-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank),
+	"haswell-x/broadwell-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank), 0, 0,
 };
 static const struct sim_uncore_gen skx = {
-	"skylake-sp", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank),
+	"skylake-sp", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank), 0, 0,
 };
-/* ICX: DCLK 0x0000 (its fixed counter counts HCLK). */
+/*
+ * ICX: DCLK 0x0000 (its fixed counter counts HCLK).  Kernels up to 6.12
+ * register 3 channels per controller (ICX_NUMBER_IMC_CHN, uncore_imc_N with
+ * N / 3 the controller and N % 3 the channel's offset), mainline 2: the
+ * third of each controller has no memory behind it (hardware-linux.md §6).
+ */
 static const struct sim_uncore_gen icx = {
-	"icelake-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_slot, N_OF(imc_slot),
+	"icelake-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_slot, N_OF(imc_slot), 3, 2,
 };
 /* SPR, EMR, GNR: the PCU only through the discovery table; DCLK 0x0101. */
 static const struct sim_uncore_gen spr = {
-	"sapphirerapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_slot, N_OF(imc_slot),
+	"sapphirerapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_slot, N_OF(imc_slot), 0, 0,
 };
 static const struct sim_uncore_gen gnr = {
-	"graniterapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_gnr, N_OF(imc_gnr),
+	"graniterapids-x", NULL, PCU_FROM_SPR, 0x0101, imc_gnr, N_OF(imc_gnr), 0, 0,
 };
 
 static const struct {

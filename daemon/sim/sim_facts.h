@@ -176,6 +176,12 @@ struct sim_uncore_gen {
 	uint16_t imc_dclk;                   /* the channel's DCLK event config */
 	const struct sim_imc_event *imc;     /* the throttle events the simulator generates */
 	size_t n_imc;
+	/*
+	 * Channels the kernel registers per memory controller, and how many of
+	 * them have memory behind them; the rest exist only on paper and never
+	 * clock.  0: every channel is real.
+	 */
+	uint8_t imc_per_controller, imc_real_per_controller;
 };
 
 /* The generation of Intel family/model, or NULL for a model without a server uncore. */

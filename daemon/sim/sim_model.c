@@ -105,7 +105,10 @@ static const struct sim_model models[] = {
 		.n_imc = 6, .n_dies = 2,
 	},
 	{
-		/* PCU at 0x710... as Skylake-SP; 12 iMC channels (kernel icx_uncore_imc) */
+		/*
+		 * PCU at 0x710... as Skylake-SP; 12 iMC channels (kernel icx_uncore_imc up to
+		 * 6.12), of which 2, 5, 8 and 11 have no memory behind them (sim_facts.c)
+		 */
 		.name = "icelake-sp-2s", INTEL6(0x6a, 6),
 		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
 		.flags = SKX_FLAGS,

@@ -91,6 +91,8 @@ static int put_cpumask(const struct sim_model *m, const char *root, const char *
 
 /* The discovery table's type id of the PCU (hardware-linux.md §6: uncore_type_4_N). */
 #define DISCOVERY_PCU_TYPE 4
+/* ... and of the iMC (kernel uncore_snbep.c UNCORE_SPR_IMC, gnr_uncores[6]). */
+#define DISCOVERY_IMC_TYPE 6
 
 /*
  * The name of PCU instance k of m, and its alias ("" when none), by
@@ -223,11 +225,21 @@ static int write_boxes(const struct sim_model *m, bool discovery_names, const ch
 			return r;
 	}
 	for (int ch = 0; ch < n_imc; ch++) {
-		snprintf(name, sizeof(name), "uncore_imc_%d", ch);
+		/* Discovery generations: alias uncore_type_6_<id>, the name without the table. */
+		alias[0] = '\0';
+		if (spr)
+			snprintf(alias, sizeof(alias), "uncore_type_%d_%d", DISCOVERY_IMC_TYPE, ch);
+		if (spr && discovery_names) {
+			snprintf(name, sizeof(name), "%s", alias);
+			alias[0] = '\0';
+		} else {
+			snprintf(name, sizeof(name), "uncore_imc_%d", ch);
+		}
 		snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, name);
 		snprintf(type, sizeof(type), "%d", SIM_PERF_IMC_TYPE0 + ch);
 		if ((r = put_pmu(root, name, imc_files, n_imc_files, err, errlen)) < 0 ||
 		    (r = put(dir, "type", type, err, errlen)) < 0 ||
+		    (alias[0] && (r = put(dir, "alias", alias, err, errlen)) < 0) ||
 		    (r = put_cpumask(m, root, name, true, err, errlen)) < 0)
 			return r;
 	}

@@ -40,17 +40,19 @@ static const char *const kind_names[SIM_RULE_KIND_COUNT] = {
 	[SIM_RULE_PERF_UNCORE] = "perf-uncore",
 	[SIM_RULE_GLOBAL_DISABLE] = "global-disable",
 	[SIM_RULE_DRAM_CRITICAL] = "dram-critical",
+	[SIM_RULE_PACKAGE_SLEEP] = "package-sleep",
 };
 
 #define K(kind) (1u << (kind))
 #define K_DRAM (K(SIM_RULE_DRAM_THROTTLE) | K(SIM_RULE_DRAM_CRITICAL))
 #define K_WINDOWED (K_DRAM | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		    K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_OFFLINE) | \
-		    K(SIM_RULE_LOAD) | K_PERF)
+		    K(SIM_RULE_LOAD) | K_PERF | K(SIM_RULE_PACKAGE_SLEEP))
 #define K_PERF (K(SIM_RULE_PERF_CORE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE))
 #define K_SOCKET (K_DRAM | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		  K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_PRESET) | \
-		  K(SIM_RULE_REWRITE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE))
+		  K(SIM_RULE_REWRITE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE) | \
+		  K(SIM_RULE_PACKAGE_SLEEP))
 #define K_REGISTER (K(SIM_RULE_PRESET) | K(SIM_RULE_REWRITE))
 #define K_PERF_EVENT (K(SIM_RULE_PERF_CORE) | K(SIM_RULE_PERF_UNCORE))
 
@@ -431,7 +433,7 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 		return fail(ctx, ctx->section_line, key, "expected [scenario] or [KIND.N] with KIND "
 			    "one of dram-throttle, temperature, prochot, core-throttle, power-limit, "
 			    "preset, rewrite, offline, load, perf-core, perf-uncore, "
-			    "global-disable, dram-critical");
+			    "global-disable, dram-critical, package-sleep");
 	if (find_section(ctx, section) >= 0)
 		return fail(ctx, ctx->section_line, key, "section given twice");
 	if (ctx->scn->n_rules == ctx->cap_rules) {

@@ -39,6 +39,7 @@ enum sim_rule_kind {
 	SIM_RULE_PERF_UNCORE,      /* perf uncore use on a socket comes and goes */
 	SIM_RULE_GLOBAL_DISABLE,   /* the kernel's transient global-disable windows */
 	SIM_RULE_DRAM_CRITICAL,    /* a memory channel's critical throttling (server iMC) */
+	SIM_RULE_PACKAGE_SLEEP,    /* the package is in C3/C6: the iMC has no clock (server iMC) */
 	SIM_RULE_KIND_COUNT,
 };
 
@@ -157,6 +158,12 @@ int sim_timeline_paint_rule(struct sim_timeline *tl, const struct sim_rule *rule
 /* OR 1 into tl wherever src is at least threshold. */
 int sim_timeline_or_where(struct sim_timeline *tl, const struct sim_timeline *src,
 			  int64_t threshold);
+
+/*
+ * Zero tl wherever src is zero (a paint, in order with the others): tl
+ * then holds only while src does too.  0 or -ENOMEM.
+ */
+int sim_timeline_and(struct sim_timeline *tl, const struct sim_timeline *src);
 
 /* Apply the paints, merge equal neighbours and compute the integrals; call after painting. */
 void sim_timeline_finish(struct sim_timeline *tl);

@@ -177,19 +177,31 @@ static int64_t seg_end(const struct sim_timeline *tl, int i)
 	return tl->period ? tl->period : SIM_FOREVER;
 }
 
-int sim_timeline_or_where(struct sim_timeline *tl, const struct sim_timeline *src,
-			  int64_t threshold)
+/* Paint value (by op) wherever src is within [lo, hi]. */
+static int paint_where(struct sim_timeline *tl, const struct sim_timeline *src, int64_t lo,
+		       int64_t hi, int64_t value, enum sim_paint op)
 {
 	for (int i = 0; i < src->n; i++) {
 		int r;
 
-		if (src->seg[i].value < threshold)
+		if (src->seg[i].value < lo || src->seg[i].value > hi)
 			continue;
-		r = sim_timeline_paint(tl, src->seg[i].start, seg_end(src, i), 1, SIM_PAINT_OR);
+		r = sim_timeline_paint(tl, src->seg[i].start, seg_end(src, i), value, op);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+int sim_timeline_or_where(struct sim_timeline *tl, const struct sim_timeline *src,
+			  int64_t threshold)
+{
+	return paint_where(tl, src, threshold, INT64_MAX, 1, SIM_PAINT_OR);
+}
+
+int sim_timeline_and(struct sim_timeline *tl, const struct sim_timeline *src)
+{
+	return paint_where(tl, src, 0, 0, 0, SIM_PAINT_SET);
 }
 
 static bool rise_at(const struct sim_timeline *tl, int i)

@@ -66,7 +66,17 @@ for model in skylake-sp-2s sandy-bridge-ep-2s cascade-lake-ap-2s icelake-sp-2s s
 		zero "$out" 'uncored_dram_throttled_seconds_total{socket="0",channel="2",cause="thermal"}'
 		zero "$out" 'uncored_dram_throttled_seconds_total{socket="0",channel="2",cause="power"}'
 		;;
-	icelake-sp-2s|sapphire-rapids-2s)
+	icelake-sp-2s)
+		grep -q 'uncored_collector_up{collector="imc"} 1' "$out" || fail "$model: imc collector not up"
+		# A 6.12 kernel's channel 2 here has no memory behind it (the third of its
+		# controller): never clocked, left out. The socket's DRAM power cap throttles
+		# channel 0, each DIMM slot on its own.
+		! grep -q 'uncored_dram_throttled_seconds_total{socket="1",channel="2",' "$out" ||
+			fail "$model: channel 2 exported, but it has no clock"
+		positive "$out" 'uncored_dram_throttled_seconds_total{socket="1",channel="0",slot="0",cause="thermal_or_power"}'
+		zero "$out" 'uncored_dram_throttled_seconds_total{socket="0",channel="0",slot="0",cause="thermal_or_power"}'
+		;;
+	sapphire-rapids-2s)
 		grep -q 'uncored_collector_up{collector="imc"} 1' "$out" || fail "$model: imc collector not up"
 		# Each DIMM slot on its own.
 		positive "$out" 'uncored_dram_throttled_seconds_total{socket="1",channel="2",slot="0",cause="thermal_or_power"}'

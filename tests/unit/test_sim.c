@@ -932,7 +932,11 @@ static const struct bad_case bad_cases[] = {
 	{ "unknown section", "westmere-ep-2s", "; c\n[bogus.1]\nsocket = 0\n",
 	  "2: [bogus.1]: expected [scenario] or [KIND.N] with KIND one of dram-throttle, "
 	  "temperature, prochot, core-throttle, power-limit, preset, rewrite, offline, load, "
-	  "perf-core, perf-uncore, global-disable, dram-critical" },
+	  "perf-core, perf-uncore, global-disable, dram-critical, package-sleep" },
+	{ "package-sleep socket", "skylake-sp-2s", "[package-sleep.1]\nduty = 0.5\n",
+	  "1: socket: missing in [package-sleep.1]" },
+	{ "package-sleep channel", "skylake-sp-2s", "[package-sleep.1]\nsocket = 0\nchannel = 1\n",
+	  "3: channel: unknown key in [package-sleep.1]" },
 	{ "unknown key", "westmere-ep-2s", "[dram-throttle.1]\nsocket = 0\ncolour = red\n",
 	  "3: colour: unknown key in [dram-throttle.1]" },
 	{ "end before start", "westmere-ep-2s",

@@ -45,6 +45,36 @@ static void paint_order_does_not_matter_for_disjoint_windows(void **state)
 	sim_timeline_free(&rev);
 }
 
+/*
+ * sim_timeline_and keeps a timeline only where another is nonzero (the iMC's
+ * conditions only while the package is awake): an OR painted after it fills
+ * the zeros again, in paint order.
+ */
+static void and_zeroes_where_the_other_is_zero(void **state)
+{
+	struct sim_timeline awake, tl;
+
+	(void)state;
+	assert_int_equal(sim_timeline_init(&awake, 10 * SEC, 1), 0);
+	assert_int_equal(sim_timeline_paint(&awake, 2 * SEC, 4 * SEC, 0, SIM_PAINT_SET), 0);
+	sim_timeline_finish(&awake);
+	assert_int_equal(sim_timeline_init(&tl, 10 * SEC, 0), 0);
+	assert_int_equal(sim_timeline_paint(&tl, 1 * SEC, 6 * SEC, 5, SIM_PAINT_SET), 0);
+	assert_int_equal(sim_timeline_and(&tl, &awake), 0);
+	assert_int_equal(sim_timeline_paint(&tl, 3 * SEC, 7 * SEC, 1, SIM_PAINT_OR), 0);
+	sim_timeline_finish(&tl);
+	assert_int_equal(sim_timeline_value_at(&tl, 1 * SEC), 5);
+	assert_int_equal(sim_timeline_value_at(&tl, 2 * SEC), 0);
+	assert_int_equal(sim_timeline_value_at(&tl, 3 * SEC), 1);
+	assert_int_equal(sim_timeline_value_at(&tl, 5 * SEC), 5);
+	assert_int_equal(sim_timeline_value_at(&tl, 6 * SEC), 1);
+	assert_int_equal(sim_timeline_value_at(&tl, 7 * SEC), 0);
+	/* Over one period: 5 over 1..2 and 4..6, 1 over 3..4 and 6..7. */
+	assert_true(sim_timeline_integral(&tl, 10 * SEC) == (unsigned __int128)17 * SEC);
+	sim_timeline_free(&tl);
+	sim_timeline_free(&awake);
+}
+
 /* Overlapping paints keep their order: a later SET wins, an OR fills only zeros. */
 static void overlapping_paints_apply_in_order(void **state)
 {
@@ -122,6 +152,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(paint_order_does_not_matter_for_disjoint_windows),
 		cmocka_unit_test(overlapping_paints_apply_in_order),
+		cmocka_unit_test(and_zeroes_where_the_other_is_zero),
 		cmocka_unit_test(many_windows_in_reverse_order),
 		cmocka_unit_test(scenario_of_200000_sections_loads),
 	};

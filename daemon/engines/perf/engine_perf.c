@@ -22,6 +22,7 @@
 #define PCU_DISCOVERY_TYPE 4        /* uncore_type_4[_N] (hardware-linux.md §6) */
 #define MAX_PCU    16
 #define IMC_PREFIX "uncore_imc_"
+#define IMC_DISCOVERY_PREFIX "uncore_type_6_"   /* the kernel's UNCORE_SPR_IMC, §6 */
 #define MAX_IMC    64
 #define REF_CYCLES_CODE  0x3c
 #define REF_CYCLES_UMASK 0x01
@@ -105,26 +106,29 @@ static void free_pcu(struct perf_pmu **pcu, size_t n)
 		perf_pmu_free(pcu[i]);
 }
 
-/* uncore_imc_N: N, or -1 for another name. */
-static int imc_index(const char *name)
+/* prefix N (uncore_imc_N, uncore_type_6_N): N, or -1 for another name. */
+static int imc_index(const char *name, const char *prefix)
 {
 	char *end;
 	long n;
 
-	if (strncmp(name, IMC_PREFIX, strlen(IMC_PREFIX)) != 0)
+	if (strncmp(name, prefix, strlen(prefix)) != 0)
 		return -1;
-	name += strlen(IMC_PREFIX);
+	name += strlen(prefix);
 	n = strtol(name, &end, 10);
 	return end == name || *end || n < 0 || n >= MAX_IMC ? -1 : (int)n;
 }
 
 /*
- * Every uncore_imc_N under root into imc[N] (hardware-linux.md §4.1); the
- * count found, or -ENODEV with the reason when there is none.  Only those
+ * Every uncore_imc_N under root into imc[N] (hardware-linux.md §4.1), or
+ * where there is none every uncore_type_6_N (Sapphire Rapids on, a kernel
+ * with the discovery table but without the platform's, §6); the count
+ * found, or -ENODEV with the reason when there is none.  Only those
  * directories are read: another PMU that does not parse is not our concern.
  */
 static int load_imc(const char *root, struct perf_pmu **imc, char *reason, size_t len)
 {
+	static const char *const prefix[] = { IMC_PREFIX, IMC_DISCOVERY_PREFIX };
 	char dir[4096];
 	struct dirent *de;
 	int r = 0, n = 0;
@@ -132,13 +136,16 @@ static int load_imc(const char *root, struct perf_pmu **imc, char *reason, size_
 
 	snprintf(dir, sizeof(dir), "%s%s", root, PERF_SYS_PMU_DIR);
 	d = opendir(dir);
-	while (d && r == 0 && (de = readdir(d))) {
-		int k = imc_index(de->d_name);
+	for (size_t p = 0; d && p < sizeof(prefix) / sizeof(prefix[0]) && n == 0; p++) {
+		rewinddir(d);
+		while (r == 0 && (de = readdir(d))) {
+			int k = imc_index(de->d_name, prefix[p]);
 
-		if (k < 0 || imc[k])
-			continue;
-		r = perf_pmu_load(root, de->d_name, &imc[k], reason, len);
-		n += r == 0;
+			if (k < 0 || imc[k])
+				continue;
+			r = perf_pmu_load(root, de->d_name, &imc[k], reason, len);
+			n += r == 0;
+		}
 	}
 	if (d)
 		closedir(d);

@@ -19,7 +19,8 @@
  *     "uncore_type_4[_N]" (a kernel without the platform's table;
  *     hardware-linux.md §6); engine_n_boxes says how many.
  *     ENGINE_PMU_IMC: "uncore_imc_N" for N = ENGINE_TARGET_BOX(target)
- *     (hardware-linux.md §4.1).  Each
+ *     (hardware-linux.md §4.1), or "uncore_type_6_N" where the kernel has
+ *     no uncore_imc_N (discovery table without the platform's, §6).  Each
  *     opened on the CPU of its cpumask in the target CPU's package.  An
  *     event is "event=code" with ",umask=" only when umask is not 0 (the
  *     SNB-EP PCU has no umask field), cmask as "thresh", edge and inv;

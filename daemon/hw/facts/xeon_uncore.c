@@ -100,7 +100,9 @@ static const struct xeon_uncore spr = {
 /*
  * Granite Rapids tells the causes apart (§4.3, §4.5 item 3):
  * POWER_THROTTLE_CYCLES.RAPLBLK "RAPL is throttling" and .MR4BLKEN "MR4
- * temp reading is throttling".  Its critical events,
+ * temp reading is throttling".  Beside them POWER_THROTTLE_CYCLES.BW_SLOT0/1
+ * (0x46 umask 0x01/0x02, the ICX…EMR slot encoding, §6) have no
+ * description: cause thermal_or_power, per slot.  Its critical events,
  * POWER_CRITICAL_THROTTLE_CYCLES.SLOT0/1 0x89 umask 0x01/0x02, say no
  * cause; nothing says their slot umasks combine, so each slot is counted
  * on its own, as from ICX on.
@@ -108,6 +110,10 @@ static const struct xeon_uncore spr = {
 static const struct xeon_imc_event gnr_events[] = {
 	{ "power_throttle_cycles_raplblk", 0x46, 0x04, false, XEON_CAUSE_POWER, false, 0 },
 	{ "power_throttle_cycles_mr4blken", 0x46, 0x08, false, XEON_CAUSE_THERMAL, false, 0 },
+	{ "power_throttle_cycles_bw_slot0", 0x46, 0x01, false, XEON_CAUSE_THERMAL_OR_POWER, true,
+	  0 },
+	{ "power_throttle_cycles_bw_slot1", 0x46, 0x02, false, XEON_CAUSE_THERMAL_OR_POWER, true,
+	  1 },
 	{ "power_critical_throttle_cycles_slot0", 0x89, 0x01, true, XEON_CAUSE_THERMAL_OR_POWER,
 	  true, 0 },
 	{ "power_critical_throttle_cycles_slot1", 0x89, 0x02, true, XEON_CAUSE_THERMAL_OR_POWER,

@@ -1,0 +1,187 @@
+/*
+ * The health of the PCU and iMC collectors on the simulated server models:
+ * a package asleep (no iMC clock) converts throttle cycles at the DCLK
+ * rate, channels that never clock are left out, a frozen PCU box is
+ * waiting rather than 0, and a box shared with another perf user exports
+ * its multiplexing ratio.  Stepped clock (throttle_run.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "collector.h"
+#include "helpers.h"
+#include "metric.h"
+#include "perf_sys.h"
+#include "snapshot.h"
+#include "throttle_families.h"
+#include "throttle_run.h"
+
+/*
+ * A Skylake-SP socket asleep half of every second (package C3/C6: the iMC has
+ * no clock, tests/data/scenarios/package-sleep.ini) and throttled whenever
+ * awake: about 0.5 s of DRAM throttling per second, as the ground truth, not
+ * 1.0 (throttle cycles over the interval's DCLK count times the interval);
+ * a channel that sleeps keeps its series.
+ */
+static void a_sleeping_package_throttles_only_while_awake(void **state)
+{
+	char path[4096], spec[4200];
+	const char *label = "0" METRIC_LABEL_SEP "thermal_or_power";
+	struct run r;
+	double before;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/package-sleep.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start(&r, spec);
+	run_for(&r, 3);
+	before = exported(&r, &throttle_dram_channel_seconds, 0, label);
+	assert_close(before, 3.0, "awake channel 0", 0);
+	run_for(&r, 10);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 0, label) - before, 5.0,
+		     "asleep half the time, channel 0", 0);
+	check_imc(&r, 6);
+	/* Asleep whole intervals: the channels keep their series and are not left out. */
+	before = exported(&r, &throttle_dram_channel_seconds, 0, label);
+	run_for(&r, 5);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 0, label), before,
+		     "asleep, channel 0", 0);
+	assert_false(reason_has(&r, "imc", "left out"));
+	check_imc(&r, 6);
+	finish(&r);
+}
+
+/*
+ * A 6.12 kernel registers 12 channels on Ice Lake-SP, and the third of each
+ * controller has no memory behind it: its clock never advances, so it is
+ * left out, said in the status, and the collector is up on the others.
+ */
+static void channels_without_a_clock_are_left_out(void **state)
+{
+	const struct snapshot_collector *c;
+	struct run r;
+
+	(void)state;
+	start(&r, "icelake-sp-2s:idle");
+	run_for(&r, 3);
+	assert_true(reason_has(&r, "imc", "socket 1: memory channel 2, 5, 8, 11 left out"));
+	c = snapshot_find_collector(r.snap, "imc");
+	assert_string_equal(snapshot_collector_state(c), "up");
+	check_imc(&r, 12);
+	finish(&r);
+}
+
+/*
+ * Another agent freezes socket 0's PCU box (BOX_CTL.FRZ, tests/data/scenarios/
+ * pcu-frozen.ini) from 10 s to 20 s: through MSRs the collector says the box
+ * is waiting and counts it as not counting while it is frozen, instead of
+ * adding 0 s with the collector up, and takes up again once it thaws.
+ */
+static void a_frozen_pcu_box_reads_as_waiting(void **state)
+{
+	char path[4096], spec[4200];
+	struct run r;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/pcu-frozen.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start_with(&r, spec, false);
+	run_for(&r, 9);
+	assert_false(reason_has(&r, "pcu", "frozen"));
+	run_for(&r, 5);
+	assert_true(reason_has(&r, "pcu", "waiting: the box is frozen"));
+	assert_string_equal(snapshot_collector_state(snapshot_find_collector(r.snap, "pcu")),
+			    "partial");
+	run_for(&r, 10);
+	assert_false(reason_has(&r, "pcu", "frozen"));
+	/* 30 s of PROCHOT less the 10 frozen. */
+	run_for(&r, 6);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 20.0, "external", 0);
+	finish(&r);
+}
+
+/* A number from a file of the simulated PMU tree: the first, or the one after the comma. */
+static int sysfs_number(const struct run *r, const char *file, bool second)
+{
+	char path[512], buf[64] = "";
+	const char *at;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/bus/event_source/devices/%s", r->root, file);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	at = second ? strchr(buf, ',') : buf;
+	assert_non_null(at);
+	return atoi(second ? at + 1 : at);
+}
+
+/*
+ * Another perf user (perf stat, PCM) opens a group of 4 events on socket 1's
+ * memory channel 2, the channel's 4 counters: the kernel takes turns with
+ * uncored's group there.  uncored exports that channel's multiplexing ratio
+ * (about 0.5; 1 on the others) and its DRAM seconds stay right, scaled.
+ */
+static void a_shared_channel_exports_its_multiplexing_ratio(void **state)
+{
+	static const uint64_t config[4] = { 0x0000, 0xff41, 0x0086, 0x0000 };
+	char path[4096], spec[4200];
+	const struct metric_sample *v;
+	int fd[4], cpu, type;
+	struct run r;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/throttle-steady.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start(&r, spec);
+	type = sysfs_number(&r, "uncore_imc_2/type", false);
+	cpu = sysfs_number(&r, "uncore_imc_2/cpumask", true);
+	for (int i = 0; i < 4; i++) {
+		struct perf_event_attr attr = {
+			.type = (uint32_t)type, .size = sizeof(attr), .config = config[i],
+			.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING,
+		};
+
+		fd[i] = perf_sys_open(r.hw.perf, &attr, cpu, i ? fd[0] : -1);
+		assert_true(fd[i] >= 0);
+	}
+	run_for(&r, 20);
+	v = snapshot_find_sample(r.snap, &collector_pmu_multiplexing, 1,
+				 "imc" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP METRIC_LABEL_SEP "2");
+	assert_non_null(v);
+	if (v->value.d < 0.3 || v->value.d > 0.7)
+		fail_msg("socket 1 channel 2 multiplexing ratio %.3f, expected about 0.5",
+			 v->value.d);
+	v = snapshot_find_sample(r.snap, &collector_pmu_multiplexing, 1,
+				 "imc" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP METRIC_LABEL_SEP "1");
+	assert_non_null(v);
+	assert_true(v->value.d == 1.0);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 1,
+			      "2" METRIC_LABEL_SEP "thermal_or_power"), 20.0, "channel 2", 1);
+	for (int i = 3; i >= 0; i--)
+		assert_int_equal(perf_sys_close(r.hw.perf, fd[i]), 0);
+	finish(&r);
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_sleeping_package_throttles_only_while_awake),
+		cmocka_unit_test(channels_without_a_clock_are_left_out),
+		cmocka_unit_test(a_frozen_pcu_box_reads_as_waiting),
+		cmocka_unit_test(a_shared_channel_exports_its_multiplexing_ratio),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
