@@ -63,14 +63,12 @@ struct privsep {
 	int log_fd;                        /* the server's stdout and stderr; -1 at end */
 	atomic_bool dead;
 	/*
-	 * The two samples last published (the newest first), so that a
-	 * request made just before a sample is answered after it; their
-	 * numbers on the transport.  Under lock, which also keeps each
-	 * message whole on the socket.
+	 * The sample last published and its number on the transport, to
+	 * answer requests.  Under lock, which also keeps each message whole
+	 * on the socket.
 	 */
 	pthread_mutex_t lock;
-	struct snapshot *held[2];
-	uint64_t held_seq[2];
+	struct snapshot *held;
 	uint64_t seq;
 	size_t log_len;                    /* bytes of an unfinished line in log_buf */
 	char log_buf[PRIVSEP_LOG_LINE];
@@ -127,11 +125,9 @@ void privsep_publish(struct snapshot *s, void *arg)
 		return;
 	atomic_fetch_add(&s->refs, 1);
 	pthread_mutex_lock(&p->lock);
-	old = p->held[1];
-	p->held[1] = p->held[0];
-	p->held_seq[1] = p->held_seq[0];
-	p->held[0] = s;
-	p->held_seq[0] = m.seq = ++p->seq;
+	old = p->held;
+	p->held = s;
+	m.seq = ++p->seq;
 	r = write_all(p->fd, &m, sizeof(m));
 	pthread_mutex_unlock(&p->lock);
 	if (old)
@@ -158,11 +154,10 @@ static int answer(struct privsep *p, const struct privsep_req *q)
 	int r;
 
 	pthread_mutex_lock(&p->lock);
-	for (int i = 0; i < 2 && !s; i++)
-		if (p->held[i] && p->held_seq[i] == q->seq) {
-			s = p->held[i];
-			atomic_fetch_add(&s->refs, 1);
-		}
+	if (p->held && p->seq == q->seq) {
+		s = p->held;
+		atomic_fetch_add(&s->refs, 1);
+	}
 	pthread_mutex_unlock(&p->lock);
 	if (s && q->doc >= RENDER_N_DOCS)
 		m.status = -EINVAL;
@@ -330,9 +325,8 @@ bool privsep_stop(struct privsep *p, char *how, size_t howlen)
 	}
 	was_alive = privsep_alive(p);
 	close(p->fd);
-	for (int i = 0; i < 2; i++)
-		if (p->held[i])
-			snapshot_release(p->held[i]);
+	if (p->held)
+		snapshot_release(p->held);
 	pthread_mutex_destroy(&p->lock);
 	for (int waited = 0; waited < PRIVSEP_STOP_WAIT_MS; waited += 10) {
 		r = waitpid(p->pid, &status, WNOHANG);
@@ -380,7 +374,8 @@ static void close_all_but(int a, int b)
  */
 struct wanted {
 	struct wanted *next;
-	struct snapshot *s;                /* s->samples: its number on the transport */
+	struct snapshot *s;                /* where the answer goes */
+	uint64_t seq;                      /* the sample asked for: s's, or a newer one's */
 	uint32_t doc, gzip;
 	bool done;
 	int status;
@@ -392,6 +387,7 @@ static struct {
 	pthread_mutex_t write_lock;        /* keeps each request whole on the socket */
 	int fd;
 	bool gone;
+	uint64_t latest;                   /* the newest sample's number */
 	struct wanted *wanted;
 } server = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
 	     .write_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
@@ -399,7 +395,7 @@ static struct {
 static struct wanted *find_wanted(uint64_t seq, uint32_t doc, uint32_t gzip)
 {
 	for (struct wanted *w = server.wanted; w; w = w->next)
-		if (w->s->samples == seq && w->doc == doc && w->gzip == gzip)
+		if (w->seq == seq && w->doc == doc && w->gzip == gzip)
 			return w;
 	return NULL;
 }
@@ -422,32 +418,32 @@ static int wait_until(const struct timespec *deadline)
 	return e == ETIMEDOUT ? -ETIMEDOUT : 0;
 }
 
-/* In the server, render_fetch_fn (render.h): ask the hardware side for a document. */
-static int server_fetch(struct snapshot *s, enum render_doc doc, bool gzip)
+/*
+ * In the server: ask the hardware side for document doc of sample seq, to
+ * be kept in s, and wait for the answer until deadline; 0 or -errno.
+ */
+static int ask(struct snapshot *s, uint64_t seq, enum render_doc doc, bool gzip,
+	       const struct timespec *deadline)
 {
-	struct wanted me = { .s = s, .doc = (uint32_t)doc, .gzip = gzip };
-	struct privsep_req q = { .magic = PRIVSEP_MAGIC, .type = REQ_DOC, .seq = s->samples,
+	struct wanted me = { .s = s, .seq = seq, .doc = (uint32_t)doc, .gzip = gzip };
+	struct privsep_req q = { .magic = PRIVSEP_MAGIC, .type = REQ_DOC, .seq = seq,
 				 .doc = (uint32_t)doc, .gzip = gzip };
-	struct timespec deadline;
 	int r = 0;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += PRIVSEP_SEND_TIMEOUT_S;
-	pthread_mutex_lock(&server.lock);
-	while (r == 0 && !render_has(s, doc, gzip) && !server.gone &&
-	       find_wanted(q.seq, me.doc, me.gzip))
-		r = wait_until(&deadline);
-	if (r < 0 || render_has(s, doc, gzip) || server.gone) {
-		pthread_mutex_unlock(&server.lock);
-		return r < 0 ? r : server.gone && !render_has(s, doc, gzip) ? -EPIPE : 0;
-	}
+	/* One request per document: a second asker waits for the first's answer. */
+	while (r == 0 && !render_has(s, doc, gzip) && !server.gone && find_wanted(seq, me.doc, me.gzip))
+		r = wait_until(deadline);
+	if (r < 0 || render_has(s, doc, gzip))
+		return r;
+	if (server.gone)
+		return -EPIPE;
 	me.next = server.wanted;
 	server.wanted = &me;
 	pthread_mutex_unlock(&server.lock);
 	r = send_request(&q);
 	pthread_mutex_lock(&server.lock);
 	while (r == 0 && !me.done && !server.gone)
-		r = wait_until(&deadline);
+		r = wait_until(deadline);
 	if (r == 0)
 		r = me.done ? me.status : -EPIPE;
 	for (struct wanted **w = &server.wanted; *w; w = &(*w)->next)
@@ -456,6 +452,30 @@ static int server_fetch(struct snapshot *s, enum render_doc doc, bool gzip)
 			break;
 		}
 	pthread_cond_broadcast(&server.cond);   /* those that waited for this answer */
+	return r;
+}
+
+/*
+ * In the server, render_fetch_fn (render.h): ask the hardware side for a
+ * document of s.  It keeps only the newest sample: when s was superseded
+ * meanwhile, the newest sample's document is asked for and kept in s
+ * instead (a fresher answer to a request that came in before it).
+ */
+static int server_fetch(struct snapshot *s, enum render_doc doc, bool gzip)
+{
+	struct timespec deadline;
+	uint64_t seq = s->samples;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += PRIVSEP_SEND_TIMEOUT_S;
+	pthread_mutex_lock(&server.lock);
+	for (int tries = 0;; tries++) {
+		r = ask(s, seq, doc, gzip, &deadline);
+		if (r != -ESTALE || server.latest == seq || tries == 3)
+			break;
+		seq = server.latest;
+	}
 	pthread_mutex_unlock(&server.lock);
 	return r;
 }
@@ -473,6 +493,9 @@ static int receive_sample(const struct privsep_msg *m)
 	s->samples = m->seq;
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		atomic_init(&s->rendered[i], NULL);
+	pthread_mutex_lock(&server.lock);
+	server.latest = m->seq;
+	pthread_mutex_unlock(&server.lock);
 	snapshot_publish(s);
 	return 0;
 }
@@ -531,10 +554,10 @@ static int receive_all(void)
 		if (m.type == MSG_DOC) {
 			r = receive_doc(&m);
 		} else {
-			/* Said before the sample is served, so that it comes before any request. */
-			if (!acked && send_request(&ready) == 0)
-				acked = true;
+			/* Once the sample is served (a request may come first: it is answered). */
 			r = receive_sample(&m);
+			if (r == 0 && !acked && send_request(&ready) == 0)
+				acked = true;
 		}
 		if (r < 0)
 			break;

@@ -28,9 +28,10 @@
  * that it is made once, and sends it.  The server keeps the answer with
  * its sample too, so a second client within the interval costs a lookup;
  * a second client asking while the first waits waits for the same answer.
- * The hardware side keeps the two samples last published, so a request
- * made just before a sample is still answered after it; an older one is
- * answered "stale" (503, retry).  Documents travel as copies rather than
+ * The hardware side keeps only the sample last published (no sample is
+ * held longer for the server's sake): a request for an older one is
+ * answered "stale", and the server asks again for the newest sample's
+ * document, which it serves to that client.  Documents travel as copies rather than
  * through a shared mapping: the server owns what it serves, the hardware
  * side never waits for a reader to let go of a buffer, and the server
  * cannot see a document half written.  A document kind is a render.h
@@ -83,8 +84,8 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 
 /*
  * The snapshot publish hook (snapshot_set_publish_hook, arg = the
- * handle): tell the server of sample s, and keep s (and the sample before
- * it) to answer its requests.  When the server cannot take it (gone, or
+ * handle): tell the server of sample s, and keep s, in place of the
+ * sample before, to answer its requests.  When the server cannot take it (gone, or
  * not reading for 10 s) the handle is marked dead and privsep_fd()
  * becomes readable.
  */

@@ -3,7 +3,8 @@
  * server forked on a loopback socket answers with the bytes the hardware
  * side formats, asking for each document of a sample once, in the encoding
  * a client asked for, and never before a client asks (a document absent
- * there is absent in the server too); it says when it has its first
+ * there is absent in the server too, and a request for a sample
+ * superseded meanwhile is answered with the newest); it says when it has its first
  * sample, ends with status 0 when the transport closes, and its death is
  * noticed on privsep_fd().
  */
@@ -186,6 +187,55 @@ static void test_serves_published_bytes(void **state)
 	assert_string_equal(how, "exited with status 0");
 }
 
+struct getter {
+	int port;
+	pthread_t thread;
+	char buf[4096];
+};
+
+static void *get_main(void *arg)
+{
+	struct getter *g = arg;
+
+	get(g->port, "/metrics", g->buf, sizeof(g->buf));
+	return NULL;
+}
+
+/*
+ * A request for a sample the hardware side no longer holds (a sample came
+ * in between) is answered with the newest sample's document.
+ */
+static void test_superseded_sample(void **state)
+{
+	struct snapshot *s = fake_snapshot("test_metric 1\n");
+	struct answerer a = { 0 };
+	struct getter g = { 0 };
+	struct pollfd pfd;
+	char how[160];
+
+	(void)state;
+	a.p = start(&g.port);
+	privsep_publish(s, a.p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(a.p, 10000), 0);
+	assert_int_equal(pthread_create(&g.thread, NULL, get_main, &g), 0);
+	/* The server's request for sample 1 waits on the socket; sample 2 comes. */
+	pfd = (struct pollfd){ .fd = privsep_fd(a.p), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	s = fake_snapshot("test_metric 2\n");
+	privsep_publish(s, a.p);
+	snapshot_release(s);
+	assert_int_equal(pthread_create(&a.thread, NULL, answer_loop, &a), 0);
+	assert_int_equal(pthread_join(g.thread, NULL), 0);
+	assert_non_null(strstr(g.buf, " 200 "));
+	assert_non_null(strstr(g.buf, "\r\n\r\ntest_metric 2\n"));
+	atomic_store(&a.stop, true);
+	assert_int_equal(pthread_join(a.thread, NULL), 0);
+	/* Asked twice: for sample 1 (stale), then for sample 2. */
+	assert_int_equal(atomic_load(&a.answered), 2);
+	assert_true(privsep_stop(a.p, how, sizeof(how)));
+}
+
 static void test_death_noticed(void **state)
 {
 	struct pollfd pfd;
@@ -208,6 +258,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serves_published_bytes),
+		cmocka_unit_test(test_superseded_sample),
 		cmocka_unit_test(test_death_noticed),
 	};
 
