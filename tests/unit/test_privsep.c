@@ -140,9 +140,11 @@ static struct privsep *start(int *ret_port)
 
 static void test_serves_published_bytes(void **state)
 {
-	struct snapshot *s = fake_snapshot("test_metric 42\n");
+	struct snapshot *s = fake_snapshot("test_metric 42\n"), *local;
 	struct answerer a = { 0 };
-	char buf[4096], how[160];
+	char buf[4096], how[160], *end;
+	const char *body;
+	size_t got, len;
 	int port;
 
 	(void)state;
@@ -164,9 +166,16 @@ static void test_serves_published_bytes(void **state)
 	assert_non_null(strstr(buf, "\r\n\r\ntest_metric 42\n"));
 	assert_int_equal(atomic_load(&a.answered), 1);
 	/* The other encoding is another document, compressed by the hardware side. */
-	get_with(port, "/metrics", "Accept-Encoding: gzip\r\n", buf, sizeof(buf));
+	got = get_with(port, "/metrics", "Accept-Encoding: gzip\r\n", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "Content-Encoding: gzip"));
 	assert_int_equal(atomic_load(&a.answered), 2);
+	/* Byte for byte what this process makes of the same sample. */
+	local = fake_snapshot("test_metric 42\n");
+	assert_int_equal(render_get(local, RENDER_METRICS, true, &body, &len), 0);
+	assert_non_null(end = strstr(buf, "\r\n\r\n"));
+	assert_int_equal(got - (size_t)(end + 4 - buf), len);
+	assert_memory_equal(end + 4, body, len);
+	snapshot_release(local);
 	get(port, "/api/v1/episodes", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "{\"test\": \"episodes\"}"));
 	get(port, "/api/v1/history", buf, sizeof(buf));
