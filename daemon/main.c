@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <limits.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -494,6 +495,13 @@ int main(int argc, char **argv)
 	struct conf conf;
 	int r;
 
+	/*
+	 * One malloc arena: a thread's own arena (the sampler's, an HTTP
+	 * thread's) keeps pages resident that the main one has free.  (A low
+	 * fixed mmap threshold would return freed documents too, but costs
+	 * a mapping and its page faults for every sample's arrays.)
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	ignore_write_signals();
 	log_init();
 	r = parse_args(argc, argv, &o);

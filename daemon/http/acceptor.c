@@ -382,6 +382,10 @@ void *http_acceptor_main(void *arg)
 		}
 		if (srv->next_deadline_ms && srv->next_deadline_ms - now < (uint64_t)timeout)
 			timeout = (int)(srv->next_deadline_ms - now);
+		/* No connection, deadline or count to report: sleep until a client or a wake-up. */
+		if (!srv->n_used && !srv->next_deadline_ms && !a.n_parked && !a.blocked &&
+		    !srv->n_deadline && !srv->n_evicted && !srv->n_refused && !srv->n_pipelined)
+			timeout = -1;
 		/* Every slot taken (half of them closing): wait for a CLOSED.
 		 * No place to be had (blocked) is no reason to stop accepting:
 		 * accept_batch() parks newcomers and drops the costliest. */

@@ -194,6 +194,9 @@ static enum MHD_Result serve_doc(struct MHD_Connection *c, enum render_doc doc)
 		snapshot_release(s);
 		if (r == -ENOENT)
 			return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no history: out of memory at start\n");
+		/* Formatted by the hardware side on request (privsep.h): it did not answer in time. */
+		if (r == -ESTALE || r == -ETIMEDOUT || r == -EPIPE)
+			return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "sample not available, retry\n");
 		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				    r == -ENOMEM ? "out of memory\n" : "compression failed\n");
 	}

@@ -16,13 +16,10 @@ _Static_assert(RENDER_N_DOCS * 2 <= SNAPSHOT_N_RENDERED, "snapshot has a slot pe
 
 static struct snapshot_bytes *bytes_new(const char *data, size_t len)
 {
-	struct snapshot_bytes *b = malloc(sizeof(*b) + len + 1);
+	struct snapshot_bytes *b = render_bytes_new(len);
 
-	if (!b)
-		return NULL;
-	b->len = len;
-	memcpy(b->data, data, len);
-	b->data[len] = '\0';
+	if (b)
+		memcpy(b->data, data, len);
 	return b;
 }
 
@@ -65,6 +62,38 @@ static int compress(const struct snapshot_bytes *plain, struct snapshot_bytes **
 	return *ret ? 0 : -ENOMEM;
 }
 
+static render_fetch_fn *fetch_hook;
+
+void render_set_fetch(render_fetch_fn *fetch)
+{
+	fetch_hook = fetch;
+}
+
+struct snapshot_bytes *render_bytes_new(size_t len)
+{
+	struct snapshot_bytes *b = malloc(sizeof(*b) + len + 1);
+
+	if (b) {
+		b->len = len;
+		b->data[len] = '\0';
+	}
+	return b;
+}
+
+void render_store(struct snapshot *s, enum render_doc doc, bool gzip, struct snapshot_bytes *b)
+{
+	_Atomic(struct snapshot_bytes *) *slot = &s->rendered[doc * 2 + gzip];
+	struct snapshot_bytes *expected = NULL;
+
+	if (!atomic_compare_exchange_strong(slot, &expected, b))
+		free(b);
+}
+
+bool render_has(struct snapshot *s, enum render_doc doc, bool gzip)
+{
+	return atomic_load(&s->rendered[doc * 2 + gzip]) != NULL;
+}
+
 /* The cached block of slot, made by the first caller; a racing loser frees its copy. */
 static int cached(struct snapshot *s, enum render_doc doc, bool gzip, struct snapshot_bytes **ret)
 {
@@ -73,6 +102,16 @@ static int cached(struct snapshot *s, enum render_doc doc, bool gzip, struct sna
 	int r;
 
 	if (b) {
+		*ret = b;
+		return 0;
+	}
+	if (fetch_hook) {
+		r = fetch_hook(s, doc, gzip);
+		b = atomic_load(slot);
+		if (r == 0 && !b)
+			r = -EIO;
+		if (r < 0)
+			return r;
 		*ret = b;
 		return 0;
 	}

@@ -31,6 +31,31 @@ enum render_doc {
 int render_get(struct snapshot *s, enum render_doc doc, bool gzip, const char **ret_body,
 	       size_t *ret_len);
 
+/*
+ * Where documents come from in a process that holds no values (the
+ * privilege-separated server, privsep.h): fetch(s, doc, gzip) gets the
+ * bytes of doc for s from whoever formats them and stores them in s with
+ * render_store(), then returns 0; or a negative errno (-ENOENT as
+ * render_get() answers it, -ESTALE when s is no longer the formatter's,
+ * -EPIPE when the formatter is gone).  render_get() calls it when s has no
+ * copy yet, instead of formatting.  Set it before any thread reads; NULL
+ * (the default) formats in this process.
+ */
+typedef int render_fetch_fn(struct snapshot *s, enum render_doc doc, bool gzip);
+void render_set_fetch(render_fetch_fn *fetch);
+
+/* A block for a body of len bytes (terminated by a NUL after them), to fill and render_store(); NULL on ENOMEM. */
+struct snapshot_bytes *render_bytes_new(size_t len);
+
+/*
+ * Keep b (taken over) as doc's body for s in that encoding, unless s has
+ * one already: then b is freed and the first stored stays.
+ */
+void render_store(struct snapshot *s, enum render_doc doc, bool gzip, struct snapshot_bytes *b);
+
+/* Whether s has doc's body in that encoding already. */
+bool render_has(struct snapshot *s, enum render_doc doc, bool gzip);
+
 /* The Content-Type of doc. */
 const char *render_content_type(enum render_doc doc);
 

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pwd.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -24,19 +25,34 @@
 #include "render.h"
 #include "sandbox.h"
 
-#define PRIVSEP_MAGIC 0x75637231u          /* "ucr1" */
-#define PRIVSEP_ABSENT UINT64_MAX          /* a document this sample has not */
+#define PRIVSEP_MAGIC 0x75637232u          /* "ucr2" */
 #define PRIVSEP_MAX_DOC (256u << 20)       /* refuse larger: not ours */
 #define PRIVSEP_SEND_TIMEOUT_S 10
 #define PRIVSEP_STOP_WAIT_MS 5000
 
-/* What precedes each sample's documents on the socket. */
-struct privsep_header {
+/* From the hardware side to the server. */
+enum { MSG_SAMPLE = 1, MSG_DOC = 2 };
+struct privsep_msg {
 	uint32_t magic;
-	uint32_t n_docs;                   /* SNAPSHOT_N_RENDERED */
-	double time;
+	uint32_t type;
+	uint64_t seq;                      /* the sample's number on this transport */
+	double time;                       /* MSG_SAMPLE: for /healthz */
 	double interval_s;
-	uint64_t len[SNAPSHOT_N_RENDERED]; /* slot doc * 2 + gzip, as in render.c */
+	uint32_t doc;                      /* MSG_DOC: the answer to a request */
+	uint32_t gzip;
+	int32_t status;                    /* 0 (len bytes follow) or -errno */
+	uint32_t pad;
+	uint64_t len;
+};
+
+/* From the server to the hardware side. */
+enum { REQ_READY = 1, REQ_DOC = 2 };
+struct privsep_req {
+	uint32_t magic;
+	uint32_t type;
+	uint64_t seq;                      /* REQ_DOC: which sample, */
+	uint32_t doc;                      /* which document, */
+	uint32_t gzip;                     /* in which encoding */
 };
 
 #define PRIVSEP_LOG_LINE 1024          /* log.c's longest message */
@@ -46,6 +62,14 @@ struct privsep {
 	int fd;
 	int log_fd;                        /* the server's stdout and stderr; -1 at end */
 	atomic_bool dead;
+	/*
+	 * The sample last published and its number on the transport, to
+	 * answer requests.  Under lock, which also keeps each message whole
+	 * on the socket.
+	 */
+	pthread_mutex_t lock;
+	struct snapshot *held;
+	uint64_t seq;
 	size_t log_len;                    /* bytes of an unfinished line in log_buf */
 	char log_buf[PRIVSEP_LOG_LINE];
 };
@@ -92,32 +116,83 @@ static void mark_dead(struct privsep *p)
 void privsep_publish(struct snapshot *s, void *arg)
 {
 	struct privsep *p = arg;
-	struct privsep_header h = { .magic = PRIVSEP_MAGIC, .n_docs = SNAPSHOT_N_RENDERED,
-				    .time = s->time, .interval_s = s->interval_s };
-	const char *body[SNAPSHOT_N_RENDERED] = { 0 };
-	int r = 0;
+	struct privsep_msg m = { .magic = PRIVSEP_MAGIC, .type = MSG_SAMPLE, .time = s->time,
+				 .interval_s = s->interval_s };
+	struct snapshot *old;
+	int r;
 
 	if (atomic_load(&p->dead))
 		return;
-	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++) {
-		size_t len;
-
-		h.len[i] = PRIVSEP_ABSENT;
-		if (i >= RENDER_N_DOCS * 2)
-			continue;
-		/* Absent (no history, or out of memory): the server answers as render_get would. */
-		if (render_get(s, (enum render_doc)(i / 2), i % 2, &body[i], &len) == 0)
-			h.len[i] = len;
-	}
-	r = write_all(p->fd, &h, sizeof(h));
-	for (int i = 0; r == 0 && i < SNAPSHOT_N_RENDERED; i++)
-		if (h.len[i] != PRIVSEP_ABSENT)
-			r = write_all(p->fd, body[i], h.len[i]);
+	atomic_fetch_add(&s->refs, 1);
+	pthread_mutex_lock(&p->lock);
+	old = p->held;
+	p->held = s;
+	m.seq = ++p->seq;
+	r = write_all(p->fd, &m, sizeof(m));
+	pthread_mutex_unlock(&p->lock);
+	if (old)
+		snapshot_release(old);
 	if (r < 0) {
-		log_error("privsep: the server does not take the documents (%s); it is stopped or hung",
+		log_error("privsep: the server does not take the samples (%s); it is stopped or hung",
 			  strerror(-r));
 		mark_dead(p);
 	}
+}
+
+/*
+ * Answer the server's request q: the document, formatted (and compressed)
+ * here on first use and kept with the sample (render.h), or why not.  The
+ * formatting runs outside the lock, so a sample is published meanwhile.
+ */
+static int answer(struct privsep *p, const struct privsep_req *q)
+{
+	struct privsep_msg m = { .magic = PRIVSEP_MAGIC, .type = MSG_DOC, .seq = q->seq,
+				 .doc = q->doc, .gzip = q->gzip, .status = -ESTALE };
+	struct snapshot *s = NULL;
+	const char *body = NULL;
+	size_t len = 0;
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->held && p->seq == q->seq) {
+		s = p->held;
+		atomic_fetch_add(&s->refs, 1);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (s && q->doc >= RENDER_N_DOCS)
+		m.status = -EINVAL;
+	else if (s)
+		m.status = render_get(s, (enum render_doc)q->doc, q->gzip != 0, &body, &len);
+	if (m.status == 0)
+		m.len = len;
+	pthread_mutex_lock(&p->lock);
+	r = write_all(p->fd, &m, sizeof(m));
+	if (r == 0 && m.status == 0)
+		r = write_all(p->fd, body, len);
+	pthread_mutex_unlock(&p->lock);
+	if (s)
+		snapshot_release(s);
+	return r;
+}
+
+/*
+ * Read one message of the server and act on it: 1 when it says it has its
+ * first sample, 0 when it asked for a document (answered), or a negative
+ * errno (-EPIPE: it is gone; -EBADMSG).
+ */
+static int serve_one(struct privsep *p)
+{
+	struct privsep_req q;
+	int r = read_all(p->fd, &q, sizeof(q));
+
+	if (r < 0)
+		return r;
+	if (q.magic != PRIVSEP_MAGIC || (q.type != REQ_READY && q.type != REQ_DOC))
+		return -EBADMSG;
+	if (q.type == REQ_READY)
+		return 1;
+	r = answer(p, &q);
+	return r < 0 ? r : 0;
 }
 
 int privsep_fd(const struct privsep *p)
@@ -181,13 +256,9 @@ bool privsep_alive(const struct privsep *p)
 
 bool privsep_check(struct privsep *p)
 {
-	char c;
-	ssize_t n;
-
 	if (atomic_load(&p->dead))
 		return false;
-	n = recv(p->fd, &c, 1, MSG_DONTWAIT);
-	if (n == 1 || (n < 0 && (errno == EAGAIN || errno == EINTR)))
+	if (serve_one(p) >= 0)
 		return true;
 	mark_dead(p);
 	return false;
@@ -196,7 +267,6 @@ bool privsep_check(struct privsep *p)
 int privsep_wait_first(struct privsep *p, int timeout_ms)
 {
 	struct timespec t0;
-	char c;
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -215,11 +285,18 @@ int privsep_wait_first(struct privsep *p, int timeout_ms)
 			privsep_relay_log(p);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0 || pfd[0].revents)
+		if (r < 0)
 			break;
+		if (pfd[0].revents) {
+			if (atomic_load(&p->dead))
+				break;
+			r = serve_one(p);
+			if (r == 1)
+				return 0;
+			if (r < 0)
+				break;
+		}
 	}
-	if (!atomic_load(&p->dead) && recv(p->fd, &c, 1, MSG_DONTWAIT) == 1)
-		return 0;
 	mark_dead(p);
 	return -EPIPE;
 }
@@ -248,6 +325,9 @@ bool privsep_stop(struct privsep *p, char *how, size_t howlen)
 	}
 	was_alive = privsep_alive(p);
 	close(p->fd);
+	if (p->held)
+		snapshot_release(p->held);
+	pthread_mutex_destroy(&p->lock);
 	for (int waited = 0; waited < PRIVSEP_STOP_WAIT_MS; waited += 10) {
 		r = waitpid(p->pid, &status, WNOHANG);
 		if (r != 0 || (r < 0 && errno != EINTR))
@@ -287,54 +367,206 @@ static void close_all_but(int a, int b)
 	close_range((unsigned)hi + 1, ~0u, 0);
 }
 
-/* In the server: the next sample's documents as a snapshot HTTP can serve. */
-static int receive(int fd, struct snapshot **ret)
-{
-	struct privsep_header h;
-	struct snapshot *s;
-	int r = read_all(fd, &h, sizeof(h));
+/*
+ * In the server: the documents HTTP threads asked for and wait for, one
+ * entry per document of a sample (a second asker waits for the first's
+ * answer), and the end of the transport.  The reading thread fills them.
+ */
+struct wanted {
+	struct wanted *next;
+	struct snapshot *s;                /* where the answer goes */
+	uint64_t seq;                      /* the sample asked for: s's, or a newer one's */
+	uint32_t doc, gzip;
+	bool done;
+	int status;
+};
 
-	if (r < 0)
+static struct {
+	pthread_mutex_t lock;              /* wanted, gone */
+	pthread_cond_t cond;
+	pthread_mutex_t write_lock;        /* keeps each request whole on the socket */
+	int fd;
+	bool gone;
+	uint64_t latest;                   /* the newest sample's number */
+	struct wanted *wanted;
+} server = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+	     .write_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+static struct wanted *find_wanted(uint64_t seq, uint32_t doc, uint32_t gzip)
+{
+	for (struct wanted *w = server.wanted; w; w = w->next)
+		if (w->seq == seq && w->doc == doc && w->gzip == gzip)
+			return w;
+	return NULL;
+}
+
+static int send_request(const struct privsep_req *q)
+{
+	int r;
+
+	pthread_mutex_lock(&server.write_lock);
+	r = write_all(server.fd, q, sizeof(*q));
+	pthread_mutex_unlock(&server.write_lock);
+	return r;
+}
+
+/* Wait on the server's condition until deadline; 0 or -ETIMEDOUT. */
+static int wait_until(const struct timespec *deadline)
+{
+	int e = pthread_cond_timedwait(&server.cond, &server.lock, deadline);
+
+	return e == ETIMEDOUT ? -ETIMEDOUT : 0;
+}
+
+/*
+ * In the server: ask the hardware side for document doc of sample seq, to
+ * be kept in s, and wait for the answer until deadline; 0 or -errno.
+ */
+static int ask(struct snapshot *s, uint64_t seq, enum render_doc doc, bool gzip,
+	       const struct timespec *deadline)
+{
+	struct wanted me = { .s = s, .seq = seq, .doc = (uint32_t)doc, .gzip = gzip };
+	struct privsep_req q = { .magic = PRIVSEP_MAGIC, .type = REQ_DOC, .seq = seq,
+				 .doc = (uint32_t)doc, .gzip = gzip };
+	int r = 0;
+
+	/* One request per document: a second asker waits for the first's answer. */
+	while (r == 0 && !render_has(s, doc, gzip) && !server.gone && find_wanted(seq, me.doc, me.gzip))
+		r = wait_until(deadline);
+	if (r < 0 || render_has(s, doc, gzip))
 		return r;
-	if (h.magic != PRIVSEP_MAGIC || h.n_docs != SNAPSHOT_N_RENDERED)
-		return -EBADMSG;
-	s = calloc(1, sizeof(*s));
+	if (server.gone)
+		return -EPIPE;
+	me.next = server.wanted;
+	server.wanted = &me;
+	pthread_mutex_unlock(&server.lock);
+	r = send_request(&q);
+	pthread_mutex_lock(&server.lock);
+	while (r == 0 && !me.done && !server.gone)
+		r = wait_until(deadline);
+	if (r == 0)
+		r = me.done ? me.status : -EPIPE;
+	for (struct wanted **w = &server.wanted; *w; w = &(*w)->next)
+		if (*w == &me) {
+			*w = me.next;
+			break;
+		}
+	pthread_cond_broadcast(&server.cond);   /* those that waited for this answer */
+	return r;
+}
+
+/*
+ * In the server, render_fetch_fn (render.h): ask the hardware side for a
+ * document of s.  It keeps only the newest sample: when s was superseded
+ * meanwhile, the newest sample's document is asked for and kept in s
+ * instead (a fresher answer to a request that came in before it).
+ */
+static int server_fetch(struct snapshot *s, enum render_doc doc, bool gzip)
+{
+	struct timespec deadline;
+	uint64_t seq = s->samples;
+	int r;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += PRIVSEP_SEND_TIMEOUT_S;
+	pthread_mutex_lock(&server.lock);
+	for (int tries = 0;; tries++) {
+		r = ask(s, seq, doc, gzip, &deadline);
+		if (r != -ESTALE || server.latest == seq || tries == 3)
+			break;
+		seq = server.latest;
+	}
+	pthread_mutex_unlock(&server.lock);
+	return r;
+}
+
+/* In the server: a sample as a snapshot HTTP can serve; its documents come on request. */
+static int receive_sample(const struct privsep_msg *m)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
 	if (!s)
 		return -ENOMEM;
 	atomic_init(&s->refs, 1);
-	s->time = h.time;
-	s->interval_s = h.interval_s;
-	for (int i = 0; r == 0 && i < SNAPSHOT_N_RENDERED; i++) {
-		struct snapshot_bytes *b;
-
+	s->time = m->time;
+	s->interval_s = m->interval_s;
+	s->samples = m->seq;
+	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		atomic_init(&s->rendered[i], NULL);
-		if (h.len[i] == PRIVSEP_ABSENT)
-			continue;
-		if (h.len[i] > PRIVSEP_MAX_DOC || i >= RENDER_N_DOCS * 2) {
+	pthread_mutex_lock(&server.lock);
+	server.latest = m->seq;
+	pthread_mutex_unlock(&server.lock);
+	snapshot_publish(s);
+	return 0;
+}
+
+/* In the server: an answer, given to the thread that waits for it (none: dropped). */
+static int receive_doc(const struct privsep_msg *m)
+{
+	struct snapshot_bytes *b = NULL;
+	struct wanted *w;
+	int r;
+
+	if (m->doc >= RENDER_N_DOCS || m->status > 0 || (m->status == 0 && m->len > PRIVSEP_MAX_DOC))
+		return -EBADMSG;
+	if (m->status == 0) {
+		b = render_bytes_new(m->len);
+		if (!b)
+			return -ENOMEM;
+		r = read_all(server.fd, b->data, m->len);
+		if (r < 0) {
+			free(b);
+			return r;
+		}
+	}
+	pthread_mutex_lock(&server.lock);
+	w = find_wanted(m->seq, m->doc, m->gzip);
+	if (w) {
+		if (b)
+			render_store(w->s, (enum render_doc)m->doc, m->gzip != 0, b);
+		b = NULL;
+		w->status = m->status;
+		w->done = true;
+		pthread_cond_broadcast(&server.cond);
+	}
+	pthread_mutex_unlock(&server.lock);
+	free(b);
+	return 0;
+}
+
+/* In the server: read the hardware side's messages until the transport ends. */
+static int receive_all(void)
+{
+	struct privsep_req ready = { .magic = PRIVSEP_MAGIC, .type = REQ_READY };
+	bool acked = false;
+	int r;
+
+	for (;;) {
+		struct privsep_msg m;
+
+		r = read_all(server.fd, &m, sizeof(m));
+		if (r < 0)
+			break;
+		if (m.magic != PRIVSEP_MAGIC || (m.type != MSG_SAMPLE && m.type != MSG_DOC)) {
 			r = -EBADMSG;
 			break;
 		}
-		b = malloc(sizeof(*b) + h.len[i] + 1);
-		if (!b) {
-			r = -ENOMEM;
-			break;
+		if (m.type == MSG_DOC) {
+			r = receive_doc(&m);
+		} else {
+			/* Once the sample is served (a request may come first: it is answered). */
+			r = receive_sample(&m);
+			if (r == 0 && !acked && send_request(&ready) == 0)
+				acked = true;
 		}
-		b->len = h.len[i];
-		b->data[b->len] = '\0';
-		atomic_store(&s->rendered[i], b);
-		r = read_all(fd, b->data, b->len);
+		if (r < 0)
+			break;
 	}
-	/*
-	 * A document left absent (no history) is absent in the server too:
-	 * render_get() answers -ENOENT for it, as the hardware side would.
-	 * The server holds no values, so it never formats anything itself.
-	 */
-	if (r < 0) {
-		snapshot_release(s);
-		return r;
-	}
-	*ret = s;
-	return 0;
+	pthread_mutex_lock(&server.lock);
+	server.gone = true;
+	pthread_cond_broadcast(&server.cond);
+	pthread_mutex_unlock(&server.lock);
+	return r;
 }
 
 /* The server process: see privsep.h.  Never returns. */
@@ -365,7 +597,6 @@ static void server_main(struct http_options ho, const char *user, int fd, int lo
 {
 	struct http_server *http;
 	char err[512];
-	bool acked = false;
 	int r;
 
 	if (detach(log_w) < 0) {
@@ -382,6 +613,8 @@ static void server_main(struct http_options ho, const char *user, int fd, int lo
 	/* After the uid change, which clears it; and the parent may already be gone. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(1);
+	server.fd = fd;
+	render_set_fetch(server_fetch);
 	http = http_start(&ho, err, sizeof(err));
 	if (!http) {
 		log_error("http: %s", err);
@@ -391,16 +624,7 @@ static void server_main(struct http_options ho, const char *user, int fd, int lo
 		log_error("server: %s", err);
 		_exit(1);
 	}
-	for (;;) {
-		struct snapshot *s;
-
-		r = receive(fd, &s);
-		if (r < 0)
-			break;
-		snapshot_publish(s);
-		if (!acked && write_all(fd, "r", 1) == 0)
-			acked = true;
-	}
+	r = receive_all();
 	if (r != -EPIPE) {
 		log_error("server: reading the documents: %s", strerror(-r));
 		_exit(1);
@@ -486,6 +710,7 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 	}
 	/* A server that stops reading is taken for dead rather than stalling the sampler. */
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(sv[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	fflush(NULL);
 	p->pid = fork();
 	if (p->pid < 0) {
@@ -510,6 +735,7 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 	p->fd = sv[0];
 	p->log_fd = logp[0];
 	atomic_init(&p->dead, false);
+	pthread_mutex_init(&p->lock, NULL);
 	*ret = p;
 	return 0;
 }

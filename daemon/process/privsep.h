@@ -4,8 +4,8 @@
  *
  * The daemon is two processes.  The hardware side (the process started)
  * holds the msr and perf fds, the state file and the instance lock,
- * samples, and after each sample formats every document once, in each
- * encoding (render.h).  The server, forked from it after the listening
+ * samples, and formats a document (render.h), in the encoding asked, when
+ * the server asks for it.  The server, forked from it after the listening
  * socket is bound and the hardware opened but before any thread starts,
  * keeps only the listening socket and its end of the transport, leaves
  * the daemon's session and terminal (setsid(); standard input from
@@ -17,21 +17,32 @@
  * and nothing else: it can read no file, open no socket, signal no
  * process, and a system call outside its filter kills it.
  *
- * Transport: a socketpair (AF_UNIX, SOCK_STREAM) carrying, per sample, a
- * fixed header (the sample's time and interval, for /healthz, and each
- * document's length) followed by the documents.  A copy per sample costs
- * little (a few hundred kilobytes on a 224-CPU machine, once per
- * interval, against the formatting and compression that made them), and
- * it is chosen over a shared read-only mapping because the server then
- * owns what it serves: the hardware side never waits for a reader to let
- * go of a buffer, no generation counter or seqlock is needed, and the
- * server cannot see a document half written.  The socket also carries
+ * Transport: a socketpair (AF_UNIX, SOCK_STREAM).  After each sample the
+ * hardware side sends a small header (the sample's number, time and
+ * interval, for /healthz), nothing more: no document is formatted for
+ * clients that may never ask.  When a client asks the server for a
+ * document of a sample whose copy it lacks, the server sends a request
+ * (sample, document, encoding) and the thread waits; the hardware side's
+ * main loop, which polls the socket for the server's death anyway, reads
+ * it, formats (and compresses) the document, keeps it with the sample so
+ * that it is made once, and sends it.  The server keeps the answer with
+ * its sample too, so a second client within the interval costs a lookup;
+ * a second client asking while the first waits waits for the same answer.
+ * The hardware side keeps only the sample last published (no sample is
+ * held longer for the server's sake): a request for an older one is
+ * answered "stale", and the server asks again for the newest sample's
+ * document, which it serves to that client.  Documents travel as copies rather than
+ * through a shared mapping: the server owns what it serves, the hardware
+ * side never waits for a reader to let go of a buffer, and the server
+ * cannot see a document half written.  A document kind is a render.h
+ * entry; the transport names it by number and needs no change for a new
+ * one.  The socket also carries
  * each side's death: the hardware side reads end-of-file when the server
  * dies (it then restores every register and exits non-zero, so systemd
  * restarts the service), and the server reads end-of-file when the
- * hardware side goes away, and exits.  The server writes one byte back,
- * once, when its first documents are published, so that READY=1 is sent
- * only when a client could be answered.
+ * hardware side goes away, and exits.  The server says, once, when it
+ * has its first sample, so that READY=1 is sent only when a client could
+ * be answered.
  *
  * The server ignores the stop signals (they stay blocked, as the hardware
  * side left them): it ends when the hardware side, having restored the
@@ -73,13 +84,17 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 
 /*
  * The snapshot publish hook (snapshot_set_publish_hook, arg = the
- * handle): format every document of s and send them to the server.  When
- * the server cannot take them (gone, or not reading for 10 s) the handle
- * is marked dead and privsep_fd() becomes readable.
+ * handle): tell the server of sample s, and keep s, in place of the
+ * sample before, to answer its requests.  When the server cannot take it (gone, or
+ * not reading for 10 s) the handle is marked dead and privsep_fd()
+ * becomes readable.
  */
 void privsep_publish(struct snapshot *s, void *arg);
 
-/* A fd that becomes readable (end-of-file) when the server is gone; for poll(). */
+/*
+ * A fd for poll(): readable when the server asks for a document (call
+ * privsep_check()) or is gone (end-of-file).
+ */
 int privsep_fd(const struct privsep *p);
 
 /*
@@ -92,14 +107,16 @@ int privsep_log_fd(const struct privsep *p);
 void privsep_relay_log(struct privsep *p);
 
 /*
- * Wait up to timeout_ms for the server to say it published its first
- * documents.  Returns 0, -EPIPE when the server went away, or -ETIMEDOUT.
+ * Wait up to timeout_ms for the server to say it has its first sample,
+ * answering what it asks meanwhile.  Returns 0, -EPIPE when the server
+ * went away, or -ETIMEDOUT.
  */
 int privsep_wait_first(struct privsep *p, int timeout_ms);
 
 /*
- * After privsep_fd() polled readable: true when the server is still
- * there (nothing to do), false when it is gone.
+ * After privsep_fd() polled readable: read the server's request and
+ * answer it (formatting the document in this thread); true when the
+ * server is still there, false when it is gone or spoke out of turn.
  */
 bool privsep_check(struct privsep *p);
 

@@ -1,15 +1,20 @@
 /*
  * Unit tests of the privilege separation's transport (privsep.h): a
  * server forked on a loopback socket answers with the bytes the hardware
- * side published (a document absent there is absent in the server too),
- * says when it has its first documents, ends with status 0 when the
- * transport closes, and its death is noticed on privsep_fd().
+ * side formats, asking for each document of a sample once, in the encoding
+ * a client asked for, and never before a client asks (a document absent
+ * there is absent in the server too, and a request for a sample
+ * superseded meanwhile is answered with the newest); it says when it has its first
+ * sample, ends with status 0 when the transport closes, and its death is
+ * noticed on privsep_fd().
  */
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,8 +38,8 @@ static const char *const docs[RENDER_N_DOCS] = {
 	/* RENDER_HISTORY absent: no history document */
 };
 
-/* A snapshot whose documents are already formatted; nothing is left to format. */
-static struct snapshot *fake_snapshot(void)
+/* A snapshot whose documents are already formatted; nothing is left to format but gzip. */
+static struct snapshot *fake_snapshot(const char *metrics)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 	struct timespec now;
@@ -45,7 +50,8 @@ static struct snapshot *fake_snapshot(void)
 	s->time = (double)now.tv_sec;
 	s->interval_s = 1;
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++) {
-		const char *text = i / 2 < RENDER_N_DOCS ? docs[i / 2] : NULL;
+		const char *text = i / 2 == RENDER_METRICS ? metrics :
+				   i / 2 < RENDER_N_DOCS ? docs[i / 2] : NULL;
 		struct snapshot_bytes *b;
 
 		atomic_init(&s->rendered[i], NULL);
@@ -60,8 +66,35 @@ static struct snapshot *fake_snapshot(void)
 	return s;
 }
 
-/* GET path over HTTP/1.0; the whole response, NUL-terminated, in buf. */
-static void get(int port, const char *path, char *buf, size_t len)
+/*
+ * The hardware side's main loop (main.c) in a thread: answer the server's
+ * requests, counting them, until stop.
+ */
+struct answerer {
+	struct privsep *p;
+	pthread_t thread;
+	atomic_bool stop;
+	atomic_int answered;
+};
+
+static void *answer_loop(void *arg)
+{
+	struct answerer *a = arg;
+
+	while (!atomic_load(&a->stop)) {
+		struct pollfd pfd = { .fd = privsep_fd(a->p), .events = POLLIN };
+
+		if (poll(&pfd, 1, 20) != 1)
+			continue;
+		if (!privsep_check(a->p))
+			break;
+		atomic_fetch_add(&a->answered, 1);
+	}
+	return NULL;
+}
+
+/* GET path over HTTP/1.0 with an extra header line (or ""); the whole response, NUL-terminated, in buf. */
+static size_t get_with(int port, const char *path, const char *header, char *buf, size_t len)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
@@ -72,12 +105,18 @@ static void get(int port, const char *path, char *buf, size_t len)
 
 	assert_true(fd >= 0);
 	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n\r\n", path);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: x\r\n%s\r\n", path, header);
 	assert_int_equal(write(fd, req, strlen(req)), (ssize_t)strlen(req));
 	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
 		got += (size_t)n;
 	buf[got] = '\0';
 	close(fd);
+	return got;
+}
+
+static void get(int port, const char *path, char *buf, size_t len)
+{
+	get_with(port, path, "", buf, len);
 }
 
 static struct privsep *start(int *ret_port)
@@ -101,28 +140,109 @@ static struct privsep *start(int *ret_port)
 
 static void test_serves_published_bytes(void **state)
 {
-	struct snapshot *s = fake_snapshot();
-	char buf[4096], how[160];
-	struct privsep *p;
+	struct snapshot *s = fake_snapshot("test_metric 42\n"), *local;
+	struct answerer a = { 0 };
+	char buf[4096], how[160], *end;
+	const char *body;
+	size_t got, len;
 	int port;
 
 	(void)state;
-	p = start(&port);
-	privsep_publish(s, p);
+	a.p = start(&port);
+	privsep_publish(s, a.p);
 	snapshot_release(s);
-	assert_int_equal(privsep_wait_first(p, 10000), 0);
+	assert_int_equal(privsep_wait_first(a.p, 10000), 0);
+	assert_int_equal(pthread_create(&a.thread, NULL, answer_loop, &a), 0);
+	/* /healthz needs no document: nothing is asked. */
+	get(port, "/healthz", buf, sizeof(buf));
+	assert_non_null(strstr(buf, " 200 "));
+	assert_int_equal(atomic_load(&a.answered), 0);
 	get(port, "/metrics", buf, sizeof(buf));
 	assert_non_null(strstr(buf, " 200 "));
 	assert_non_null(strstr(buf, "\r\n\r\ntest_metric 42\n"));
+	assert_int_equal(atomic_load(&a.answered), 1);
+	/* The same document of the same sample again: the server's copy. */
+	get(port, "/metrics", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\r\n\r\ntest_metric 42\n"));
+	assert_int_equal(atomic_load(&a.answered), 1);
+	/* The other encoding is another document, compressed by the hardware side. */
+	got = get_with(port, "/metrics", "Accept-Encoding: gzip\r\n", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "Content-Encoding: gzip"));
+	assert_int_equal(atomic_load(&a.answered), 2);
+	/* Byte for byte what this process makes of the same sample. */
+	local = fake_snapshot("test_metric 42\n");
+	assert_int_equal(render_get(local, RENDER_METRICS, true, &body, &len), 0);
+	assert_non_null(end = strstr(buf, "\r\n\r\n"));
+	assert_int_equal(got - (size_t)(end + 4 - buf), len);
+	assert_memory_equal(end + 4, body, len);
+	snapshot_release(local);
 	get(port, "/api/v1/episodes", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "{\"test\": \"episodes\"}"));
 	get(port, "/api/v1/history", buf, sizeof(buf));
 	assert_non_null(strstr(buf, " 503 "));
-	get(port, "/healthz", buf, sizeof(buf));
-	assert_non_null(strstr(buf, " 200 "));
-	assert_true(privsep_alive(p));
-	assert_true(privsep_stop(p, how, sizeof(how)));
+	assert_int_equal(atomic_load(&a.answered), 4);
+	/* A new sample: its document is asked for anew. */
+	s = fake_snapshot("test_metric 43\n");
+	privsep_publish(s, a.p);
+	snapshot_release(s);
+	for (int i = 0; i < 1000 && !strstr(buf, "test_metric 43"); i++)
+		get(port, "/metrics", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\r\n\r\ntest_metric 43\n"));
+	assert_int_equal(atomic_load(&a.answered), 5);
+	atomic_store(&a.stop, true);
+	assert_int_equal(pthread_join(a.thread, NULL), 0);
+	assert_true(privsep_alive(a.p));
+	assert_true(privsep_stop(a.p, how, sizeof(how)));
 	assert_string_equal(how, "exited with status 0");
+}
+
+struct getter {
+	int port;
+	pthread_t thread;
+	char buf[4096];
+};
+
+static void *get_main(void *arg)
+{
+	struct getter *g = arg;
+
+	get(g->port, "/metrics", g->buf, sizeof(g->buf));
+	return NULL;
+}
+
+/*
+ * A request for a sample the hardware side no longer holds (a sample came
+ * in between) is answered with the newest sample's document.
+ */
+static void test_superseded_sample(void **state)
+{
+	struct snapshot *s = fake_snapshot("test_metric 1\n");
+	struct answerer a = { 0 };
+	struct getter g = { 0 };
+	struct pollfd pfd;
+	char how[160];
+
+	(void)state;
+	a.p = start(&g.port);
+	privsep_publish(s, a.p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(a.p, 10000), 0);
+	assert_int_equal(pthread_create(&g.thread, NULL, get_main, &g), 0);
+	/* The server's request for sample 1 waits on the socket; sample 2 comes. */
+	pfd = (struct pollfd){ .fd = privsep_fd(a.p), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	s = fake_snapshot("test_metric 2\n");
+	privsep_publish(s, a.p);
+	snapshot_release(s);
+	assert_int_equal(pthread_create(&a.thread, NULL, answer_loop, &a), 0);
+	assert_int_equal(pthread_join(g.thread, NULL), 0);
+	assert_non_null(strstr(g.buf, " 200 "));
+	assert_non_null(strstr(g.buf, "\r\n\r\ntest_metric 2\n"));
+	atomic_store(&a.stop, true);
+	assert_int_equal(pthread_join(a.thread, NULL), 0);
+	/* Asked twice: for sample 1 (stale), then for sample 2. */
+	assert_int_equal(atomic_load(&a.answered), 2);
+	assert_true(privsep_stop(a.p, how, sizeof(how)));
 }
 
 static void test_death_noticed(void **state)
@@ -147,6 +267,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serves_published_bytes),
+		cmocka_unit_test(test_superseded_sample),
 		cmocka_unit_test(test_death_noticed),
 	};
 

@@ -1,0 +1,127 @@
+#!/bin/sh
+# Benchmark: what uncored costs the host when nobody looks, beside
+# prometheus-node-exporter in the same run.  For each simulated model given
+# (default: big sapphire-rapids-2s, and genoa-2s where this build has it):
+#   - CPU per sample with no client (a window with no request at all; the
+#     sample count is read before and after it),
+#   - CPU per sample with one gzip scrape of /metrics per 15 s (what
+#     Prometheus does),
+#   - PSS (/proc/PID/smaps_rollup) of each uncored process (hardware side,
+#     server, opener when there is one), their sum, and their anonymous
+#     memory, after three scrapes of each document, against node_exporter's
+#     RSS and anonymous memory after three scrapes,
+#   - the collectors' own CPU per sample (bench_sample), the target's base.
+# Not part of the test suite: it asserts nothing.
+#
+# Usage: tests/bench/idle.sh [MODEL...]   (from the source tree)
+# Environment: BUILD_DIR (default build), BENCH_IDLE_S (default 30: each
+#              window's length).  About 1.5 * BENCH_IDLE_S s per model.
+set -eu
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD_DIR:-build}
+case "$BUILD" in /*) ;; *) BUILD="$SRC/$BUILD" ;; esac
+IDLE_S=${BENCH_IDLE_S:-30}
+
+command -v prometheus-node-exporter >/dev/null || apt-get install -y prometheus-node-exporter >/dev/null
+UNCORED_BIN="$BUILD/daemon/uncored"
+UNCORED_SOURCE_ROOT="$SRC"
+UNCORED_TEST_INTERVAL=1
+UNCORED_TEST_DAEMON_LIMIT=$((4 * IDLE_S + 120))
+export UNCORED_BIN UNCORED_SOURCE_ROOT
+. "$SRC/tests/e2e/lib.sh"
+NODE_EXPORTER=$(command -v prometheus-node-exporter)
+
+if [ $# -eq 0 ]; then
+	set -- big sapphire-rapids-2s
+	"$UNCORED_BIN" --help 2>&1 | grep -qw genoa-2s && set -- "$@" genoa-2s
+fi
+
+# PID and its children (uncored(8), PROCESS MODEL).
+procs() {
+	echo "$1" $(pgrep -P "$1" || true)
+}
+
+cpu_ns() {
+	for p in $(procs "$1"); do cat /proc/"$p"/task/*/schedstat; done |
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# A field of /proc/PID/smaps_rollup, KiB.
+rollup() {
+	awk -v k="$2:" '$1 == k { print $2 }' /proc/"$1"/smaps_rollup
+}
+
+scrape_all() {
+	for i in 1 2 3; do
+		for doc in metrics api/v1/snapshot api/v1/episodes api/v1/history; do
+			curl -fsS -o /dev/null --max-time 5 "$1/$doc" || true
+			curl -fsS -o /dev/null --max-time 5 -H 'Accept-Encoding: gzip' "$1/$doc" || true
+		done
+	done
+}
+
+echo "node_exporter ..." >&2
+n_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+"$NODE_EXPORTER" --web.listen-address="127.0.0.1:$n_port" >"$TEST_TMP/n.log" 2>&1 &
+N_PID=$!
+PIDS="$PIDS $N_PID"
+wait_until 20 curl -fsS -o /dev/null "http://127.0.0.1:$n_port/metrics"
+for i in 1 2 3; do curl -fsS -o /dev/null "http://127.0.0.1:$n_port/metrics"; done
+n_rss=$(awk '$1 == "VmRSS:" { print $2 }' /proc/$N_PID/status)
+n_anon=$(awk '$1 == "RssAnon:" { print $2 }' /proc/$N_PID/status)
+n_pss=$(rollup "$N_PID" Pss)
+
+echo
+printf '%-22s %-44s %10s %10s %8s\n' model measure uncored node_exp ratio
+for model in "$@"; do
+	echo "$model ..." >&2
+	write_conf "$TEST_TMP/u.conf" 0
+	start_daemon 0 "$TEST_TMP/u.log" --config "$TEST_TMP/u.conf" --simulate "$model:idle"
+	U_PID=$DAEMON_PID
+	wait_until 20 has_samples "$DAEMON_URL" 2
+
+	# No client: nothing but the two sample counts around the window.
+	s0=$(samples_total "$DAEMON_URL")
+	c0=$(cpu_ns "$U_PID")
+	sleep "$IDLE_S"
+	c1=$(cpu_ns "$U_PID")
+	s1=$(samples_total "$DAEMON_URL")
+	idle_us=$(awk -v a="$c0" -v b="$c1" -v n=$((s1 - s0)) 'BEGIN { printf "%.1f", (b - a) / 1e3 / n }')
+
+	# One gzip scrape of /metrics per 15 s.
+	s0=$(samples_total "$DAEMON_URL")
+	c0=$(cpu_ns "$U_PID")
+	t=0
+	while [ "$t" -lt "$IDLE_S" ]; do
+		curl -fsS -o /dev/null --max-time 5 -H 'Accept-Encoding: gzip' "$DAEMON_URL/metrics"
+		sleep 15
+		t=$((t + 15))
+	done
+	c1=$(cpu_ns "$U_PID")
+	s1=$(samples_total "$DAEMON_URL")
+	scrape_us=$(awk -v a="$c0" -v b="$c1" -v n=$((s1 - s0)) 'BEGIN { printf "%.1f", (b - a) / 1e3 / n }')
+
+	scrape_all "$DAEMON_URL"
+	total=0 anon=0
+	for p in $(procs "$U_PID"); do
+		role=$([ "$p" = "$U_PID" ] && echo "hardware side" || echo "child $(cat /proc/$p/comm)")
+		pss=$(rollup "$p" Pss)
+		pa=$(rollup "$p" Pss_Anon)
+		total=$((total + pss))
+		anon=$((anon + pa))
+		printf '%-22s %-44s %10s %10s %8s\n' "$model" "PSS KiB, $role (pid $p)" "$pss" - -
+	done
+	ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "PSS KiB, total vs node_exporter RSS" "$total" "$n_rss" "$(ratio $total $n_rss)"
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "anonymous KiB (Pss_Anon)" "$anon" "$n_anon" "$(ratio $anon $n_anon)"
+
+	"$BUILD/tests/bench/bench_sample" 100 "$model:idle" >"$TEST_TMP/sample.out"
+	base=$(awk 'f && NF == 8 && $8 == "yes" { c += $7 } /^collector/ { f = 1 } END { print c }' "$TEST_TMP/sample.out")
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, no client" "$idle_us" - "$(ratio $idle_us $base)"
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, 1 scrape / 15 s" "$scrape_us" - "$(ratio $scrape_us $base)"
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors (bench_sample)" "$base" - -
+	stop_daemon "$U_PID" || echo "note: uncored on $model: exit status $?" >&2
+done
+echo "(node_exporter PSS $n_pss KiB; ratios of CPU rows are to bench_sample)"
+kill -TERM "$N_PID"
