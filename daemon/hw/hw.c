@@ -72,6 +72,15 @@ int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_
 	return hw->ops->read_cpu_attr(hw->ctx, cpu, relpath, ret_value);
 }
 
+int hw_read_hwmon(struct hw *hw, const char *relpath, char *buf, size_t len)
+{
+	if (!hw->ops)
+		return -EBADF;
+	if (!hw->ops->read_hwmon || len == 0)
+		return -ENOENT;
+	return hw->ops->read_hwmon(hw->ctx, relpath, buf, len);
+}
+
 static void free_perf(struct hw *hw)
 {
 	if (!hw->perf)

@@ -84,6 +84,13 @@ struct hw_ops {
 	 * time); NULL: CLOCK_MONOTONIC.  For wall time over an interval.
 	 */
 	int64_t (*now_ns)(void *ctx);
+	/*
+	 * Read a hwmon attribute, path relative to /sys/class/hwmon/
+	 * ("hwmon0/name", "hwmon2/temp1_input"), into buf as text (at most
+	 * len - 1 bytes, NUL-terminated, the kernel's newline kept).  -ENOENT
+	 * when absent.  NULL: the backend has no hwmon devices.
+	 */
+	int (*read_hwmon)(void *ctx, const char *relpath, char *buf, size_t len);
 };
 
 struct perf_sys;
@@ -123,6 +130,9 @@ int hw_cpu_online(struct hw *hw, int cpu);
 
 /* See hw_ops.read_cpu_attr. */
 int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_value);
+
+/* See hw_ops.read_hwmon; -ENOENT from a backend without hwmon devices. */
+int hw_read_hwmon(struct hw *hw, const char *relpath, char *buf, size_t len);
 
 /* Close the backend; the struct hw itself is the caller's. Safe on a closed hw. */
 void hw_close(struct hw *hw);

@@ -546,6 +546,19 @@ static int dev_read_cpu_attr(void *ctx, int cpu, const char *relpath, uint64_t *
 	return parse_u64(buf, ret_value);
 }
 
+static int dev_read_hwmon(void *ctx, const char *relpath, char *buf, size_t len)
+{
+	const struct hwdev *d = ctx;
+	char path[PATH_MAX];
+	int r;
+
+	if (!relpath || strstr(relpath, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/sys/class/hwmon/%s", d->root, relpath);
+	r = read_small_file(path, buf, len);
+	return r < 0 ? r : 0;
+}
+
 static const struct hw_ops hwdev_ops = {
 	.name = "dev",
 	.read_msr = dev_read_msr,
@@ -555,6 +568,7 @@ static const struct hw_ops hwdev_ops = {
 	.cpu_online = dev_cpu_online,
 	.read_cpu_attr = dev_read_cpu_attr,
 	.close = dev_close,
+	.read_hwmon = dev_read_hwmon,
 };
 
 /* Allocate the CPU table, ascending CPU number, no device open yet. */

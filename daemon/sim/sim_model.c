@@ -60,7 +60,7 @@ static const int wsm_core_ids[] = { 0, 1, 2, 8, 9, 10 };
 /* An AMD CPU: display family, model and stepping; CPUID's basic leaves up to 0x10. */
 #define AMD(fam, mod, step) \
 	.vendor = "AuthenticAMD", .family = (fam), .model = (mod), .stepping = (step), \
-	.max_basic_leaf = 0x10
+	.max_basic_leaf = 0x10, .flags = SIM_F_K10TEMP
 /* Skylake-SP and its successors: package thermal, RAPL, perfmon v4. */
 #define SKX_FLAGS (SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4)
 
@@ -140,7 +140,9 @@ static const struct sim_model models[] = {
 		.n_imc = 12, .n_pcu = 2,
 	},
 	/*
-	 * AMD EPYC (hardware-amd.md §0): none of Intel's MSRs.  Core counts
+	 * AMD EPYC (hardware-amd.md §0): none of Intel's MSRs; k10temp with
+	 * the Tccd channels the 6.12 driver lists (§2.1: eight on 17h 31h and
+	 * 19h 00h-01h, twelve on 19h 10h-1Fh, none on family 1Ah EPYC).  Core counts
 	 * are the simulator's choice, kept small (one core per CCD on Genoa,
 	 * so its twelve Tccd channels each have a core); the models are
 	 * within the generations' ranges.
@@ -148,17 +150,17 @@ static const struct sim_model models[] = {
 	{
 		/* Zen 2, 17h 31h: reduced (no mainline HSMP driver, §1.7) */
 		.name = "rome-2s", AMD(0x17, 0x31, 0),
-		.n_sockets = 2, .n_cores = 8, .n_threads = 2,
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8,
 		.ref_hz = 2000000000,
 	},
 	{
 		.name = "milan-2s", AMD(0x19, 0x01, 1),
-		.n_sockets = 2, .n_cores = 8, .n_threads = 2,
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8,
 		.ref_hz = 2450000000,
 	},
 	{
 		.name = "genoa-2s", AMD(0x19, 0x11, 1),
-		.n_sockets = 2, .n_cores = 12, .n_threads = 2,
+		.n_sockets = 2, .n_cores = 12, .n_threads = 2, .n_tccd = 12,
 		.ref_hz = 2400000000,
 	},
 	{

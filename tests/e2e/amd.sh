@@ -1,0 +1,49 @@
+#!/bin/sh
+# AMD EPYC on the simulator: k10temp's Tctl and Tccd temperatures from the
+# scenario's [temperature.N] rules, per socket, as the driver lists them
+# per generation (hardware-amd.md §2.1), and the Intel-only collectors not
+# applicable.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$TEST_TMP/hot.ini" <<'INI'
+[scenario]
+description = one core of socket 1 at 90 C
+
+[temperature.1]
+socket = 1
+core = 3
+celsius = 90
+INI
+once() {
+	"$UNCORED_BIN" --once --format prometheus --simulate "$1:$TEST_TMP/hot.ini" >"$TEST_TMP/$1.prom" \
+		2>"$TEST_TMP/log" || fail "$1: --once failed: $(cat "$TEST_TMP/log")"
+}
+value() {
+	sed -n "s/^uncored_cpu_temperature_celsius{socket=\"$2\",sensor=\"$3\"} //p" "$TEST_TMP/$1.prom"
+}
+
+# Genoa: twelve CCDs, one core each here; core 3 is on CCD 4.
+once genoa-2s
+[ "$(value genoa-2s 1 Tctl)" = 90 ] || fail "genoa socket 1 Tctl: $(grep cpu_temp "$TEST_TMP/genoa-2s.prom")"
+[ "$(value genoa-2s 1 Tccd4)" = 90 ] || fail "genoa socket 1 Tccd4"
+[ "$(value genoa-2s 1 Tccd3)" = 45 ] || fail "genoa socket 1 Tccd3"
+[ "$(value genoa-2s 0 Tctl)" = 45 ] || fail "genoa socket 0 Tctl"
+[ "$(grep -c "^uncored_cpu_temperature_celsius{socket=\"0\"" "$TEST_TMP/genoa-2s.prom")" = 13 ] ||
+	fail "genoa: Tctl and Tccd1-12 per socket"
+grep -qx 'uncored_collector_up{collector="k10temp"} 1' "$TEST_TMP/genoa-2s.prom" || fail "genoa: k10temp not up"
+
+# Turin: the driver lists Tctl only on family 1Ah EPYC.
+once turin-2s
+[ "$(value turin-2s 1 Tctl)" = 90 ] || fail "turin socket 1 Tctl"
+grep -q 'sensor="Tccd' "$TEST_TMP/turin-2s.prom" && fail "turin has no Tccd channels"
+
+# Rome: eight CCDs; no TjMax and no Intel thermal series, absent rather than 0.
+once rome-2s
+[ "$(value rome-2s 1 Tccd4)" = 90 ] || fail "rome socket 1 Tccd4"
+grep -qE '^uncored_(tjmax_celsius|package_temperature_celsius|core_temperature_celsius)' "$TEST_TMP/rome-2s.prom" &&
+	fail "rome: Intel thermal series present"
+
+# Intel: k10temp is not applicable, and says so.
+"$UNCORED_BIN" --once --simulate skylake-sp-2s >"$TEST_TMP/sky.txt" 2>&1 || fail "skylake --once"
+grep -q "k10temp  not applicable .*AMD's temperature driver" "$TEST_TMP/sky.txt" || fail "skylake k10temp: $(grep k10temp "$TEST_TMP/sky.txt")"
+echo "ok"
