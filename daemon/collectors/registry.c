@@ -14,6 +14,7 @@ extern const struct collector_ops core_collector_ops;
 extern const struct collector_ops pcu_collector_ops;
 extern const struct collector_ops imc_collector_ops;
 extern const struct collector_ops k10temp_collector_ops;
+extern const struct collector_ops hsmp_collector_ops;
 
 const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS] = {
 	&uncore_collector_ops,
@@ -22,6 +23,7 @@ const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS] = {
 	&pcu_collector_ops,
 	&imc_collector_ops,
 	&k10temp_collector_ops,
+	&hsmp_collector_ops,
 };
 
 size_t collector_registry_n;

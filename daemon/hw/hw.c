@@ -81,6 +81,15 @@ int hw_read_hwmon(struct hw *hw, const char *relpath, char *buf, size_t len)
 	return hw->ops->read_hwmon(hw->ctx, relpath, buf, len);
 }
 
+int hw_hsmp(struct hw *hw, struct hw_hsmp_msg *msg)
+{
+	if (!hw->ops)
+		return -EBADF;
+	if (!hw->ops->hsmp)
+		return -ENOENT;
+	return hw->ops->hsmp(hw->ctx, msg);
+}
+
 static void free_perf(struct hw *hw)
 {
 	if (!hw->perf)

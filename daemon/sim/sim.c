@@ -289,6 +289,17 @@ static int op_read_hwmon(void *ctx, const char *relpath, char *buf, size_t len)
 	return r;
 }
 
+static int op_hsmp(void *ctx, struct hw_hsmp_msg *msg)
+{
+	struct sim *s = ctx;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = sim_hsmp_send(s, msg, sim_sync_time(s));
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
 static const struct hw_ops sim_hw_ops = {
 	.name = "sim",
 	.read_msr = op_read_msr,
@@ -300,6 +311,7 @@ static const struct hw_ops sim_hw_ops = {
 	.close = op_close,
 	.now_ns = op_now_ns,
 	.read_hwmon = op_read_hwmon,
+	.hsmp = op_hsmp,
 };
 
 void sim_bind(struct sim *sim, struct hw *ret_hw)

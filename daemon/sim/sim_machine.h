@@ -220,6 +220,9 @@ int64_t sim_sync_time(struct sim *s);
  */
 int sim_hwmon_read(const struct sim *s, const char *relpath, int64_t t, char *buf, size_t len);
 
+/* Answer HSMP message m at t as /dev/hsmp would (sim_hsmp.c, hw_ops.hsmp). */
+int sim_hsmp_send(const struct sim *s, struct hw_hsmp_msg *m, int64_t t);
+
 /* Whether cpu is online at t (not taken offline by a test nor by the scenario). */
 bool sim_cpu_is_online(const struct sim *s, int cpu, int64_t t);
 

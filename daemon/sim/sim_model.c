@@ -142,7 +142,8 @@ static const struct sim_model models[] = {
 	/*
 	 * AMD EPYC (hardware-amd.md §0): none of Intel's MSRs; k10temp with
 	 * the Tccd channels the 6.12 driver lists (§2.1: eight on 17h 31h and
-	 * 19h 00h-01h, twelve on 19h 10h-1Fh, none on family 1Ah EPYC).  Core counts
+	 * 19h 00h-01h, twelve on 19h 10h-1Fh, none on family 1Ah EPYC); HSMP
+	 * protocol 2 on Milan, 5 on Genoa, 7 on Turin (§0).  Core counts
 	 * are the simulator's choice, kept small (one core per CCD on Genoa,
 	 * so its twelve Tccd channels each have a core); the models are
 	 * within the generations' ranges.
@@ -156,17 +157,17 @@ static const struct sim_model models[] = {
 	{
 		.name = "milan-2s", AMD(0x19, 0x01, 1),
 		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8,
-		.ref_hz = 2450000000,
+		.ref_hz = 2450000000, .hsmp_proto = 2,
 	},
 	{
 		.name = "genoa-2s", AMD(0x19, 0x11, 1),
 		.n_sockets = 2, .n_cores = 12, .n_threads = 2, .n_tccd = 12,
-		.ref_hz = 2400000000,
+		.ref_hz = 2400000000, .hsmp_proto = 5,
 	},
 	{
 		.name = "turin-2s", AMD(0x1a, 0x02, 1),
 		.n_sockets = 2, .n_cores = 16, .n_threads = 2,
-		.ref_hz = 2500000000,
+		.ref_hz = 2500000000, .hsmp_proto = 7,
 	},
 	{
 		.name = "big", INTEL6(0x2c, 2),

@@ -42,6 +42,7 @@ struct sim_model {
 				      Rapids' discovery table: one per compute die); 0 means 1 */
 	int64_t ref_hz;            /* reference (TSC) clock, default core clock */
 	int n_tccd;                /* k10temp: Tccd channels (temp3 ...) of a socket; 0: Tctl only */
+	int hsmp_proto;            /* the SMU's HSMP protocol (sim_hsmp.c); 0: no /dev/hsmp */
 	uint32_t max_basic_leaf;
 };
 

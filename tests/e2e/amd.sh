@@ -46,4 +46,15 @@ grep -qE '^uncored_(tjmax_celsius|package_temperature_celsius|core_temperature_c
 # Intel: k10temp is not applicable, and says so.
 "$UNCORED_BIN" --once --simulate skylake-sp-2s >"$TEST_TMP/sky.txt" 2>&1 || fail "skylake --once"
 grep -q "k10temp  not applicable .*AMD's temperature driver" "$TEST_TMP/sky.txt" || fail "skylake k10temp: $(grep k10temp "$TEST_TMP/sky.txt")"
-echo "ok"
+
+
+# HSMP: not applicable on Rome (Zen 2) with why; on Genoa PROCHOT seconds with source "any",
+# the frequency-limit reasons, and the sampling resolution; on a device-file tree said absent.
+"$UNCORED_BIN" --once --simulate rome-2s >"$TEST_TMP/rome.txt" 2>&1 || fail "rome --once"
+grep -q "hsmp     not applicable .*no HSMP mailbox" "$TEST_TMP/rome.txt" || fail "rome hsmp: $(grep hsmp "$TEST_TMP/rome.txt")"
+grep -q '^uncored_prochot_seconds_total{socket="1",source="any"} ' "$TEST_TMP/genoa-2s.prom" &&
+	grep -q '^uncored_frequency_limited_seconds_total{socket="1",reason="power"} 0' "$TEST_TMP/genoa-2s.prom" &&
+	grep -q '^uncored_sample_resolution_seconds{collector="hsmp"} ' "$TEST_TMP/genoa-2s.prom" ||
+	fail "genoa hsmp series: $(grep -E 'prochot|frequency|resolution' "$TEST_TMP/genoa-2s.prom")"
+grep -q '^uncored_frequency_limited_seconds_total' "$TEST_TMP/turin-2s.prom" || fail "turin freq limit"
+echo "hsmp ok"

@@ -45,7 +45,7 @@
 static bool is_wanted(const char *model, const char *scenario)
 {
 	static const char *const amd_models[] = { "rome-2s", "milan-2s", "genoa-2s", "turin-2s" };
-	static const char *const amd_scenarios[] = { "idle", "cpu-offline" };
+	static const char *const amd_scenarios[] = { "idle", "cpu-offline", "prochot-storm" };
 
 	for (size_t i = 0; i < sizeof(amd_models) / sizeof(amd_models[0]); i++) {
 		if (strcmp(model, amd_models[i]) != 0)

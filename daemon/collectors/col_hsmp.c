@@ -1,0 +1,251 @@
+/*
+ * The hsmp collector: PROCHOT and the frequency-limit reasons of AMD EPYC
+ * through HSMP (/dev/hsmp, read-only; hardware-amd.md §1), one message at
+ * a time per socket.  At start it asks each socket's protocol version
+ * (GET_PROTO_VER, §1.7); then at each sample GET_PROC_HOT (0x0B, Zen 3
+ * on) and, on Genoa and later, GET_SOCKET_FREQ_LIMIT (0x19) with its
+ * source bitmap (§1.4).
+ *
+ * HSMP gives states, not times: the seconds are sampled, not counted.
+ * Each sample adds the time since the previous one to PROCHOT, and to
+ * each reason whose bit is set now, so a total is off by up to one
+ * sampling interval per episode; that interval is exported as
+ * uncored_sample_resolution_seconds{collector="hsmp"}.  A message the
+ * firmware does not support (-ENOMSG) leaves its series absent, never 0.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "amd_hsmp.h"
+#include "collector.h"
+#include "throttle_families.h"
+
+#define NS_PER_S 1e9
+#define MAX_REASONS 16
+
+struct hsmp_settings {
+	bool enabled;
+};
+
+static const struct conf_key hsmp_keys[] = {
+	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct hsmp_settings, enabled), .def = "yes" },
+};
+
+static const struct conf_section hsmp_conf_section = {
+	.name = "hsmp", .keys = hsmp_keys, .n_keys = sizeof(hsmp_keys) / sizeof(hsmp_keys[0]),
+	.settings_size = sizeof(struct hsmp_settings),
+};
+
+extern const struct collector_ops hsmp_collector_ops;
+
+static const struct hsmp_settings *settings(const struct conf *conf)
+{
+	return collector_settings(conf, &hsmp_collector_ops);
+}
+
+static const struct metric_family sample_resolution = {
+	.name = "uncored_sample_resolution_seconds",
+	.help = "The sampling interval of a collector whose seconds are sampled states, not counted "
+		"cycles: each episode's time is off by up to this much.",
+	.type = METRIC_GAUGE, .unit = "seconds", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_DOUBLE,
+	.label = "collector",
+};
+
+static const struct metric_family *const hsmp_families[] = {
+	&throttle_prochot_seconds, &throttle_frequency_limited_seconds, &sample_resolution,
+};
+
+struct hsmp_socket {
+	int socket;
+	bool has_prochot, has_freq_limit;     /* the firmware answered the message at start */
+	double prochot_s;
+	double reason_s[MAX_REASONS];         /* by amd_hsmp_reasons() index */
+};
+
+struct hsmp_state {
+	int n_sockets;
+	struct hsmp_socket *sockets;
+	int64_t last_ns;                      /* the previous sample; 0: none yet */
+	double resolution_s;
+};
+
+/* Index of reason in amd_hsmp_reasons(). */
+static int reason_index(const char *reason)
+{
+	const char *const *r = amd_hsmp_reasons();
+
+	for (int i = 0; r[i]; i++)
+		if (strcmp(r[i], reason) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * Check one socket at start: its protocol, and which messages its
+ * firmware answers.  0, or -ENOTSUP / the errno with the refusal said.
+ */
+static int probe_socket(struct collector *c, struct hsmp_socket *hs)
+{
+	uint32_t v;
+	int r = amd_hsmp_get(c->hw, hs->socket, HSMP_GET_PROTO_VER, &v);
+
+	if (r == -ENOENT) {
+		collector_refuse(c, "no /dev/hsmp: enable \"HSMP Support\" in the BIOS and load the "
+				 "driver ('modprobe amd_hsmp')");
+		return -ENOTSUP;
+	}
+	if (r == -EOPNOTSUPP) {
+		collector_refuse(c, "HSMP is an ioctl on /dev/hsmp, which a device-file tree cannot "
+				 "carry");
+		return -ENOTSUP;
+	}
+	if (r < 0) {
+		collector_refuse(c, "socket %d: HSMP GET_PROTO_VER: %s", hs->socket, strerror(-r));
+		return r;
+	}
+	if (v != c->info->fac.hsmp_proto)
+		collector_note(c, "socket %d: HSMP protocol %u where %s has %u", hs->socket, v,
+			       c->info->microarch, c->info->fac.hsmp_proto);
+	hs->has_prochot = c->info->fac.has_hsmp_prochot &&
+			  amd_hsmp_get(c->hw, hs->socket, HSMP_GET_PROC_HOT, &v) == 0;
+	hs->has_freq_limit = c->info->fac.has_hsmp_freq_limit &&
+			     amd_hsmp_get(c->hw, hs->socket, HSMP_GET_SOCKET_FREQ_LIMIT, &v) == 0;
+	return 0;
+}
+
+static int hsmp_start(struct collector *c)
+{
+	struct hsmp_state *st;
+	int r = 0;
+
+	if (!settings(c->conf)->enabled) {
+		collector_refuse(c, "disabled in the configuration");
+		return -ENOTSUP;
+	}
+	if (!c->info->fac.hsmp_proto) {
+		collector_refuse(c, "%s has no HSMP mailbox the kernel drives (AMD EPYC from Zen 3 on)",
+				 c->info->microarch ? c->info->microarch : "this CPU");
+		return -ENOTSUP;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->n_sockets = c->topo->n_sockets;
+	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
+	if (!st->sockets) {
+		free(st);
+		return -ENOMEM;
+	}
+	c->state = st;
+	for (int i = 0; i < st->n_sockets && r == 0; i++) {
+		st->sockets[i].socket = c->topo->sockets[i].socket;
+		r = probe_socket(c, &st->sockets[i]);
+	}
+	return r;
+}
+
+/* Which reasons (amd_hsmp_reasons() index) the source bitmap of v sets; bit 4 accrues none. */
+static void limited_reasons(uint32_t v, bool set[MAX_REASONS])
+{
+	memset(set, 0, MAX_REASONS * sizeof(*set));
+	for (unsigned bit = 0; bit < 16; bit++) {
+		const char *reason = amd_hsmp_limit_reason(bit);
+		int k = reason ? reason_index(reason) : -1;
+
+		if (k >= 0 && k < MAX_REASONS && (v & HSMP_FREQ_LIMIT_SOURCE_MASK & (1u << bit)))
+			set[k] = true;
+	}
+}
+
+/* One socket's reading, integrated over dt_s (sample and hold); false when nothing could be read. */
+static bool sample_socket(struct collector *c, struct hsmp_socket *hs, double dt_s)
+{
+	bool set[MAX_REASONS];
+	uint32_t v;
+	bool any = false;
+
+	if (hs->has_prochot) {
+		if (amd_hsmp_get(c->hw, hs->socket, HSMP_GET_PROC_HOT, &v) == 0) {
+			hs->prochot_s += v ? dt_s : 0;
+			any = true;
+		} else {
+			c->errors++;
+		}
+	}
+	if (!hs->has_freq_limit)
+		return any;
+	if (amd_hsmp_get(c->hw, hs->socket, HSMP_GET_SOCKET_FREQ_LIMIT, &v) < 0) {
+		c->errors++;
+		return any;
+	}
+	limited_reasons(v, set);
+	for (int k = 0; k < MAX_REASONS; k++)
+		hs->reason_s[k] += set[k] ? dt_s : 0;
+	return true;
+}
+
+static void export_socket(struct snapshot *s, const struct hsmp_socket *hs)
+{
+	const char *const *reasons = amd_hsmp_reasons();
+
+	if (hs->has_prochot)
+		snapshot_add_sample(s, &throttle_prochot_seconds, hs->socket, "any", 0, hs->prochot_s);
+	for (int k = 0; hs->has_freq_limit && reasons[k]; k++)
+		snapshot_add_sample(s, &throttle_frequency_limited_seconds, hs->socket, reasons[k], 0,
+				    hs->reason_s[k]);
+}
+
+static void hsmp_sample(struct collector *c, struct snapshot *s)
+{
+	struct hsmp_state *st = c->state;
+	int64_t now = hw_now_ns(c->hw);
+	double dt_s;
+	unsigned counting = 0;
+
+	if (!st)
+		return;
+	dt_s = st->last_ns ? (double)(now - st->last_ns) / NS_PER_S : 0;
+	if (st->last_ns && dt_s > 0)
+		st->resolution_s = dt_s;
+	st->last_ns = now;
+	for (int i = 0; i < st->n_sockets; i++) {
+		counting += sample_socket(c, &st->sockets[i], dt_s > 0 ? dt_s : 0);
+		export_socket(s, &st->sockets[i]);
+	}
+	if (st->resolution_s > 0)
+		snapshot_add_sample(s, &sample_resolution, 0, "hsmp", 0, st->resolution_s);
+	collector_units(c, (unsigned)st->n_sockets, counting);
+}
+
+static void hsmp_stop(struct collector *c)
+{
+	struct hsmp_state *st = c->state;
+
+	if (st)
+		free(st->sockets);
+	free(st);
+	c->state = NULL;
+}
+
+static bool hsmp_is_enabled(const struct conf *conf)
+{
+	return settings(conf)->enabled;
+}
+
+static bool hsmp_conf_changed(const struct conf *old, const struct conf *new)
+{
+	return conf_settings_changed(&hsmp_conf_section, settings(old), settings(new));
+}
+
+const struct collector_ops hsmp_collector_ops = {
+	.name = "hsmp",
+	.start = hsmp_start,
+	.sample = hsmp_sample,
+	.stop = hsmp_stop,
+	.families = hsmp_families,
+	.n_families = sizeof(hsmp_families) / sizeof(hsmp_families[0]),
+	.conf_section = &hsmp_conf_section,
+	.is_enabled = hsmp_is_enabled,
+	.conf_changed = hsmp_conf_changed,
+};

@@ -1,0 +1,165 @@
+/*
+ * HSMP on the simulated AMD machines: the driver's and the firmware's
+ * answers per protocol (hardware-amd.md §1, §7), and the hsmp collector's
+ * sampled PROCHOT seconds against the scenario's truth.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "collector.h"
+#include "conf.h"
+#include "cpu.h"
+#include "helpers.h"
+#include "metric.h"
+#include "sim.h"
+
+struct machine {
+	struct sim *sim;
+	struct hw hw;
+	struct cpu_info info;
+	struct cpu_topology topo;
+};
+
+static void boot(struct machine *m, const char *spec)
+{
+	char dir[4096], err[1024];
+
+	helpers_source_path("conf/scenarios", dir, sizeof(dir));
+	m->sim = sim_open(spec, dir, SIM_CLOCK_STEPPED, err, sizeof(err));
+	if (!m->sim)
+		fail_msg("sim_open(%s): %s", spec, err);
+	sim_bind(m->sim, &m->hw);
+	assert_int_equal(cpu_detect(&m->hw, &m->info, err, sizeof(err)), 0);
+	assert_int_equal(cpu_topology_load(&m->hw, &m->topo, err, sizeof(err)), 0);
+}
+
+static void shutdown_machine(struct machine *m)
+{
+	cpu_topology_free(&m->topo);
+	hw_close(&m->hw);
+}
+
+/* Send id with the given sizes and argument to socket; the errno, reply in *ret. */
+static int send(struct machine *m, uint32_t id, int n_args, int n_resp, uint32_t arg, int socket,
+		uint32_t *ret)
+{
+	struct hw_hsmp_msg msg = { .msg_id = id, .num_args = (uint16_t)n_args,
+				   .response_sz = (uint16_t)n_resp, .sock_ind = (uint16_t)socket };
+	int r;
+
+	msg.args[0] = arg;
+	r = hw_hsmp(&m->hw, &msg);
+	*ret = msg.args[0];
+	return r;
+}
+
+/* The driver's checks, then the firmware's table, per protocol. */
+static void driver_and_firmware_answers(void **state)
+{
+	static const struct {
+		const char *model;
+		unsigned proto;
+		int freq_limit, temp_monitor;   /* errno of 0x19 and 0x15 */
+	} cases[] = {
+		{ "milan-2s", 2, -ENOMSG, -ENOMSG },
+		{ "genoa-2s", 5, 0, -ENOMSG },
+		{ "turin-2s", 7, 0, -ENOMSG },
+	};
+	struct machine m;
+	uint32_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("%s\n", cases[i].model);
+		boot(&m, cases[i].model);
+		assert_int_equal(send(&m, 0x03, 0, 1, 0, 1, &v), 0);
+		assert_int_equal(v, cases[i].proto);
+		assert_int_equal(send(&m, 0x01, 1, 1, 0xDEADBEEF, 0, &v), 0);
+		assert_int_equal(v, 0xDEADBEF0u);
+		assert_int_equal(send(&m, 0x19, 0, 1, 0, 0, &v), cases[i].freq_limit);
+		assert_int_equal(send(&m, 0x15, 0, 1, 0, 0, &v), cases[i].temp_monitor);
+		/* the kernel's own checks: its id range, exact sizes, the socket */
+		assert_int_equal(send(&m, 0x00, 0, 1, 0, 0, &v), -ENOMSG);
+		assert_int_equal(send(&m, 0x30, 0, 1, 0, 0, &v), -ENOMSG);
+		assert_int_equal(send(&m, 0x0B, 1, 1, 0, 0, &v), -EINVAL);
+		assert_int_equal(send(&m, 0x0B, 0, 2, 0, 0, &v), -EINVAL);
+		assert_int_equal(send(&m, 0x0B, 0, 1, 0, 2, &v), -ENODEV);
+		shutdown_machine(&m);
+	}
+	/* Zen 2: no mainline driver, no /dev/hsmp. */
+	boot(&m, "rome-2s");
+	assert_int_equal(send(&m, 0x03, 0, 1, 0, 0, &v), -ENOENT);
+	shutdown_machine(&m);
+}
+
+/*
+ * PROCHOT on socket 1 for 3 s of every 10 s: sampled every 0.1 s for
+ * 30 s, socket 1's seconds are within one resolution per episode of the
+ * truth (9 s), socket 0's are 0, and the resolution is exported.
+ */
+static void prochot_seconds_within_one_resolution_per_episode(void **state)
+{
+	char path[4096], spec[4200], err[256];
+	const struct metric_family *prochot, *resolution;
+	const struct metric_sample *v0, *v1, *res;
+	struct conf_errors errs = { 0 };
+	struct snapshot *s = NULL;
+	struct collector c;
+	struct machine m;
+	struct conf conf;
+
+	(void)state;
+	helpers_mkdtemp(path, sizeof(path) - 16);
+	strcat(path, "/p.ini");
+	helpers_write_file(path, "[scenario]\nperiod = 10\n\n[prochot.1]\nsocket = 1\nstart = 2\n"
+			   "end = 5\n");
+	snprintf(spec, sizeof(spec), "genoa-2s:%s", path);
+	boot(&m, spec);
+	assert_int_equal(conf_load_string("t.conf", "", &conf, &errs), 0);
+	assert_int_equal(collector_start(&c, collector_find("hsmp"), &m.hw, &m.info, &m.topo, &conf), 0);
+	for (int i = 0; i <= 300; i++) {
+		if (s)
+			snapshot_release(s);
+		s = snapshot_new(&m.topo, &m.info);
+		assert_non_null(s);
+		collector_sample(&c, s);
+		sim_advance(m.sim, 0.1);
+	}
+	assert_true(c.up);
+	prochot = metric_family_find("hsmp", "uncored_prochot_seconds_total");
+	resolution = metric_family_find("hsmp", "uncored_sample_resolution_seconds");
+	assert_non_null(prochot);
+	assert_non_null(resolution);
+	v0 = snapshot_find_sample(s, prochot, 0, "any");
+	v1 = snapshot_find_sample(s, prochot, 1, "any");
+	res = snapshot_find_sample(s, resolution, 0, "hsmp");
+	assert_non_null(v0);
+	assert_non_null(v1);
+	assert_non_null(res);
+	print_message("socket 1: %.3f s, resolution %.3f s\n", v1->value.d, res->value.d);
+	assert_true(v0->value.d == 0);
+	assert_true(res->value.d > 0.099 && res->value.d < 0.101);
+	assert_true(v1->value.d >= 9.0 - 3 * res->value.d && v1->value.d <= 9.0 + 3 * res->value.d);
+	snapshot_release(s);
+	collector_stop(&c);
+	snprintf(err, sizeof(err), "%s", path);
+	*strrchr(err, '/') = '\0';
+	helpers_rmtree(err);
+	shutdown_machine(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(driver_and_firmware_answers),
+		cmocka_unit_test(prochot_seconds_within_one_resolution_per_episode),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
