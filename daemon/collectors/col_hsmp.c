@@ -12,8 +12,18 @@
  * sampling interval per episode; that interval is exported as
  * uncored_sample_resolution_seconds{collector="hsmp"}.  A message the
  * firmware does not support (-ENOMSG) leaves its series absent, never 0.
+ *
+ * DIMMs (Genoa on, §1.5): HSMP has no list of DIMMs, so each address is
+ * probed once at start (16 channels x 2 DIMMs x 2 sensors); those that
+ * answer are read at every sample, no faster than their data ages (the
+ * sampling interval is at least 0.1 s and usually 1 s; readings age up to
+ * 511 ms): each sensor's temperature, and per DIMM the refresh multiplier
+ * (1 or 2, the MR4 state) with the seconds it was 2, sampled.  AMD has no
+ * DRAM throttle counter in band: this is the closest signal, named as what
+ * it is.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +33,8 @@
 
 #define NS_PER_S 1e9
 #define MAX_REASONS 16
+#define DIMM_CHANNELS 16
+#define MAX_DIMMS (DIMM_CHANNELS * 2)
 
 struct hsmp_settings {
 	bool enabled;
@@ -52,8 +64,39 @@ static const struct metric_family sample_resolution = {
 	.label = "collector",
 };
 
+static const struct metric_family dimm_temperature = {
+	.name = "uncored_dimm_temperature_celsius",
+	.help = "A DIMM's temperature sensor as the SMU reports it (AMD HSMP).",
+	.type = METRIC_GAUGE, .unit = "celsius", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_DOUBLE,
+	.label = "channel,slot,sensor",
+	.json_key = "dimm_temperature_celsius", .json_order = METRIC_JSON_SOCKET_FIXED + 440,
+};
+
+static const struct metric_family dimm_refresh = {
+	.name = "uncored_dimm_refresh_multiplier",
+	.help = "A DIMM's refresh rate multiplier, 1 or 2 (2: hot, extended refresh; AMD HSMP).",
+	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
+	.label = "channel,slot",
+	.json_key = "dimm_refresh_multiplier", .json_order = METRIC_JSON_SOCKET_FIXED + 441,
+};
+
+static const struct metric_family dimm_extended_refresh = {
+	.name = "uncored_dimm_extended_refresh_seconds_total",
+	.help = "Seconds a DIMM ran at twice the refresh rate because it was hot (sampled; AMD HSMP).",
+	.type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET,
+	.kind = METRIC_DOUBLE, .label = "channel,slot",
+	.json_key = "dimm_extended_refresh_seconds", .json_order = METRIC_JSON_SOCKET_FIXED + 442,
+};
+
 static const struct metric_family *const hsmp_families[] = {
 	&throttle_prochot_seconds, &throttle_frequency_limited_seconds, &sample_resolution,
+	&dimm_temperature, &dimm_refresh, &dimm_extended_refresh,
+};
+
+struct hsmp_dimm {
+	unsigned channel, slot;
+	bool sensor[2];                       /* which sensors answered at start */
+	double extended_s;
 };
 
 struct hsmp_socket {
@@ -61,12 +104,15 @@ struct hsmp_socket {
 	bool has_prochot, has_freq_limit;     /* the firmware answered the message at start */
 	double prochot_s;
 	double reason_s[MAX_REASONS];         /* by amd_hsmp_reasons() index */
+	int n_dimms;
+	struct hsmp_dimm dimms[MAX_DIMMS];
 };
 
 struct hsmp_state {
 	int n_sockets;
 	struct hsmp_socket *sockets;
-	int64_t last_ns;                      /* the previous sample; 0: none yet */
+	bool has_last;                        /* a sample was taken before */
+	int64_t last_ns;                      /* when */
 	double resolution_s;
 };
 
@@ -79,6 +125,58 @@ static int reason_index(const char *reason)
 		if (strcmp(r[i], reason) == 0)
 			return i;
 	return -1;
+}
+
+/* The DIMM sensors of hs that answer GET_DIMM_THERMAL. */
+static void probe_dimms(struct collector *c, struct hsmp_socket *hs)
+{
+	uint32_t v;
+
+	for (unsigned ch = 0; ch < DIMM_CHANNELS; ch++)
+		for (unsigned slot = 0; slot < 2; slot++) {
+			struct hsmp_dimm *d = &hs->dimms[hs->n_dimms];
+
+			for (unsigned sensor = 0; sensor < 2; sensor++)
+				d->sensor[sensor] = amd_hsmp_get_arg(c->hw, hs->socket,
+					HSMP_GET_DIMM_THERMAL, amd_hsmp_dimm_addr(ch, slot, sensor), &v) == 0;
+			if (!d->sensor[0] && !d->sensor[1])
+				continue;
+			d->channel = ch;
+			d->slot = slot;
+			hs->n_dimms++;
+		}
+}
+
+/* Read and export one DIMM: its sensors' temperatures, its refresh multiplier, integrated over dt_s. */
+static void sample_dimm(struct collector *c, struct snapshot *s, int socket, struct hsmp_dimm *d,
+			double dt_s)
+{
+	char labels[48];
+	uint32_t v;
+
+	for (unsigned sensor = 0; sensor < 2; sensor++) {
+		if (!d->sensor[sensor])
+			continue;
+		if (amd_hsmp_get_arg(c->hw, socket, HSMP_GET_DIMM_THERMAL,
+				     amd_hsmp_dimm_addr(d->channel, d->slot, sensor), &v) < 0) {
+			c->errors++;
+			continue;
+		}
+		snprintf(labels, sizeof(labels), "%u" METRIC_LABEL_SEP "%u" METRIC_LABEL_SEP "%u",
+			 d->channel, d->slot, sensor);
+		snapshot_add_sample(s, &dimm_temperature, socket, labels, 0,
+				    amd_hsmp_dimm_celsius(v));
+	}
+	snprintf(labels, sizeof(labels), "%u" METRIC_LABEL_SEP "%u", d->channel, d->slot);
+	if (amd_hsmp_get_arg(c->hw, socket, HSMP_GET_DIMM_TEMP_RANGE,
+			     amd_hsmp_dimm_addr(d->channel, d->slot, 0), &v) < 0) {
+		c->errors++;
+	} else {
+		d->extended_s += (v & HSMP_DIMM_REFRESH_2X) ? dt_s : 0;
+		snapshot_add_sample(s, &dimm_refresh, socket, labels,
+				    (v & HSMP_DIMM_REFRESH_2X) ? 2 : 1, 0);
+	}
+	snapshot_add_sample(s, &dimm_extended_refresh, socket, labels, 0, d->extended_s);
 }
 
 /*
@@ -111,6 +209,8 @@ static int probe_socket(struct collector *c, struct hsmp_socket *hs)
 			  amd_hsmp_get(c->hw, hs->socket, HSMP_GET_PROC_HOT, &v) == 0;
 	hs->has_freq_limit = c->info->fac.has_hsmp_freq_limit &&
 			     amd_hsmp_get(c->hw, hs->socket, HSMP_GET_SOCKET_FREQ_LIMIT, &v) == 0;
+	if (c->info->fac.has_hsmp_dimm)
+		probe_dimms(c, hs);
 	return 0;
 }
 
@@ -205,13 +305,17 @@ static void hsmp_sample(struct collector *c, struct snapshot *s)
 
 	if (!st)
 		return;
-	dt_s = st->last_ns ? (double)(now - st->last_ns) / NS_PER_S : 0;
-	if (st->last_ns && dt_s > 0)
+	dt_s = st->has_last ? (double)(now - st->last_ns) / NS_PER_S : 0;
+	if (dt_s > 0)
 		st->resolution_s = dt_s;
+	st->has_last = true;
 	st->last_ns = now;
 	for (int i = 0; i < st->n_sockets; i++) {
 		counting += sample_socket(c, &st->sockets[i], dt_s > 0 ? dt_s : 0);
 		export_socket(s, &st->sockets[i]);
+		for (int k = 0; k < st->sockets[i].n_dimms; k++)
+			sample_dimm(c, s, st->sockets[i].socket, &st->sockets[i].dimms[k],
+				    dt_s > 0 ? dt_s : 0);
 	}
 	if (st->resolution_s > 0)
 		snapshot_add_sample(s, &sample_resolution, 0, "hsmp", 0, st->resolution_s);

@@ -13,9 +13,18 @@
  * no mainline driver) has no /dev/hsmp: -ENOENT.
  *
  * State: GET_PROC_HOT is 1 while a [prochot.N] rule holds on the socket;
- * GET_SOCKET_FREQ_LIMIT gives the reference clock in MHz and source bit 1
- * (PROCHOT) then.  Simulator's choices: the SMU version 0x00450c00 (major
- * 0x45, minor 0x0c), a reply with no latency.
+ * GET_SOCKET_FREQ_LIMIT gives the reference clock in MHz, source bit 1
+ * (PROCHOT) then, and the bit of every [frequency-limit.N] rule that holds.
+ * DIMMs (§1.5): address bit 7 mode 1, bit 6 sensor, bit 4 DIMM, bits 3:0
+ * channel; GET_DIMM_THERMAL gives the temperature as 11-bit two's
+ * complement quarter degrees in [31:21], the age in [16:8] and the address
+ * in [7:0]; GET_DIMM_TEMP_RANGE range [2:0] 1 (1X) or 5 (2X) and the
+ * refresh bit [3].
+ * Simulator's choices: the SMU version 0x00450c00 (major 0x45, minor
+ * 0x0c); replies with no latency; one two-sensor DIMM (slot 0) on each of
+ * the model's DIMM channels, both sensors alike, 40 C outside every
+ * [dimm-temperature.N] rule; refresh 2X from 85 C (JEDEC's extended range);
+ * readings 10 ms old; an empty slot or a mode-0 address answered -EINVAL.
  */
 #include <errno.h>
 
@@ -25,10 +34,19 @@
 #define SMU_VERSION         0x00450c00u
 #define FREQ_LIMIT_MHZ_SHIFT 16
 #define SOURCE_PROCHOT      (1u << 1)
+#define DIMM_IDLE_C         40
+#define DIMM_2X_FROM_C      85
+#define DIMM_AGE_MS         10
+#define DIMM_ADDR_MODE1     0x80u
+#define DIMM_ADDR_SLOT      0x10u
+#define DIMM_ADDR_CHANNEL   0x0fu
+#define DIMM_RANGE_1X       1u
+#define DIMM_RANGE_2X       5u
+#define DIMM_REFRESH_2X     (1u << 3)
 
 enum {
 	MSG_TEST = 0x01, MSG_SMU_VER = 0x02, MSG_PROTO_VER = 0x03, MSG_PROC_HOT = 0x0B,
-	MSG_FREQ_LIMIT = 0x19,
+	MSG_FREQ_LIMIT = 0x19, MSG_DIMM_RANGE = 0x16, MSG_DIMM_THERMAL = 0x18,
 };
 
 /* num_args / response_sz of the driver's table, by id (§1.3); 0xff: not known here. */
@@ -53,8 +71,74 @@ static bool firmware_has(unsigned proto, uint32_t id)
 	return id >= 0x01 && id <= 0x22 && id != 0x15;
 }
 
+/* Whether rule r holds at t (its window and duty cycle in the scenario's period). */
+static bool rule_holds(const struct sim *s, const struct sim_rule *r, int64_t t)
+{
+	struct sim_timeline tl;
+	bool on = false;
+
+	if (sim_timeline_init(&tl, s->scn->period_ns, 0) < 0)
+		return false;
+	if (sim_timeline_paint_rule(&tl, r, 1, SIM_PAINT_SET) == 0) {
+		sim_timeline_finish(&tl);
+		on = sim_timeline_value_at(&tl, t) != 0;
+	}
+	sim_timeline_free(&tl);
+	return on;
+}
+
+/* The source bits of the [frequency-limit.N] rules that hold on socket at t. */
+static uint32_t limit_bits(const struct sim *s, int socket, int64_t t)
+{
+	uint32_t v = 0;
+
+	for (int i = 0; i < s->scn->n_rules; i++) {
+		const struct sim_rule *r = &s->scn->rules[i];
+
+		if (r->kind == SIM_RULE_FREQ_LIMIT && (r->socket == SIM_ALL || r->socket == socket) &&
+		    rule_holds(s, r, t))
+			v |= 1u << r->bit;
+	}
+	return v;
+}
+
+/* The temperature of DIMM addr of socket at t, or -EINVAL for no such DIMM. */
+static int dimm_celsius(const struct sim *s, int socket, uint32_t addr, int64_t t, int *ret)
+{
+	int channel = (int)(addr & DIMM_ADDR_CHANNEL), slot = (addr & DIMM_ADDR_SLOT) ? 1 : 0;
+
+	if (!(addr & DIMM_ADDR_MODE1) || (addr & ~0xffu) || slot != 0 ||
+	    channel >= s->model->n_dimm_channels)
+		return -EINVAL;
+	*ret = DIMM_IDLE_C;
+	for (int i = 0; i < s->scn->n_rules; i++) {
+		const struct sim_rule *r = &s->scn->rules[i];
+
+		if (r->kind == SIM_RULE_DIMM_TEMP && (r->socket == SIM_ALL || r->socket == socket) &&
+		    (r->channel == SIM_ALL || r->channel == channel) &&
+		    (r->slot == SIM_ALL || r->slot == slot) && rule_holds(s, r, t))
+			*ret = r->celsius;
+	}
+	return 0;
+}
+
+/* A DIMM message's reply, or -EINVAL for an address with no DIMM. */
+static int dimm_reply(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
+{
+	uint32_t addr = m->args[0];
+	int c, r = dimm_celsius(s, m->sock_ind, addr, t, &c);
+
+	if (r < 0)
+		return r;
+	if (m->msg_id == MSG_DIMM_RANGE)
+		m->args[0] = c >= DIMM_2X_FROM_C ? DIMM_RANGE_2X | DIMM_REFRESH_2X : DIMM_RANGE_1X;
+	else
+		m->args[0] = ((uint32_t)(c * 4) & 0x7ffu) << 21 | (uint32_t)DIMM_AGE_MS << 8 | addr;
+	return 0;
+}
+
 /* The firmware's reply to a supported id. */
-static void reply(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
+static int reply(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
 {
 	bool prochot = sim_timeline_value_at(&s->sockets[m->sock_ind].prochot, t) != 0;
 
@@ -73,12 +157,16 @@ static void reply(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
 		break;
 	case MSG_FREQ_LIMIT:
 		m->args[0] = (uint32_t)(s->model->ref_hz / 1000000) << FREQ_LIMIT_MHZ_SHIFT |
-			     (prochot ? SOURCE_PROCHOT : 0);
+			     (prochot ? SOURCE_PROCHOT : 0) | limit_bits(s, m->sock_ind, t);
 		break;
+	case MSG_DIMM_RANGE:
+	case MSG_DIMM_THERMAL:
+		return dimm_reply(s, m, t);
 	default:
 		m->args[0] = 0;   /* a supported message uncored does not read */
 		break;
 	}
+	return 0;
 }
 
 int sim_hsmp_send(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
@@ -93,6 +181,5 @@ int sim_hsmp_send(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
 		return -ENODEV;
 	if (!firmware_has((unsigned)s->model->hsmp_proto, m->msg_id))
 		return -ENOMSG;
-	reply(s, m, t);
-	return 0;
+	return reply(s, m, t);
 }

@@ -162,12 +162,12 @@ static const struct sim_model models[] = {
 	{
 		.name = "genoa-2s", AMD(0x19, 0x11, 1),
 		.n_sockets = 2, .n_cores = 12, .n_threads = 2, .n_tccd = 12,
-		.ref_hz = 2400000000, .hsmp_proto = 5,
+		.ref_hz = 2400000000, .hsmp_proto = 5, .n_dimm_channels = 12,
 	},
 	{
 		.name = "turin-2s", AMD(0x1a, 0x02, 1),
 		.n_sockets = 2, .n_cores = 16, .n_threads = 2,
-		.ref_hz = 2500000000, .hsmp_proto = 7,
+		.ref_hz = 2500000000, .hsmp_proto = 7, .n_dimm_channels = 12,
 	},
 	{
 		.name = "big", INTEL6(0x2c, 2),

@@ -43,6 +43,7 @@ struct sim_model {
 	int64_t ref_hz;            /* reference (TSC) clock, default core clock */
 	int n_tccd;                /* k10temp: Tccd channels (temp3 ...) of a socket; 0: Tctl only */
 	int hsmp_proto;            /* the SMU's HSMP protocol (sim_hsmp.c); 0: no /dev/hsmp */
+	int n_dimm_channels;       /* channels with a DIMM HSMP reports on (sim_hsmp.c) */
 	uint32_t max_basic_leaf;
 };
 

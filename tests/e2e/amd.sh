@@ -58,3 +58,23 @@ grep -q '^uncored_prochot_seconds_total{socket="1",source="any"} ' "$TEST_TMP/ge
 	fail "genoa hsmp series: $(grep -E 'prochot|frequency|resolution' "$TEST_TMP/genoa-2s.prom")"
 grep -q '^uncored_frequency_limited_seconds_total' "$TEST_TMP/turin-2s.prom" || fail "turin freq limit"
 echo "hsmp ok"
+
+# A DIMM at 90 C on Genoa: exported at 90 C with refresh 2, and promtool takes it.
+cat >"$TEST_TMP/dimm.ini" <<'INI'
+[dimm-temperature.1]
+socket = 1
+channel = 3
+slot = 0
+celsius = 90
+INI
+"$UNCORED_BIN" --once --format prometheus --simulate "genoa-2s:$TEST_TMP/dimm.ini" >"$TEST_TMP/dimm.prom" 2>"$TEST_TMP/log" ||
+	fail "dimm --once: $(cat "$TEST_TMP/log")"
+grep -qx 'uncored_dimm_temperature_celsius{socket="1",channel="3",slot="0",sensor="0"} 90' "$TEST_TMP/dimm.prom" &&
+	grep -qx 'uncored_dimm_refresh_multiplier{socket="1",channel="3",slot="0"} 2' "$TEST_TMP/dimm.prom" &&
+	grep -qx 'uncored_dimm_refresh_multiplier{socket="0",channel="3",slot="0"} 1' "$TEST_TMP/dimm.prom" ||
+	fail "hot DIMM: $(grep 'channel="3"' "$TEST_TMP/dimm.prom")"
+grep -q '^uncored_dram_throttled_seconds_total' "$TEST_TMP/dimm.prom" && fail "AMD has no DRAM throttle counter"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$TEST_TMP/dimm.prom" >"$TEST_TMP/promtool.out" 2>&1 || fail "promtool: $(cat "$TEST_TMP/promtool.out")"
+fi
+echo "dimm ok"

@@ -154,11 +154,74 @@ static void prochot_seconds_within_one_resolution_per_episode(void **state)
 	shutdown_machine(&m);
 }
 
+/*
+ * A DIMM at 90 C is exported at 90 C with refresh 2, the others at the
+ * idle 40 C with refresh 1; frequency-limit reasons accrue by their bits,
+ * and opn_max (bit 4) accrues nothing.
+ */
+static void dimm_heat_and_limit_reasons(void **state)
+{
+	char path[4096], spec[4200];
+	const struct metric_family *temp, *refresh, *extended, *limited;
+	const struct metric_sample *v;
+	struct conf_errors errs = { 0 };
+	struct snapshot *s = NULL;
+	struct collector c;
+	struct machine m;
+	struct conf conf;
+
+	(void)state;
+	helpers_mkdtemp(path, sizeof(path) - 16);
+	strcat(path, "/d.ini");
+	helpers_write_file(path, "[dimm-temperature.1]\nsocket = 1\nchannel = 3\nslot = 0\n"
+			   "celsius = 90\n[frequency-limit.1]\nsocket = 0\nreason = power\n"
+			   "[frequency-limit.2]\nsocket = 0\nreason = opn_max\n");
+	snprintf(spec, sizeof(spec), "turin-2s:%s", path);
+	boot(&m, spec);
+	assert_int_equal(conf_load_string("t.conf", "", &conf, &errs), 0);
+	assert_int_equal(collector_start(&c, collector_find("hsmp"), &m.hw, &m.info, &m.topo, &conf), 0);
+	for (int i = 0; i <= 10; i++) {
+		if (s)
+			snapshot_release(s);
+		s = snapshot_new(&m.topo, &m.info);
+		collector_sample(&c, s);
+		sim_advance(m.sim, 1.0);
+	}
+	temp = metric_family_find("hsmp", "uncored_dimm_temperature_celsius");
+	refresh = metric_family_find("hsmp", "uncored_dimm_refresh_multiplier");
+	extended = metric_family_find("hsmp", "uncored_dimm_extended_refresh_seconds_total");
+	limited = metric_family_find("hsmp", "uncored_frequency_limited_seconds_total");
+	v = snapshot_find_sample(s, temp, 1, "3" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "1");
+	assert_non_null(v);
+	assert_true(v->value.d == 90.0);
+	v = snapshot_find_sample(s, refresh, 1, "3" METRIC_LABEL_SEP "0");
+	assert_non_null(v);
+	assert_int_equal(v->value.u, 2);
+	v = snapshot_find_sample(s, extended, 1, "3" METRIC_LABEL_SEP "0");
+	assert_non_null(v);
+	assert_true(v->value.d == 10.0);
+	v = snapshot_find_sample(s, temp, 0, "3" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "0");
+	assert_non_null(v);
+	assert_true(v->value.d == 40.0);
+	assert_int_equal(snapshot_find_sample(s, refresh, 0, "3" METRIC_LABEL_SEP "0")->value.u, 1);
+	/* one DIMM per channel here: slot 1 answers nothing, so it is absent */
+	assert_null(snapshot_find_sample(s, refresh, 1, "3" METRIC_LABEL_SEP "1"));
+	assert_true(snapshot_find_sample(s, limited, 0, "power")->value.d == 10.0);
+	assert_true(snapshot_find_sample(s, limited, 1, "power")->value.d == 0.0);
+	assert_true(snapshot_find_sample(s, limited, 0, "thermal")->value.d == 0.0);
+	snapshot_release(s);
+	collector_stop(&c);
+	*strrchr(path, '/') = '\0';
+	helpers_rmtree(path);
+	shutdown_machine(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(driver_and_firmware_answers),
 		cmocka_unit_test(prochot_seconds_within_one_resolution_per_episode),
+		cmocka_unit_test(dimm_heat_and_limit_reasons),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -936,7 +936,7 @@ static const struct bad_case bad_cases[] = {
 	{ "unknown section", "westmere-ep-2s", "; c\n[bogus.1]\nsocket = 0\n",
 	  "2: [bogus.1]: expected [scenario] or [KIND.N] with KIND one of dram-throttle, "
 	  "temperature, prochot, core-throttle, power-limit, preset, rewrite, offline, load, "
-	  "perf-core, perf-uncore, global-disable, dram-critical" },
+	  "perf-core, perf-uncore, global-disable, dram-critical, frequency-limit, dimm-temperature" },
 	{ "unknown key", "westmere-ep-2s", "[dram-throttle.1]\nsocket = 0\ncolour = red\n",
 	  "3: colour: unknown key in [dram-throttle.1]" },
 	{ "end before start", "westmere-ep-2s",

@@ -30,13 +30,38 @@ const char *const *amd_hsmp_reasons(void)
 	return reasons;
 }
 
+/* Send id with n_args arguments (arg the first) and one reply word. */
+static int get(struct hw *hw, int socket, uint32_t id, int n_args, uint32_t arg, uint32_t *ret)
+{
+	struct hw_hsmp_msg m = { .msg_id = id, .num_args = (uint16_t)n_args, .response_sz = 1,
+				 .sock_ind = (uint16_t)socket };
+	int r;
+
+	m.args[0] = arg;
+	r = hw_hsmp(hw, &m);
+	if (r == 0)
+		*ret = m.args[0];
+	return r;
+}
+
 int amd_hsmp_get(struct hw *hw, int socket, uint32_t id, uint32_t *ret_value)
 {
-	struct hw_hsmp_msg m = { .msg_id = id, .num_args = 0, .response_sz = 1,
-				 .sock_ind = (uint16_t)socket };
-	int r = hw_hsmp(hw, &m);
+	return get(hw, socket, id, 0, 0, ret_value);
+}
 
-	if (r == 0)
-		*ret_value = m.args[0];
-	return r;
+int amd_hsmp_get_arg(struct hw *hw, int socket, uint32_t id, uint32_t arg, uint32_t *ret_value)
+{
+	return get(hw, socket, id, 1, arg, ret_value);
+}
+
+uint32_t amd_hsmp_dimm_addr(unsigned channel, unsigned slot, unsigned sensor)
+{
+	return 0x80u | (sensor & 1u) << 6 | (slot & 1u) << 4 | (channel & 0xfu);
+}
+
+double amd_hsmp_dimm_celsius(uint32_t reply)
+{
+	uint32_t raw = reply >> 21 & 0x7ffu;
+
+	return raw <= 0x3ffu ? raw / 4.0 : ((double)raw - 0x800) / 4.0;
 }
