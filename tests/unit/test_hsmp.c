@@ -45,6 +45,37 @@ static void shutdown_machine(struct machine *m)
 	hw_close(&m->hw);
 }
 
+/*
+ * Boot model with a scenario of text (written under a temporary directory,
+ * its path in dir), start the hsmp collector on it, and sample it n + 1
+ * times step_s apart; the last snapshot, which the caller releases.
+ */
+static struct snapshot *run_hsmp(struct machine *m, struct collector *c, const char *model,
+				 const char *text, int n, double step_s, char *dir, size_t len)
+{
+	char path[4300], spec[4400];
+	struct conf_errors errs = { 0 };
+	struct snapshot *s = NULL;
+	static struct conf conf;
+
+	helpers_mkdtemp(dir, len);
+	snprintf(path, sizeof(path), "%s/s.ini", dir);
+	helpers_write_file(path, text);
+	snprintf(spec, sizeof(spec), "%s:%s", model, path);
+	boot(m, spec);
+	assert_int_equal(conf_load_string("t.conf", "", &conf, &errs), 0);
+	assert_int_equal(collector_start(c, collector_find("hsmp"), &m->hw, &m->info, &m->topo, &conf), 0);
+	for (int i = 0; i <= n; i++) {
+		if (s)
+			snapshot_release(s);
+		s = snapshot_new(&m->topo, &m->info);
+		assert_non_null(s);
+		collector_sample(c, s);
+		sim_advance(m->sim, step_s);
+	}
+	return s;
+}
+
 /* Send id with the given sizes and argument to socket; the errno, reply in *ret. */
 static int send(struct machine *m, uint32_t id, int n_args, int n_resp, uint32_t arg, int socket,
 		uint32_t *ret)
@@ -105,32 +136,16 @@ static void driver_and_firmware_answers(void **state)
  */
 static void prochot_seconds_within_one_resolution_per_episode(void **state)
 {
-	char path[4096], spec[4200], err[256];
 	const struct metric_family *prochot, *resolution;
 	const struct metric_sample *v0, *v1, *res;
-	struct conf_errors errs = { 0 };
-	struct snapshot *s = NULL;
+	struct snapshot *s;
 	struct collector c;
 	struct machine m;
-	struct conf conf;
+	char dir[4096];
 
 	(void)state;
-	helpers_mkdtemp(path, sizeof(path) - 16);
-	strcat(path, "/p.ini");
-	helpers_write_file(path, "[scenario]\nperiod = 10\n\n[prochot.1]\nsocket = 1\nstart = 2\n"
-			   "end = 5\n");
-	snprintf(spec, sizeof(spec), "genoa-2s:%s", path);
-	boot(&m, spec);
-	assert_int_equal(conf_load_string("t.conf", "", &conf, &errs), 0);
-	assert_int_equal(collector_start(&c, collector_find("hsmp"), &m.hw, &m.info, &m.topo, &conf), 0);
-	for (int i = 0; i <= 300; i++) {
-		if (s)
-			snapshot_release(s);
-		s = snapshot_new(&m.topo, &m.info);
-		assert_non_null(s);
-		collector_sample(&c, s);
-		sim_advance(m.sim, 0.1);
-	}
+	s = run_hsmp(&m, &c, "genoa-2s", "[scenario]\nperiod = 10\n\n[prochot.1]\nsocket = 1\n"
+		     "start = 2\nend = 5\n", 300, 0.1, dir, sizeof(dir));
 	assert_true(c.up);
 	prochot = metric_family_find("hsmp", "uncored_prochot_seconds_total");
 	resolution = metric_family_find("hsmp", "uncored_sample_resolution_seconds");
@@ -148,9 +163,7 @@ static void prochot_seconds_within_one_resolution_per_episode(void **state)
 	assert_true(v1->value.d >= 9.0 - 3 * res->value.d && v1->value.d <= 9.0 + 3 * res->value.d);
 	snapshot_release(s);
 	collector_stop(&c);
-	snprintf(err, sizeof(err), "%s", path);
-	*strrchr(err, '/') = '\0';
-	helpers_rmtree(err);
+	helpers_rmtree(dir);
 	shutdown_machine(&m);
 }
 
@@ -161,32 +174,17 @@ static void prochot_seconds_within_one_resolution_per_episode(void **state)
  */
 static void dimm_heat_and_limit_reasons(void **state)
 {
-	char path[4096], spec[4200];
 	const struct metric_family *temp, *refresh, *extended, *limited;
 	const struct metric_sample *v;
-	struct conf_errors errs = { 0 };
-	struct snapshot *s = NULL;
+	struct snapshot *s;
 	struct collector c;
 	struct machine m;
-	struct conf conf;
+	char dir[4096];
 
 	(void)state;
-	helpers_mkdtemp(path, sizeof(path) - 16);
-	strcat(path, "/d.ini");
-	helpers_write_file(path, "[dimm-temperature.1]\nsocket = 1\nchannel = 3\nslot = 0\n"
-			   "celsius = 90\n[frequency-limit.1]\nsocket = 0\nreason = power\n"
-			   "[frequency-limit.2]\nsocket = 0\nreason = opn_max\n");
-	snprintf(spec, sizeof(spec), "turin-2s:%s", path);
-	boot(&m, spec);
-	assert_int_equal(conf_load_string("t.conf", "", &conf, &errs), 0);
-	assert_int_equal(collector_start(&c, collector_find("hsmp"), &m.hw, &m.info, &m.topo, &conf), 0);
-	for (int i = 0; i <= 10; i++) {
-		if (s)
-			snapshot_release(s);
-		s = snapshot_new(&m.topo, &m.info);
-		collector_sample(&c, s);
-		sim_advance(m.sim, 1.0);
-	}
+	s = run_hsmp(&m, &c, "turin-2s", "[dimm-temperature.1]\nsocket = 1\nchannel = 3\nslot = 0\n"
+		     "celsius = 90\n[frequency-limit.1]\nsocket = 0\nreason = power\n"
+		     "[frequency-limit.2]\nsocket = 0\nreason = opn_max\n", 10, 1.0, dir, sizeof(dir));
 	temp = metric_family_find("hsmp", "uncored_dimm_temperature_celsius");
 	refresh = metric_family_find("hsmp", "uncored_dimm_refresh_multiplier");
 	extended = metric_family_find("hsmp", "uncored_dimm_extended_refresh_seconds_total");
@@ -211,8 +209,7 @@ static void dimm_heat_and_limit_reasons(void **state)
 	assert_true(snapshot_find_sample(s, limited, 0, "thermal")->value.d == 0.0);
 	snapshot_release(s);
 	collector_stop(&c);
-	*strrchr(path, '/') = '\0';
-	helpers_rmtree(path);
+	helpers_rmtree(dir);
 	shutdown_machine(&m);
 }
 
