@@ -78,3 +78,11 @@ if command -v promtool >/dev/null; then
 	promtool check metrics <"$TEST_TMP/dimm.prom" >"$TEST_TMP/promtool.out" 2>&1 || fail "promtool: $(cat "$TEST_TMP/promtool.out")"
 fi
 echo "dimm ok"
+
+# A device-file tree of Genoa carries the k10temp files; HSMP, an ioctl, is said absent.
+"$UNCORED_SIM_TREE_BIN" --machine genoa-2s "$TEST_TMP/tree" || fail "sim-tree genoa-2s"
+"$UNCORED_BIN" --once --root "$TEST_TMP/tree" >"$TEST_TMP/tree.txt" 2>&1 || fail "--root genoa tree: $(cat "$TEST_TMP/tree.txt")"
+grep -q "k10temp  up " "$TEST_TMP/tree.txt" &&
+	grep -q "hsmp     not applicable .*HSMP is an ioctl on /dev/hsmp, which a device-file tree cannot carry" "$TEST_TMP/tree.txt" ||
+	fail "genoa tree: $(grep -A9 '^collectors' "$TEST_TMP/tree.txt")"
+echo "tree ok"
