@@ -7,10 +7,16 @@
  * source bitmap (§1.4).
  *
  * HSMP gives states, not times: the seconds are sampled, not counted.
- * Each sample adds the time since the previous one to PROCHOT, and to
- * each reason whose bit is set now, so a total is off by up to one
- * sampling interval per episode; that interval is exported as
- * uncored_sample_resolution_seconds{collector="hsmp"}.  A message the
+ * PROCHOT and the reasons are read on a fast tick of their own ([hsmp]
+ * tick, 0.1 s by default), by a thread of the collector between samples
+ * and once more at each sample; each reading adds the time since the
+ * previous one to PROCHOT, and to each reason whose bit is set, so a total
+ * is off by up to one tick per episode.  The longest gap between two
+ * readings in the last interval is exported as
+ * uncored_sample_resolution_seconds{collector="hsmp"}.  On the simulator's
+ * stepped clock no time passes between samples, so the thread's readings
+ * add nothing and the resolution is the sampling interval: tests step the
+ * clock instead of sleeping.  A message the
  * firmware does not support (-ENOMSG) leaves its series absent, never 0.
  *
  * DIMMs (Genoa on, §1.5): HSMP has no list of DIMMs, so each address is
@@ -23,9 +29,11 @@
  * it is.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "amd_hsmp.h"
 #include "collector.h"
@@ -38,10 +46,13 @@
 
 struct hsmp_settings {
 	bool enabled;
+	double tick_s;
 };
 
 static const struct conf_key hsmp_keys[] = {
 	{ "enabled", CONF_KIND_BOOL, CONF_SETTING(struct hsmp_settings, enabled), .def = "yes" },
+	{ "tick", CONF_KIND_SECONDS, CONF_SETTING(struct hsmp_settings, tick_s), 0, 60, "seconds",
+	  .def = "0.1" },
 };
 
 static const struct conf_section hsmp_conf_section = {
@@ -58,8 +69,8 @@ static const struct hsmp_settings *settings(const struct conf *conf)
 
 static const struct metric_family sample_resolution = {
 	.name = "uncored_sample_resolution_seconds",
-	.help = "The sampling interval of a collector whose seconds are sampled states, not counted "
-		"cycles: each episode's time is off by up to this much.",
+	.help = "The longest gap between two readings of a collector whose seconds are sampled "
+		"states, not counted cycles: each episode's time is off by up to this much.",
 	.type = METRIC_GAUGE, .unit = "seconds", .scope = METRIC_SCOPE_DAEMON, .kind = METRIC_DOUBLE,
 	.label = "collector",
 };
@@ -111,9 +122,22 @@ struct hsmp_socket {
 struct hsmp_state {
 	int n_sockets;
 	struct hsmp_socket *sockets;
-	bool has_last;                        /* a sample was taken before */
+	/* The fast tick: what the ticker thread and the sampler share, under lock. */
+	pthread_mutex_t lock;
+	bool has_last;                        /* a reading was taken before */
 	int64_t last_ns;                      /* when */
-	double resolution_s;
+	double max_gap_s;                     /* the longest gap between readings this interval */
+	double resolution_s;                  /* what the last sample exported */
+	uint64_t tick_errors;                 /* failed messages, for c->errors at the next sample */
+	unsigned counting;                    /* sockets read at the last reading */
+	/* The ticker thread. */
+	pthread_cond_t wake;
+	bool has_thread, stopping;
+	pthread_t thread;
+	double tick_s;
+	/* DIMMs are read by the sampler alone. */
+	bool has_dimm_last;
+	int64_t dimm_last_ns;
 };
 
 /* Index of reason in amd_hsmp_reasons(). */
@@ -214,6 +238,8 @@ static int probe_socket(struct collector *c, struct hsmp_socket *hs)
 	return 0;
 }
 
+static void start_ticker(struct collector *c, struct hsmp_state *st);
+
 static int hsmp_start(struct collector *c)
 {
 	struct hsmp_state *st;
@@ -237,11 +263,14 @@ static int hsmp_start(struct collector *c)
 		free(st);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&st->lock, NULL);
 	c->state = st;
 	for (int i = 0; i < st->n_sockets && r == 0; i++) {
 		st->sockets[i].socket = c->topo->sockets[i].socket;
 		r = probe_socket(c, &st->sockets[i]);
 	}
+	if (r == 0)
+		start_ticker(c, st);
 	return r;
 }
 
@@ -258,25 +287,28 @@ static void limited_reasons(uint32_t v, bool set[MAX_REASONS])
 	}
 }
 
-/* One socket's reading, integrated over dt_s (sample and hold); false when nothing could be read. */
-static bool sample_socket(struct collector *c, struct hsmp_socket *hs, double dt_s)
+/*
+ * One socket's reading, integrated over dt_s (the time since the previous
+ * reading); false when nothing could be read.  Failures count in *errors.
+ */
+static bool read_socket(struct hw *hw, struct hsmp_socket *hs, double dt_s, uint64_t *errors)
 {
 	bool set[MAX_REASONS];
 	uint32_t v;
 	bool any = false;
 
 	if (hs->has_prochot) {
-		if (amd_hsmp_get(c->hw, hs->socket, HSMP_GET_PROC_HOT, &v) == 0) {
+		if (amd_hsmp_get(hw, hs->socket, HSMP_GET_PROC_HOT, &v) == 0) {
 			hs->prochot_s += v ? dt_s : 0;
 			any = true;
 		} else {
-			c->errors++;
+			(*errors)++;
 		}
 	}
 	if (!hs->has_freq_limit)
 		return any;
-	if (amd_hsmp_get(c->hw, hs->socket, HSMP_GET_SOCKET_FREQ_LIMIT, &v) < 0) {
-		c->errors++;
+	if (amd_hsmp_get(hw, hs->socket, HSMP_GET_SOCKET_FREQ_LIMIT, &v) < 0) {
+		(*errors)++;
 		return any;
 	}
 	limited_reasons(v, set);
@@ -296,29 +328,127 @@ static void export_socket(struct snapshot *s, const struct hsmp_socket *hs)
 				    hs->reason_s[k]);
 }
 
-static void hsmp_sample(struct collector *c, struct snapshot *s)
+/* One reading of every socket, when time has passed since the previous one (or it is the first). */
+static void tick(struct hw *hw, struct hsmp_state *st)
 {
-	struct hsmp_state *st = c->state;
-	int64_t now = hw_now_ns(c->hw);
-	double dt_s;
+	int64_t now;
+	double gap_s;
 	unsigned counting = 0;
 
-	if (!st)
+	pthread_mutex_lock(&st->lock);
+	now = hw_now_ns(hw);
+	gap_s = st->has_last ? (double)(now - st->last_ns) / NS_PER_S : 0;
+	if (!st->has_last || gap_s > 0) {
+		for (int i = 0; i < st->n_sockets; i++)
+			counting += read_socket(hw, &st->sockets[i], gap_s, &st->tick_errors);
+		st->counting = counting;
+		st->max_gap_s = gap_s > st->max_gap_s ? gap_s : st->max_gap_s;
+		st->has_last = true;
+		st->last_ns = now;
+	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+struct ticker_arg {
+	struct hw *hw;
+	struct hsmp_state *st;
+};
+
+/* The ticker thread: a reading every tick_s of real time until stop. */
+static void *ticker(void *arg)
+{
+	struct ticker_arg a = *(struct ticker_arg *)arg;
+	struct timespec until;
+
+	free(arg);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	for (;;) {
+		until.tv_sec += (time_t)a.st->tick_s;
+		until.tv_nsec += (long)((a.st->tick_s - (double)(time_t)a.st->tick_s) * NS_PER_S);
+		if (until.tv_nsec >= (long)NS_PER_S) {
+			until.tv_sec++;
+			until.tv_nsec -= (long)NS_PER_S;
+		}
+		pthread_mutex_lock(&a.st->lock);
+		while (!a.st->stopping &&
+		       pthread_cond_timedwait(&a.st->wake, &a.st->lock, &until) != ETIMEDOUT)
+			;
+		if (a.st->stopping) {
+			pthread_mutex_unlock(&a.st->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&a.st->lock);
+		tick(a.hw, a.st);
+	}
+}
+
+/* Start the ticker where [hsmp] tick asks for one; without it, readings happen at samples only. */
+static void start_ticker(struct collector *c, struct hsmp_state *st)
+{
+	struct ticker_arg *arg;
+	pthread_condattr_t attr;
+
+	st->tick_s = settings(c->conf)->tick_s;
+	if (st->tick_s <= 0)
 		return;
-	dt_s = st->has_last ? (double)(now - st->last_ns) / NS_PER_S : 0;
-	if (dt_s > 0)
-		st->resolution_s = dt_s;
-	st->has_last = true;
-	st->last_ns = now;
-	for (int i = 0; i < st->n_sockets; i++) {
-		counting += sample_socket(c, &st->sockets[i], dt_s > 0 ? dt_s : 0);
-		export_socket(s, &st->sockets[i]);
+	arg = malloc(sizeof(*arg));
+	if (!arg || pthread_condattr_init(&attr) != 0) {
+		free(arg);
+		collector_note(c, "no memory for the fast tick: PROCHOT is read at each sample only");
+		return;
+	}
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&st->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	*arg = (struct ticker_arg){ .hw = c->hw, .st = st };
+	st->has_thread = pthread_create(&st->thread, NULL, ticker, arg) == 0;
+	if (!st->has_thread) {
+		free(arg);
+		pthread_cond_destroy(&st->wake);
+		collector_note(c, "cannot start the fast tick: PROCHOT is read at each sample only");
+	}
+}
+
+/*
+ * The DIMMs of every socket, integrated over the time since the previous
+ * sample; under the tick's lock, so that a socket gets one message at a time.
+ */
+static void sample_dimms(struct collector *c, struct hsmp_state *st, struct snapshot *s)
+{
+	int64_t now = hw_now_ns(c->hw);
+	double dt_s = st->has_dimm_last ? (double)(now - st->dimm_last_ns) / NS_PER_S : 0;
+
+	st->has_dimm_last = true;
+	st->dimm_last_ns = now;
+	pthread_mutex_lock(&st->lock);
+	for (int i = 0; i < st->n_sockets; i++)
 		for (int k = 0; k < st->sockets[i].n_dimms; k++)
 			sample_dimm(c, s, st->sockets[i].socket, &st->sockets[i].dimms[k],
 				    dt_s > 0 ? dt_s : 0);
-	}
+	pthread_mutex_unlock(&st->lock);
+}
+
+static void hsmp_sample(struct collector *c, struct snapshot *s)
+{
+	struct hsmp_state *st = c->state;
+	unsigned counting;
+
+	if (!st)
+		return;
+	tick(c->hw, st);
+	pthread_mutex_lock(&st->lock);
+	for (int i = 0; i < st->n_sockets; i++)
+		export_socket(s, &st->sockets[i]);
+	if (st->max_gap_s > 0)
+		st->resolution_s = st->max_gap_s;
+	st->max_gap_s = 0;
+	c->errors += st->tick_errors;
+	st->tick_errors = 0;
+	counting = st->counting;
+	pthread_mutex_unlock(&st->lock);
 	if (st->resolution_s > 0)
 		snapshot_add_sample(s, &sample_resolution, 0, "hsmp", 0, st->resolution_s);
+	sample_dimms(c, st, s);
 	collector_units(c, (unsigned)st->n_sockets, counting);
 }
 
@@ -326,8 +456,18 @@ static void hsmp_stop(struct collector *c)
 {
 	struct hsmp_state *st = c->state;
 
-	if (st)
+	if (st && st->has_thread) {
+		pthread_mutex_lock(&st->lock);
+		st->stopping = true;
+		pthread_cond_signal(&st->wake);
+		pthread_mutex_unlock(&st->lock);
+		pthread_join(st->thread, NULL);
+		pthread_cond_destroy(&st->wake);
+	}
+	if (st) {
+		pthread_mutex_destroy(&st->lock);
 		free(st->sockets);
+	}
 	free(st);
 	c->state = NULL;
 }
