@@ -292,6 +292,12 @@ static int core_start(struct collector *c)
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
+	if (c->info->fac.lacks_intel_core_pmu) {
+		collector_refuse(c, "%s has no fixed counters and no CPUID leaf 0xA: this collector "
+				 "counts Intel's core PMU only", c->info->microarch ?
+				 c->info->microarch : "this CPU");
+		return -ENOTSUP;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
@@ -524,6 +530,10 @@ static void core_list_events(const struct cpu_info *info, struct strbuf *out)
 {
 	const struct cpu_perfmon *pm = &info->perfmon;
 
+	if (info->fac.lacks_intel_core_pmu) {
+		strbuf_append(out, "core: not available (no fixed counters, no CPUID leaf 0xA on this model)\n");
+		return;
+	}
 	if (pm->version)
 		strbuf_printf(out, "core (per logical CPU, %u programmable counters of %u bits, "
 			      "%u fixed of %u bits):\n", pm->n_gp, pm->gp_width_bits, pm->n_fixed,

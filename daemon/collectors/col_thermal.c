@@ -378,6 +378,12 @@ static int thermal_start(struct collector *c)
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
+	if (c->info->fac.lacks_intel_thermal) {
+		collector_refuse(c, "%s has no IA32_THERM_STATUS, no package thermal status, no TjMax "
+				 "and no thermal_throttle counts (Intel facilities); its temperatures "
+				 "come from k10temp", c->info->microarch ? c->info->microarch : "this CPU");
+		return -ENOTSUP;
+	}
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;

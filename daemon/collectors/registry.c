@@ -13,6 +13,8 @@ extern const struct collector_ops thermal_collector_ops;
 extern const struct collector_ops core_collector_ops;
 extern const struct collector_ops pcu_collector_ops;
 extern const struct collector_ops imc_collector_ops;
+extern const struct collector_ops k10temp_collector_ops;
+extern const struct collector_ops hsmp_collector_ops;
 
 const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS] = {
 	&uncore_collector_ops,
@@ -20,6 +22,8 @@ const struct collector_ops *collector_registry[SNAPSHOT_MAX_COLLECTORS] = {
 	&core_collector_ops,
 	&pcu_collector_ops,
 	&imc_collector_ops,
+	&k10temp_collector_ops,
+	&hsmp_collector_ops,
 };
 
 size_t collector_registry_n;

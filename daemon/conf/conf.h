@@ -23,7 +23,7 @@
  * block (a multiple of 16): room for a PMU collector's CONF_MAX_EVENTS
  * events and its other keys.
  */
-#define CONF_MAX_COLLECTORS 8
+#define CONF_MAX_COLLECTORS 12
 #define CONF_SETTINGS_BYTES 1088
 
 enum conf_conflict_policy {

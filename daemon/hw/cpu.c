@@ -1,7 +1,8 @@
 /*
  * CPU identification and topology.  cpu_detect() reads CPUID of the first
  * online CPU and looks the exact family-6 model up in a facility table
- * (hardware.md §1.1, §1.2, §8): facilities are never inferred by probing
+ * (hardware.md §1.1, §1.2, §8), or an AMD EPYC family/model up in
+ * amd_epyc.h (hardware-amd.md §0): facilities are never inferred by probing
  * MSRs, whose addresses are reused between generations.  The topology
  * loader groups logical CPUs into sockets and physical cores.  Nothing here
  * touches an MSR; the collectors do that.
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amd_epyc.h"
 #include "cpu.h"
 #include "decode.h"
 #include "err.h"
@@ -22,11 +24,14 @@
 #define CPUID_LEAF_PERFMON  0xa
 
 #define INTEL_FAMILY        6
+#define VENDOR_INTEL        "GenuineIntel"
+#define VENDOR_AMD          "AuthenticAMD"
 #define CORE_MAX_CPUS       ((int)(sizeof(((struct cpu_core *)0)->cpus) / sizeof(int)))
 
 static const char supported_sentence[] =
 	"uncored supports Intel family 6 servers (Nehalem/Westmere with the uncore PMU, "
-	"and Sandy Bridge-EP through Emerald Rapids for thermal and core counters)";
+	"and Sandy Bridge-EP through Emerald Rapids for thermal and core counters) "
+	"and AMD EPYC from Zen 2 (Rome) to family 1Ah models 50h-5Fh";
 
 /*
  * What a generation has, named facility by facility.  A new CPU is one
@@ -100,7 +105,7 @@ static const struct {
 	const char *vendor;
 	const char *advice;
 } other_vendors[] = {
-	{ "AuthenticAMD", "; on AMD read temperatures from the k10temp hwmon driver" },
+	{ VENDOR_AMD, "; on other AMD parts read temperatures from the k10temp hwmon driver" },
 	{ "HygonGenuine", "; on Hygon read temperatures from the k10temp hwmon driver" },
 };
 
@@ -238,6 +243,31 @@ static void table_facilities(const struct model_entry *m, struct cpu_info *info)
 	info->fac.has_package_thermal = m->features->has_ptm_generation;
 }
 
+/*
+ * What an AMD EPYC generation has (amd_epyc.h): no TjMax, no Intel thermal
+ * MSRs or uncore, no fixed counters (hardware-amd.md §2, §3, §5).
+ */
+static void amd_facilities(const struct amd_epyc *a, struct cpu_info *info)
+{
+	memset(&info->fac, 0, sizeof(info->fac));
+	info->microarch = a->microarch;
+	info->fac.lacks_intel_thermal = true;
+	info->fac.lacks_intel_core_pmu = true;
+	info->fac.amd_zen = a->zen;
+	info->fac.hsmp_proto = a->hsmp_proto;
+	info->fac.has_hsmp_prochot = a->hsmp_prochot;
+	info->fac.has_hsmp_freq_limit = a->hsmp_freq_limit;
+	info->fac.has_hsmp_dimm = a->hsmp_dimm;
+	info->fac.n_tccd = a->n_tccd;
+	info->fac.has_ref_cycles = a->ref_cycles;
+}
+
+/* The AMD generation of info's signature, or NULL when info is not an AMD part uncored knows. */
+static const struct amd_epyc *find_amd(const struct cpu_info *info)
+{
+	return strcmp(info->vendor, VENDOR_AMD) == 0 ? amd_epyc_find(info->family, info->model) : NULL;
+}
+
 int cpu_info_for_signature(const char *vendor, unsigned family, unsigned model,
 			   struct cpu_info *ret_info, char *err, size_t errlen)
 {
@@ -247,7 +277,12 @@ int cpu_info_for_signature(const char *vendor, unsigned family, unsigned model,
 	snprintf(info.vendor, sizeof(info.vendor), "%s", vendor);
 	info.family = family;
 	info.model = model;
-	if (strcmp(vendor, "GenuineIntel") == 0 && family == INTEL_FAMILY)
+	if (find_amd(&info)) {
+		amd_facilities(find_amd(&info), &info);
+		*ret_info = info;
+		return 0;
+	}
+	if (strcmp(vendor, VENDOR_INTEL) == 0 && family == INTEL_FAMILY)
 		m = find_model(model);
 	if (!m || m->features->refused)
 		return refuse(&info, m, err, errlen);
@@ -262,12 +297,18 @@ int cpu_info_for_name(const char *name, struct cpu_info *ret_info, char *err, si
 
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
 		if (strcmp(models[i].microarch, name) == 0)
-			return cpu_info_for_signature("GenuineIntel", INTEL_FAMILY, models[i].model,
+			return cpu_info_for_signature(VENDOR_INTEL, INTEL_FAMILY, models[i].model,
 						      ret_info, err, errlen);
+	if (amd_epyc_by_name(name))
+		return cpu_info_for_signature(VENDOR_AMD, amd_epyc_by_name(name)->family,
+					      amd_epyc_by_name(name)->model_first, ret_info, err, errlen);
 	strbuf_init(&known);
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
 		if (!models[i].features->refused)
 			strbuf_printf(&known, "%s%s", known.len ? ", " : "", models[i].microarch);
+	for (size_t i = 0; amd_epyc_at(i); i++)
+		if (amd_epyc_by_name(amd_epyc_at(i)->microarch) == amd_epyc_at(i))
+			strbuf_printf(&known, ", %s", amd_epyc_at(i)->microarch);
 	set_err(err, errlen, "unknown CPU model '%s'; known: %s", name, known.buf ? known.buf : "");
 	strbuf_free(&known);
 	return -ENOENT;
@@ -349,7 +390,13 @@ int cpu_detect(struct hw *hw, struct cpu_info *ret_info, char *err, size_t errle
 		set_err(err, errlen, "cpu %d: CPUID: %s", cpu, hw_hint(r, HW_OP_READ));
 		return r;
 	}
-	if (strcmp(info.vendor, "GenuineIntel") == 0 && info.family == INTEL_FAMILY)
+	if (find_amd(&info)) {
+		/* Leaves 6 and 0xA are Intel's; AMD's facilities are the table's alone. */
+		amd_facilities(find_amd(&info), &info);
+		*ret_info = info;
+		return 0;
+	}
+	if (strcmp(info.vendor, VENDOR_INTEL) == 0 && info.family == INTEL_FAMILY)
 		m = find_model(info.model);
 	if (!m || m->features->refused)
 		return refuse(&info, m, err, errlen);

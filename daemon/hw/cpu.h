@@ -22,6 +22,21 @@ struct cpu_facilities {
 	bool has_tjmax;                /* MSR_TEMPERATURE_TARGET */
 	bool has_package_thermal;      /* IA32_PACKAGE_THERM_STATUS (also needs CPUID.06H:EAX[6]) */
 	bool has_rapl_perf_status;     /* MSR_RAPL_POWER_UNIT, MSR_PKG_PERF_STATUS, MSR_DRAM_PERF_STATUS */
+	/*
+	 * What AMD lacks, stated as absence so that a zeroed cpu_info reads as
+	 * Intel: no IA32_THERM_STATUS and no thermal_throttle counts
+	 * (hardware-amd.md §2.3); no fixed counters and no CPUID leaf 0xA (§3.1).
+	 */
+	bool lacks_intel_thermal;
+	bool lacks_intel_core_pmu;
+	/* AMD EPYC (hardware-amd.md; all 0 on Intel): */
+	unsigned amd_zen;              /* Zen generation 2 … 6 */
+	unsigned hsmp_proto;           /* HSMP protocol the part speaks; 0: no mainline HSMP driver */
+	bool has_hsmp_prochot;         /* HSMP GET_PROC_HOT 0x0B */
+	bool has_hsmp_freq_limit;      /* HSMP GET_SOCKET_FREQ_LIMIT 0x19, source bitmap */
+	bool has_hsmp_dimm;            /* HSMP per-DIMM messages 0x16-0x18 */
+	unsigned n_tccd;               /* k10temp Tccd channels (temp3 …) */
+	bool has_ref_cycles;           /* perf maps the generic ref-cycles event */
 };
 
 /* Architectural performance monitoring as CPUID leaf 0xA describes it, per CPU. */
@@ -36,11 +51,11 @@ struct cpu_perfmon {
 };
 
 struct cpu_info {
-	char vendor[13];               /* "GenuineIntel" */
+	char vendor[13];               /* "GenuineIntel", "AuthenticAMD" */
 	unsigned family;               /* display family */
 	unsigned model;                /* display model */
 	unsigned stepping;
-	const char *microarch;         /* "westmere-ep", "nehalem-ep", "skylake-sp", ... */
+	const char *microarch;         /* "westmere-ep", "skylake-sp", ..., "genoa", "turin" */
 	struct cpu_facilities fac;
 	struct cpu_perfmon perfmon;    /* of the first online CPU; see cpu_perfmon_read() */
 };
@@ -64,7 +79,7 @@ int cpu_info_for_signature(const char *vendor, unsigned family, unsigned model,
 
 /*
  * The same for a model named as cpu_info.microarch names it
- * ("westmere-ep", "skylake-sp", ...).  -ENOENT for an unknown name, with
+ * ("westmere-ep", "skylake-sp", ..., "milan", "genoa", ...).  -ENOENT for an unknown name, with
  * the known names in err.
  */
 int cpu_info_for_name(const char *name, struct cpu_info *ret_info, char *err, size_t errlen);

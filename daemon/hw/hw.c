@@ -72,6 +72,24 @@ int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_
 	return hw->ops->read_cpu_attr(hw->ctx, cpu, relpath, ret_value);
 }
 
+int hw_read_hwmon(struct hw *hw, const char *relpath, char *buf, size_t len)
+{
+	if (!hw->ops)
+		return -EBADF;
+	if (!hw->ops->read_hwmon || len == 0)
+		return -ENOENT;
+	return hw->ops->read_hwmon(hw->ctx, relpath, buf, len);
+}
+
+int hw_hsmp(struct hw *hw, struct hw_hsmp_msg *msg)
+{
+	if (!hw->ops)
+		return -EBADF;
+	if (!hw->ops->hsmp)
+		return -ENOENT;
+	return hw->ops->hsmp(hw->ctx, msg);
+}
+
 static void free_perf(struct hw *hw)
 {
 	if (!hw->perf)

@@ -39,6 +39,18 @@ struct hw_cpuid {
 	uint32_t eax, ebx, ecx, edx;
 };
 
+/*
+ * One HSMP message (hardware-amd.md §1.1: struct hsmp_message of the
+ * kernel's uapi): sent as is, answered in args[0 .. response_sz).
+ */
+struct hw_hsmp_msg {
+	uint32_t msg_id;
+	uint16_t num_args;
+	uint16_t response_sz;
+	uint32_t args[8];
+	uint16_t sock_ind;
+};
+
 /* What an operation was, for hw_hint(). */
 enum hw_op {
 	HW_OP_OPEN,
@@ -84,6 +96,22 @@ struct hw_ops {
 	 * time); NULL: CLOCK_MONOTONIC.  For wall time over an interval.
 	 */
 	int64_t (*now_ns)(void *ctx);
+	/*
+	 * Read a hwmon attribute, path relative to /sys/class/hwmon/
+	 * ("hwmon0/name", "hwmon2/temp1_input"), into buf as text (at most
+	 * len - 1 bytes, NUL-terminated, the kernel's newline kept).  -ENOENT
+	 * when absent.  NULL: the backend has no hwmon devices.
+	 */
+	int (*read_hwmon)(void *ctx, const char *relpath, char *buf, size_t len);
+	/*
+	 * Send one HSMP message through /dev/hsmp, read-only (GET messages
+	 * only), as the amd_hsmp driver answers it: 0, or the driver's
+	 * negative errno (-ENOMSG unsupported, -EINVAL bad sizes, -ENODEV no
+	 * such socket, -ETIMEDOUT, ...; hardware-amd.md §1.1-1.2).  -ENOENT
+	 * when there is no /dev/hsmp; -EOPNOTSUPP where the backend cannot
+	 * carry an ioctl (a device-file tree).  NULL: -ENOENT.
+	 */
+	int (*hsmp)(void *ctx, struct hw_hsmp_msg *msg);
 };
 
 struct perf_sys;
@@ -123,6 +151,12 @@ int hw_cpu_online(struct hw *hw, int cpu);
 
 /* See hw_ops.read_cpu_attr. */
 int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_value);
+
+/* See hw_ops.hsmp; -ENOENT from a backend without it. */
+int hw_hsmp(struct hw *hw, struct hw_hsmp_msg *msg);
+
+/* See hw_ops.read_hwmon; -ENOENT from a backend without hwmon devices. */
+int hw_read_hwmon(struct hw *hw, const char *relpath, char *buf, size_t len);
 
 /* Close the backend; the struct hw itself is the caller's. Safe on a closed hw. */
 void hw_close(struct hw *hw);

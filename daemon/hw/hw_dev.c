@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -43,6 +44,7 @@ struct hwdev {
 	struct dev_cpu *cpus;   /* ascending CPU number */
 	hwdev_opener opener;    /* opens a late CPU's devices; NULL: open them here */
 	void *opener_arg;
+	int hsmp_fd;            /* /dev/hsmp, O_RDONLY, opened at the first message; -1 */
 };
 
 /*
@@ -433,6 +435,8 @@ static void dev_close(void *ctx)
 		if (d->cpus[i].online_fd >= 0)
 			close(d->cpus[i].online_fd);
 	}
+	if (d->hsmp_fd >= 0)
+		close(d->hsmp_fd);
 	free(d->cpus);
 	free(d->root);
 	free(d);
@@ -546,6 +550,57 @@ static int dev_read_cpu_attr(void *ctx, int cpu, const char *relpath, uint64_t *
 	return parse_u64(buf, ret_value);
 }
 
+static int dev_read_hwmon(void *ctx, const char *relpath, char *buf, size_t len)
+{
+	const struct hwdev *d = ctx;
+	char path[PATH_MAX];
+	int r;
+
+	if (!relpath || strstr(relpath, ".."))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "%s/sys/class/hwmon/%s", d->root, relpath);
+	r = read_small_file(path, buf, len);
+	return r < 0 ? r : 0;
+}
+
+/*
+ * The amd_hsmp driver's ioctl (hardware-amd.md §1.1): HSMP_IOCTL_CMD =
+ * _IOWR(0xF8, 0, struct hsmp_message) = 0xC02CF800, the struct packed to
+ * 4 bytes, 44 in all.
+ */
+#define HSMP_IOCTL_CMD 0xC02CF800u
+#pragma pack(push, 4)
+struct uapi_hsmp_message {
+	uint32_t msg_id;
+	uint16_t num_args;
+	uint16_t response_sz;
+	uint32_t args[8];
+	uint16_t sock_ind;
+};
+#pragma pack(pop)
+_Static_assert(sizeof(struct uapi_hsmp_message) == 44, "struct hsmp_message is 44 bytes");
+
+/* One message on the real /dev/hsmp; a tree under a root prefix cannot carry an ioctl. */
+static int dev_hsmp(void *ctx, struct hw_hsmp_msg *msg)
+{
+	struct hwdev *d = ctx;
+	struct uapi_hsmp_message m = { .msg_id = msg->msg_id, .num_args = msg->num_args,
+				       .response_sz = msg->response_sz, .sock_ind = msg->sock_ind };
+
+	if (d->root[0])
+		return -EOPNOTSUPP;
+	if (d->hsmp_fd < 0) {
+		d->hsmp_fd = open("/dev/hsmp", O_RDONLY | O_CLOEXEC);
+		if (d->hsmp_fd < 0)
+			return -errno;
+	}
+	memcpy(m.args, msg->args, sizeof(m.args));
+	if (ioctl(d->hsmp_fd, HSMP_IOCTL_CMD, &m) < 0)
+		return -errno;
+	memcpy(msg->args, m.args, sizeof(msg->args));
+	return 0;
+}
+
 static const struct hw_ops hwdev_ops = {
 	.name = "dev",
 	.read_msr = dev_read_msr,
@@ -555,6 +610,8 @@ static const struct hw_ops hwdev_ops = {
 	.cpu_online = dev_cpu_online,
 	.read_cpu_attr = dev_read_cpu_attr,
 	.close = dev_close,
+	.read_hwmon = dev_read_hwmon,
+	.hsmp = dev_hsmp,
 };
 
 /* Allocate the CPU table, ascending CPU number, no device open yet. */
@@ -619,6 +676,7 @@ int hwdev_open(const char *root, struct hw *ret_hw, char *err, size_t errlen)
 		set_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	d->hsmp_fd = -1;
 	len = strlen(d->root);
 	while (len > 0 && d->root[len - 1] == '/')
 		d->root[--len] = '\0';

@@ -23,7 +23,7 @@
 
 #define SNAPSHOT_MAX_CORE_CPUS 8
 
-#define SNAPSHOT_MAX_COLLECTORS 8
+#define SNAPSHOT_MAX_COLLECTORS 12
 
 struct snapshot_collector {
 	const char *name;          /* the collector's name (a static string) */

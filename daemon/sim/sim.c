@@ -278,6 +278,28 @@ static int64_t op_now_ns(void *ctx)
 	return t;
 }
 
+static int op_read_hwmon(void *ctx, const char *relpath, char *buf, size_t len)
+{
+	struct sim *s = ctx;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = sim_hwmon_read(s, relpath, sim_sync_time(s), buf, len);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static int op_hsmp(void *ctx, struct hw_hsmp_msg *msg)
+{
+	struct sim *s = ctx;
+	int r;
+
+	pthread_mutex_lock(&s->lock);
+	r = sim_hsmp_send(s, msg, sim_sync_time(s));
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
 static const struct hw_ops sim_hw_ops = {
 	.name = "sim",
 	.read_msr = op_read_msr,
@@ -288,6 +310,8 @@ static const struct hw_ops sim_hw_ops = {
 	.read_cpu_attr = op_read_cpu_attr,
 	.close = op_close,
 	.now_ns = op_now_ns,
+	.read_hwmon = op_read_hwmon,
+	.hsmp = op_hsmp,
 };
 
 void sim_bind(struct sim *sim, struct hw *ret_hw)

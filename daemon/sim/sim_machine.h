@@ -214,6 +214,15 @@ int64_t sim_now_ns(const struct sim *s);
 /* Run every scenario rewrite and agent change due by now, in time order; returns now. */
 int64_t sim_sync_time(struct sim *s);
 
+/*
+ * Read hwmon attribute relpath (relative to /sys/class/hwmon/) of s at t
+ * into buf, as hw_ops.read_hwmon (sim_hwmon.c): the k10temp devices.
+ */
+int sim_hwmon_read(const struct sim *s, const char *relpath, int64_t t, char *buf, size_t len);
+
+/* Answer HSMP message m at t as /dev/hsmp would (sim_hsmp.c, hw_ops.hsmp). */
+int sim_hsmp_send(const struct sim *s, struct hw_hsmp_msg *m, int64_t t);
+
 /* Whether cpu is online at t (not taken offline by a test nor by the scenario). */
 bool sim_cpu_is_online(const struct sim *s, int cpu, int64_t t);
 

@@ -57,6 +57,10 @@ static const int wsm_core_ids[] = { 0, 1, 2, 8, 9, 10 };
 #define INTEL_PMU(version) \
 	.pmu_version = (version), .n_gp = 4, .gp_width = 48, .n_fixed = 3, .fixed_width = 48, \
 	.uclk_hz = 2400000000
+/* An AMD CPU: display family, model and stepping; CPUID's basic leaves up to 0x10. */
+#define AMD(fam, mod, step) \
+	.vendor = "AuthenticAMD", .family = (fam), .model = (mod), .stepping = (step), \
+	.max_basic_leaf = 0x10, .flags = SIM_F_K10TEMP
 /* Skylake-SP and its successors: package thermal, RAPL, perfmon v4. */
 #define SKX_FLAGS (SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4)
 
@@ -138,12 +142,35 @@ static const struct sim_model models[] = {
 		.ref_hz = 2100000000, .max_basic_leaf = 0xb,
 		.n_imc = 12, .n_pcu = 2,
 	},
+	/*
+	 * AMD EPYC (hardware-amd.md §0): none of Intel's MSRs; k10temp with
+	 * the Tccd channels the 6.12 driver lists (§2.1: eight on 17h 31h and
+	 * 19h 00h-01h, twelve on 19h 10h-1Fh, none on family 1Ah EPYC); HSMP
+	 * protocol 2 on Milan, 5 on Genoa, 7 on Turin (§0).  Core counts
+	 * are the simulator's choice, kept small (one core per CCD on Genoa,
+	 * so its twelve Tccd channels each have a core); the models are
+	 * within the generations' ranges.
+	 */
 	{
-		.name = "amd-epyc", .vendor = "AuthenticAMD",
-		.family = 0x17, .model = 0x31, .stepping = 0,
-		.n_sockets = 1, .n_cores = 8, .n_threads = 2,
-		.flags = 0,
-		.uclk_hz = 0, .ref_hz = 2000000000, .max_basic_leaf = 0x10,
+		/* Zen 2, 17h 31h: reduced (no mainline HSMP driver, §1.7) */
+		.name = "rome-2s", AMD(0x17, 0x31, 0),
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8,
+		.ref_hz = 2000000000,
+	},
+	{
+		.name = "milan-2s", AMD(0x19, 0x01, 1),
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8,
+		.ref_hz = 2450000000, .hsmp_proto = 2,
+	},
+	{
+		.name = "genoa-2s", AMD(0x19, 0x11, 1),
+		.n_sockets = 2, .n_cores = 12, .n_threads = 2, .n_tccd = 12,
+		.ref_hz = 2400000000, .hsmp_proto = 5, .n_dimm_channels = 12,
+	},
+	{
+		.name = "turin-2s", AMD(0x1a, 0x02, 1),
+		.n_sockets = 2, .n_cores = 16, .n_threads = 2,
+		.ref_hz = 2500000000, .hsmp_proto = 7, .n_dimm_channels = 12,
 	},
 	{
 		.name = "big", INTEL6(0x2c, 2),
@@ -159,7 +186,7 @@ static const struct sim_model models[] = {
 static const char *const model_names[] = {
 	"westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "sandy-bridge-ep-2s",
 	"cascade-lake-ap-2s", "icelake-sp-2s", "sapphire-rapids-2s", "granite-rapids-2s",
-	"amd-epyc", "big", NULL,
+	"rome-2s", "milan-2s", "genoa-2s", "turin-2s", "big", NULL,
 };
 
 const char *const *sim_model_names(void)

@@ -18,6 +18,7 @@
 #define SIM_F_RAPL            (1u << 4) /* 0x606, 0x613, 0x61b, hardware.md §4.1 */
 #define SIM_F_PERFMON_V4      (1u << 5) /* 0x391 STATUS_SET, 0x392 INUSE, hardware.md §5.3 */
 #define SIM_F_FW_WRITE        (1u << 6) /* IA32_PERF_CAPABILITIES bit 13, IA32_A_PMCx */
+#define SIM_F_K10TEMP         (1u << 7) /* one k10temp hwmon device per socket, hardware-amd.md §2.1 */
 
 struct sim_model {
 	const char *name;
@@ -40,6 +41,9 @@ struct sim_model {
 	int n_pcu;                 /* PCU boxes per die, the kernel's uncore_pcu_N (Granite
 				      Rapids' discovery table: one per compute die); 0 means 1 */
 	int64_t ref_hz;            /* reference (TSC) clock, default core clock */
+	int n_tccd;                /* k10temp: Tccd channels (temp3 ...) of a socket; 0: Tctl only */
+	int hsmp_proto;            /* the SMU's HSMP protocol (sim_hsmp.c); 0: no /dev/hsmp */
+	int n_dimm_channels;       /* channels with a DIMM HSMP reports on (sim_hsmp.c) */
 	uint32_t max_basic_leaf;
 };
 

@@ -41,18 +41,30 @@ static const char *const kind_names[SIM_RULE_KIND_COUNT] = {
 	[SIM_RULE_GLOBAL_DISABLE] = "global-disable",
 	[SIM_RULE_DRAM_CRITICAL] = "dram-critical",
 	[SIM_RULE_PACKAGE_SLEEP] = "package-sleep",
+	[SIM_RULE_FREQ_LIMIT] = "frequency-limit",
+	[SIM_RULE_DIMM_TEMP] = "dimm-temperature",
+};
+
+/*
+ * [frequency-limit.N] reason = by HSMP GET_SOCKET_FREQ_LIMIT source bit
+ * (hardware-amd.md §1.4; opn_max is bit 4, the part's rated maximum).
+ */
+static const char *const limit_reasons[] = {
+	"thermal", "prochot", "current", "power", "opn_max", "reliability", "bmc", "host_software",
+	"vr_hot",
 };
 
 #define K(kind) (1u << (kind))
 #define K_DRAM (K(SIM_RULE_DRAM_THROTTLE) | K(SIM_RULE_DRAM_CRITICAL))
+#define K_AMD (K(SIM_RULE_FREQ_LIMIT) | K(SIM_RULE_DIMM_TEMP))
 #define K_WINDOWED (K_DRAM | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		    K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_OFFLINE) | \
-		    K(SIM_RULE_LOAD) | K_PERF | K(SIM_RULE_PACKAGE_SLEEP))
+		    K(SIM_RULE_LOAD) | K_PERF | K(SIM_RULE_PACKAGE_SLEEP) | K_AMD)
 #define K_PERF (K(SIM_RULE_PERF_CORE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE))
 #define K_SOCKET (K_DRAM | K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_PROCHOT) | \
 		  K(SIM_RULE_CORE_THROTTLE) | K(SIM_RULE_POWER_LIMIT) | K(SIM_RULE_PRESET) | \
 		  K(SIM_RULE_REWRITE) | K(SIM_RULE_PERF_UNCORE) | K(SIM_RULE_GLOBAL_DISABLE) | \
-		  K(SIM_RULE_PACKAGE_SLEEP))
+		  K(SIM_RULE_PACKAGE_SLEEP) | K_AMD)
 #define K_REGISTER (K(SIM_RULE_PRESET) | K(SIM_RULE_REWRITE))
 #define K_PERF_EVENT (K(SIM_RULE_PERF_CORE) | K(SIM_RULE_PERF_UNCORE))
 
@@ -66,6 +78,7 @@ enum key_type {
 	KEY_U64,
 	KEY_COUNTER,       /* int: a counter index or 'fixed' (SIM_FIXED) */
 	KEY_PMU,           /* bool: 'core' or 'uncore' */
+	KEY_REASON,        /* int: a frequency-limit source bit, by limit_reasons[] name */
 };
 
 struct key_desc {
@@ -87,13 +100,16 @@ static const struct key_desc keys[] = {
 	{ "cpu", K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD) | K_REGISTER | K(SIM_RULE_PERF_CORE) |
 	  K(SIM_RULE_GLOBAL_DISABLE), K(SIM_RULE_OFFLINE) | K(SIM_RULE_LOAD) | K(SIM_RULE_PERF_CORE),
 	  KEY_ID_OR_ALL, OFF(cpu), 0, 0 },
-	{ "channel", K_DRAM, 0, KEY_ID_OR_ALL, OFF(channel), 0, 0 },
+	{ "channel", K_DRAM | K(SIM_RULE_DIMM_TEMP), K(SIM_RULE_DIMM_TEMP), KEY_ID_OR_ALL,
+	  OFF(channel), 0, 0 },
+	{ "slot", K(SIM_RULE_DIMM_TEMP), K(SIM_RULE_DIMM_TEMP), KEY_ID_OR_ALL, OFF(slot), 0, 0 },
+	{ "reason", K(SIM_RULE_FREQ_LIMIT), K(SIM_RULE_FREQ_LIMIT), KEY_REASON, OFF(bit), 0, 0 },
 	{ "start", K_WINDOWED, 0, KEY_SECONDS, OFF(start_ns), 0, 0 },
 	{ "end", K_WINDOWED, 0, KEY_SECONDS, OFF(end_ns), 0, 0 },
 	{ "duty", K_WINDOWED, 0, KEY_REAL, OFF(duty), 0, 1 },
 	{ "cycle", K_WINDOWED, 0, KEY_SECONDS, OFF(cycle_ns), 0, 0 },
-	{ "celsius", K(SIM_RULE_TEMPERATURE), K(SIM_RULE_TEMPERATURE), KEY_CELSIUS, OFF(celsius),
-	  -40, 150 },
+	{ "celsius", K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_DIMM_TEMP),
+	  K(SIM_RULE_TEMPERATURE) | K(SIM_RULE_DIMM_TEMP), KEY_CELSIUS, OFF(celsius), -40, 150 },
 	{ "domain", K(SIM_RULE_POWER_LIMIT), K(SIM_RULE_POWER_LIMIT), KEY_DOMAIN, OFF(domain), 0, 0 },
 	{ "msr", K_REGISTER, K_REGISTER, KEY_MSR, OFF(msr), 0, 0 },
 	{ "value", K_REGISTER | K_PERF_EVENT, K_REGISTER | K(SIM_RULE_PERF_CORE), KEY_U64,
@@ -307,6 +323,15 @@ static bool store_key(const struct key_desc *k, struct sim_rule *rule, const cha
 			return false;
 		*(bool *)field = strcmp(value, "uncore") == 0;
 		return true;
+	case KEY_REASON:
+		*ret_expect = "expected thermal, prochot, current, power, opn_max, reliability, bmc, "
+			      "host_software or vr_hot";
+		for (size_t i = 0; i < sizeof(limit_reasons) / sizeof(limit_reasons[0]); i++)
+			if (strcmp(value, limit_reasons[i]) == 0) {
+				*(int *)field = (int)i;
+				return true;
+			}
+		return false;
 	}
 	return false;
 }
@@ -433,7 +458,7 @@ static int begin_section(struct parse_ctx *ctx, const char *section, const char 
 		return fail(ctx, ctx->section_line, key, "expected [scenario] or [KIND.N] with KIND "
 			    "one of dram-throttle, temperature, prochot, core-throttle, power-limit, "
 			    "preset, rewrite, offline, load, perf-core, perf-uncore, "
-			    "global-disable, dram-critical, package-sleep");
+			    "global-disable, dram-critical, package-sleep, frequency-limit, dimm-temperature");
 	if (find_section(ctx, section) >= 0)
 		return fail(ctx, ctx->section_line, key, "section given twice");
 	if (ctx->scn->n_rules == ctx->cap_rules) {

@@ -40,6 +40,8 @@ enum sim_rule_kind {
 	SIM_RULE_GLOBAL_DISABLE,   /* the kernel's transient global-disable windows */
 	SIM_RULE_DRAM_CRITICAL,    /* a memory channel's critical throttling (server iMC) */
 	SIM_RULE_PACKAGE_SLEEP,    /* the package is in C3/C6: the iMC has no clock (server iMC) */
+	SIM_RULE_FREQ_LIMIT,       /* an HSMP frequency-limit source bit of a socket (AMD) */
+	SIM_RULE_DIMM_TEMP,        /* a DIMM's temperature as HSMP reports it (AMD) */
 	SIM_RULE_KIND_COUNT,
 };
 
@@ -59,7 +61,7 @@ struct sim_load {
 	double branch_misses;
 };
 
-#define SIM_RULE_MAX_KEYS 24
+#define SIM_RULE_MAX_KEYS 32
 
 struct sim_rule {
 	enum sim_rule_kind kind;
@@ -68,6 +70,8 @@ struct sim_rule {
 	int key_line[SIM_RULE_MAX_KEYS];   /* line of each key of the key table; 0 = not given */
 	int socket, core, cpu;             /* SIM_ALL, SIM_UNSET or a number */
 	int channel;                       /* dram rules: memory channel; SIM_UNSET: all */
+	int slot;                          /* dimm-temperature: the DIMM of the channel, 0 or 1 */
+	int bit;                           /* frequency-limit: the source bit its reason names */
 	int64_t start_ns, end_ns;          /* end SIM_FOREVER: to the period's end or forever */
 	double duty;                       /* fraction of each cycle active, default 1 */
 	int64_t cycle_ns;                  /* default 1 s */

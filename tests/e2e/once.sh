@@ -68,6 +68,21 @@ if command -v promtool >/dev/null; then
 		fail "promtool: $(cat "$TEST_TMP/promtool.out")"
 	[ ! -s "$TEST_TMP/promtool.out" ] || fail "promtool complaints: $(cat "$TEST_TMP/promtool.out")"
 fi
+# Every AMD model passes promtool too, with no Intel-only series (absent, never 0) and none down.
+for model in rome-2s milan-2s genoa-2s turin-2s; do
+	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --format prometheus --simulate "$model" \
+		>"$TEST_TMP/amd.prom" 2>"$TEST_TMP/log" || fail "$model: --once prometheus failed: $(cat "$TEST_TMP/log")"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$TEST_TMP/amd.prom" >"$TEST_TMP/promtool.out" 2>&1 ||
+			fail "$model promtool: $(cat "$TEST_TMP/promtool.out")"
+		[ ! -s "$TEST_TMP/promtool.out" ] || fail "$model promtool complaints: $(cat "$TEST_TMP/promtool.out")"
+	fi
+	grep -E '^uncored_(tjmax_celsius|core_temperature|thermal_|collector_up)' "$TEST_TMP/amd.prom" |
+		grep -vxE 'uncored_collector_up\{collector="(k10temp|hsmp)"\} 1' >"$TEST_TMP/intel.series" &&
+		fail "$model: Intel-only or down series: $(cat "$TEST_TMP/intel.series")"
+	grep -qx "uncored_collector_applicable{collector=\"thermal\"} 0" "$TEST_TMP/amd.prom" ||
+		fail "$model: thermal must be not applicable"
+done
 grep -q '^uncored_uncore_' "$TEST_TMP/once.prom" && fail "skylake must not export uncore metrics"
 grep -q '^uncored_rapl_dram_throttled_seconds_total{socket="1"}' "$TEST_TMP/once.prom" || fail "skylake RAPL"
 # The Nehalem/Westmere uncore does not apply to Skylake-SP: not applicable, never down.

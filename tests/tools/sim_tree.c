@@ -10,8 +10,9 @@
  *                                  (an MSR at offset msr x 8, CPUID
  *                                  (leaf | subleaf << 32) x 16), and
  *                                  sys/devices/system/cpu/cpuN/{topology,
- *                                  online, thermal_throttle}: the machine
- *                                  as it boots (SIM_BOOT_LINUX)
+ *                                  online, thermal_throttle} and
+ *                                  sys/class/hwmon/hwmonK (k10temp on AMD):
+ *                                  the machine as it boots (SIM_BOOT_LINUX)
  *   sim-tree --dump MODEL ROOT     every register the model stores, as
  *                                  ROOT's msr files hold it now, one
  *                                  "cpuN 0xMSR 0xVALUE" a line
@@ -99,6 +100,31 @@ static void put_msr(void *arg, int cpu, uint32_t msr, uint64_t value)
 	put_at(arg, rel, &value, sizeof(value), (uint64_t)msr * 8);
 }
 
+/*
+ * The hwmon devices the simulator has (k10temp on the AMD models), as
+ * /sys/class/hwmon/hwmonK files: name and every tempN_input/_label.
+ */
+static void write_hwmon(struct tree *t, struct hw *hw)
+{
+	static const char *const attrs[] = { "name", "temp%d_input", "temp%d_label" };
+	char rel[128], attr[32], text[64];
+
+	for (int k = 0; k < 64; k++) {
+		snprintf(rel, sizeof(rel), "hwmon%d/name", k);
+		if (hw_read_hwmon(hw, rel, text, sizeof(text)) < 0)
+			continue;
+		for (int ch = 1; ch <= 14; ch++)
+			for (size_t a = ch == 1 ? 0 : 1; a < sizeof(attrs) / sizeof(attrs[0]); a++) {
+				snprintf(attr, sizeof(attr), attrs[a], ch);
+				snprintf(rel, sizeof(rel), "hwmon%d/%s", k, attr);
+				if (hw_read_hwmon(hw, rel, text, sizeof(text)) < 0)
+					continue;
+				snprintf(rel, sizeof(rel), "sys/class/hwmon/hwmon%d/%s", k, attr);
+				put_text(t, rel, text);
+			}
+	}
+}
+
 static void write_machine(struct tree *t, struct hw *hw, struct sim *sim)
 {
 	static struct hw_cpu cpus[MAX_CPUS];
@@ -156,6 +182,7 @@ static void write_machine(struct tree *t, struct hw *hw, struct sim *sim)
 			put_text(t, rel, text);
 		}
 	}
+	write_hwmon(t, hw);
 	sim_dump(sim, put_msr, t);
 }
 

@@ -1174,8 +1174,9 @@ static void every_model_counts_through_perf_by_default(void **state)
 			m.sim = sim_open(*model, UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err, sizeof(err));
 			assert_non_null(m.sim);
 			sim_bind(m.sim, &m.hw);
-			if (cpu_detect(&m.hw, &m.info, err, sizeof(err))) {
-				hw_close(&m.hw);   /* not an Intel CPU uncored takes */
+			if (cpu_detect(&m.hw, &m.info, err, sizeof(err)) ||
+			    m.info.fac.lacks_intel_core_pmu) {
+				hw_close(&m.hw);   /* not a CPU with Intel's core PMU */
 				break;
 			}
 			print_message("%s, %s\n", *model, want_msr ? "engine = msr" : "default");

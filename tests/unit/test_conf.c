@@ -153,12 +153,13 @@ static void every_collector_disabled_is_refused(void **state)
 
 	(void)state;
 	assert_int_equal(conf_load_string("off.conf", "[uncore]\nenabled = no\n[thermal]\nenabled = no\n"
-					  "[core]\nenabled = no\n[pcu]\nenabled = no\n[imc]\nenabled = no\n",
+					  "[core]\nenabled = no\n[pcu]\nenabled = no\n[imc]\nenabled = no\n"
+					  "[k10temp]\nenabled = no\n[hsmp]\nenabled = no\n",
 					  &conf, &errs), -EINVAL);
 	assert_int_equal(errs.n, 1);
 	assert_string_equal(conf_error_format(&errs.list[0], line, sizeof(line)),
 			    "off.conf: every collector is disabled, so uncored would collect nothing; "
-			    "set enabled = yes in [uncore], [thermal], [core], [pcu] or [imc]");
+			    "set enabled = yes in [uncore], [thermal], [core], [pcu], [imc], [k10temp] or [hsmp]");
 	assert_int_equal(conf_load_string("one.conf", "[uncore]\nenabled = no\n[core]\nenabled = no\n",
 					  &conf, &errs), 0);
 }
@@ -233,13 +234,13 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	{ "unknown section", "[daemon]\n[bogus]\nfoo = 1\n",
-	  "t.conf:2: unknown section '[bogus]' (expected [daemon], [uncore], [thermal], [core], [pcu] or [imc])", 1 },
+	  "t.conf:2: unknown section '[bogus]' (expected [daemon], [uncore], [thermal], [core], [pcu], [imc], [k10temp] or [hsmp])", 1 },
 	{ "unknown key", "[daemon]\nlisten_port = 1\n",
 	  "t.conf:2: listen_port: unknown key in [daemon] (expected listen, interval, root, user, "
 	  "server_user, log_level, max_connections, max_connections_per_ip, request_timeout, write_timeout, "
 	  "max_header_size, max_episodes, state_file)", 1 },
 	{ "key outside any section", "interval = 1\n",
-	  "t.conf:1: interval: key outside any section (put it under [daemon], [uncore], [thermal], [core], [pcu] or [imc])", 1 },
+	  "t.conf:1: interval: key outside any section (put it under [daemon], [uncore], [thermal], [core], [pcu], [imc], [k10temp] or [hsmp])", 1 },
 	{ "interval too short", "[daemon]\ninterval = 0.01\n",
 	  "t.conf:2: interval: expected a number of seconds from 0.05 to 60, got '0.01'", 1 },
 	{ "interval too long", "[daemon]\ninterval = 61\n",
@@ -368,7 +369,7 @@ static void every_error_is_reported_in_line_order(void **state)
 		("my.conf:6: event: duplicate event name 'prochot_assertions': already counted as a "
 		 "default event (set default_events = no to list it yourself)"),
 		"my.conf:7: enabled: expected yes/no, true/false, on/off or 1/0, got 'perhaps'",
-		"my.conf:8: unknown section '[wrong]' (expected [daemon], [uncore], [thermal], [core], [pcu] or [imc])",
+		"my.conf:8: unknown section '[wrong]' (expected [daemon], [uncore], [thermal], [core], [pcu], [imc], [k10temp] or [hsmp])",
 		"my.conf:11: default_events: expected yes/no, true/false, on/off or 1/0, got 'nope'",
 		"my.conf:12: default_events: duplicate key, first set on line 11",
 	};

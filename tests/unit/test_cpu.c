@@ -19,7 +19,8 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #define SUPPORTED "uncored supports Intel family 6 servers (Nehalem/Westmere with the uncore PMU, " \
-	"and Sandy Bridge-EP through Emerald Rapids for thermal and core counters)"
+	"and Sandy Bridge-EP through Emerald Rapids for thermal and core counters) " \
+	"and AMD EPYC from Zen 2 (Rome) to family 1Ah models 50h-5Fh"
 
 /* What one CPU answers to CPUID leaves 0, 1, 6 and 0xA. */
 struct fake_cpuid {
@@ -301,9 +302,13 @@ static void refused_cpus(void **state)
 		struct fake_cpuid c;
 		const char *want;
 	} cases[] = {
-		{ { "AuthenticAMD", 0x10, 0x830f10, 0, { 0 } },
-		  "unsupported CPU: AuthenticAMD family 0x17 model 0x31; " SUPPORTED
-		  "; on AMD read temperatures from the k10temp hwmon driver" },
+		/* Naples (Zen 1, 17h 01h) and a Ryzen desktop (19h 21h) */
+		{ { "AuthenticAMD", 0x10, 0x800f12, 0, { 0 } },
+		  "unsupported CPU: AuthenticAMD family 0x17 model 0x1; " SUPPORTED
+		  "; on other AMD parts read temperatures from the k10temp hwmon driver" },
+		{ { "AuthenticAMD", 0x10, 0xa20f10, 0, { 0 } },
+		  "unsupported CPU: AuthenticAMD family 0x19 model 0x21; " SUPPORTED
+		  "; on other AMD parts read temperatures from the k10temp hwmon driver" },
 		{ { "GenuineIntel", 0xd, 0x306a9, 0x77, { 0 } },
 		  "unsupported CPU: GenuineIntel family 0x6 model 0x3a; " SUPPORTED },
 		{ { "GenuineIntel", 0xb, 0x206f2, 0x7, { 0 } },
@@ -324,6 +329,76 @@ static void refused_cpus(void **state)
 		assert_int_equal(t->info.model, 0x1234);
 		reset_tree(t);
 	}
+}
+
+/*
+ * AMD EPYC generations by family/model range (hardware-amd.md §0): the
+ * HSMP messages, k10temp channels and ref-cycles of each, and none of
+ * Intel's thermal MSRs, TjMax or fixed counters.
+ */
+static void amd_epyc_generations(void **state)
+{
+	static const struct {
+		uint32_t signature;
+		const char *microarch;
+		unsigned family, model, zen, proto, n_tccd;
+		bool prochot, freq_limit, dimm, ref_cycles;
+	} cases[] = {
+		{ 0x830f10, "rome", 0x17, 0x31, 2, 0, 8, false, false, false, false },
+		{ 0xa00f11, "milan", 0x19, 0x01, 3, 2, 8, true, false, false, false },
+		{ 0xa00f80, "milan", 0x19, 0x08, 3, 2, 0, true, false, false, false },
+		{ 0xa30f00, "trento", 0x19, 0x30, 3, 4, 0, true, false, false, false },
+		{ 0xa10f11, "genoa", 0x19, 0x11, 4, 5, 12, true, true, true, true },
+		{ 0xaa0f01, "bergamo", 0x19, 0xa0, 4, 5, 12, true, true, true, true },
+		{ 0xb00f21, "turin", 0x1a, 0x02, 5, 7, 0, true, true, true, true },
+		{ 0xb50f00, "zen6", 0x1a, 0x50, 6, 7, 0, true, true, true, true },
+	};
+	struct tree *t = *state;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct fake_cpuid c = { "AuthenticAMD", 0x10, cases[i].signature, 0, { 0 } };
+		const struct cpu_facilities *f = &t->info.fac;
+
+		print_message("case %s 0x%x\n", cases[i].microarch, cases[i].signature);
+		make_machine(t, &c);
+		assert_int_equal(cpu_detect(&t->hw, &t->info, t->err, sizeof(t->err)), 0);
+		assert_string_equal(t->info.microarch, cases[i].microarch);
+		assert_int_equal(t->info.family, cases[i].family);
+		assert_int_equal(t->info.model, cases[i].model);
+		assert_int_equal(f->amd_zen, cases[i].zen);
+		assert_int_equal(f->hsmp_proto, cases[i].proto);
+		assert_int_equal(f->n_tccd, cases[i].n_tccd);
+		assert_int_equal(f->has_hsmp_prochot, cases[i].prochot);
+		assert_int_equal(f->has_hsmp_freq_limit, cases[i].freq_limit);
+		assert_int_equal(f->has_hsmp_dimm, cases[i].dimm);
+		assert_int_equal(f->has_ref_cycles, cases[i].ref_cycles);
+		assert_false(f->has_tjmax || f->has_package_thermal || f->has_rapl_perf_status ||
+			     f->has_nhm_uncore);
+		assert_true(f->lacks_intel_thermal && f->lacks_intel_core_pmu);
+		assert_int_equal(t->info.perfmon.version, 0);
+		reset_tree(t);
+	}
+}
+
+/* --model names: an AMD generation by its name, the first Milan row for "milan". */
+static void amd_by_name(void **state)
+{
+	struct cpu_info info;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(cpu_info_for_name("genoa", &info, err, sizeof(err)), 0);
+	assert_string_equal(info.vendor, "AuthenticAMD");
+	assert_int_equal(info.family, 0x19);
+	assert_int_equal(info.model, 0x10);
+	assert_true(info.fac.has_hsmp_dimm);
+	assert_int_equal(cpu_info_for_name("milan", &info, err, sizeof(err)), 0);
+	assert_int_equal(info.fac.n_tccd, 8);
+	assert_int_equal(cpu_info_for_signature("AuthenticAMD", 0x1a, 0x11, &info, err, sizeof(err)), 0);
+	assert_string_equal(info.microarch, "turin");
+	assert_int_equal(cpu_info_for_name("naples", &info, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "graniterapids-d, rome, milan, trento, genoa, bergamo, turin, zen6"));
+	assert_null(strstr(err, "milan, milan"));
 }
 
 static void perfmon_per_cpu(void **state)
@@ -506,6 +581,8 @@ int main(void)
 		TREE_TEST(skylake_sp_package_thermal_follows_cpuid),
 		TREE_TEST(later_servers_by_model),
 		TREE_TEST(refused_cpus),
+		TREE_TEST(amd_epyc_generations),
+		cmocka_unit_test(amd_by_name),
 		TREE_TEST(perfmon_per_cpu),
 		TREE_TEST(no_online_cpu),
 		TREE_TEST(topology_groups_cores_and_siblings),

@@ -75,7 +75,7 @@ static void its_section_is_parsed_like_any_other(void **state)
 	assert_int_equal(conf_load_string("t.conf", "[tock]\n", &conf, &errs), -EINVAL);
 	assert_string_equal(conf_error_format(&errs.list[0], buf, sizeof(buf)),
 			    "t.conf:1: unknown section '[tock]' (expected [daemon], [uncore], "
-			    "[thermal], [core], [pcu], [imc] or [tick])");
+			    "[thermal], [core], [pcu], [imc], [k10temp], [hsmp] or [tick])");
 }
 
 static void it_lists_its_events(void **state)

@@ -100,7 +100,10 @@ static const struct cpuid_case cpuid_cases[] = {
 	{ "westmere-ep-2s", "GenuineIntel", 0x000206c2, 6, 0x2c, 2, 0x01, 0x07300403, 0x603 },
 	{ "nehalem-ep-2s", "GenuineIntel", 0x000106a5, 6, 0x1a, 5, 0x01, 0x07300403, 0x603 },
 	{ "skylake-sp-2s", "GenuineIntel", 0x00050654, 6, 0x55, 4, 0x41, 0x07300404, 0x603 },
-	{ "amd-epyc", "AuthenticAMD", 0x00830f10, 0x17, 0x31, 0, 0, 0, 0 },
+	{ "rome-2s", "AuthenticAMD", 0x00830f10, 0x17, 0x31, 0, 0, 0, 0 },
+	{ "milan-2s", "AuthenticAMD", 0x00a00f11, 0x19, 0x01, 1, 0, 0, 0 },
+	{ "genoa-2s", "AuthenticAMD", 0x00a10f11, 0x19, 0x11, 1, 0, 0, 0 },
+	{ "turin-2s", "AuthenticAMD", 0x00b00f21, 0x1a, 0x02, 1, 0, 0, 0 },
 	{ "big", "GenuineIntel", 0x000206c2, 6, 0x2c, 2, 0x01, 0x07300403, 0x603 },
 };
 
@@ -178,7 +181,8 @@ static const struct topo_case topo_cases[] = {
 	{ "westmere-ep-2s", 24, 2, 6, { 0, 1, 2, 8, 9, 10 } },
 	{ "nehalem-ep-2s", 16, 2, 4, { 0, 1, 2, 3, -1, -1 } },
 	{ "skylake-sp-2s", 112, 2, 28, { 0, 1, 2, 3, 4, 5 } },
-	{ "amd-epyc", 16, 1, 8, { 0, 1, 2, 3, 4, 5 } },
+	{ "rome-2s", 32, 2, 8, { 0, 1, 2, 3, 4, 5 } },
+	{ "genoa-2s", 48, 2, 12, { 0, 1, 2, 3, 4, 5 } },
 	{ "big", 224, 2, 56, { 0, 1, 2, 3, 4, 5 } },
 };
 
@@ -313,9 +317,9 @@ static const struct absent_case absent_cases[] = {
 	{ "skylake-sp-2s", MSR_UNCORE_PMC0, -EIO, -EIO },
 	{ "skylake-sp-2s", IA32_PERF_GLOBAL_STATUS_SET, -EIO, 0 },
 	{ "skylake-sp-2s", IA32_PERF_GLOBAL_INUSE, 0, -EIO },
-	{ "amd-epyc", IA32_THERM_STATUS, -EIO, -EIO },
-	{ "amd-epyc", IA32_PMC0, -EIO, -EIO },
-	{ "amd-epyc", MSR_UNCORE_PERF_GLOBAL_CTRL, -EIO, -EIO },
+	{ "rome-2s", IA32_THERM_STATUS, -EIO, -EIO },
+	{ "rome-2s", IA32_PMC0, -EIO, -EIO },
+	{ "rome-2s", MSR_UNCORE_PERF_GLOBAL_CTRL, -EIO, -EIO },
 	{ "westmere-ep-2s", MSR_UNCORE_PERF_GLOBAL_OVF_CTRL, -EIO, 0 },
 	{ "westmere-ep-2s", IA32_PACKAGE_THERM_STATUS, -EIO, -EIO },
 	{ "westmere-ep-2s", MSR_PKG_PERF_STATUS, -EIO, -EIO },
@@ -863,12 +867,12 @@ struct shipped_case {
 };
 
 static const struct shipped_case shipped_cases[] = {
-	{ "idle", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "amd-epyc", "big" } },
+	{ "idle", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "rome-2s", "big" } },
 	{ "dram-heatwave", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
 	{ "prochot-storm", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
 	{ "counter-wrap", { "westmere-ep-2s", "nehalem-ep-2s", "big" } },
 	{ "conflict", { "westmere-ep-2s", "nehalem-ep-2s", "big" } },
-	{ "cpu-offline", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "amd-epyc", "big" } },
+	{ "cpu-offline", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "rome-2s", "big" } },
 	{ "perf-profiler", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
 	{ "perf-uncore", { "westmere-ep-2s", "nehalem-ep-2s", "big" } },
 	{ "global-disable", { "westmere-ep-2s", "nehalem-ep-2s", "skylake-sp-2s", "big" } },
@@ -932,7 +936,7 @@ static const struct bad_case bad_cases[] = {
 	{ "unknown section", "westmere-ep-2s", "; c\n[bogus.1]\nsocket = 0\n",
 	  "2: [bogus.1]: expected [scenario] or [KIND.N] with KIND one of dram-throttle, "
 	  "temperature, prochot, core-throttle, power-limit, preset, rewrite, offline, load, "
-	  "perf-core, perf-uncore, global-disable, dram-critical, package-sleep" },
+	  "perf-core, perf-uncore, global-disable, dram-critical, package-sleep, frequency-limit, dimm-temperature" },
 	{ "package-sleep socket", "skylake-sp-2s", "[package-sleep.1]\nduty = 0.5\n",
 	  "1: socket: missing in [package-sleep.1]" },
 	{ "package-sleep channel", "skylake-sp-2s", "[package-sleep.1]\nsocket = 0\nchannel = 1\n",
@@ -1018,7 +1022,8 @@ static void open_errors(void **state)
 	assert_null(s);
 	assert_string_equal(err, "unknown simulated model 'pentium', expected one of: "
 			    "westmere-ep-2s, nehalem-ep-2s, skylake-sp-2s, sandy-bridge-ep-2s, "
-			    "cascade-lake-ap-2s, icelake-sp-2s, sapphire-rapids-2s, granite-rapids-2s, amd-epyc, big");
+			    "cascade-lake-ap-2s, icelake-sp-2s, sapphire-rapids-2s, granite-rapids-2s, rome-2s, milan-2s, genoa-2s, "
+			    "turin-2s, big");
 	s = sim_open_boot("big:no-such", scenario_dir(), SIM_CLOCK_STEPPED, SIM_BOOT_RESET,
 			      err, sizeof(err));
 	assert_null(s);
@@ -1034,12 +1039,12 @@ static void open_errors(void **state)
 	assert_null(s);
 	assert_string_equal(err, "/nonexistent/x.ini: cannot open scenario: No such file or directory");
 	assert_string_equal(sim_model_names()[0], "westmere-ep-2s");
-	assert_null(sim_model_names()[10]);
+	assert_null(sim_model_names()[13]);
 }
 
 static void stepped_clock(void **state)
 {
-	struct machine m = boot("amd-epyc");
+	struct machine m = boot("rome-2s");
 
 	(void)state;
 	assert_true(sim_now(m.sim) == 0.0);
