@@ -5,11 +5,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "engine.h"
 #include "hotplug.h"
-#include "ledger.h"
 #include "log.h"
 #include "msr.h"
-#include "state_file.h"
 
 struct hotplug {
 	struct hw *hw;
@@ -60,10 +59,8 @@ struct hotplug *hotplug_new(struct hw *hw)
 /* Try the registers left unrestored again when due; say what was settled. */
 static void finish_left(struct hotplug *h)
 {
-	const struct ledger_record *v;
-	struct ledger_recovery rec;
-	size_t n = ledger_left(&v, NULL);
-	unsigned done;
+	struct engine_left_result res;
+	size_t n = engine_left_count();
 
 	if (n > h->n_left_tried)
 		h->left_due = true;
@@ -72,12 +69,12 @@ static void finish_left(struct hotplug *h)
 		return;
 	}
 	h->left_due = false;
-	done = ledger_finish_left(h->hw, &rec);
-	h->n_left_tried = ledger_left(&v, NULL);
-	if (done)
+	engine_finish_left(h->hw, &res);
+	h->n_left_tried = res.remaining;
+	if (res.settled)
 		log_notice("put back %u registers left unrestored when their CPU was offline "
 			   "(%u restored, %u left to the agent that took them over); %zu remain",
-			   done, rec.cleaned, rec.left, ledger_left(&v, NULL));
+			   res.settled, res.restored, res.taken_over, res.remaining);
 }
 
 /*
