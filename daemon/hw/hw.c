@@ -72,6 +72,15 @@ int hw_read_cpu_attr(struct hw *hw, int cpu, const char *relpath, uint64_t *ret_
 	return hw->ops->read_cpu_attr(hw->ctx, cpu, relpath, ret_value);
 }
 
+int hw_read_online_list(struct hw *hw, char *buf, size_t len)
+{
+	if (!hw->ops)
+		return -EBADF;
+	if (!hw->ops->read_online_list || len == 0)
+		return -ENOTSUP;
+	return hw->ops->read_online_list(hw->ctx, buf, len);
+}
+
 static void free_perf(struct hw *hw)
 {
 	if (!hw->perf)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "cpulist.h"
 #include "engine.h"
 #include "hotplug.h"
 #include "log.h"
@@ -94,13 +95,36 @@ static void log_online(struct hotplug *h, int cpu)
 		log_notice("cpu %d came online; monitoring it", cpu);
 }
 
+/*
+ * Every known CPU's online state now, from one read of the kernel's online
+ * list; false when the backend has none or it does not parse (then each
+ * CPU is asked).  Topology is the last check's.
+ */
+static bool read_online_list(struct hotplug *h)
+{
+	char text[4096];
+	int *cpus = NULL;
+	size_t n = 0, k = 0;
+
+	if (hw_read_online_list(h->hw, text, sizeof(text)) < 0 || cpulist_parse(text, &cpus, &n) < 0)
+		return false;
+	for (int i = 0; i < h->n; i++) {
+		while (k < n && cpus[k] < h->cpus[i].cpu)
+			k++;
+		h->now[i] = h->cpus[i];
+		h->now[i].online = k < n && cpus[k] == h->cpus[i].cpu;
+	}
+	free(cpus);
+	return true;
+}
+
 void hotplug_check(struct hotplug *h)
 {
-	int n = 0;
+	int n = h ? h->n : 0;
 
 	if (!h)
 		return;
-	if (h->n > 0 && hw_enumerate(h->hw, h->now, h->n, &n) == 0) {
+	if (h->n > 0 && (read_online_list(h) || hw_enumerate(h->hw, h->now, h->n, &n) == 0)) {
 		for (int i = 0; i < h->n && i < n; i++) {
 			bool was = h->cpus[i].online, is = h->now[i].online;
 
