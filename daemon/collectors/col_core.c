@@ -10,9 +10,10 @@
  * check come from each CPU's CPUID leaf 0xA.  It does not know which
  * events are interesting; the configuration and event.c do.
  *
- * Each CPU's events are two engine groups (col_core_groups.c): the fixed
- * events in one, the programmable events in the other, so that events
- * that find no counter never keep instructions and cycles from theirs.
+ * On the perf engine each CPU's events are two groups (col_core_groups.c):
+ * the fixed events in one, the programmable events in the other, so that
+ * events that find no counter never keep instructions and cycles from
+ * theirs.
  *
  * Offline CPUs: a CPU that was offline at start is opened when it comes
  * online; an open CPU whose read says it is offline is skipped without
@@ -503,9 +504,7 @@ uint64_t core_collector_reads_per_sample(const struct collector *c)
 			continue;
 		for (size_t k = 0; cc->has_read && k < cc->n_group; k++)
 			n_counting += cc->readings[k].state == ENGINE_COUNTING;
-		for (size_t k = 0; k < CORE_N_GROUPS; k++)
-			n += cc->groups[k] != NULL;   /* its global control, once per group */
-		n += 2 * n_counting;
+		n += 1 + 2 * n_counting;
 	}
 	return n;
 }

@@ -6,6 +6,9 @@
  * sends cycles to a GP counter) left every event of the CPU, instructions
  * included, without a counter.  Apart, the fixed group counts whatever
  * the other does, and the two rotate when they do not fit together.
+ * The msr engine places each event on its own (an event without a counter
+ * waits alone), so there the CPU keeps one group: its gate bits are then
+ * one group's, which its restore rule needs (engine_msr.h).
  */
 #include <errno.h>
 
@@ -19,6 +22,8 @@ static size_t group_first(size_t k)
 
 static size_t group_len(const struct core_cpu *cc, size_t k)
 {
+	if (!cc->split)
+		return k == 0 ? cc->n_group : 0;
 	if (k == 0)
 		return cc->n_group < N_FIXED ? cc->n_group : N_FIXED;
 	return cc->n_group > N_FIXED ? cc->n_group - N_FIXED : 0;
@@ -37,6 +42,7 @@ int core_groups_open(struct engine *e, struct core_cpu *cc, char *why, size_t wh
 {
 	int err = 0;
 
+	cc->split = e->ops->kind == ENGINE_PERF;
 	for (size_t k = 0; k < CORE_N_GROUPS; k++) {
 		size_t n = group_len(cc, k);
 

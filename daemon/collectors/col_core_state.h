@@ -36,6 +36,7 @@ struct core_cpu {
 	struct cpu_perfmon pm;
 	struct engine_group *groups[CORE_N_GROUPS];  /* the fixed events', the others' (or NULL) */
 	int gp_refused;            /* the others' group could not be opened: the errno, else 0 */
+	bool split;                /* two groups (perf); one with the msr engine */
 	size_t n_group;            /* the fixed events, then the events that exist here */
 	int slot[CORE_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
 	struct engine_event group_events[N_FIXED + CORE_MAX_EVENTS];
@@ -60,10 +61,11 @@ enum core_per {
 extern const struct metric_family *const core_families[CORE_N_FAMILIES];
 
 /*
- * cc's events as two engine groups (col_core_groups.c): group_events[0 ..
- * N_FIXED) and the rest, so that a programmable event that never gets a
- * counter does not keep the fixed events from theirs.  readings[] keeps
- * the order of group_events.
+ * cc's events as two engine groups on the perf engine (col_core_groups.c):
+ * group_events[0 .. N_FIXED) and the rest, so that a programmable event
+ * that never gets a counter does not keep the fixed events from theirs;
+ * one group on the msr engine, which places each event alone.  readings[]
+ * keeps the order of group_events.
  *
  * core_groups_open opens both on cc->cpu; returns 0, or the fixed group's
  * negative errno (why says it; nothing is left open).  A refused second
