@@ -10,6 +10,11 @@
  * check come from each CPU's CPUID leaf 0xA.  It does not know which
  * events are interesting; the configuration and event.c do.
  *
+ * On the perf engine each CPU's events are two groups (col_core_groups.c):
+ * the fixed events in one, the programmable events in the other, so that
+ * events that find no counter never keep instructions and cycles from
+ * theirs.
+ *
  * Offline CPUs: a CPU that was offline at start is opened when it comes
  * online; an open CPU whose read says it is offline is skipped without
  * counting an error, its totals kept.
@@ -177,19 +182,20 @@ static int open_cpu(struct collector *c, struct core_state *st, struct core_cpu 
 	int err;
 
 	build_group(st, cc);
-	err = engine_open(&st->engine, ENGINE_PMU_CORE, cc->cpu, cc->group_events, cc->n_group,
-			  &cc->group, why, whylen);
+	err = core_groups_open(&st->engine, cc, why, whylen);
 	if (err < 0)
 		return err;
 	cc->state = CPU_OPEN;
-	err = engine_read(&st->engine, cc->group, cc->readings);
+	if (cc->gp_refused)
+		collector_note(c, "cpu %d: the programmable events cannot be counted (%s); the "
+			       "fixed events are", cc->cpu, why);
+	err = core_groups_read(&st->engine, cc);
 	if (err == 0 && all_refused(cc)) {
 		snprintf(why, whylen, "cpu %d: cannot program the core PMU: %s", cc->cpu,
 			 hw_hint(cc->readings[0].err, HW_OP_WRITE));
 		return cc->readings[0].err;
 	}
 	cc->has_read = err == 0;
-	(void)c;
 	return 0;
 }
 
@@ -223,10 +229,9 @@ static void close_all(struct core_state *st, unsigned *ret_failed, int *ret_err)
 		unsigned failed = 0;
 		int err;
 
-		if (!cc->group)
+		if (!core_groups_open_any(cc))
 			continue;
-		err = engine_close(&st->engine, cc->group, &failed);
-		cc->group = NULL;
+		err = core_groups_close(&st->engine, cc, &failed);
 		cc->state = CPU_PENDING;
 		*ret_failed += failed;
 		if (err && !*ret_err)
@@ -341,21 +346,13 @@ static void late_open(struct collector *c, struct core_state *st, struct core_cp
 	if (!err && cc->state == CPU_PENDING)
 		err = open_cpu(c, st, cc, why, sizeof(why));
 	if (!err || (err == -ENXIO && hw_cpu_online(c->hw, cc->cpu) != 1)) {
-		if (err && cc->group) {
-			unsigned failed;
-
-			engine_close(&st->engine, cc->group, &failed);
-			cc->group = NULL;
+		if (err && core_groups_open_any(cc)) {
+			core_groups_close(&st->engine, cc, NULL);
 			cc->state = CPU_PENDING;
 		}
 		return;
 	}
-	if (cc->group) {
-		unsigned failed;
-
-		engine_close(&st->engine, cc->group, &failed);
-		cc->group = NULL;
-	}
+	core_groups_close(&st->engine, cc, NULL);
 	cc->state = CPU_UNUSABLE;
 	c->errors++;
 	collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : hw_hint(err, HW_OP_READ));
@@ -375,7 +372,7 @@ static void sample_cpu(struct collector *c, struct core_state *st, struct core_c
 	}
 	if (cc->state != CPU_OPEN)
 		return;
-	err = engine_read(&st->engine, cc->group, cc->readings);
+	err = core_groups_read(&st->engine, cc);
 	cc->is_offline = err == -ENXIO;
 	if (err == -ENXIO)
 		return;   /* offline: totals kept, not an error */

@@ -19,6 +19,7 @@
 
 #define N_FIXED 3                 /* instructions, cycles, ref cycles */
 #define CORE_MAX_EVENTS 16        /* programmable events, defaults included */
+#define CORE_N_GROUPS 2           /* a CPU's groups: the fixed events, the programmable ones */
 
 enum cpu_state {
 	CPU_PENDING,       /* not opened yet (offline at start) */
@@ -33,7 +34,9 @@ struct core_cpu {
 	bool has_read;             /* readings hold a read */
 	bool is_offline;           /* its last read found it offline: not one of the units */
 	struct cpu_perfmon pm;
-	struct engine_group *group;
+	struct engine_group *groups[CORE_N_GROUPS];  /* the fixed events', the others' (or NULL) */
+	int gp_refused;            /* the others' group could not be opened: the errno, else 0 */
+	bool split;                /* two groups (perf); one with the msr engine */
 	size_t n_group;            /* the fixed events, then the events that exist here */
 	int slot[CORE_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
 	struct engine_event group_events[N_FIXED + CORE_MAX_EVENTS];
@@ -56,6 +59,32 @@ enum core_per {
 /* The collector's families (collector_ops families), in /metrics order. */
 #define CORE_N_FAMILIES 21
 extern const struct metric_family *const core_families[CORE_N_FAMILIES];
+
+/*
+ * cc's events as two engine groups on the perf engine (col_core_groups.c):
+ * group_events[0 .. N_FIXED) and the rest, so that a programmable event
+ * that never gets a counter does not keep the fixed events from theirs;
+ * one group on the msr engine, which places each event alone.  readings[]
+ * keeps the order of group_events.
+ *
+ * core_groups_open opens both on cc->cpu; returns 0, or the fixed group's
+ * negative errno (why says it; nothing is left open).  A refused second
+ * group leaves the first counting: its events read as failed, with the
+ * errno, until the CPU is opened again.
+ */
+int core_groups_open(struct engine *e, struct core_cpu *cc, char *why, size_t whylen);
+
+/*
+ * Read both groups into cc->readings.  Returns 0, -ENXIO when the CPU is
+ * offline, or the first other error.
+ */
+int core_groups_read(struct engine *e, struct core_cpu *cc);
+
+/* Close both (either may be absent); the first error, failures added in *ret_failed (may be NULL). */
+int core_groups_close(struct engine *e, struct core_cpu *cc, unsigned *ret_failed);
+
+/* Whether any group of cc is open. */
+bool core_groups_open_any(const struct core_cpu *cc);
 
 /* Slot slot's reading of cc's last read; NULL when not asked (-1) or not read yet. */
 const struct engine_reading *core_reading_of(const struct core_cpu *cc, int slot);

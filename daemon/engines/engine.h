@@ -251,4 +251,32 @@ static inline void engine_destroy(struct engine *e)
 	e->ops = NULL;
 }
 
+/*
+ * Registers left unrestored, process-wide (engine_left.c): what a closed
+ * group could not give back because its CPU was offline, and what crash
+ * recovery could not reach.  Only the msr engine leaves any (the kernel
+ * puts perf's back); the sampler tries them again when a CPU comes online,
+ * through these two calls, without knowing which engine left them.
+ */
+struct hw;
+
+/* What engine_finish_left settled. */
+struct engine_left_result {
+	unsigned settled;        /* registers settled by this try */
+	unsigned restored;       /* of those tried on the hardware, put back */
+	unsigned taken_over;     /* left to the agent that took them over */
+	size_t remaining;        /* still left unrestored after the try */
+};
+
+/* How many registers are left unrestored now. */
+size_t engine_left_count(void);
+
+/*
+ * Try every register left unrestored again on hw (a CPU came back
+ * online): each is put back if it still holds what uncored wrote, or left
+ * to the agent that took it over; those still out of reach stay.  Fills
+ * *ret (never NULL) and returns ret->settled.
+ */
+unsigned engine_finish_left(struct hw *hw, struct engine_left_result *ret);
+
 #endif

@@ -90,6 +90,15 @@ int hw_hsmp(struct hw *hw, struct hw_hsmp_msg *msg)
 	return hw->ops->hsmp(hw->ctx, msg);
 }
 
+int hw_read_online_list(struct hw *hw, char *buf, size_t len)
+{
+	if (!hw->ops)
+		return -EBADF;
+	if (!hw->ops->read_online_list || len == 0)
+		return -ENOTSUP;
+	return hw->ops->read_online_list(hw->ctx, buf, len);
+}
+
 static void free_perf(struct hw *hw)
 {
 	if (!hw->perf)

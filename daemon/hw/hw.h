@@ -88,6 +88,14 @@ struct hw_ops {
 	 */
 	int (*read_cpu_attr)(void *ctx, int cpu, const char *relpath, uint64_t *ret_value);
 
+	/*
+	 * The kernel's list of online CPUs, /sys/devices/system/cpu/online
+	 * ("0-3,6"), into buf (len bytes, terminated): one read for every
+	 * CPU's state.  0, or a negative errno (-ENOENT where the file is
+	 * absent).  NULL: the backend has none; ask each CPU (cpu_online).
+	 */
+	int (*read_online_list)(void *ctx, char *buf, size_t len);
+
 	/* Release everything the backend holds, including ctx itself. */
 	void (*close)(void *ctx);
 
@@ -157,6 +165,9 @@ int hw_hsmp(struct hw *hw, struct hw_hsmp_msg *msg);
 
 /* See hw_ops.read_hwmon; -ENOENT from a backend without hwmon devices. */
 int hw_read_hwmon(struct hw *hw, const char *relpath, char *buf, size_t len);
+
+/* See hw_ops.read_online_list; -ENOTSUP when the backend has none. */
+int hw_read_online_list(struct hw *hw, char *buf, size_t len);
 
 /* Close the backend; the struct hw itself is the caller's. Safe on a closed hw. */
 void hw_close(struct hw *hw);

@@ -601,6 +601,15 @@ static int dev_hsmp(void *ctx, struct hw_hsmp_msg *msg)
 	return 0;
 }
 
+static int dev_read_online_list(void *ctx, char *buf, size_t len)
+{
+	struct hwdev *d = ctx;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s" SYSFS_CPU_DIR "/online", d->root);
+	return read_small_file(path, buf, len);
+}
+
 static const struct hw_ops hwdev_ops = {
 	.name = "dev",
 	.read_msr = dev_read_msr,
@@ -609,6 +618,7 @@ static const struct hw_ops hwdev_ops = {
 	.enumerate = dev_enumerate,
 	.cpu_online = dev_cpu_online,
 	.read_cpu_attr = dev_read_cpu_attr,
+	.read_online_list = dev_read_online_list,
 	.close = dev_close,
 	.read_hwmon = dev_read_hwmon,
 	.hsmp = dev_hsmp,

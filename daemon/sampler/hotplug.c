@@ -5,11 +5,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "cpulist.h"
+#include "engine.h"
 #include "hotplug.h"
-#include "ledger.h"
 #include "log.h"
 #include "msr.h"
-#include "state_file.h"
 
 struct hotplug {
 	struct hw *hw;
@@ -60,10 +60,8 @@ struct hotplug *hotplug_new(struct hw *hw)
 /* Try the registers left unrestored again when due; say what was settled. */
 static void finish_left(struct hotplug *h)
 {
-	const struct ledger_record *v;
-	struct ledger_recovery rec;
-	size_t n = ledger_left(&v, NULL);
-	unsigned done;
+	struct engine_left_result res;
+	size_t n = engine_left_count();
 
 	if (n > h->n_left_tried)
 		h->left_due = true;
@@ -72,12 +70,12 @@ static void finish_left(struct hotplug *h)
 		return;
 	}
 	h->left_due = false;
-	done = ledger_finish_left(h->hw, &rec);
-	h->n_left_tried = ledger_left(&v, NULL);
-	if (done)
+	engine_finish_left(h->hw, &res);
+	h->n_left_tried = res.remaining;
+	if (res.settled)
 		log_notice("put back %u registers left unrestored when their CPU was offline "
 			   "(%u restored, %u left to the agent that took them over); %zu remain",
-			   done, rec.cleaned, rec.left, ledger_left(&v, NULL));
+			   res.settled, res.restored, res.taken_over, res.remaining);
 }
 
 /*
@@ -97,13 +95,36 @@ static void log_online(struct hotplug *h, int cpu)
 		log_notice("cpu %d came online; monitoring it", cpu);
 }
 
+/*
+ * Every known CPU's online state now, from one read of the kernel's online
+ * list; false when the backend has none or it does not parse (then each
+ * CPU is asked).  Topology is the last check's.
+ */
+static bool read_online_list(struct hotplug *h)
+{
+	char text[4096];
+	int *cpus = NULL;
+	size_t n = 0, k = 0;
+
+	if (hw_read_online_list(h->hw, text, sizeof(text)) < 0 || cpulist_parse(text, &cpus, &n) < 0)
+		return false;
+	for (int i = 0; i < h->n; i++) {
+		while (k < n && cpus[k] < h->cpus[i].cpu)
+			k++;
+		h->now[i] = h->cpus[i];
+		h->now[i].online = k < n && cpus[k] == h->cpus[i].cpu;
+	}
+	free(cpus);
+	return true;
+}
+
 void hotplug_check(struct hotplug *h)
 {
-	int n = 0;
+	int n = h ? h->n : 0;
 
 	if (!h)
 		return;
-	if (h->n > 0 && hw_enumerate(h->hw, h->now, h->n, &n) == 0) {
+	if (h->n > 0 && (read_online_list(h) || hw_enumerate(h->hw, h->now, h->n, &n) == 0)) {
 		for (int i = 0; i < h->n && i < n; i++) {
 			bool was = h->cpus[i].online, is = h->now[i].online;
 

@@ -1,8 +1,10 @@
 /*
  * CPUs that go offline and come back while uncored runs.  Once per sample
  * the sampler asks hotplug_check to compare every CPU's online state with
- * the previous sample's: each change is logged once and counted.  When
- * registers are left unrestored (ledger.h: a stop or a recovery that could
+ * the previous sample's, from one read of the kernel's online list
+ * (/sys/devices/system/cpu/online; each CPU's online file only where the
+ * backend has no list): each change is logged once and counted.  When
+ * registers are left unrestored (engine.h: a stop or a recovery that could
  * not reach their CPU) they are tried again only when that can help: at
  * the first check, after a CPU came online, and when more were left since
  * the last try; so a CPU coming back online gets them put back, and a

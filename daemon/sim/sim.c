@@ -300,6 +300,43 @@ static int op_hsmp(void *ctx, struct hw_hsmp_msg *msg)
 	return r;
 }
 
+/*
+ * The simulated kernel's /sys/devices/system/cpu/online: its online CPUs
+ * now, as ranges ("0-5,7-15"), the way the kernel prints a cpumask list.
+ */
+static int op_read_online_list(void *ctx, char *buf, size_t len)
+{
+	struct sim *s = ctx;
+	size_t at = 0;
+	int64_t t;
+	int r = 0;
+
+	buf[0] = '\0';
+	pthread_mutex_lock(&s->lock);
+	t = sim_sync_time(s);
+	for (int lo = 0; lo < s->n_cpus && r == 0; lo++) {
+		int hi = lo, n;
+
+		if (!sim_cpu_is_online(s, lo, t))
+			continue;
+		while (hi + 1 < s->n_cpus && sim_cpu_is_online(s, hi + 1, t))
+			hi++;
+		n = hi > lo ? snprintf(buf + at, len - at, "%s%d-%d", at ? "," : "", lo, hi) :
+			      snprintf(buf + at, len - at, "%s%d", at ? "," : "", lo);
+		if (n < 0 || (size_t)n >= len - at)
+			r = -EINVAL;
+		else
+			at += (size_t)n;
+		lo = hi;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r == 0 && at + 1 < len) {
+		buf[at++] = '\n';
+		buf[at] = '\0';
+	}
+	return r;
+}
+
 static const struct hw_ops sim_hw_ops = {
 	.name = "sim",
 	.read_msr = op_read_msr,
@@ -308,6 +345,7 @@ static const struct hw_ops sim_hw_ops = {
 	.enumerate = op_enumerate,
 	.cpu_online = op_cpu_online,
 	.read_cpu_attr = op_read_cpu_attr,
+	.read_online_list = op_read_online_list,
 	.close = op_close,
 	.now_ns = op_now_ns,
 	.read_hwmon = op_read_hwmon,

@@ -40,6 +40,7 @@ struct sim_kernel {
 	void *ctx;
 	int n_cpus;
 	uint64_t *perf_sel;            /* [cpu * MAX_GP + n]: perf's select (EN set), 0: not perf's */
+	uint64_t *fixed_ctrl_val;      /* [cpu]: perf's cache of 0x38D (cpuc->fixed_ctrl_val) */
 	uint64_t *scn_want;            /* [cpu * MAX_GP + n]: a scenario user's select for GP n
 					  (EN clear) while its window is on, else 0 */
 	sim_kernel_managed_fn managed;
@@ -133,8 +134,10 @@ void sim_kernel_boot(struct sim_kernel *k)
 		return;
 	for (int cpu = 0; cpu < k->n_cpus; cpu++) {
 		k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, intel_ctrl(m), 0);
-		if (m->n_fixed > 1)
+		if (m->n_fixed > 1) {
+			k->fixed_ctrl_val[cpu] = WATCHDOG_FIXED_CTRL;
 			k->write(k->ctx, cpu, MSR_CORE_PERF_FIXED_CTR_CTRL, WATCHDOG_FIXED_CTRL, 0);
+		}
 		k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0, STALE_CYCLES_SELECT, 0);
 	}
 	if (m->flags & SIM_F_NHM_UNCORE)
@@ -216,8 +219,10 @@ void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, con
 			perf_sel[n] = 0;
 		}
 	}
-	if (fixed_ctrl != SIM_KERNEL_KEEP)
+	if (fixed_ctrl != SIM_KERNEL_KEEP) {
+		k->fixed_ctrl_val[cpu] = fixed_ctrl;
 		k->write(k->ctx, cpu, MSR_CORE_PERF_FIXED_CTR_CTRL, fixed_ctrl, t);
+	}
 	for (uint32_t i = 0; i < (uint32_t)k->m->n_fixed; i++)
 		if (fixed_added & (1u << i))
 			k->write(k->ctx, cpu, MSR_CORE_PERF_FIXED_CTR0 + i, 0, t);
@@ -230,6 +235,11 @@ void sim_kernel_set_manager(struct sim_kernel *k, sim_kernel_managed_fn fn, void
 {
 	k->managed = fn;
 	k->managed_ctx = ctx;
+}
+
+uint64_t sim_kernel_fixed_ctrl(const struct sim_kernel *k, int cpu)
+{
+	return cpu >= 0 && cpu < k->n_cpus ? k->fixed_ctrl_val[cpu] : 0;
 }
 
 uint64_t sim_kernel_scn_select(const struct sim_kernel *k, int cpu, int n)
@@ -369,8 +379,9 @@ int sim_kernel_new(const struct sim_model *m, const struct sim_scenario *scn,
 	*k = (struct sim_kernel){ .m = m, .write = write, .ctx = ctx, .n_cpus = sim_model_n_cpus(m) };
 	k->perf_sel = calloc((size_t)k->n_cpus * MAX_GP, sizeof(*k->perf_sel));
 	k->scn_want = calloc((size_t)k->n_cpus * MAX_GP, sizeof(*k->scn_want));
+	k->fixed_ctrl_val = calloc((size_t)k->n_cpus + 1, sizeof(*k->fixed_ctrl_val));
 	k->agents = calloc((size_t)scn->n_rules + 1, sizeof(*k->agents));
-	if (!k->perf_sel || !k->scn_want || !k->agents) {
+	if (!k->perf_sel || !k->scn_want || !k->fixed_ctrl_val || !k->agents) {
 		sim_kernel_free(k);
 		return -ENOMEM;
 	}
@@ -404,6 +415,7 @@ void sim_kernel_free(struct sim_kernel *k)
 		sim_timeline_free(&k->agents[i].on);
 	free(k->agents);
 	free(k->perf_sel);
+	free(k->fixed_ctrl_val);
 	free(k->scn_want);
 	free(k);
 }

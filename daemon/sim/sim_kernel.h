@@ -53,13 +53,22 @@ void sim_kernel_step(struct sim_kernel *k);
  * (hardware-linux.md §1.1, §1.2): 0x38F = 0; for every GP counter n in
  * gp_mask, gp_sel[n] != 0 adds an event (PMC restarted from 0, select =
  * gp_sel[n], EN included) and 0 removes one (the select is left stale, EN
- * clear); 0x38D = fixed_ctrl unless it is SIM_KERNEL_KEEP, the fixed
+ * clear); 0x38D = fixed_ctrl, written whole (Linux 6.12 writes its
+ * cache cpuc->fixed_ctrl_val, wiping any other agent's fields:
+ * hardware-linux.md §6), unless it is SIM_KERNEL_KEEP, the fixed
  * counters in fixed_added restarted from 0; 0x38F = intel_ctrl, through
  * the NHM/WSM workaround when something was added.
  */
 #define SIM_KERNEL_KEEP UINT64_MAX
 void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
 			    uint64_t fixed_ctrl, uint32_t fixed_added, int64_t t);
+
+/*
+ * perf's cache of cpu's IA32_FIXED_CTR_CTRL (cpuc->fixed_ctrl_val): the
+ * fields of the fixed counters perf uses (the NMI watchdog's included),
+ * never another agent's.  What the next fixed-counter change writes whole.
+ */
+uint64_t sim_kernel_fixed_ctrl(const struct sim_kernel *k, int cpu);
 
 /*
  * Whether sim_perf schedules cpu's core PMU (it has CPU-wide groups

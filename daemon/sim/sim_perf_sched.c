@@ -140,7 +140,8 @@ static void program_core(struct sim_perf *p, struct ctx *c, uint32_t gp_mask, co
 	uint64_t fixed_ctrl = SIM_KERNEL_KEEP, cur = 0;
 
 	if (fixed_off | fixed_on) {
-		p->io.read(p->io_ctx, c->cpu, MSR_CORE_PERF_FIXED_CTR_CTRL, &cur, t);
+		/* From the kernel's cache, not the register: written whole (hardware-linux.md §6). */
+		cur = sim_kernel_fixed_ctrl(p->k, c->cpu);
 		for (int i = 0; i < p->m->n_fixed; i++) {
 			uint64_t nib = UINT64_C(0xf) << (INTEL_FIXED_BITS_STRIDE * i);
 

@@ -530,12 +530,14 @@ static void offline_cpu_skipped_and_rebased_on_return(void **state)
 	assert_false(cpu_of(f, 0)->has_core_pmu);
 	assert_true(cpu_of(f, 1)->has_core_pmu);
 	assert_int_equal(f->c.errors, 0);
-	/* Back with a lower count: re-based, nothing added, nothing lost. */
+	/*
+	 * Back with a lower count: re-based; the interval's counts are lost,
+	 * so it has no value (absent, not 0), and the total carries on.
+	 */
 	regfile_set(f->rf, 0, IA32_FIXED_CTR0, 50);
 	regfile_set_online(f->rf, 0, true);
 	fx_sample(f);
-	assert_true(cpu_of(f, 0)->has_instructions);
-	assert_int_equal(cpu_of(f, 0)->instructions, 100);
+	assert_false(cpu_of(f, 0)->has_instructions);
 	regfile_set(f->rf, 0, IA32_FIXED_CTR0, 80);
 	fx_sample(f);
 	assert_int_equal(cpu_of(f, 0)->instructions, 130);
@@ -1215,6 +1217,33 @@ static bool within_2_percent(uint64_t got, uint64_t want)
 	return want > 0 && (d < 0 ? -d : d) <= 0.02 * (double)want;
 }
 
+/* model booted as Linux leaves it, with the kernel's perf, and the core collector started on it with text. */
+static void start_on_perf(struct sim_machine *m, struct collector *c, struct conf *conf,
+			  const char *model, const char *text)
+{
+	struct conf_errors errs;
+	char err[512];
+
+	machine_open(m, model);
+	if (sim_attach_perf(m->sim, &m->hw, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(conf_load_string("t.conf", text, conf, &errs), 0);
+	assert_int_equal(collector_start(c, &core_collector_ops, &m->hw, &m->info, &m->topo, conf), 0);
+	assert_int_equal(c->engine, ENGINE_PERF);
+}
+
+/* One simulated second later, a sample of c (up), for the caller to release. */
+static struct snapshot *sample_second(struct sim_machine *m, struct collector *c)
+{
+	struct snapshot *s = snapshot_new(&m->topo, &m->info);
+
+	sim_advance(m->sim, 1.0);
+	assert_non_null(s);
+	collector_sample(c, s);
+	assert_true(c->up);
+	return s;
+}
+
 /*
  * More core events than counters on the perf engine (westmere-ep: 4 GP
  * counters per CPU; cycles on one of them beside the NMI watchdog, and 6
@@ -1234,23 +1263,12 @@ static void multiplexed_events_are_scaled_and_the_ratio_exported(void **state)
 	struct sim_machine m;
 	struct collector c;
 	struct conf conf;
-	struct conf_errors errs;
-	char err[512];
 
 	(void)state;
-	machine_open(&m, "westmere-ep-2s");
-	if (sim_attach_perf(m.sim, &m.hw, err, sizeof(err)))
-		fail_msg("%s", err);
-	assert_int_equal(conf_load_string("t.conf", text, &conf, &errs), 0);
-	assert_int_equal(collector_start(&c, &core_collector_ops, &m.hw, &m.info, &m.topo, &conf), 0);
-	assert_int_equal(c.engine, ENGINE_PERF);
+	start_on_perf(&m, &c, &conf, "westmere-ep-2s", text);
 	for (int step = 0; step < 5; step++) {
-		struct snapshot *s = snapshot_new(&m.topo, &m.info);
+		struct snapshot *s = sample_second(&m, &c);
 
-		sim_advance(m.sim, 1.0);
-		assert_non_null(s);
-		collector_sample(&c, s);
-		assert_true(c.up);
 		for (int i = 0; i < s->n_cpus; i++) {
 			const struct cpu_view *sp = cpu_view(s, s->cpus[i].cpu);
 			int cpu = s->cpus[i].cpu;
@@ -1281,6 +1299,59 @@ static void multiplexed_events_are_scaled_and_the_ratio_exported(void **state)
 			assert_true(within_2_percent(sp->cycles, truth));
 			/* Six GP events and cycles on four GP counters: each runs part of the time. */
 			assert_true(ratio > 0.1 && ratio < 0.9);
+		}
+		snapshot_release(s);
+	}
+	assert_int_equal(c.errors, 0);
+	collector_stop(&c);
+	assert_int_equal(sim_perf_open_events(m.sim), 0);
+	machine_close(&m);
+}
+
+/*
+ * skylake-sp-2s has 4 GP counters per CPU, and the NMI watchdog holds
+ * fixed counter 1, so cycles needs a GP counter.  The 3 default events and
+ * one configured event fill the 4 GP counters: in one group with the fixed
+ * events (5 GP counters wanted) the kernel never scheduled any of them,
+ * instructions included.  In two groups they take turns: every CPU counts
+ * instructions and cycles (scaled, within 2 % of the simulator's ground
+ * truth), and the configured event too.
+ */
+static void a_gp_group_that_does_not_fit_leaves_the_fixed_group_counting(void **state)
+{
+	static const char text[] = "[core]\nevent = branch_instructions\n";
+	struct sim_machine m;
+	struct collector c;
+	struct conf conf;
+	const struct event_spec *bi = event_builtin(EVENT_PMU_CORE, "branch_instructions");
+
+	(void)state;
+	start_on_perf(&m, &c, &conf, "skylake-sp-2s", text);
+	for (int step = 0; step < 3; step++) {
+		struct snapshot *s = sample_second(&m, &c);
+
+		for (int i = 0; i < s->n_cpus; i++) {
+			const struct cpu_view *sp = cpu_view(s, s->cpus[i].cpu);
+			int cpu = s->cpus[i].cpu;
+			uint64_t truth;
+
+			assert_true(sp->has_instructions && sp->has_cycles);
+			assert_int_equal(sim_ground_truth(m.sim, false, cpu, 0xc0, 0, false, &truth), 0);
+			if (!within_2_percent(sp->instructions, truth))
+				fail_msg("cpu %d instructions: scaled %llu, truth %llu", cpu,
+					 (unsigned long long)sp->instructions, (unsigned long long)truth);
+			assert_int_equal(sim_ground_truth(m.sim, false, cpu, 0x3c, 0, false, &truth), 0);
+			assert_true(within_2_percent(sp->cycles, truth));
+			for (int k = 0; k < sp->n_events; k++) {
+				if (strcmp(sp->events[k].name, "branch_instructions") != 0)
+					continue;
+				assert_true(sp->events[k].available);
+				assert_int_equal(sim_ground_truth(m.sim, false, cpu, bi->code, bi->umask,
+								  false, &truth), 0);
+				assert_true(within_2_percent(sp->events[k].total, truth));
+			}
+			/* The two groups take turns. */
+			assert_true(multiplexing_ratio(s, cpu) > 0.1 && multiplexing_ratio(s, cpu) < 0.9);
 		}
 		snapshot_release(s);
 	}
@@ -1469,6 +1540,7 @@ int main(void)
 		cmocka_unit_test(per_core_and_socket_sum_the_cpus),
 		cmocka_unit_test(every_model_counts_through_perf_by_default),
 		cmocka_unit_test(multiplexed_events_are_scaled_and_the_ratio_exported),
+		cmocka_unit_test(a_gp_group_that_does_not_fit_leaves_the_fixed_group_counting),
 		cmocka_unit_test(per_core_and_socket_ratio_is_the_smallest_of_the_cpus),
 		cmocka_unit_test(uses_perf_follows_the_engine_choice),
 	};

@@ -521,6 +521,56 @@ static void msr_engine_and_perf_share_a_machine(void **state)
 }
 
 /*
+ * Linux 6.12 writes IA32_FIXED_CTR_CTRL whole from its cache whenever
+ * perf's own fixed-counter use changes (hardware-linux.md §6): the msr
+ * engine's field for fixed counter 2 (reference cycles) is wiped when
+ * perf starts counting instructions on fixed counter 0.  The msr engine
+ * sees its enable cleared (a reset), loses that interval (waiting, no
+ * value) and counts again from the next read.
+ */
+static void perf_writes_the_fixed_control_whole(void **state)
+{
+	static const struct engine_event mine[] = {
+		{ .name = "ref_cycles", .code = 0x3c, .umask = 0x01 },
+	};
+	static const struct engine_event theirs[] = {
+		{ .name = "instructions", .code = 0xc0 },
+	};
+	struct machine *m = boot("skylake-sp-2s");
+	struct engine_msr_config mcfg = { .hw = &m->hw, .policy = ENGINE_YIELD, .now_ns = sim_ns,
+					  .now_arg = m->sim };
+	struct engine msr;
+	struct engine_group *gp, *gm;
+	struct engine_reading rp[1], rm[1];
+	char err[512];
+	int cpu = 2;
+
+	(void)state;
+	assert_int_equal(engine_msr_new(&mcfg, &msr), 0);
+	assert_int_equal(engine_open(&msr, ENGINE_PMU_CORE, cpu, mine, 1, &gm, err, sizeof(err)), 0);
+	assert_int_equal(engine_read(&msr, gm, rm), 0);
+	assert_int_equal(rm[0].state, ENGINE_COUNTING);
+	assert_int_equal(rd(m, cpu, IA32_FIXED_CTR_CTRL) & 0xf00, 0x300);
+	assert_int_equal(engine_open(&m->e, ENGINE_PMU_CORE, cpu, theirs, 1, &gp, err, sizeof(err)),
+			 0);
+	/* perf's cache holds the watchdog's field and its own: ours is gone. */
+	assert_int_equal(rd(m, cpu, IA32_FIXED_CTR_CTRL) & 0xf00, 0);
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&msr, gm, rm), 0);
+	assert_int_equal(rm[0].resets, 1);
+	assert_int_equal(rm[0].state, ENGINE_WAITING);
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&msr, gm, rm), 0);
+	assert_int_equal(rm[0].state, ENGINE_COUNTING);
+	assert_int_equal(engine_read(&m->e, gp, rp), 0);
+	assert_int_equal(rp[0].state, ENGINE_COUNTING);
+	assert_int_equal(engine_close(&m->e, gp, NULL), 0);
+	assert_int_equal(engine_close(&msr, gm, NULL), 0);
+	engine_destroy(&msr);
+	shut(m);
+}
+
+/*
  * A profiler's task event (the perf-profiler scenario: branch instructions
  * wanted on GP counter 2 for 5 s of every 10 s) competes as the kernel
  * schedules it: after the CPU-wide groups.  With our group on all four GP
@@ -712,6 +762,7 @@ int main(void)
 		cmocka_unit_test(open_on_offline_cpu_says_why),
 		cmocka_unit_test(absent_pmu_is_reported),
 		cmocka_unit_test(msr_engine_and_perf_share_a_machine),
+		cmocka_unit_test(perf_writes_the_fixed_control_whole),
 		cmocka_unit_test(scenario_task_event_comes_after_cpu_wide_groups),
 		cmocka_unit_test(error_state_is_enabled_again),
 		cmocka_unit_test(real_kernel_absent_pmu_gives_the_fallback_reason),

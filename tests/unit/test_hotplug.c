@@ -1,7 +1,8 @@
 /*
  * Unit tests for hotplug.c: the registers left unrestored are tried again
  * only when that can help (at the first check, after a CPU came online,
- * when more were left), never once per sample for nothing.
+ * when more were left), never once per sample for nothing; and a check
+ * reads the kernel's online list once, not every CPU's online file.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -11,10 +12,12 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "config.h"
 #include "hotplug.h"
 #include "msr.h"
 #include "ledger.h"
 #include "regfile.h"
+#include "sim.h"
 
 /* Two sockets of two CPUs; cpus 2 and 3 go offline in the test. */
 static struct hw_cpu cpus[4];
@@ -116,9 +119,61 @@ static void left_registers_are_tried_only_when_due(void **state)
 	hotplug_free(h);
 }
 
+/* The simulated machine's enumerate, counted: each call reads every CPU's online file. */
+static const struct hw_ops *sim_ops;
+static int n_enumerates;
+
+static int counted_enumerate(void *ctx, struct hw_cpu *ret_cpus, int max, int *ret_n)
+{
+	n_enumerates++;
+	return sim_ops->enumerate(ctx, ret_cpus, max, ret_n);
+}
+
+/*
+ * skylake-sp-2s: once started, a check reads /sys/devices/system/cpu/online
+ * (one file) and never enumerates the CPUs one by one, yet sees a CPU go
+ * offline and come back.
+ */
+static void a_check_reads_the_online_list_once(void **state)
+{
+	struct hw_ops counted;
+	struct hw hw;
+	struct hotplug *h;
+	char err[256], list[64];
+	struct sim *sim = sim_open("skylake-sp-2s", UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err,
+				   sizeof(err));
+
+	(void)state;
+	assert_non_null(sim);
+	sim_bind(sim, &hw);
+	sim_ops = hw.ops;
+	counted = *hw.ops;
+	counted.enumerate = counted_enumerate;
+	hw.ops = &counted;
+	assert_int_equal(hw_read_online_list(&hw, list, sizeof(list)), 0);
+	assert_string_equal(list, "0-111\n");
+	h = hotplug_new(&hw);
+	assert_non_null(h);
+	n_enumerates = 0;
+	hotplug_check(h);
+	assert_int_equal(sim_set_online(sim, 5, false), 0);
+	assert_int_equal(sim_set_online(sim, 6, false), 0);
+	assert_int_equal(hw_read_online_list(&hw, list, sizeof(list)), 0);
+	assert_string_equal(list, "0-4,7-111\n");
+	hotplug_check(h);
+	assert_int_equal(hotplug_offline_count(h), 2);
+	assert_int_equal(sim_set_online(sim, 5, true), 0);
+	hotplug_check(h);
+	assert_int_equal(hotplug_online_count(h), 1);
+	assert_int_equal(n_enumerates, 0);
+	hotplug_free(h);
+	hw_close(&hw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_check_reads_the_online_list_once),
 		cmocka_unit_test_setup_teardown(left_registers_are_tried_only_when_due, setup,
 						teardown),
 	};

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "helpers.h"
+#include "cpulist.h"
 #include "perf_pmu.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -152,7 +153,7 @@ static void cpulist_good(void **state)
 		size_t n = 99;
 
 		print_message("row %zu: '%s'\n", i, rows[i].text);
-		assert_int_equal(perf_pmu_parse_cpulist(rows[i].text, &cpus, &n), 0);
+		assert_int_equal(cpulist_parse(rows[i].text, &cpus, &n), 0);
 		assert_int_equal(n, rows[i].n);
 		for (size_t k = 0; k < n; k++)
 			assert_int_equal(cpus[k], rows[i].cpus[k]);
@@ -172,7 +173,7 @@ static void cpulist_bad(void **state)
 		size_t n = 0;
 
 		print_message("row %zu: '%s'\n", i, rows[i]);
-		assert_int_equal(perf_pmu_parse_cpulist(rows[i], &cpus, &n), -EINVAL);
+		assert_int_equal(cpulist_parse(rows[i], &cpus, &n), -EINVAL);
 		assert_null(cpus);
 	}
 }

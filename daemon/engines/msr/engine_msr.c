@@ -77,6 +77,10 @@ struct msr_engine {
 	struct engine_msr_config cfg;
 };
 
+/* A reading whose interval's counts were lost: it has no value this time. */
+#define LOST_INTERVAL "its count was reset or cleared by another agent, so this interval's " \
+		      "counts are lost; counting again from now"
+
 /* Fixed counter events, hardware.md §5.3 and §1.7. */
 static int fixed_index(const struct layout *lay, const struct engine_event *ev)
 {
@@ -369,6 +373,7 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 {
 	uint64_t raw;
 	int err, own;
+	bool kept;
 
 	s->r.delta = 0;
 	s->r.raw_delta = 0;
@@ -390,11 +395,14 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 	}
 	if (own == 1 && returning &&
 	    (raw & counter_width_mask(s->ctr.width_bits)) < s->ctr.last_raw) {
-		/* Back from offline with a lower count: it was reset; its counts are lost. */
+		/*
+		 * Back from offline with a lower count: it was reset; the
+		 * interval's counts are lost, so it has no value (not 0).
+		 */
 		counter_rebase(&s->ctr, raw);
 		s->r.delta = 0;
-		s->r.state = ENGINE_COUNTING;
-		s->r.reason = NULL;
+		s->r.state = ENGINE_WAITING;
+		s->r.reason = LOST_INTERVAL;
 		s->r.err = 0;
 		s->r.fault = ENGINE_FAULT_NONE;
 		s->counted_since = false;
@@ -420,6 +428,15 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		s->r.conflicts++;
 	else
 		s->r.resets++;
+	kept = own == -1 && g->lay.regs->counts_kept &&
+	       (raw & counter_width_mask(s->ctr.width_bits)) >= s->ctr.last_raw;
+	if (kept) {
+		/* The counter froze at the clear, never rewritten: its count is this interval's. */
+		s->r.delta = counter_add(&s->ctr, raw);
+		s->r.raw_delta = s->r.delta;
+		s->r.total += s->r.delta;
+		s->r.running_ns = s->counted_since ? interval_ns : 0;
+	}
 	if (own == 0 && e->cfg.policy == ENGINE_RECLAIM) {
 		if (s->kind == SLOT_GP)
 			err = ledger_write(g->ledger, e->cfg.hw, g->cpu, g->lay.sel0 + s->index, s->sel);
@@ -441,8 +458,9 @@ static void read_slot(struct msr_engine *e, struct engine_group *g, struct slot 
 		      "a release)";
 	try_claim(e, g, s);   /* a counter that was cleared is free again at once */
 	if (s->kind != SLOT_NONE) {
-		s->r.state = ENGINE_COUNTING;
-		s->r.reason = NULL;
+		/* Counting again from now; a reset's interval is lost unless the count was kept. */
+		s->r.state = own == -1 && !kept ? ENGINE_WAITING : ENGINE_COUNTING;
+		s->r.reason = s->r.state == ENGINE_WAITING ? LOST_INTERVAL : NULL;
 	} else {
 		s->r.state = ENGINE_YIELDED;
 	}

@@ -14,9 +14,14 @@
  *     yield policy the event is forgotten and taken back once a counter is
  *     free again, with reclaim our select is written back at once.  One
  *     with EN clear means it was cleared (perf's Nehalem/Westmere
- *     workaround, §1.2, or perf's disable over ours): a reset, not a
- *     conflict; the interval's counts are lost and the counter, free
- *     again, is re-claimed at once, so the engine never fights perf;
+ *     workaround, §1.2, perf's disable over ours, or, for a fixed
+ *     counter, Linux 6.12 writing IA32_FIXED_CTR_CTRL whole from its
+ *     cache whenever perf's own fixed-counter use changes, which wipes
+ *     our field: hardware-linux.md §6): a reset, not a conflict; the
+ *     interval's counts are lost (the reading waits that once, with no
+ *     value, never 0) and the counter, free again, is re-claimed at once,
+ *     so the engine never fights perf.  The Nehalem/Westmere uncore keeps
+ *     the count (the kernel clears its select, never writes the counter);
  *   - a gate bit the kernel had set when we claimed, found clear, is the
  *     kernel's transient disable: nothing is written and no conflict is
  *     counted (its next enable sets every bit again; the counts of the

@@ -34,7 +34,7 @@ const struct msr_layout msr_layout_nhm_uncore = {
 	.global_shared = UNC_GLOBAL_CTRL_EN_FC0 | (MSR_BIT(UNCORE_N_COUNTERS) - 1),
 	.fixed_ctrl_shared = UNC_FIXED_CTR_CTRL_EN, .fixed_ctrl_owned_too = true,
 	.fixed_field0 = UNC_FIXED_CTR_CTRL_EN,
-	.sel_write_only = UNC_EVTSEL_OCC_CTR_RST,
+	.sel_write_only = UNC_EVTSEL_OCC_CTR_RST, .counts_kept = true,
 };
 
 /*

@@ -34,6 +34,9 @@ struct msr_layout {
 	unsigned fixed_stride;     /* ... and how far counter i's is shifted per i */
 	bool fixed_ctrl_owned_too; /* earlier versions owned fixed_ctrl as a whole */
 	uint64_t sel_write_only;   /* select bits that take effect when written and read 0 */
+	bool counts_kept;          /* the kernel clears a select but never writes the counter: a
+				      count found after another agent cleared our enable is
+				      still ours (NHM/WSM uncore, hardware-linux.md §6) */
 };
 
 /* The PMUs of the table. */

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cpulist.h"
 #include "err.h"
 #include "perf_pmu.h"
 #include "perf_pmu_text.h"
@@ -102,7 +103,7 @@ static int load_cpumask(struct loader *l, struct perf_pmu *pmu)
 		return 0;
 	if (r < 0)
 		return r;
-	r = perf_pmu_parse_cpulist(text, &pmu->cpus, &pmu->n_cpus);
+	r = cpulist_parse(text, &pmu->cpus, &pmu->n_cpus);
 	if (r == -EINVAL) {
 		text_quote(text, shown, sizeof(shown));
 		set_err(l->err, l->errlen, "%s: expected a CPU list such as '0' or '0,18' "

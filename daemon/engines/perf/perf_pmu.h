@@ -193,13 +193,6 @@ int perf_pmu_parse_format(const char *text, enum perf_pmu_target *ret_target,
 int perf_pmu_parse_terms(const char *text, struct perf_pmu_term *terms, size_t max,
 			 size_t *ret_n, char *err, size_t errlen);
 
-/*
- * Parse a kernel CPU list ("0", "0,18", "0-3,8-11\n"; empty means none)
- * into a malloc'ed ascending array without duplicates.  0, -EINVAL on
- * malformed text, -ENOMEM.
- */
-int perf_pmu_parse_cpulist(const char *text, int **ret_cpus, size_t *ret_n);
-
 /* "config", "config1", "config2" or "config3". */
 const char *perf_pmu_target_name(enum perf_pmu_target target);
 

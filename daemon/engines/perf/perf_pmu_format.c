@@ -55,23 +55,6 @@ int perf_pmu_parse_u64(const char *s, uint64_t *ret_value)
 	return 0;
 }
 
-/* Parse a decimal number in [0, max] that ends at *ret_end. */
-static int parse_dec(const char *s, long max, long *ret_value, const char **ret_end)
-{
-	long v = 0;
-	const char *p = s;
-
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*p); p++) {
-		v = v * 10 + (*p - '0');
-		if (v > max)
-			return -EINVAL;
-	}
-	*ret_value = v;
-	*ret_end = p;
-	return 0;
-}
 
 /* Formats */
 
@@ -93,10 +76,10 @@ static int parse_bits(const char *p, uint64_t *ret_mask)
 	long lo, hi;
 
 	for (;;) {
-		if (parse_dec(p, 63, &lo, &p) < 0)
+		if (text_parse_dec(p, 63, &lo, &p) < 0)
 			return -EINVAL;
 		hi = lo;
-		if (*p == '-' && (parse_dec(p + 1, 63, &hi, &p) < 0 || hi < lo))
+		if (*p == '-' && (text_parse_dec(p + 1, 63, &hi, &p) < 0 || hi < lo))
 			return -EINVAL;
 		for (long b = lo; b <= hi; b++)
 			mask |= UINT64_C(1) << b;
@@ -129,72 +112,6 @@ int perf_pmu_parse_format(const char *text, enum perf_pmu_target *ret_target,
 	}
 	*ret_target = target;
 	*ret_mask = mask;
-	return 0;
-}
-
-/* CPU lists */
-
-static int compare_int(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int append_range(int **cpus, size_t *n, size_t *cap, long lo, long hi)
-{
-	for (long c = lo; c <= hi; c++) {
-		if (*n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 16;
-			int *p = realloc(*cpus, ncap * sizeof(**cpus));
-
-			if (!p)
-				return -ENOMEM;
-			*cpus = p;
-			*cap = ncap;
-		}
-		(*cpus)[(*n)++] = (int)c;
-	}
-	return 0;
-}
-
-int perf_pmu_parse_cpulist(const char *text, int **ret_cpus, size_t *ret_n)
-{
-	char buf[TEXT_MAX];
-	const char *p = buf;
-	int *cpus = NULL;
-	size_t n = 0, cap = 0, out = 0;
-	long lo, hi;
-	int r = 0;
-
-	snprintf(buf, sizeof(buf), "%s", text);
-	perf_pmu_trim(buf);
-	while (*p && r == 0) {
-		/* No CPU number above the kernel's NR_CPUS limit of 8192 could appear. */
-		if (parse_dec(p, 65535, &lo, &p) < 0) {
-			r = -EINVAL;
-			break;
-		}
-		hi = lo;
-		if (*p == '-' && (parse_dec(p + 1, 65535, &hi, &p) < 0 || hi < lo)) {
-			r = -EINVAL;
-			break;
-		}
-		r = append_range(&cpus, &n, &cap, lo, hi);
-		if (r == 0 && *p && (*p++ != ',' || !*p))
-			r = -EINVAL;
-	}
-	if (r < 0) {
-		free(cpus);
-		return r;
-	}
-	if (n > 0)
-		qsort(cpus, n, sizeof(*cpus), compare_int);
-	for (size_t i = 0; i < n; i++)
-		if (out == 0 || cpus[out - 1] != cpus[i])
-			cpus[out++] = cpus[i];
-	*ret_cpus = cpus;
-	*ret_n = out;
 	return 0;
 }
 
