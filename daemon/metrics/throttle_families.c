@@ -19,7 +19,7 @@
 
 /* Every one is a socket's seconds, counted as a fraction of its clock. */
 #define SOCKET_SECONDS .type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET, \
-	.kind = METRIC_DOUBLE
+	.kind = METRIC_DOUBLE, .signal = METRIC_SIGNAL_THROTTLE_SECONDS
 
 /*
  * Each family once, with the label sets the generations give it (one

@@ -235,10 +235,10 @@ static void episodes_of_the_interval(void **state)
 	double t0 = a->time;
 	/* Newest first, as the tracker lists them. */
 	const struct snapshot_episode list[] = {
-		{ "dram_thermal_throttling", 1, -1, t0 + 2, 0 },
-		{ "core_thermal_throttling", 0, 8, t0, t0 + 2.04 },
-		{ "prochot", 0, -1, t0, 0 },
-		{ "package_thermal_throttling", 1, -1, t0 - 10, t0 - 5 },
+		{ .kind = "dram_thermal_throttling", .socket = 1, .core = -1, .start = t0 + 2, .end = 0 },
+		{ .kind = "core_thermal_throttling", .socket = 0, .core = 8, .start = t0, .end = t0 + 2.04 },
+		{ .kind = "prochot", .socket = 0, .core = -1, .start = t0, .end = 0 },
+		{ .kind = "package_thermal_throttling", .socket = 1, .core = -1, .start = t0 - 10, .end = t0 - 5 },
 	};
 	static const char *const present[] = {
 		"\nepisodes:\n"
