@@ -95,7 +95,7 @@ struct snapshot_bytes {
 	char data[];
 };
 
-#define SNAPSHOT_N_RENDERED 8
+#define SNAPSHOT_N_RENDERED 10
 
 struct snapshot_cpu_id {
 	char vendor[13];

@@ -492,3 +492,34 @@ int json_write_episode_by_id(const struct snapshot *s, uint64_t id, struct strbu
 	strbuf_append(out, "]}\n");
 	return out->failed ? -ENOMEM : 0;
 }
+
+int json_episodes_pick(const char *doc, size_t len, uint64_t id, struct strbuf *out)
+{
+	static const char head[] = "{\"episodes\": [";
+	char prefix[40];
+	const char *p = doc + sizeof(head) - 1, *end = doc + len;
+	size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "{\"id\": %" PRIu64 ",", id);
+
+	if (len < sizeof(head) - 1 || memcmp(doc, head, sizeof(head) - 1) != 0)
+		return -EINVAL;
+	strbuf_append(out, head);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t line = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (line >= plen && memcmp(p, prefix, plen) == 0) {
+			/* The episode's object: up to its line's separator or the list's end. */
+			if (line >= 2 && p[line - 1] == ',')
+				line--;
+			else if (line >= 3 && memcmp(p + line - 2, "]}", 2) == 0)
+				line -= 2;
+			strbuf_printf(out, "%.*s", (int)line, p);
+			break;
+		}
+		p += line + 1;
+		if (p < end && *p == ' ')
+			p++;
+	}
+	strbuf_append(out, "]}\n");
+	return out->failed ? -ENOMEM : 0;
+}

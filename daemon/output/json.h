@@ -34,4 +34,14 @@ int json_write_episodes(const struct snapshot *s, struct strbuf *out);
  */
 int json_write_episode_by_id(const struct snapshot *s, uint64_t id, struct strbuf *out);
 
+/*
+ * From doc (len bytes), an episodes document json_write_episodes() wrote
+ * (one episode a line, each opening with its "id"), append the same
+ * document holding only the episode whose id is id ({"episodes": []}
+ * when it holds none): how the HTTP server, which has the rendered
+ * document and not the snapshot, answers /api/v1/episodes?id=.  0,
+ * -EINVAL when doc is no episodes document, or -ENOMEM.
+ */
+int json_episodes_pick(const char *doc, size_t len, uint64_t id, struct strbuf *out);
+
 #endif

@@ -4,6 +4,7 @@
  * and NaN refused), fields are present or absent by the documented rule,
  * and the episodes document is compared exactly.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -261,6 +262,24 @@ static void episodes_exact(void **state)
 	strbuf_init(&sb);
 	assert_int_equal(json_write_episode_by_id(s, 2, &sb), 0);
 	assert_string_equal(sb.buf, only_2);
+	strbuf_free(&sb);
+	/* The HTTP server picks the same from the rendered document. */
+	for (uint64_t id = 1; id <= 4; id++) {
+		struct strbuf all, picked, by_id;
+
+		strbuf_init(&all);
+		strbuf_init(&picked);
+		strbuf_init(&by_id);
+		assert_int_equal(json_write_episodes(s, &all), 0);
+		assert_int_equal(json_episodes_pick(all.buf, all.len, id, &picked), 0);
+		assert_int_equal(json_write_episode_by_id(s, id, &by_id), 0);
+		assert_string_equal(picked.buf, by_id.buf);
+		strbuf_free(&all);
+		strbuf_free(&picked);
+		strbuf_free(&by_id);
+	}
+	strbuf_init(&sb);
+	assert_int_equal(json_episodes_pick("nonsense", 8, 1, &sb), -EINVAL);
 	strbuf_free(&sb);
 	strbuf_init(&sb);
 	assert_int_equal(json_write_episode_by_id(s, 99, &sb), 0);
