@@ -372,6 +372,38 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 }
 
 /*
+ * What an episode is: its kind, or for a throttle family's series the
+ * family's table title and its labels as the family lines have them
+ * ("DRAM throttled, channel 2, slot 1, thermal").
+ */
+static void episode_what(const struct snapshot_episode *e, char *buf, size_t len)
+{
+	const char *names, *values;
+	size_t used;
+
+	if (!e->family) {
+		snprintf(buf, len, "%s", e->kind ? e->kind : "?");
+		return;
+	}
+	used = (size_t)snprintf(buf, len, "%s", e->family->table_title ? e->family->table_title :
+						e->kind);
+	names = e->family->label ? e->family->label : "";
+	values = e->labels;
+	while (*names && used < len) {
+		size_t nl = strcspn(names, ","), vl = strcspn(values, METRIC_LABEL_SEP);
+		bool last = names[nl] == '\0';
+
+		if (vl > 0 && last)
+			used += (size_t)snprintf(buf + used, len - used, ", %.*s", (int)vl, values);
+		else if (vl > 0)
+			used += (size_t)snprintf(buf + used, len - used, ", %.*s %.*s", (int)nl,
+						 names, (int)vl, values);
+		names += nl + !last;
+		values += vl + (values[vl] != '\0');
+	}
+}
+
+/*
  * One line per throttle episode seen in the interval from a to b: ended in
  * it, or still running at b.  An episode's start is the stamp of the sample
  * that first saw it, so "started" means b saw it and a did not.
@@ -382,7 +414,7 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, s
 
 	for (int i = b->n_episodes - 1; i >= 0; i--) {   /* oldest first */
 		const struct snapshot_episode *e = &b->episodes[i];
-		char place[48];
+		char place[48], what[96];
 
 		if (e->end != 0 && e->end < a->time)
 			continue;   /* over before this interval */
@@ -393,7 +425,8 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, s
 			snprintf(place, sizeof(place), "socket %d core %d", e->socket, e->core);
 		else
 			snprintf(place, sizeof(place), "socket %d", e->socket);
-		strbuf_printf(out, "  %-18s %-28s ", place, e->kind);
+		episode_what(e, what, sizeof(what));
+		strbuf_printf(out, "  %-18s %-28s ", place, what);
 		if (e->end != 0)
 			strbuf_printf(out, "ended after %.1f s\n", e->end - e->start);
 		else if (e->start > a->time)

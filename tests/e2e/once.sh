@@ -53,7 +53,7 @@ cat >"$TEST_TMP/episodes.want" <<'EOF'
 episodes:
   socket 0 core 1    core_thermal_throttling      ended after N s
   socket 0 core 2    core_thermal_throttling      still running after N s
-  socket 1           dram_throttled_seconds       started, still running
+  socket 1           DRAM throttled, thermal      started, still running
 
 EOF
 diff -u "$TEST_TMP/episodes.want" "$TEST_TMP/episodes.got" || fail "episodes in the table"

@@ -235,16 +235,22 @@ static void episodes_of_the_interval(void **state)
 	double t0 = a->time;
 	/* Newest first, as the tracker lists them. */
 	const struct snapshot_episode list[] = {
-		{ .kind = "dram_thermal_throttling", .socket = 1, .core = -1, .start = t0 + 2, .end = 0 },
-		{ .kind = "core_thermal_throttling", .socket = 0, .core = 8, .start = t0, .end = t0 + 2.04 },
-		{ .kind = "prochot", .socket = 0, .core = -1, .start = t0, .end = 0 },
-		{ .kind = "package_thermal_throttling", .socket = 1, .core = -1, .start = t0 - 10, .end = t0 - 5 },
+		{ .kind = "dram_throttled_seconds", .socket = 0, .core = -1, .start = t0 + 2,
+		  .family = &throttle_dram_slot_seconds,
+		  .labels = "2" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal" },
+		{ .kind = "dram_thermal_throttling", .socket = 1, .core = -1, .start = t0 + 2 },
+		{ .kind = "core_thermal_throttling", .socket = 0, .core = 8, .start = t0,
+		  .end = t0 + 2.04 },
+		{ .kind = "prochot", .socket = 0, .core = -1, .start = t0 },
+		{ .kind = "package_thermal_throttling", .socket = 1, .core = -1, .start = t0 - 10,
+		  .end = t0 - 5 },
 	};
 	static const char *const present[] = {
 		"\nepisodes:\n"
 		"  socket 0           prochot                      still running after 2.0 s\n"
 		"  socket 0 core 8    core_thermal_throttling      ended after 2.0 s\n"
 		"  socket 1           dram_thermal_throttling      started, still running\n"
+		"  socket 0           DRAM throttled, channel 2, slot 1, thermal started, still running\n"
 		"\ncollectors:\n",
 		NULL,
 	};
@@ -253,7 +259,7 @@ static void episodes_of_the_interval(void **state)
 
 	(void)state;
 	b->time = t0 + 2;
-	add_episodes(b, list, 4);
+	add_episodes(b, list, 5);
 	text = table(a, b);
 	assert_lines("episodes", text, present, absent);
 	free(text);
