@@ -1,0 +1,87 @@
+/*
+ * Headless Chromium check of the socket cards' throttle families, driven
+ * by web_families.sh.  Env: PLAYWRIGHT_CORE, USER_DATA_DIR, UNCORED_URLS
+ * ("MODEL=URL ...", each daemon simulating MODEL:dimm-hot-channel).  Per
+ * model: socket 1's card says DRAM is throttling on channel 2, socket 0's
+ * that it is not, and "not measured" is said only of a family the socket's
+ * snapshot has no field for.  Exits 0 when every check passes, 1 otherwise.
+ */
+'use strict';
+
+const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+
+function fail(msg) {
+	throw new Error(msg);
+}
+
+const FIELDS = { 'dram-fraction': 'dram_throttled_seconds', 'prochot-fraction': 'prochot_seconds',
+	'freq-fraction': 'frequency_limited_seconds' };
+
+async function checkModel(page, model, url) {
+	await page.goto(url + '/', { timeout: 15000 });
+	const card = (s) => `article.socket[data-socket="${s}"]`;
+	await page.waitForFunction(() => {
+		const st = (s) => {
+			const e = document.querySelector(`article.socket[data-socket="${s}"] .dram-state`);
+			return e ? e.getAttribute('data-state') : null;
+		};
+		return st(1) === 'throttling' && st(0) === 'ok';
+	}, null, { timeout: 20000 }).catch(async () => {
+		const t = await page.textContent('main').catch(() => '?');
+		fail(`${model}: socket 1 not throttling or socket 0 not ok: ${t.slice(0, 600)}`);
+	});
+	const snap = await (await page.request.get(url + '/api/v1/snapshot')).json();
+	/* Where the family has channels (not the Westmere uncore's socket-wide event), the card names it. */
+	const depth = (v) => v && typeof v === 'object' ? 1 + depth(Object.values(v)[0]) : 0;
+	const want = depth(snap.sockets[1].dram_throttled_seconds) > 1 ? /% of time \(.*channel 2/ : /% of time/;
+	const frac = await page.textContent(`${card(1)} .dram-fraction`);
+	if (!want.test(frac) || /^0\.0 %/.test(frac))
+		fail(`${model}: socket 1 DRAM throttled says ${JSON.stringify(frac)}, expected ${want}`);
+	const frac0 = await page.textContent(`${card(0)} .dram-fraction`);
+	if (/channel/.test(frac0))
+		fail(`${model}: socket 0 DRAM throttled names a channel: ${JSON.stringify(frac0)}`);
+	for (const sock of snap.sockets)
+		for (const [cls, field] of Object.entries(FIELDS)) {
+			const text = await page.textContent(`${card(sock.socket)} .${cls}`);
+			const measured = sock[field] !== undefined && sock[field] !== null;
+			if (measured && /not measured/.test(text))
+				fail(`${model}: socket ${sock.socket} says ${field} is not measured, the snapshot has it`);
+			if (!measured && !/not measured/.test(text))
+				fail(`${model}: socket ${sock.socket} ${field}: ${JSON.stringify(text)} without a field`);
+		}
+}
+
+async function main() {
+	const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
+		executablePath: '/usr/bin/chromium',
+		headless: true,
+		timeout: 30000,
+		viewport: { width: 1280, height: 900 },
+		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	});
+	const errors = [];
+	let rc = 0;
+	try {
+		const page = context.pages()[0] || await context.newPage();
+		page.on('pageerror', (e) => errors.push(String(e)));
+		for (const pair of process.env.UNCORED_URLS.trim().split(/\s+/)) {
+			const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+			await checkModel(page, model, url);
+			console.log(`${model}: ok`);
+		}
+		if (errors.length)
+			fail('page errors: ' + errors.join('; '));
+	} catch (e) {
+		console.error('FAIL: ' + e.message);
+		rc = 1;
+	} finally {
+		await context.close();
+	}
+	process.exit(rc);
+}
+
+main().catch((e) => {
+	console.error('FAIL: ' + (e && e.stack ? e.stack : e));
+	process.exit(1);
+});
