@@ -4,7 +4,8 @@
 # DRAM episodes for socket 1 channel 2 and nothing else; in headless
 # Chromium socket 1's card says DRAM is throttling on channel 2, socket 0's
 # says it is not, and "not measured" appears only for a family the
-# snapshot has no field of.
+# snapshot has no field of; the history (the "Last hour" charts) draws the
+# DRAM family on Sapphire Rapids.
 # Needs Debian's chromium and npm (playwright-core); skips (77) without them.
 . "$(dirname "$0")/lib.sh"
 
@@ -30,6 +31,20 @@ for pair in $urls; do
 	echo "$eps" | jq -e '.episodes | all(.socket == 1 and
 		(.labels.channel // "2") == "2")' >/dev/null || fail "$m: an episode off socket 1 channel 2: $eps"
 done
+
+# The last hour draws the family too: on Sapphire Rapids (no uncore cycles, no PROCHOT bit for DRAM)
+# socket 1's DRAM fraction is above zero once a step has closed, socket 0's is zero.
+spr=$(echo "$urls" | tr ' ' '\n' | sed -n 's/^sapphire-rapids-2s=//p')
+hist=""
+has_step() {
+	hist=$(curl -fsS --max-time 5 "$spr/api/v1/history") &&
+		echo "$hist" | jq -e '.sockets[1].dram_throttled_fraction | length > 0' >/dev/null
+}
+wait_until 20 has_step || fail "sapphire-rapids-2s: no history step: $hist"
+echo "$hist" | jq -e '(.sockets[1].dram_throttled_fraction | max > 0) and
+	(.sockets[0].dram_throttled_fraction | max == 0) and
+	(.sockets[0].frequency_limited_fraction | all(. != null))' >/dev/null ||
+	fail "sapphire-rapids-2s: history does not draw the families: $hist"
 
 [ -x /usr/bin/chromium ] || skip "/usr/bin/chromium is not installed (apt install chromium)"
 command -v node >/dev/null || skip "node is not installed"
