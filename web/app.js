@@ -111,16 +111,18 @@ function familyShare(cur, prev, dt) {
 	if (!prev || !(dt > 0))
 		return { state: 'unknown', fraction: null, where: null };
 	let best = 0, where = null;
+	const leaves = new Map();
 	for (const [k, v] of cur) {
 		const p = prev.get(k);
 		if (p === undefined || v < p)
 			continue;
+		leaves.set(k, { delta: v - p, dt });
 		if (v - p > best) {
 			best = v - p;
 			where = k;
 		}
 	}
-	return { state: best > 0 ? 'throttling' : 'ok', fraction: Math.min(1, best / dt), where };
+	return { state: best > 0 ? 'throttling' : 'ok', fraction: Math.min(1, best / dt), where, leaves };
 }
 
 /*
@@ -161,6 +163,90 @@ function deriveSocket(sock, time) {
 		d.prochotDelta = cur.prochot - prev.prochot;
 	state.prev.set(sock.socket, cur);
 	state.derived.set(sock.socket, d);
+	remember(sock.socket, d.dram, time);
+}
+
+/* ---- where the heat is: each DIMM's share over the last interval and the last hour ---- */
+
+const HOUR_S = 3600;
+const dimmHour = new Map();   /* socket -> [{time, leaves}] of the last hour's polls */
+
+function remember(socket, dram, time) {
+	if (!dram || !dram.leaves)
+		return;
+	const list = (dimmHour.get(socket) || []).filter((p) => p.time > time - HOUR_S);
+	list.push({ time, leaves: dram.leaves });
+	dimmHour.set(socket, list);
+}
+
+/* A series' share of the time the page watched it in the last hour. */
+function hourShare(socket, path) {
+	let delta = 0, dt = 0;
+	for (const p of dimmHour.get(socket) || []) {
+		const l = p.leaves.get(path);
+		if (l) {
+			delta += l.delta;
+			dt += l.dt;
+		}
+	}
+	return dt > 0 ? Math.min(1, delta / dt) : null;
+}
+
+/* Shade 0-4 of a share: 0 none, then up to 1 %, 10 %, 50 %, more. */
+function shade(share) {
+	return share === null || share <= 0 ? 0 : share < 0.01 ? 1 : share < 0.1 ? 2 : share < 0.5 ? 3 : 4;
+}
+
+/*
+ * The socket's memory as a grid: a column per channel, a row per slot (or
+ * die), each cell filled by its share throttled in the last interval and
+ * outlined by the last hour's; causes are folded (the worst one).  Null
+ * where the DRAM family has no channels.
+ */
+function heatMap(sock) {
+	const d = state.derived.get(sock.socket);
+	const dram = d && d.dram;
+	if (!dram || !dram.leaves || dram.leaves.size === 0)
+		return null;
+	const dies = hasDies(sock);
+	const cells = new Map();   /* "row/channel" -> {row, channel, now, hour} */
+	for (const [path, l] of dram.leaves) {
+		const parts = path.split('/');
+		if (parts.length < 2)
+			return null;
+		const channel = dies ? parts[2] : parts[1];
+		const row = dies ? parts[1] : parts.length > 2 ? parts[2] : '0';
+		if (channel === undefined)
+			return null;
+		const key = row + '/' + channel;
+		const now = l.dt > 0 ? Math.min(1, l.delta / l.dt) : 0;
+		const hour = hourShare(sock.socket, path);
+		const c = cells.get(key) || { row, channel, now: 0, hour: null };
+		c.now = Math.max(c.now, now);
+		c.hour = hour === null ? c.hour : Math.max(c.hour || 0, hour);
+		cells.set(key, c);
+	}
+	const rows = [...new Set([...cells.values()].map((c) => c.row))].sort((a, b) => a - b);
+	const channels = [...new Set([...cells.values()].map((c) => c.channel))].sort((a, b) => a - b);
+	const rowName = dies ? 'die' : 'slot';
+	const table = el('table', { class: 'dimm-map', 'aria-label':
+		`DRAM throttled by channel and ${rowName}, socket ${sock.socket}` });
+	table.append(el('tr', {}, el('th', { text: '' }),
+		...channels.map((ch) => el('th', { scope: 'col', text: 'ch ' + ch }))));
+	for (const row of rows) {
+		const tr = el('tr', {}, el('th', { scope: 'row', text: `${rowName} ${row}` }));
+		for (const ch of channels) {
+			const c = cells.get(row + '/' + ch);
+			const words = c ? `channel ${ch}, ${rowName} ${row}: ${(100 * c.now).toFixed(1)} % throttled now, ` +
+				(c.hour === null ? 'no hour yet' : `${(100 * c.hour).toFixed(1)} % in the last hour`) : 'not counted';
+			tr.append(el('td', { class: 'dimm', 'data-channel': ch, ['data-' + rowName]: row,
+				'data-hot': c && c.now > 0 ? 'true' : 'false',
+				'data-now': c ? shade(c.now) : null, 'data-hour': c ? shade(c.hour) : null,
+				title: words, 'aria-label': words }));
+		}
+		table.append(tr);
+	}
+	return table;
 }
 
 /* Colour band from the distance to TjMax (see the legend). */
@@ -317,7 +403,7 @@ function socketCard(sock) {
 	for (const c of cores)
 		grid.append(coreCell(sock, c));
 	return el('article', { class: 'socket', 'data-socket': sock.socket, 'aria-labelledby': 'socket-h-' + sock.socket },
-		el('h3', { id: 'socket-h-' + sock.socket, text: `Socket ${sock.socket}` }), dl, grid);
+		el('h3', { id: 'socket-h-' + sock.socket, text: `Socket ${sock.socket}` }), dl, heatMap(sock), grid);
 }
 
 function renderCollectors(list) {

@@ -14,6 +14,11 @@ function fail(msg) {
 	throw new Error(msg);
 }
 
+/* How deep a family's field nests: 1 for {cause: x}, 2 with channels, 3 with slots or dies. */
+function depth(v) {
+	return v && typeof v === 'object' ? 1 + depth(Object.values(v)[0]) : 0;
+}
+
 const FIELDS = { 'dram-fraction': 'dram_throttled_seconds', 'prochot-fraction': 'prochot_seconds',
 	'freq-fraction': 'frequency_limited_seconds' };
 
@@ -31,8 +36,18 @@ async function checkModel(page, model, url) {
 		fail(`${model}: socket 1 not throttling or socket 0 not ok: ${t.slice(0, 600)}`);
 	});
 	const snap = await (await page.request.get(url + '/api/v1/snapshot')).json();
+	/* The per-DIMM map marks socket 1's channel 2 hot, nothing of socket 0. */
+	if (await page.locator(`${card(1)} .dimm-map`).count() === 1) {
+		const hot1 = await page.locator(`${card(1)} .dimm[data-hot="true"]`).evaluateAll(
+			(cells) => cells.map((c) => c.getAttribute('data-channel')));
+		if (hot1.length === 0 || hot1.some((ch) => ch !== '2'))
+			fail(`${model}: socket 1's map marks channels ${JSON.stringify(hot1)}, expected 2`);
+		if (await page.locator(`${card(0)} .dimm[data-hot="true"]`).count() !== 0)
+			fail(`${model}: socket 0's map marks a hot DIMM`);
+	} else if (depth(snap.sockets[1].dram_throttled_seconds) > 1) {
+		fail(`${model}: socket 1 has channels but no DIMM map`);
+	}
 	/* Where the family has channels (not the Westmere uncore's socket-wide event), the card names it. */
-	const depth = (v) => v && typeof v === 'object' ? 1 + depth(Object.values(v)[0]) : 0;
 	const want = depth(snap.sockets[1].dram_throttled_seconds) > 1 ? /% of time \(.*channel 2/ : /% of time/;
 	const frac = await page.textContent(`${card(1)} .dram-fraction`);
 	if (!want.test(frac) || /^0\.0 %/.test(frac))
