@@ -49,7 +49,16 @@ echo "$hist" | jq -e '(.sockets[1].dram_throttled_fraction | max > 0) and
 [ -x /usr/bin/chromium ] || skip "/usr/bin/chromium is not installed (apt install chromium)"
 command -v node >/dev/null || skip "node is not installed"
 pw=$(playwright_core) || skip "could not install playwright-core from npm"
+artifacts="$UNCORED_SOURCE_ROOT/tests/artifacts"
+mkdir -p "$artifacts"
+rm -f "$artifacts/web-families.png"
 PLAYWRIGHT_CORE="$pw" UNCORED_URLS="$urls" USER_DATA_DIR="$TEST_TMP/chromium-profile" \
+SCREENSHOT="$artifacts/web-families.png" SCREENSHOT_MODEL=sapphire-rapids-2s \
 	timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_families_check.js" ||
 	fail "web page check of the throttle families failed"
+[ -s "$artifacts/web-families.png" ] || fail "no screenshot at $artifacts/web-families.png"
+# UNCORED_SCREENSHOT_TO=FILE copies the Sapphire Rapids picture there (the README's: docs/web-sapphire-rapids.png).
+if [ -n "${UNCORED_SCREENSHOT_TO:-}" ]; then
+	cp "$artifacts/web-families.png" "$UNCORED_SCREENSHOT_TO"
+fi
 echo "web_families: ok ($(echo $models | wc -w) models)"

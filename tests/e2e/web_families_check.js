@@ -1,7 +1,8 @@
 /*
  * Headless Chromium check of the socket cards' throttle families, driven
  * by web_families.sh.  Env: PLAYWRIGHT_CORE, USER_DATA_DIR, UNCORED_URLS
- * ("MODEL=URL ...", each daemon simulating MODEL:dimm-hot-channel).  Per
+ * ("MODEL=URL ...", each daemon simulating MODEL:dimm-hot-channel),
+ * SCREENSHOT and SCREENSHOT_MODEL (a picture of that model's page).  Per
  * model: socket 1's card says DRAM is throttling on channel 2, socket 0's
  * that it is not, and "not measured" is said only of a family the socket's
  * snapshot has no field for.  Exits 0 when every check passes, 1 otherwise.
@@ -83,6 +84,8 @@ async function main() {
 		for (const pair of process.env.UNCORED_URLS.trim().split(/\s+/)) {
 			const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
 			await checkModel(page, model, url);
+			if (model === process.env.SCREENSHOT_MODEL && process.env.SCREENSHOT)
+				await page.screenshot({ path: process.env.SCREENSHOT });
 			console.log(`${model}: ok`);
 		}
 		if (errors.length)
