@@ -9,7 +9,7 @@
  */
 'use strict';
 
-const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+const { run } = require('./web_browser.js');
 
 function fail(msg) {
 	throw new Error(msg);
@@ -67,39 +67,14 @@ async function checkModel(page, model, url) {
 		}
 }
 
-async function main() {
-	const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
-		executablePath: '/usr/bin/chromium',
-		headless: true,
-		timeout: 30000,
-		viewport: { width: 1280, height: 900 },
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	});
-	const errors = [];
-	let rc = 0;
-	try {
-		const page = context.pages()[0] || await context.newPage();
-		page.on('pageerror', (e) => errors.push(String(e)));
-		for (const pair of process.env.UNCORED_URLS.trim().split(/\s+/)) {
-			const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-			await checkModel(page, model, url);
-			if (model === process.env.SCREENSHOT_MODEL && process.env.SCREENSHOT)
-				await page.screenshot({ path: process.env.SCREENSHOT });
-			console.log(`${model}: ok`);
-		}
-		if (errors.length)
-			fail('page errors: ' + errors.join('; '));
-	} catch (e) {
-		console.error('FAIL: ' + e.message);
-		rc = 1;
-	} finally {
-		await context.close();
+run({}, async (page, errors) => {
+	for (const pair of process.env.UNCORED_URLS.trim().split(/\s+/)) {
+		const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+		await checkModel(page, model, url);
+		if (model === process.env.SCREENSHOT_MODEL && process.env.SCREENSHOT)
+			await page.screenshot({ path: process.env.SCREENSHOT });
+		console.log(`${model}: ok`);
 	}
-	process.exit(rc);
-}
-
-main().catch((e) => {
-	console.error('FAIL: ' + (e && e.stack ? e.stack : e));
-	process.exit(1);
+	if (errors.length)
+		fail('page errors: ' + errors.join('; '));
 });
