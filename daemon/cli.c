@@ -19,7 +19,7 @@ void usage(FILE *f, const char *scenarios)
 {
 	fprintf(f,
 		"usage: uncored [--config FILE] [--simulate MODEL[:SCENARIO]] [--root DIR] [--listen ADDR:PORT]\n"
-		"       uncored --once [--json | --format text|json|prometheus] [same options]\n"
+		"       uncored --once [--json | --format text|json|prometheus] [--verbose] [same options]\n"
 		"       uncored --check-config FILE\n"
 		"       uncored --list-events [--model NAME | --simulate MODEL]\n"
 		"       uncored --version | --help\n"
@@ -40,6 +40,7 @@ void usage(FILE *f, const char *scenarios)
 		"      --once               take two samples one interval apart, print, exit\n"
 		"      --json               with --once: print the JSON snapshot\n"
 		"      --format FMT         with --once: text (default), json or prometheus\n"
+		"      --verbose            with --once: every series and core, not only what is non-zero\n"
 		"      --check-config FILE  validate a configuration file and exit 0 or 1\n"
 		"      --list-events        print the events the configuration accepts for this\n"
 		"                           CPU, or for --model, and exit (no privilege needed)\n"
@@ -104,7 +105,7 @@ static int set_mode(struct options *o, enum mode m)
 int parse_args(int argc, char **argv, struct options *o)
 {
 	enum { OPT_ROOT = 256, OPT_LISTEN, OPT_ONCE, OPT_JSON, OPT_FORMAT, OPT_CHECK, OPT_LIST,
-	       OPT_SCENARIO_DIR, OPT_MODEL };
+	       OPT_SCENARIO_DIR, OPT_MODEL, OPT_VERBOSE };
 	static const struct option longopts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "simulate", required_argument, NULL, 's' },
@@ -114,6 +115,7 @@ int parse_args(int argc, char **argv, struct options *o)
 		{ "once", no_argument, NULL, OPT_ONCE },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ "check-config", required_argument, NULL, OPT_CHECK },
 		{ "list-events", no_argument, NULL, OPT_LIST },
 		{ "model", required_argument, NULL, OPT_MODEL },
@@ -135,6 +137,7 @@ int parse_args(int argc, char **argv, struct options *o)
 		case OPT_LISTEN: o->listen = optarg; break;
 		case OPT_SCENARIO_DIR: o->scenario_dir = optarg; break;
 		case OPT_MODEL: o->model = optarg; break;
+		case OPT_VERBOSE: o->verbose = true; break;
 		case OPT_ONCE: r = set_mode(o, MODE_ONCE); break;
 		case OPT_JSON:
 		case OPT_FORMAT: {

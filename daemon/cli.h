@@ -5,6 +5,8 @@
 #ifndef UNCORED_CLI_H
 #define UNCORED_CLI_H
 
+#include <stdbool.h>
+
 #include <stdio.h>
 
 #include "conf.h"
@@ -22,6 +24,7 @@ enum once_format { ONCE_TEXT, ONCE_JSON, ONCE_PROMETHEUS };
 struct options {
 	enum mode mode;
 	enum once_format format;
+	bool verbose;             /* --once text: every series and core row (table_write_brief) */
 	const char *config;       /* NULL: the default file, if it exists */
 	const char *simulate;     /* MODEL[:SCENARIO] */
 	const char *root;         /* overrides [daemon] root */

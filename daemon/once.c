@@ -36,14 +36,15 @@ static void subtract_totals(struct snapshot *s, const struct snapshot *first)
 	}
 }
 
-static int print_once(enum once_format format, struct snapshot *first, struct snapshot *second)
+static int print_once(enum once_format format, bool verbose, struct snapshot *first,
+		      struct snapshot *second)
 {
 	struct strbuf out;
 	int r;
 
 	strbuf_init(&out);
 	if (format == ONCE_TEXT) {
-		r = table_write(first, second, &out);
+		r = table_write_brief(first, second, verbose, &out);
 	} else {
 		subtract_totals(second, first);
 		r = format == ONCE_JSON ? json_write_snapshot(second, &out) : prom_write(second, &out);
@@ -108,7 +109,7 @@ int run_once(const struct options *o, const struct conf *conf)
 	if (sig)
 		log_notice("received SIG%s, stopping", sigabbrev_np(sig));
 	n_left = journal_close(journal, conf->state_file);
-	rc = first && second ? print_once(o->format, first, second) : 1;
+	rc = first && second ? print_once(o->format, o->verbose, first, second) : 1;
 	if (n_left)
 		rc = log_stopped(n_left, journal != NULL, rc);
 	snapshot_release(first);

@@ -16,8 +16,8 @@ const DRAM_EVENT = 'dram_thermal_throttled_cycles';
 const PROCHOT_EVENT = 'prochot_assertions';
 
 const state = {
-	prev: new Map(),     /* socket -> {time, cycles, clockticks, prochot} */
-	derived: new Map(),  /* socket -> {dram, fraction, prochotDelta} */
+	prev: new Map(),     /* socket -> {time, cycles, clockticks, prochot, families} */
+	derived: new Map(),  /* socket -> {dram, prochot, freq: family shares; prochotDelta} */
 	lastTime: null,
 	downSince: null,
 	episodes: [],
@@ -81,9 +81,55 @@ function socketTemperature(sock) {
 	return h === null ? null : { value: h, source: 'hottest core' };
 }
 
+/* The throttle families' socket fields (throttle_families.h), by what the card calls them. */
+const FAMILIES = { dram: 'dram_throttled_seconds', prochot: 'prochot_seconds',
+	freq: 'frequency_limited_seconds' };
+
 /*
- * Compare this snapshot's uncore totals with the previous snapshot's.
- * A counter that went backwards means the daemon restarted: start over.
+ * Every number under a family's field, by its path of label values, cause
+ * (source, reason) first: {"thermal": {"2": {"0": 1.5}}} gives
+ * "thermal/2/0" -> 1.5.  Null when the socket has no such field (no
+ * collector measures the family here).
+ */
+function familyLeaves(v, path, out) {
+	if (isNum(v))
+		out.set(path, v);
+	else if (v && typeof v === 'object')
+		for (const [k, x] of Object.entries(v))
+			familyLeaves(x, path ? path + '/' + k : k, out);
+	return out;
+}
+
+/*
+ * A family's state between two polls: 'absent' (not measured), 'unknown'
+ * (one poll so far), 'throttling' or 'ok'; the largest share of time over
+ * its series and that series' labels ("thermal_or_power/2/0").
+ */
+function familyShare(cur, prev, dt) {
+	if (cur === null)
+		return { state: 'absent', fraction: null, where: null };
+	if (!prev || !(dt > 0))
+		return { state: 'unknown', fraction: null, where: null };
+	let best = 0, where = null;
+	const leaves = new Map();
+	for (const [k, v] of cur) {
+		const p = prev.get(k);
+		if (p === undefined || v < p)
+			continue;
+		leaves.set(k, { delta: v - p, dt });
+		if (v - p > best) {
+			best = v - p;
+			where = k;
+		}
+	}
+	return { state: best > 0 ? 'throttling' : 'ok', fraction: Math.min(1, best / dt), where, leaves };
+}
+
+/*
+ * Compare this snapshot's throttle family seconds (and, where the socket
+ * has no DRAM family, the Westmere uncore's DRAM cycles) with the previous
+ * snapshot's.  A counter that went backwards means the daemon restarted:
+ * that series starts over.
  */
 function deriveSocket(sock, time) {
 	const ev = sock.uncore && sock.uncore.events ? sock.uncore.events : null;
@@ -92,23 +138,115 @@ function deriveSocket(sock, time) {
 		cycles: ev && isNum(ev[DRAM_EVENT]) ? ev[DRAM_EVENT] : null,
 		clockticks: sock.uncore && isNum(sock.uncore.clockticks) ? sock.uncore.clockticks : null,
 		prochot: ev && isNum(ev[PROCHOT_EVENT]) ? ev[PROCHOT_EVENT] : null,
+		families: {},
 	};
+	for (const [name, field] of Object.entries(FAMILIES))
+		cur.families[name] = sock[field] && typeof sock[field] === 'object' ?
+			familyLeaves(sock[field], '', new Map()) : null;
 	const prev = state.prev.get(sock.socket);
-	const d = { dram: cur.cycles === null ? 'absent' : 'unknown', fraction: null, prochotDelta: null };
-	if (prev && prev.time < time) {
-		if (cur.cycles !== null && prev.cycles !== null && cur.cycles >= prev.cycles) {
-			const dc = cur.cycles - prev.cycles;
-			d.dram = dc > 0 ? 'throttling' : 'ok';
-			if (cur.clockticks !== null && prev.clockticks !== null && cur.clockticks > prev.clockticks)
-				d.fraction = Math.min(1, dc / (cur.clockticks - prev.clockticks));
-		}
-		if (cur.prochot !== null && prev.prochot !== null && cur.prochot >= prev.prochot)
-			d.prochotDelta = cur.prochot - prev.prochot;
-	} else if (prev && prev.time === time) {
+	if (prev && prev.time === time)
 		return; /* same snapshot again: keep what we derived last time */
+	const dt = prev && prev.time < time ? time - prev.time : 0;
+	const d = { prochotDelta: null };
+	for (const name of Object.keys(FAMILIES))
+		d[name] = familyShare(cur.families[name], prev ? prev.families[name] : null, dt);
+	if (d.dram.state === 'absent' && cur.cycles !== null) {
+		d.dram = { state: 'unknown', fraction: null, where: null };
+		if (dt > 0 && prev.cycles !== null && cur.cycles >= prev.cycles) {
+			const dc = cur.cycles - prev.cycles;
+			d.dram.state = dc > 0 ? 'throttling' : 'ok';
+			if (cur.clockticks !== null && prev.clockticks !== null && cur.clockticks > prev.clockticks)
+				d.dram.fraction = Math.min(1, dc / (cur.clockticks - prev.clockticks));
+		}
 	}
+	if (dt > 0 && cur.prochot !== null && prev.prochot !== null && cur.prochot >= prev.prochot)
+		d.prochotDelta = cur.prochot - prev.prochot;
 	state.prev.set(sock.socket, cur);
 	state.derived.set(sock.socket, d);
+	remember(sock.socket, d.dram, time);
+}
+
+/* ---- where the heat is: each DIMM's share over the last interval and the last hour ---- */
+
+const HOUR_S = 3600;
+const dimmHour = new Map();   /* socket -> [{time, leaves}] of the last hour's polls */
+
+function remember(socket, dram, time) {
+	if (!dram || !dram.leaves)
+		return;
+	const list = (dimmHour.get(socket) || []).filter((p) => p.time > time - HOUR_S);
+	list.push({ time, leaves: dram.leaves });
+	dimmHour.set(socket, list);
+}
+
+/* A series' share of the time the page watched it in the last hour. */
+function hourShare(socket, path) {
+	let delta = 0, dt = 0;
+	for (const p of dimmHour.get(socket) || []) {
+		const l = p.leaves.get(path);
+		if (l) {
+			delta += l.delta;
+			dt += l.dt;
+		}
+	}
+	return dt > 0 ? Math.min(1, delta / dt) : null;
+}
+
+/* Shade 0-4 of a share: 0 none, then up to 1 %, 10 %, 50 %, more. */
+function shade(share) {
+	return share === null || share <= 0 ? 0 : share < 0.01 ? 1 : share < 0.1 ? 2 : share < 0.5 ? 3 : 4;
+}
+
+/*
+ * The socket's memory as a grid: a column per channel, a row per slot (or
+ * die), each cell filled by its share throttled in the last interval and
+ * outlined by the last hour's; causes are folded (the worst one).  Null
+ * where the DRAM family has no channels.
+ */
+function heatMap(sock) {
+	const d = state.derived.get(sock.socket);
+	const dram = d && d.dram;
+	if (!dram || !dram.leaves || dram.leaves.size === 0)
+		return null;
+	const dies = hasDies(sock);
+	const cells = new Map();   /* "row/channel" -> {row, channel, now, hour} */
+	for (const [path, l] of dram.leaves) {
+		const parts = path.split('/');
+		if (parts.length < 2)
+			return null;
+		const channel = dies ? parts[2] : parts[1];
+		const row = dies ? parts[1] : parts.length > 2 ? parts[2] : '0';
+		if (channel === undefined)
+			return null;
+		const key = row + '/' + channel;
+		const now = l.dt > 0 ? Math.min(1, l.delta / l.dt) : 0;
+		const hour = hourShare(sock.socket, path);
+		const c = cells.get(key) || { row, channel, now: 0, hour: null };
+		c.now = Math.max(c.now, now);
+		c.hour = hour === null ? c.hour : Math.max(c.hour || 0, hour);
+		cells.set(key, c);
+	}
+	const rows = [...new Set([...cells.values()].map((c) => c.row))].sort((a, b) => a - b);
+	const channels = [...new Set([...cells.values()].map((c) => c.channel))].sort((a, b) => a - b);
+	const rowName = dies ? 'die' : 'slot';
+	const table = el('table', { class: 'dimm-map', 'aria-label':
+		`DRAM throttled by channel and ${rowName}, socket ${sock.socket}` });
+	table.append(el('tr', {}, el('th', { text: '' }),
+		...channels.map((ch) => el('th', { scope: 'col', text: 'ch ' + ch }))));
+	for (const row of rows) {
+		const tr = el('tr', {}, el('th', { scope: 'row', text: `${rowName} ${row}` }));
+		for (const ch of channels) {
+			const c = cells.get(row + '/' + ch);
+			const words = c ? `channel ${ch}, ${rowName} ${row}: ${(100 * c.now).toFixed(1)} % throttled now, ` +
+				(c.hour === null ? 'no hour yet' : `${(100 * c.hour).toFixed(1)} % in the last hour`) : 'not counted';
+			tr.append(el('td', { class: 'dimm', 'data-channel': ch, ['data-' + rowName]: row,
+				'data-hot': c && c.now > 0 ? 'true' : 'false',
+				'data-now': c ? shade(c.now) : null, 'data-hour': c ? shade(c.hour) : null,
+				title: words, 'aria-label': words }));
+		}
+		table.append(tr);
+	}
+	return table;
 }
 
 /* Colour band from the distance to TjMax (see the legend). */
@@ -127,19 +265,65 @@ function stateSpan(kind, value, text) {
 	return el('span', { class: 'state ' + kind, 'data-state': value, text });
 }
 
-function dramFacts(sock) {
-	const d = state.derived.get(sock.socket) || { dram: 'unknown', fraction: null };
-	const labels = {
-		throttling: 'throttling now',
-		ok: 'not throttling',
-		unknown: 'measuring…',
-		absent: 'not measured on this CPU',
-	};
-	const stateValue = d.dram === 'absent' ? 'unknown' : d.dram;
-	const frac = d.fraction === null ? '—' : (100 * d.fraction).toFixed(d.fraction < 0.001 && d.fraction > 0 ? 3 : 1) + ' % of time';
+const FAMILY_LABELS = {
+	throttling: 'throttling now',
+	ok: 'not throttling',
+	unknown: 'measuring…',
+	absent: 'not measured on this CPU',
+};
+
+/* "12.5 % of time (channel 2, slot 0)" from a family's share; the labels by the family's nesting. */
+function shareText(sh, levels) {
+	if (sh.fraction === null)
+		return '—';
+	let text = (100 * sh.fraction).toFixed(sh.fraction < 0.001 && sh.fraction > 0 ? 3 : 1) + ' % of time';
+	if (sh.where && sh.state === 'throttling') {
+		const parts = sh.where.split('/');
+		const names = levels[parts.length - 1] || [];
+		const said = parts.slice(1).map((v, i) => (names[i] ? names[i] + ' ' : '') + v);
+		if (parts[0])
+			said.push(parts[0].replace(/_/g, ' '));
+		text += ` (${said.join(', ')})`;
+	}
+	return text;
+}
+
+/*
+ * The labels under cause, by how many there are: channel; channel, slot;
+ * with dies die, channel; die, channel, slot.
+ */
+const DRAM_LEVELS = { 1: ['channel'], 2: ['channel', 'slot'] };
+
+/*
+ * A die level goes before the channel on packages of several dies (SPEC
+ * §5a); such a package's PROCHOT seconds are split by die too.
+ */
+function hasDies(sock) {
+	const p = sock.prochot_seconds;
+	return !!p && typeof p === 'object' && Object.values(p).some((v) => v && typeof v === 'object');
+}
+
+function dramLevels(sock) {
+	return hasDies(sock) ?
+		{ 1: ['channel'], 2: ['die', 'channel'], 3: ['die', 'channel', 'slot'] } : DRAM_LEVELS;
+}
+
+function familyFacts(sock) {
+	const d = state.derived.get(sock.socket) || {};
+	const unknown = { state: 'unknown', fraction: null, where: null };
+	const dram = d.dram || unknown, freq = d.freq || unknown, hot = d.prochot || unknown;
+	const stateOf = (sh) => sh.state === 'absent' ? 'unknown' : sh.state;
 	return [
-		['DRAM throttling', stateSpan('dram-state', stateValue, labels[d.dram])],
-		['DRAM throttled', el('span', { class: 'dram-fraction', text: frac })],
+		['DRAM throttling', stateSpan('dram-state', stateOf(dram), FAMILY_LABELS[dram.state])],
+		['DRAM throttled', el('span', { class: 'dram-fraction', 'data-state': dram.state,
+			text: dram.state === 'absent' ? 'not measured on this CPU' : shareText(dram, dramLevels(sock)) })],
+		['PROCHOT', prochotFact(sock)],
+		['PROCHOT time', el('span', { class: 'prochot-fraction', 'data-state': hot.state,
+			text: hot.state === 'absent' ? 'not measured on this CPU' :
+				shareText(hot, { 1: ['die'] }) })],
+		['Frequency limited', el('span', { class: 'freq-fraction', 'data-state': freq.state,
+			text: freq.state === 'absent' ? 'not measured on this CPU' :
+				shareText(freq, { 1: ['die'] }) })],
 	];
 }
 
@@ -208,8 +392,7 @@ function socketCard(sock) {
 	const facts = [
 		['Temperature', t === null ? 'no reading' : `${t.value} °C (${t.source})`],
 		['Margin to TjMax', t === null || tj === null ? '—' : `${tj - t.value} °C (TjMax ${tj} °C)`],
-		...dramFacts(sock),
-		['PROCHOT', prochotFact(sock)],
+		...familyFacts(sock),
 		['Package throttling', boolFact(sock, 'package_thermal_throttling', 'throttling now', 'no', 'package-state')],
 	];
 	const dl = el('dl', { class: 'facts' });
@@ -220,7 +403,7 @@ function socketCard(sock) {
 	for (const c of cores)
 		grid.append(coreCell(sock, c));
 	return el('article', { class: 'socket', 'data-socket': sock.socket, 'aria-labelledby': 'socket-h-' + sock.socket },
-		el('h3', { id: 'socket-h-' + sock.socket, text: `Socket ${sock.socket}` }), dl, grid);
+		el('h3', { id: 'socket-h-' + sock.socket, text: `Socket ${sock.socket}` }), dl, heatMap(sock), grid);
 }
 
 function renderCollectors(list) {
@@ -265,6 +448,10 @@ function renderEpisodes(now) {
 	$('episodes-empty').hidden = recent.length > 0;
 	const names = {
 		dram_thermal_throttling: 'DRAM thermal throttling',
+		dram_throttled_seconds: 'DRAM throttled',
+		dram_critical_throttled_seconds: 'DRAM critically throttled',
+		prochot_seconds: 'PROCHOT',
+		frequency_limited_seconds: 'frequency limited',
 		prochot: 'PROCHOT',
 		core_thermal_throttling: 'core thermal throttling',
 		package_thermal_throttling: 'package thermal throttling',
@@ -275,7 +462,11 @@ function renderEpisodes(now) {
 		const end = ongoing ? now : e.end;
 		const left = 100 * (start - (now - EPISODE_WINDOW_S)) / EPISODE_WINDOW_S;
 		const width = 100 * Math.max(0, end - start) / EPISODE_WINDOW_S;
-		const where = `socket ${e.socket}` + (e.core === null || e.core === undefined ? '' : ` core ${e.core}`);
+		const what = ['cause', 'source', 'reason'];
+		const labels = e.labels && typeof e.labels === 'object' ? Object.entries(e.labels)
+			.map(([k, v]) => what.includes(k) ? String(v).replace(/_/g, ' ') : `${k} ${v}`) : [];
+		const where = `socket ${e.socket}` + (e.core === null || e.core === undefined ? '' : ` core ${e.core}`) +
+			labels.map((l) => ', ' + l).join('');
 		const dur = isNum(e.duration_seconds) ? e.duration_seconds.toFixed(1) + ' s' : '';
 		const text = `${names[e.kind] || e.kind}, ${where}: ${hhmmss(e.start)}` +
 			(ongoing ? `, ongoing (${dur})` : ` – ${hhmmss(e.end)} (${dur})`);

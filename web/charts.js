@@ -31,6 +31,7 @@ const Charts = (() => {
 	const AREAS = [
 		{ key: 'dram_throttled_fraction', label: 'DRAM throttled', cls: 'area-dram' },
 		{ key: 'prochot_fraction', label: 'PROCHOT', cls: 'area-prochot' },
+		{ key: 'frequency_limited_fraction', label: 'frequency limited', cls: 'area-freq' },
 	];
 
 	function svg(tag, attrs, text) {

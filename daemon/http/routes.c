@@ -5,10 +5,13 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 
 #include "gzip.h"
+#include "json.h"
 #include "http_internal.h"
 #include "log.h"
 #include "render.h"
@@ -206,11 +209,105 @@ static enum MHD_Result serve_doc(struct MHD_Connection *c, enum render_doc doc)
 		snapshot_release(s);
 		return MHD_NO;
 	}
-	/* Caches must keep the two encodings apart. */
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	/* Caches must keep the two encodings (and /metrics's two formats) apart. */
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY,
+				doc == RENDER_METRICS || doc == RENDER_OPENMETRICS ?
+				MHD_HTTP_HEADER_ACCEPT_ENCODING ", " MHD_HTTP_HEADER_ACCEPT :
+				MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (gzip)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	return queue(c, MHD_HTTP_OK, resp, render_content_type(doc), 1);
+}
+
+/*
+ * Whether the Accept header asks for OpenMetrics: names
+ * application/openmetrics-text with no q=0 (what Prometheus sends when it
+ * scrapes for exemplars); otherwise /metrics is the text format 0.0.4.
+ */
+static bool openmetrics_accepted(const char *accept)
+{
+	static const char type[] = "application/openmetrics-text";
+
+	for (const char *p = accept; p && *p;) {
+		size_t len = strcspn(p, ",");
+		const char *q;
+
+		while (len > 0 && (*p == ' ' || *p == '\t')) {
+			p++;
+			len--;
+		}
+		if (len >= sizeof(type) - 1 && strncasecmp(p, type, sizeof(type) - 1) == 0) {
+			q = p + sizeof(type) - 1;
+			while (q < p + len && (q = strstr(q, "q=")) && q < p + len) {
+				if (strtod(q + 2, NULL) <= 0)
+					return false;
+				q += 2;
+			}
+			return true;
+		}
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
+static enum MHD_Result serve_metrics(const struct http_server *srv, struct MHD_Connection *c)
+{
+	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+
+	(void)srv;
+	return serve_doc(c, openmetrics_accepted(accept) ? RENDER_OPENMETRICS : RENDER_METRICS);
+}
+
+/*
+ * /api/v1/episodes?id=N: the episode whose id is N, picked from the
+ * rendered document (this process has no snapshot but its documents);
+ * 404 when the bounded list no longer holds it, 400 for an id that is no
+ * positive decimal number.
+ */
+static enum MHD_Result serve_episode_id(struct MHD_Connection *c, const char *id_text)
+{
+	struct snapshot *s;
+	struct strbuf sb;
+	const char *body;
+	char *end = NULL;
+	unsigned long long id;
+	size_t len;
+	enum MHD_Result ret;
+	int r;
+
+	errno = 0;
+	id = *id_text >= '0' && *id_text <= '9' ? strtoull(id_text, &end, 10) : 0;
+	if (errno || id == 0 || !end || *end)
+		return reply_static(c, MHD_HTTP_BAD_REQUEST,
+				    "/api/v1/episodes: id must be an episode id, a positive decimal "
+				    "number\n");
+	s = snapshot_acquire();
+	if (!s)
+		return reply_static(c, MHD_HTTP_SERVICE_UNAVAILABLE, "no sample yet\n");
+	r = render_get(s, RENDER_EPISODES, false, &body, &len);
+	strbuf_init(&sb);
+	if (r == 0)
+		r = json_episodes_pick(body, len, id, &sb);
+	snapshot_release(s);
+	if (r < 0) {
+		strbuf_free(&sb);
+		return reply_static(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	ret = queue(c, strcmp(sb.buf, "{\"episodes\": []}\n") == 0 ? MHD_HTTP_NOT_FOUND : MHD_HTTP_OK,
+		    MHD_create_response_from_buffer(sb.len, sb.buf, MHD_RESPMEM_MUST_COPY),
+		    JSON_CONTENT_TYPE, 1);
+	strbuf_free(&sb);
+	return ret;
+}
+
+static enum MHD_Result serve_episodes(const struct http_server *srv, struct MHD_Connection *c)
+{
+	const char *id = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "id");
+
+	(void)srv;
+	if (id)
+		return serve_episode_id(c, id);
+	return serve_doc(c, RENDER_EPISODES);
 }
 
 static double wall_now(void)
@@ -247,9 +344,9 @@ static const struct route {
 	enum render_doc doc;
 	route_fn fn;                   /* NULL: serve_doc() of doc */
 } routes[] = {
-	{ "/metrics", RENDER_METRICS, NULL },
+	{ "/metrics", RENDER_METRICS, serve_metrics },
 	{ "/api/v1/snapshot", RENDER_SNAPSHOT, NULL },
-	{ "/api/v1/episodes", RENDER_EPISODES, NULL },
+	{ "/api/v1/episodes", RENDER_EPISODES, serve_episodes },
 	{ "/api/v1/history", RENDER_HISTORY, NULL },
 	{ "/healthz", .fn = serve_healthz },
 };

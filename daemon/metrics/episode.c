@@ -19,12 +19,17 @@
 #include "episode.h"
 #include "event.h"
 #include "metric.h"
+#include "throttle_families.h"
 
 struct place {
-	enum episode_kind kind;
+	enum episode_kind kind;                   /* when family is NULL */
+	const struct metric_family *family;       /* a throttle family's series, or NULL */
+	char labels[SNAPSHOT_EPISODE_LABELS_MAX]; /* its label value */
 	int socket;
 	int core;
 	bool active;
+	bool seen;             /* a family series: fed in this sample */
+	uint64_t id;           /* the ongoing (or last) episode's */
 	double start;          /* wall clock, for display */
 	double mono_start;     /* monotonic clock, for the duration */
 };
@@ -45,6 +50,7 @@ struct episode_tracker {
 	struct snapshot_episode *episodes;   /* oldest start first */
 	size_t n_places, cap_places;
 	struct place *places;
+	uint64_t last_id;
 };
 
 static const char *const kind_names[EPISODE_KIND_COUNT] = {
@@ -87,14 +93,16 @@ void episode_tracker_free(struct episode_tracker *t)
 	free(t);
 }
 
-static struct place *find_place(struct episode_tracker *t, enum episode_kind kind, int socket,
-				int core)
+/* The place of key (kind or family and labels, socket, core), added inactive when new. */
+static struct place *find_place(struct episode_tracker *t, const struct place *key)
 {
 	struct place *p;
 
 	for (size_t i = 0; i < t->n_places; i++) {
 		p = &t->places[i];
-		if (p->kind == kind && p->socket == socket && p->core == core)
+		if (p->family == key->family && p->socket == key->socket &&
+		    p->core == key->core &&
+		    (key->family ? strcmp(p->labels, key->labels) == 0 : p->kind == key->kind))
 			return p;
 	}
 	if (t->n_places == t->cap_places) {
@@ -107,7 +115,8 @@ static struct place *find_place(struct episode_tracker *t, enum episode_kind kin
 		t->cap_places = cap;
 	}
 	p = &t->places[t->n_places++];
-	*p = (struct place){ .kind = kind, .socket = socket, .core = core };
+	*p = *key;
+	p->active = false;
 	return p;
 }
 
@@ -132,52 +141,81 @@ static void list_add(struct episode_tracker *t, const struct snapshot_episode *e
 	t->episodes[t->n_episodes++] = *e;
 }
 
-/* Close the ongoing list entry of a place, if it was not evicted. */
-static void list_end(struct episode_tracker *t, const struct place *p, double now)
+/* The list entry of the place's ongoing (or last) episode, or NULL when it was evicted. */
+static struct snapshot_episode *list_find(struct episode_tracker *t, const struct place *p)
 {
 	for (size_t i = t->n_episodes; i-- > 0;) {
-		struct snapshot_episode *e = &t->episodes[i];
+		if (t->episodes[i].id == p->id)
+			return &t->episodes[i];
+	}
+	return NULL;
+}
 
-		if (e->end == 0 && e->socket == p->socket && e->core == p->core &&
-		    e->kind == kind_names[p->kind]) {
-			e->end = now;
-			return;
+/* The name an episode of place p goes by: its kind's, or its family's JSON key. */
+static const char *place_kind_name(const struct place *p)
+{
+	return p->family ? p->family->json_key : kind_names[p->kind];
+}
+
+/*
+ * Set place p active or not at wall-clock time now and monotonic time
+ * mono; 1 and *ret_change when an episode started or ended, else 0.
+ */
+static int set_active(struct episode_tracker *t, struct place *p, bool active, double now,
+		      double mono, struct episode_change *ret_change)
+{
+	struct episode_change c = { 0 };
+	struct snapshot_episode *e;
+
+	if (active == p->active)
+		return 0;
+	if (active) {
+		p->id = ++t->last_id;
+		p->start = now;
+		p->mono_start = mono;
+		c.started = true;
+		c.episode = (struct snapshot_episode){
+			.kind = place_kind_name(p), .id = p->id, .socket = p->socket,
+			.core = p->core, .start = now, .mono_start = mono, .family = p->family,
+		};
+		memcpy(c.episode.labels, p->labels, sizeof(c.episode.labels));
+		list_add(t, &c.episode);
+	} else {
+		c.duration_s = mono > p->mono_start ? mono - p->mono_start : 0;
+		e = list_find(t, p);
+		if (e) {
+			e->end = p->start + c.duration_s;
+			e->mono_end = p->mono_start + c.duration_s;
+			c.episode = *e;
+		} else {
+			c.episode = (struct snapshot_episode){
+				.kind = place_kind_name(p), .id = p->id, .socket = p->socket,
+				.core = p->core, .start = p->start,
+				.end = p->start + c.duration_s, .mono_start = p->mono_start,
+				.mono_end = p->mono_start + c.duration_s, .family = p->family,
+			};
+			memcpy(c.episode.labels, p->labels, sizeof(c.episode.labels));
 		}
 	}
+	p->active = active;
+	if (ret_change)
+		*ret_change = c;
+	return 1;
 }
 
 /* episode_update() with the monotonic time mono beside the wall-clock time now. */
 static int update_at(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
 		     bool active, double now, double mono, struct episode_change *ret_change)
 {
+	const struct place key = { .kind = kind, .socket = socket, .core = core };
 	struct place *p;
-	struct episode_change c = { 0 };
 
 	if ((unsigned)kind >= EPISODE_KIND_COUNT)
 		return -EINVAL;
-	p = find_place(t, kind, socket, core);
+	p = find_place(t, &key);
 	if (!p)
 		return -ENOMEM;
-	if (active == p->active)
-		return 0;
-	c.episode = (struct snapshot_episode){
-		.kind = kind_names[kind], .socket = socket, .core = core,
-		.start = active ? now : p->start,
-	};
-	if (active) {
-		p->start = now;
-		p->mono_start = mono;
-		c.started = true;
-		list_add(t, &c.episode);
-	} else {
-		c.duration_s = mono > p->mono_start ? mono - p->mono_start : 0;
-		c.episode.end = p->start + c.duration_s;
-		list_end(t, p, c.episode.end);
-	}
-	p->active = active;
-	if (ret_change)
-		*ret_change = c;
-	return 1;
+	return set_active(t, p, active, now, mono, ret_change);
 }
 
 int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
@@ -243,7 +281,9 @@ static int feed_socket(const struct feed *f, const struct snapshot *s,
 							       METRIC_SCOPE_SOCKET, sock->socket);
 	int r;
 
-	r = feed_place(f, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);
+	/* Where the family of the same event is measured, its series is the episode. */
+	r = snapshot_has_value(s, &throttle_dram_socket_seconds, sock->socket) ? 0 :
+	    feed_place(f, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);
 	if (r == 0)
 		r = feed_place(f, EPISODE_PROCHOT, sock->socket, -1, prochot);
 	if (r == 0 && pkg)
@@ -258,6 +298,104 @@ static int feed_socket(const struct feed *f, const struct snapshot *s,
 				       thr->value.u != 0);
 	}
 	return r;
+}
+
+/* The hottest temperature s read on socket: its package's and its cores'. */
+static bool socket_peak(const struct snapshot *s, int socket, int *ret_celsius)
+{
+	const struct metric_sample *v = snapshot_find_signal(s, METRIC_SIGNAL_TEMPERATURE,
+							     METRIC_SCOPE_SOCKET, socket);
+	bool found = v != NULL;
+	int peak = v ? (int)metric_sample_int(v) : 0;
+
+	for (int i = 0; i < s->n_sockets; i++) {
+		const struct snapshot_socket *sock = &s->sockets[i];
+
+		for (int j = 0; sock->socket == socket && j < sock->n_cores; j++) {
+			v = snapshot_find_core_signal(s, &sock->cores[j], METRIC_SIGNAL_TEMPERATURE);
+			if (v && (!found || metric_sample_int(v) > peak))
+				peak = (int)metric_sample_int(v);
+			found = found || v;
+		}
+	}
+	*ret_celsius = peak;
+	return found;
+}
+
+/*
+ * Add one sample's seconds, the time since the previous sample (the
+ * configured interval for the first) and the temperature to the ongoing
+ * episode of p.
+ */
+static void account(struct episode_tracker *t, const struct place *p, const struct snapshot *prev,
+		    const struct snapshot *s, double seconds)
+{
+	double span = prev && s->time > prev->time ? s->time - prev->time : s->interval_s;
+
+	struct snapshot_episode *e = list_find(t, p);
+	int celsius;
+
+	if (!e)
+		return;
+	e->throttled_s += seconds;
+	e->sampled_s += span;
+	if (socket_peak(s, p->socket, &celsius) && (!e->has_peak || celsius > e->peak_celsius)) {
+		e->peak_celsius = celsius;
+		e->has_peak = true;
+	}
+}
+
+static int feed_change(const struct feed *f, struct place *p, bool active)
+{
+	struct episode_change c;
+	int r = set_active(f->t, p, active, f->now, f->mono, &c);
+
+	if (r > 0 && f->log_change)
+		f->log_change(f->arg, &c);
+	return r;
+}
+
+/*
+ * Every series of a throttle family (METRIC_SIGNAL_THROTTLE_SECONDS) in s
+ * is a place: active while its seconds grow from prev.  A series that is
+ * gone (its collector stopped) ends its episode.
+ */
+static int feed_series(const struct feed *f, const struct snapshot *prev, const struct snapshot *s)
+{
+	int n;
+	const struct metric_sample *v = snapshot_samples(s, &n);
+
+	for (size_t i = 0; i < f->t->n_places; i++)
+		f->t->places[i].seen = false;
+	for (int i = 0; i < n; i++) {
+		const struct metric_family *fam = v[i].family;
+		const char *labels = v[i].label_value ? v[i].label_value : "";
+		struct place key = { .family = fam, .socket = v[i].where, .core = -1 };
+		const struct metric_sample *was;
+		struct place *p;
+		double delta;
+
+		if (fam->signal != METRIC_SIGNAL_THROTTLE_SECONDS || fam->kind != METRIC_DOUBLE ||
+		    (fam->label && !v[i].label_value) || strlen(labels) >= sizeof(key.labels))
+			continue;
+		memcpy(key.labels, labels, strlen(labels) + 1);
+		p = find_place(f->t, &key);
+		if (!p)
+			return -ENOMEM;
+		p->seen = true;
+		was = prev ? snapshot_find_sample(prev, fam, v[i].where, v[i].label_value) : NULL;
+		delta = was && v[i].value.d > was->value.d ? v[i].value.d - was->value.d : 0;
+		feed_change(f, p, delta > 0);
+		if (p->active)
+			account(f->t, p, prev, s, delta);
+	}
+	for (size_t i = 0; i < f->t->n_places; i++) {
+		struct place *p = &f->t->places[i];
+
+		if (p->family && p->active && !p->seen)
+			feed_change(f, p, false);
+	}
+	return 0;
 }
 
 /* Copy the list into s->episodes, newest first. */
@@ -293,5 +431,7 @@ int episode_update_from_snapshot(struct episode_tracker *t, const struct snapsho
 		if (r < 0)
 			return r;
 	}
+	if (feed_series(&f, previous, s) < 0)
+		return -ENOMEM;
 	return copy_list(t, s);
 }

@@ -53,8 +53,16 @@ int episode_update(struct episode_tracker *t, enum episode_kind kind, int socket
 
 /*
  * Derive every place's state from snapshot s (previous: the one before it,
- * or NULL for the first) and feed them: DRAM thermal throttling per socket
- * when dram_thermal_throttled_cycles grew; PROCHOT per socket when any core
+ * or NULL for the first) and feed them.  Every series of a throttle family
+ * (a family with METRIC_SIGNAL_THROTTLE_SECONDS, whichever collector adds
+ * it) is a place of its own, active while its seconds grow: its episodes
+ * have the family's json_key as kind, the family and label value, and add
+ * up the seconds counted, the sample intervals covered (their ratio is the
+ * share throttled) and the socket's peak temperature.  Then, from the
+ * thermal bits and events: DRAM thermal throttling per socket when
+ * dram_thermal_throttled_cycles grew (only where the socket has no
+ * throttle_dram_socket_seconds value, which is the same event as a
+ * series); PROCHOT per socket when any core
  * has prochot_active or prochot_assertions grew; thermal throttling per core
  * and per package from the status bits.  Stamps come from s->time (wall
  * clock); durations from episode_monotonic_clock, and an ended episode's

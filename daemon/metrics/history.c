@@ -18,6 +18,7 @@ struct history_point {
 	double margin_celsius;
 	double dram_throttled_fraction;
 	double prochot_fraction;
+	double frequency_limited_fraction;
 	double ipc;
 };
 
@@ -28,6 +29,9 @@ struct history_step {
 	bool has_dram_base;
 	uint64_t dram_base, clock_base, dram_last, clock_last;
 	int n_prochot_known, n_prochot_active;
+	/* The families' shares summed over the samples that had them, and how many did. */
+	double dram_share, prochot_share, freq_share;
+	int n_dram_share, n_prochot_share, n_freq_share;
 	bool has_ipc_base;
 	uint64_t instr_base, cycles_base, instr_last, cycles_last;
 };
@@ -113,6 +117,18 @@ static void step_fold(struct history_step *st, const struct history_reading *r)
 		st->n_prochot_known++;
 		st->n_prochot_active += r->prochot_active;
 	}
+	if (r->has_dram_share) {
+		st->n_dram_share++;
+		st->dram_share += r->dram_share;
+	}
+	if (r->has_prochot_share) {
+		st->n_prochot_share++;
+		st->prochot_share += r->prochot_share;
+	}
+	if (r->has_frequency_limited_share) {
+		st->n_freq_share++;
+		st->freq_share += r->frequency_limited_share;
+	}
 	if (r->has_ipc) {
 		if (!st->has_ipc_base || r->instructions < st->instr_last || r->cycles < st->cycles_last) {
 			st->has_ipc_base = true;
@@ -132,6 +148,7 @@ static struct history_point step_close(const struct history_step *st)
 		.margin_celsius = st->margin_celsius,
 		.dram_throttled_fraction = NAN,
 		.prochot_fraction = NAN,
+		.frequency_limited_fraction = NAN,
 		.ipc = NAN,
 	};
 
@@ -143,6 +160,13 @@ static struct history_point step_close(const struct history_step *st)
 	}
 	if (st->n_prochot_known > 0)
 		p.prochot_fraction = (double)st->n_prochot_active / st->n_prochot_known;
+	/* Where a throttle family is measured, it is what the chart draws. */
+	if (st->n_dram_share > 0)
+		p.dram_throttled_fraction = st->dram_share / st->n_dram_share;
+	if (st->n_prochot_share > 0)
+		p.prochot_fraction = st->prochot_share / st->n_prochot_share;
+	if (st->n_freq_share > 0)
+		p.frequency_limited_fraction = st->freq_share / st->n_freq_share;
 	if (st->has_ipc_base && st->cycles_last > st->cycles_base)
 		p.ipc = (double)(st->instr_last - st->instr_base) / (double)(st->cycles_last - st->cycles_base);
 	return p;
@@ -185,6 +209,7 @@ static const struct {
 	{ "margin_celsius", offsetof(struct history_point, margin_celsius) },
 	{ "dram_throttled_fraction", offsetof(struct history_point, dram_throttled_fraction) },
 	{ "prochot_fraction", offsetof(struct history_point, prochot_fraction) },
+	{ "frequency_limited_fraction", offsetof(struct history_point, frequency_limited_fraction) },
 	{ "ipc", offsetof(struct history_point, ipc) },
 };
 

@@ -11,10 +11,13 @@
  *
  * A point holds, over its step: the hottest core and the package
  * temperature (highest seen), the margin to TjMax (smallest seen), the
- * DRAM throttled fraction of time (throttled cycles over uncore clock
- * ticks), the PROCHOT fraction (share of samples in which PROCHOT was
- * asserted) and IPC (instructions over core cycles).  A value the socket
- * cannot give is null in the JSON, never zero.
+ * DRAM throttled fraction of time, the PROCHOT fraction and the
+ * frequency-limited fraction (where a collector measures the throttle
+ * family: the mean over the step's samples of its worst series' share of
+ * the interval; else, for DRAM, throttled cycles over uncore clock ticks
+ * and, for PROCHOT, the share of samples in which it was asserted) and IPC
+ * (instructions over core cycles).  A value the socket cannot give is
+ * null in the JSON, never zero.
  *
  * Steps end on the monotonic clock; the times in the document are wall
  * clock, for display only.
@@ -43,6 +46,18 @@ struct history_reading {
 	uint64_t clockticks;
 	bool has_prochot;
 	bool prochot_active;
+	/*
+	 * The throttle families' worst series share of the interval since the
+	 * previous sample (throttle_worst_share()), where a collector measures
+	 * the family: the DRAM share replaces the cycles above, the PROCHOT
+	 * share the status bit.
+	 */
+	bool has_dram_share;
+	double dram_share;
+	bool has_prochot_share;
+	double prochot_share;
+	bool has_frequency_limited_share;
+	double frequency_limited_share;
 	bool has_ipc;                  /* both totals below are counted */
 	uint64_t instructions;
 	uint64_t cycles;

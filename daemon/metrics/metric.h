@@ -75,6 +75,12 @@ enum metric_signal {
 	METRIC_SIGNAL_CLOCK,
 	/* Event counts labelled by event name (event.h names the built-in ones). */
 	METRIC_SIGNAL_EVENT_COUNTS,
+	/*
+	 * Seconds throttled (a labelled METRIC_DOUBLE counter): each series
+	 * that grows is a throttle episode (episode.h), whatever collector
+	 * adds it.
+	 */
+	METRIC_SIGNAL_THROTTLE_SECONDS,
 };
 
 /*

@@ -61,13 +61,32 @@ struct snapshot_cpu {
 	bool online;
 };
 
+struct metric_family;
+
+#define SNAPSHOT_EPISODE_LABELS_MAX 64
+
 struct snapshot_episode {
-	const char *kind;          /* "dram_thermal_throttling", "prochot", "core_thermal_throttling",
-				      "package_thermal_throttling" (static strings) */
+	/*
+	 * "dram_thermal_throttling", "prochot", "core_thermal_throttling",
+	 * "package_thermal_throttling" from the thermal bits and events, or
+	 * for a throttle family's series its JSON key ("dram_throttled_seconds",
+	 * "prochot_seconds", ...); static strings.
+	 */
+	const char *kind;
 	int socket;
 	int core;                  /* -1 when not per core */
 	double start;              /* unix time, seconds */
 	double end;                /* 0 while ongoing */
+	uint64_t id;               /* 1, 2, ... in start order, since the daemon started */
+	double mono_start;         /* CLOCK_MONOTONIC, seconds */
+	double mono_end;           /* 0 while ongoing */
+	/* A throttle family's series (throttle_families.h); NULL for the others. */
+	const struct metric_family *family;
+	char labels[SNAPSHOT_EPISODE_LABELS_MAX];  /* its label value (METRIC_LABEL_SEP-separated) */
+	bool has_peak;             /* a temperature of the socket was read during it */
+	int peak_celsius;          /* the socket's hottest temperature read during it */
+	double throttled_s;        /* a series' seconds counted during it */
+	double sampled_s;          /* the sample intervals it covered */
 };
 
 /* A formatted document: len bytes, NUL-terminated (render.c). */
@@ -76,7 +95,7 @@ struct snapshot_bytes {
 	char data[];
 };
 
-#define SNAPSHOT_N_RENDERED 8
+#define SNAPSHOT_N_RENDERED 10
 
 struct snapshot_cpu_id {
 	char vendor[13];

@@ -1,6 +1,9 @@
 /*
  * The generation-independent throttling families: see throttle_families.h.
  */
+#include <string.h>
+
+#include "snapshot.h"
 #include "throttle_families.h"
 
 #define DRAM_HELP "Seconds the memory was throttled, per socket and memory channel where the " \
@@ -19,7 +22,7 @@
 
 /* Every one is a socket's seconds, counted as a fraction of its clock. */
 #define SOCKET_SECONDS .type = METRIC_COUNTER, .unit = "seconds", .scope = METRIC_SCOPE_SOCKET, \
-	.kind = METRIC_DOUBLE
+	.kind = METRIC_DOUBLE, .signal = METRIC_SIGNAL_THROTTLE_SECONDS
 
 /*
  * Each family once, with the label sets the generations give it (one
@@ -79,4 +82,30 @@ double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)
 	if (ratio > 1.0)
 		ratio = 1.0;
 	return ratio * (double)wall_ns / 1e9;
+}
+
+bool throttle_worst_share(const struct snapshot *prev, const struct snapshot *s, int socket,
+			  const char *json_key, double *ret_share)
+{
+	double span = prev && s->time > prev->time ? s->time - prev->time : 0, worst = 0;
+	const struct metric_sample *v = NULL;
+	bool any = false;
+	int n = 0;
+
+	if (s)
+		v = snapshot_samples(s, &n);
+	for (int i = 0; i < n; i++) {
+		const struct metric_family *f = v[i].family;
+		const struct metric_sample *was;
+
+		if (f->signal != METRIC_SIGNAL_THROTTLE_SECONDS || v[i].where != socket ||
+		    !f->json_key || strcmp(f->json_key, json_key) != 0 || (f->label && !v[i].label_value))
+			continue;
+		any = true;
+		was = span > 0 ? snapshot_find_sample(prev, f, socket, v[i].label_value) : NULL;
+		if (was && v[i].value.d - was->value.d > worst)
+			worst = v[i].value.d - was->value.d;
+	}
+	*ret_share = span > 0 && worst < span ? worst / span : span > 0 ? 1 : 0;
+	return any;
 }

@@ -21,6 +21,7 @@
 #ifndef UNCORED_THROTTLE_FAMILIES_H
 #define UNCORED_THROTTLE_FAMILIES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "metric.h"
@@ -79,5 +80,17 @@ extern const struct metric_family throttle_frequency_limited_die_seconds; /* die
  * clock mismatch, §4.4).
  */
 double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns);
+
+/*
+ * The largest share of the interval from prev to s (their sample times)
+ * that one series of the throttle families whose json_key is json_key
+ * ("dram_throttled_seconds", "prochot_seconds",
+ * "frequency_limited_seconds") counted on socket, whichever collector adds
+ * it, into *ret_share (0 to 1; 0 without prev or an interval).  False when
+ * s has no such series on the socket: no collector measures the family
+ * there.
+ */
+bool throttle_worst_share(const struct snapshot *prev, const struct snapshot *s, int socket,
+			  const char *json_key, double *ret_share);
 
 #endif

@@ -413,12 +413,36 @@ int json_write_snapshot(const struct snapshot *s, struct strbuf *out)
 	return out->failed ? -ENOMEM : 0;
 }
 
+/* "labels": {name: value, ...} of a throttle family's series (METRIC_LABEL_SEP-separated values). */
+static void write_episode_labels(struct strbuf *out, bool *first, const struct snapshot_episode *e)
+{
+	const char *names = e->family->label ? e->family->label : "";
+	const char *values = e->labels;
+	bool f = true;
+
+	key(out, first, "labels");
+	strbuf_append(out, "{");
+	while (*names) {
+		size_t nl = strcspn(names, ","), vl = strcspn(values, METRIC_LABEL_SEP);
+		char name[32], value[SNAPSHOT_EPISODE_LABELS_MAX];
+
+		snprintf(name, sizeof(name), "%.*s", (int)nl, names);
+		snprintf(value, sizeof(value), "%.*s", (int)vl, values);
+		if (value[0])
+			field_str(out, &f, name, value);
+		names += nl + (names[nl] != 0);
+		values += vl + (values[vl] != 0);
+	}
+	strbuf_append(out, "}");
+}
+
 static void write_episode(struct strbuf *out, const struct snapshot_episode *e, double now)
 {
 	bool f = true;
 	bool ongoing = e->end == 0;
 
 	strbuf_append(out, "{");
+	field_u64(out, &f, "id", e->id);
 	field_str(out, &f, "kind", e->kind ? e->kind : "");
 	field_int(out, &f, "socket", e->socket);
 	opt_int(out, &f, "core", e->core >= 0, e->core);
@@ -428,16 +452,73 @@ static void write_episode(struct strbuf *out, const struct snapshot_episode *e, 
 	else
 		field_double(out, &f, "end", e->end);
 	field_double(out, &f, "duration_seconds", (ongoing ? now : e->end) - e->start);
+	if (e->family) {
+		field_str(out, &f, "family", e->family->name);
+		write_episode_labels(out, &f, e);
+		field_double(out, &f, "monotonic_start", e->mono_start);
+		if (ongoing)
+			field_null(out, &f, "monotonic_end");
+		else
+			field_double(out, &f, "monotonic_end", e->mono_end);
+		opt_int(out, &f, "peak_celsius", e->has_peak, e->peak_celsius);
+		field_double(out, &f, "throttled_seconds", e->throttled_s);
+		if (e->sampled_s > 0)
+			field_double(out, &f, "throttled_share",
+				     e->throttled_s < e->sampled_s ? e->throttled_s / e->sampled_s : 1);
+		else
+			field_null(out, &f, "throttled_share");
+	}
 	strbuf_append(out, "}");
 }
 
 int json_write_episodes(const struct snapshot *s, struct strbuf *out)
 {
+	return json_write_episode_by_id(s, 0, out);
+}
+
+int json_write_episode_by_id(const struct snapshot *s, uint64_t id, struct strbuf *out)
+{
+	bool first = true;
+
 	strbuf_append(out, "{\"episodes\": [");
 	for (int i = 0; i < s->n_episodes; i++) {
-		if (i)
+		if (id && s->episodes[i].id != id)
+			continue;
+		if (!first)
 			strbuf_append(out, ",\n ");
+		first = false;
 		write_episode(out, &s->episodes[i], s->time);
+	}
+	strbuf_append(out, "]}\n");
+	return out->failed ? -ENOMEM : 0;
+}
+
+int json_episodes_pick(const char *doc, size_t len, uint64_t id, struct strbuf *out)
+{
+	static const char head[] = "{\"episodes\": [";
+	char prefix[40];
+	const char *p = doc + sizeof(head) - 1, *end = doc + len;
+	size_t plen = (size_t)snprintf(prefix, sizeof(prefix), "{\"id\": %" PRIu64 ",", id);
+
+	if (len < sizeof(head) - 1 || memcmp(doc, head, sizeof(head) - 1) != 0)
+		return -EINVAL;
+	strbuf_append(out, head);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t line = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (line >= plen && memcmp(p, prefix, plen) == 0) {
+			/* The episode's object: up to its line's separator or the list's end. */
+			if (line >= 2 && p[line - 1] == ',')
+				line--;
+			else if (line >= 3 && memcmp(p + line - 2, "]}", 2) == 0)
+				line -= 2;
+			strbuf_printf(out, "%.*s", (int)line, p);
+			break;
+		}
+		p += line + 1;
+		if (p < end && *p == ' ')
+			p++;
 	}
 	strbuf_append(out, "]}\n");
 	return out->failed ? -ENOMEM : 0;

@@ -24,4 +24,24 @@ int json_write_snapshot(const struct snapshot *s, struct strbuf *out);
 /* Append {"episodes": [...]} from s, newest first.  Returns 0 or -ENOMEM. */
 int json_write_episodes(const struct snapshot *s, struct strbuf *out);
 
+/*
+ * The same with only the episode whose id is id (none when it has left
+ * the bounded list), or all of them for id 0.  Each episode has "id",
+ * "kind", "socket", "core", "start", "end", "duration_seconds"; one of a
+ * throttle family's series also "family", "labels", "monotonic_start",
+ * "monotonic_end", "peak_celsius", "throttled_seconds" and
+ * "throttled_share" (SPEC §5a).  Returns 0 or -ENOMEM.
+ */
+int json_write_episode_by_id(const struct snapshot *s, uint64_t id, struct strbuf *out);
+
+/*
+ * From doc (len bytes), an episodes document json_write_episodes() wrote
+ * (one episode a line, each opening with its "id"), append the same
+ * document holding only the episode whose id is id ({"episodes": []}
+ * when it holds none): how the HTTP server, which has the rendered
+ * document and not the snapshot, answers /api/v1/episodes?id=.  0,
+ * -EINVAL when doc is no episodes document, or -ENOMEM.
+ */
+int json_episodes_pick(const char *doc, size_t len, uint64_t id, struct strbuf *out);
+
 #endif

@@ -7,6 +7,7 @@
  * snapshot.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,7 +55,38 @@ static void prom_labels(const char *names, const char *values, bool more_than_pl
 	}
 }
 
-static void prom_sample(const struct snapshot *s, const struct metric_sample *v, struct strbuf *out)
+/*
+ * The current or last episode of the throttle family series v (the newest
+ * the bounded list holds), or NULL.
+ */
+static const struct snapshot_episode *series_episode(const struct snapshot *s,
+						     const struct metric_sample *v)
+{
+	for (int i = 0; i < s->n_episodes; i++) {
+		const struct snapshot_episode *e = &s->episodes[i];
+
+		if (e->family && e->socket == v->where && e->family->name &&
+		    strcmp(e->family->name, v->family->name) == 0 &&
+		    strcmp(e->labels, v->label_value ? v->label_value : "") == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* " # {episode_id=\"ID\"} SECONDS": the exemplar of a throttle family's series (OpenMetrics). */
+static void om_exemplar(const struct snapshot *s, const struct metric_sample *v, struct strbuf *out)
+{
+	const struct snapshot_episode *e;
+
+	if (v->family->signal != METRIC_SIGNAL_THROTTLE_SECONDS)
+		return;
+	e = series_episode(s, v);
+	if (e)
+		strbuf_printf(out, " # {episode_id=\"%" PRIu64 "\"} %.17g", e->id, e->throttled_s);
+}
+
+static void prom_sample(const struct snapshot *s, const struct metric_sample *v, bool om,
+			struct strbuf *out)
 {
 	const struct metric_family *f = v->family;
 	const struct snapshot_cpu *c = NULL;
@@ -77,6 +109,37 @@ static void prom_sample(const struct snapshot *s, const struct metric_sample *v,
 		strbuf_append(out, "}");
 	strbuf_append(out, " ");
 	sample_value_append(out, v, false);
+	if (om)
+		om_exemplar(s, v, out);
+	strbuf_append(out, "\n");
+}
+
+/*
+ * "# TYPE": OpenMetrics names a counter's family without its "_total" (a
+ * counter whose name lacks it is "unknown" there).
+ */
+static void prom_type(const struct metric_family *f, bool om, struct strbuf *out)
+{
+	size_t len = strlen(f->name);
+	bool total = len > 6 && strcmp(f->name + len - 6, "_total") == 0;
+
+	if (!om || f->type != METRIC_COUNTER)
+		strbuf_printf(out, "# TYPE %s %s\n", f->name,
+			      f->type == METRIC_COUNTER ? "counter" : "gauge");
+	else
+		strbuf_printf(out, "# TYPE %.*s %s\n", (int)(total ? len - 6 : len), f->name,
+			      total ? "counter" : "unknown");
+}
+
+/* "# HELP", named as "# TYPE" names the family. */
+static void prom_help(const struct metric_family *f, bool om, struct strbuf *out)
+{
+	size_t len = strlen(f->name);
+	bool cut = om && f->type == METRIC_COUNTER && len > 6 &&
+		   strcmp(f->name + len - 6, "_total") == 0;
+
+	strbuf_printf(out, "# HELP %.*s ", (int)(cut ? len - 6 : len), f->name);
+	strbuf_append_prom_help(out, f->help);
 	strbuf_append(out, "\n");
 }
 
@@ -90,7 +153,7 @@ static bool same_name_before(const struct metric_family *const *families, size_t
 }
 
 static void prom_families(const struct snapshot *s, const struct metric_family *const *families,
-			  size_t n, struct strbuf *out)
+			  size_t n, bool om, struct strbuf *out)
 {
 	int n_values;
 	const struct metric_sample *values = snapshot_samples(s, &n_values);
@@ -102,10 +165,8 @@ static void prom_families(const struct snapshot *s, const struct metric_family *
 
 		if (!f->name || f->kind == METRIC_TEXT || same_name_before(families, k))
 			continue;
-		strbuf_printf(out, "# HELP %s ", f->name);
-		strbuf_append_prom_help(out, f->help);
-		strbuf_printf(out, "\n# TYPE %s %s\n", f->name,
-			      f->type == METRIC_COUNTER ? "counter" : "gauge");
+		prom_help(f, om, out);
+		prom_type(f, om, out);
 		/*
 		 * One name is one family in the exposition, even when it is
 		 * declared as several (one per label set, say): the first
@@ -118,7 +179,7 @@ static void prom_families(const struct snapshot *s, const struct metric_family *
 				continue;
 			for (int i = 0; i < n_values; i++)
 				if (values[i].family == g && (!g->label || values[i].label_value)) {
-					prom_sample(s, &values[i], out);
+					prom_sample(s, &values[i], om, out);
 					any = true;
 				}
 		}
@@ -136,16 +197,24 @@ static void prom_families(const struct snapshot *s, const struct metric_family *
  * declare is written once; families that share a name (one per label set)
  * are one family: HELP and TYPE of the first, then the samples of each.
  */
-static void write_declared(const struct snapshot *s, struct strbuf *out)
+static void write_declared(const struct snapshot *s, bool om, struct strbuf *out)
 {
 	const struct metric_family *families[METRIC_MAX_FAMILIES];
 
-	prom_families(s, families, metric_families_declared(families), out);
+	prom_families(s, families, metric_families_declared(families), om, out);
 }
 
 int prom_write(const struct snapshot *s, struct strbuf *out)
 {
-	prom_families(s, self_metric_families, self_metric_n_families, out);
-	write_declared(s, out);
+	prom_families(s, self_metric_families, self_metric_n_families, false, out);
+	write_declared(s, false, out);
+	return out->failed ? -ENOMEM : 0;
+}
+
+int prom_write_openmetrics(const struct snapshot *s, struct strbuf *out)
+{
+	prom_families(s, self_metric_families, self_metric_n_families, true, out);
+	write_declared(s, true, out);
+	strbuf_append(out, "# EOF\n");
 	return out->failed ? -ENOMEM : 0;
 }

@@ -37,6 +37,7 @@ static int format(struct snapshot *s, enum render_doc doc, struct snapshot_bytes
 	}
 	strbuf_init(&sb);
 	r = doc == RENDER_METRICS ? prom_write(s, &sb) :
+	    doc == RENDER_OPENMETRICS ? prom_write_openmetrics(s, &sb) :
 	    doc == RENDER_SNAPSHOT ? json_write_snapshot(s, &sb) : json_write_episodes(s, &sb);
 	if (r == 0 && sb.failed)
 		r = -ENOMEM;
@@ -149,5 +150,6 @@ int render_get(struct snapshot *s, enum render_doc doc, bool gzip, const char **
 
 const char *render_content_type(enum render_doc doc)
 {
-	return doc == RENDER_METRICS ? PROM_CONTENT_TYPE : JSON_CONTENT_TYPE;
+	return doc == RENDER_METRICS ? PROM_CONTENT_TYPE :
+	       doc == RENDER_OPENMETRICS ? OPENMETRICS_CONTENT_TYPE : JSON_CONTENT_TYPE;
 }

@@ -19,6 +19,7 @@ enum render_doc {
 	RENDER_SNAPSHOT,    /* JSON snapshot (json_write_snapshot) */
 	RENDER_EPISODES,    /* JSON episodes (json_write_episodes) */
 	RENDER_HISTORY,     /* JSON history (s->history; 503 when absent) */
+	RENDER_OPENMETRICS, /* OpenMetrics text with exemplars (prom_write_openmetrics) */
 	RENDER_N_DOCS
 };
 

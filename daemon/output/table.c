@@ -214,15 +214,18 @@ static void table_number(const struct metric_family *g, const struct metric_samp
 }
 
 /*
- * The title of a table_labels_titled line: f's table title, then each
- * label of f with its part of value (see table_labels_titled).
+ * The title of a table_labels_titled line: f's table title (when
+ * with_title), then each label of f with its part of value (see
+ * table_labels_titled), ", "-separated.
  */
-static void table_label_title(const struct metric_family *f, const char *value,
+static void table_label_title(const struct metric_family *f, const char *value, bool with_title,
 			      struct strbuf *out)
 {
-	const char *name = f->label;
+	const char *name = f->label ? f->label : "";
+	bool first = !with_title;
 
-	strbuf_append(out, f->table_title);
+	if (with_title)
+		strbuf_append(out, f->table_title ? f->table_title : f->json_key);
 	while (*name) {
 		size_t name_len = strcspn(name, ",");
 		size_t value_len = strcspn(value, METRIC_LABEL_SEP);
@@ -230,19 +233,34 @@ static void table_label_title(const struct metric_family *f, const char *value,
 
 		if (value_len > 0) {
 			if (last)
-				strbuf_printf(out, ", %.*s", (int)value_len, value);
+				strbuf_printf(out, "%s%.*s", first ? "" : ", ", (int)value_len, value);
 			else
-				strbuf_printf(out, ", %.*s %.*s", (int)name_len, name,
+				strbuf_printf(out, "%s%.*s %.*s", first ? "" : ", ", (int)name_len, name,
 					      (int)value_len, value);
+			first = false;
 		}
 		name += name_len + !last;
 		value += value_len + (value[value_len] != '\0');
 	}
 }
 
-/* The lines of labelled f at where: one per label value of b. */
+/* Whether the series vb of a throttle family counted nothing since va (or va is absent). */
+static bool throttle_series_quiet(const struct metric_sample *va, const struct metric_sample *vb)
+{
+	uint64_t u;
+
+	return vb->family->signal == METRIC_SIGNAL_THROTTLE_SECONDS &&
+	       (!va || table_value(va, vb, &u) <= 0);
+}
+
+/*
+ * The lines of labelled f at where: one per label value of b; unless
+ * verbose, none for a throttle family series that counted nothing (the
+ * socket's summary says so).
+ */
 static void table_labelled(const struct snapshot *a, const struct snapshot *b,
-			   const struct metric_family *f, int where, struct strbuf *out)
+			   const struct metric_family *f, int where, bool verbose,
+			   struct strbuf *out)
 {
 	for (const struct metric_sample *vb = snapshot_first_labelled(b, f, where); vb;
 	     vb = snapshot_next_labelled(b, vb)) {
@@ -251,11 +269,14 @@ static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 		const struct metric_sample *pa, *pb;
 		int width = TABLE_NUMBER_WIDTH;
 
+		if (!verbose && throttle_series_quiet(va, vb))
+			continue;
+
 		if (f->table_labels_titled) {
 			size_t mark = out->len;
 
 			strbuf_append(out, "  ");
-			table_label_title(f, vb->label_value, out);
+			table_label_title(f, vb->label_value, true, out);
 			/* A long title takes from the number's field, so numbers still end in one column. */
 			if (!out->failed && out->len - mark > TABLE_TITLE_COLUMNS)
 				width -= (int)(out->len - mark - TABLE_TITLE_COLUMNS);
@@ -291,7 +312,7 @@ static void table_labelled(const struct snapshot *a, const struct snapshot *b,
 }
 
 static void table_lines(const struct snapshot *a, const struct snapshot *b, int where,
-			struct strbuf *out)
+			bool verbose, struct strbuf *out)
 {
 	const struct metric_family *families[METRIC_MAX_FAMILIES];
 	size_t n = metric_families_by_json_order(families);
@@ -306,7 +327,7 @@ static void table_lines(const struct snapshot *a, const struct snapshot *b, int 
 			continue;
 		}
 		if (f->label) {
-			table_labelled(a, b, f, where, out);
+			table_labelled(a, b, f, where, verbose, out);
 			k++;
 			continue;
 		}
@@ -345,9 +366,106 @@ static void table_lines(const struct snapshot *a, const struct snapshot *b, int 
 	}
 }
 
-static void write_socket(const struct snapshot *a, const struct snapshot *b,
-			 const struct snapshot_socket *sb, struct strbuf *out)
+/* "hottest core": the core of sb whose temperature at b is highest. */
+static void write_hottest_core(const struct snapshot *b, const struct snapshot_socket *sb,
+			       struct strbuf *out)
 {
+	const struct metric_sample *hot = NULL;
+	int core = -1;
+
+	for (int i = 0; i < sb->n_cores; i++) {
+		const struct snapshot_core *c = &sb->cores[i];
+		const struct metric_sample *v = c->n_cpus > 0 ?
+			signal_at(b, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_CORE, c->cpus[0]) : NULL;
+
+		if (v && (!hot || metric_sample_int(v) > metric_sample_int(hot))) {
+			hot = v;
+			core = c->core;
+		}
+	}
+	if (hot)
+		strbuf_printf(out, "  %-36s core %d, %" PRId64 " C\n", "hottest core", core,
+			      metric_sample_int(hot));
+}
+
+/*
+ * One line per throttle family title (every family of it, whatever its
+ * labels): the series that counted the most seconds in the interval, by
+ * its labels, or "0 s in all N series".  A family no collector adds here
+ * has no line (the throttling signals say why).
+ */
+static void write_throttle_summary(const struct snapshot *a, const struct snapshot *b,
+				   int where, struct strbuf *out)
+{
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
+	size_t n = metric_families_by_json_order(families);
+
+	for (size_t k = 0; k < n; k++) {
+		const struct metric_family *f = families[k];
+		const struct metric_sample *worst = NULL;
+		double worst_s = 0;
+		int series = 0;
+		bool done = false;
+
+		if (f->signal != METRIC_SIGNAL_THROTTLE_SECONDS || !f->table_title ||
+		    f->scope != METRIC_SCOPE_SOCKET)
+			continue;
+		for (size_t j = 0; j < k && !done; j++)
+			done = families[j]->signal == METRIC_SIGNAL_THROTTLE_SECONDS &&
+			       families[j]->table_title &&
+			       strcmp(families[j]->table_title, f->table_title) == 0;
+		for (size_t j = k; j < n && !done; j++) {
+			const struct metric_family *g = families[j];
+
+			if (g->signal != METRIC_SIGNAL_THROTTLE_SECONDS || !g->table_title ||
+			    strcmp(g->table_title, f->table_title) != 0)
+				continue;
+			for (const struct metric_sample *vb = snapshot_first_labelled(b, g, where); vb;
+			     vb = snapshot_next_labelled(b, vb)) {
+				const struct metric_sample *va =
+					snapshot_find_sample(a, g, where, vb->label_value);
+				uint64_t u;
+				double d = va ? table_value(va, vb, &u) : 0;
+
+				series++;
+				if (d > worst_s) {
+					worst_s = d;
+					worst = vb;
+				}
+			}
+		}
+		if (done || series == 0)
+			continue;
+		strbuf_printf(out, "  %-36s ", f->table_title);
+		if (worst) {
+			table_label_title(worst->family, worst->label_value, false, out);
+			strbuf_printf(out, "%s%.3f s\n", worst->label_value[0] ? ": " : "", worst_s);
+		} else {
+			strbuf_printf(out, "0 s in all %d series\n", series);
+		}
+	}
+}
+
+/* Whether core cb is worth a row without --verbose: flagged, or throttled by the kernel. */
+static bool core_row_matters(const struct snapshot *a, const struct snapshot *b,
+			     const struct snapshot_core *ca, const struct snapshot_core *cb)
+{
+	int where = cb->n_cpus > 0 ? cb->cpus[0] : -1;
+	const struct metric_sample *kb = signal_at(b, METRIC_SIGNAL_THROTTLE_COUNT,
+						   METRIC_SCOPE_CORE, where);
+	const struct metric_sample *ka = ca ? signal_at(a, METRIC_SIGNAL_THROTTLE_COUNT,
+							METRIC_SCOPE_CORE, where) : NULL;
+	const char *flags = core_flags(b, where);
+
+	return (strcmp(flags, "ok") != 0 && strcmp(flags, "-") != 0) ||
+	       (ka && kb && kb->value.u != ka->value.u);
+}
+
+static void write_socket(const struct snapshot *a, const struct snapshot *b,
+			 const struct snapshot_socket *sb, bool verbose, struct strbuf *out)
+{
+	int hidden = 0;
+
 	const struct snapshot_socket *sa = find_socket(a, sb->socket);
 	struct ipc_sum sum = { 0 };
 	char tjmax[16], pkg[16], ipc[16];
@@ -364,11 +482,43 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		      sb->socket, tjmax, pkg,
 		      yes_no(signal_at(b, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, sb->socket)),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
-	table_lines(a, b, sb->socket, out);
-	strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus", "temp", "flags",
-		      "kernel throttles", "IPC", "IPC per cpu");
-	for (int i = 0; i < sb->n_cores; i++)
-		write_core_row(a, b, find_core(sa, sb->cores[i].core), &sb->cores[i], out);
+	write_hottest_core(b, sb, out);
+	write_throttle_summary(a, b, sb->socket, out);
+	table_lines(a, b, sb->socket, verbose, out);
+	for (int i = 0; i < sb->n_cores; i++) {
+		const struct snapshot_core *ca = find_core(sa, sb->cores[i].core);
+
+		if (!verbose && !core_row_matters(a, b, ca, &sb->cores[i])) {
+			hidden++;
+			continue;
+		}
+		if (i - hidden == 0)
+			strbuf_printf(out, "\n  %5s  %-12s %7s  %-18s %16s %6s  %s\n", "core", "cpus",
+				      "temp", "flags", "kernel throttles", "IPC", "IPC per cpu");
+		write_core_row(a, b, ca, &sb->cores[i], out);
+	}
+	if (hidden > 0)
+		strbuf_printf(out, "  %d %s neither throttling nor PROCHOT (--verbose lists %s)\n",
+			      hidden, hidden == 1 ? "core" : "cores", hidden == 1 ? "it" : "them");
+}
+
+/*
+ * What an episode is: its kind, or for a throttle family's series the
+ * family's table title and its labels as the family lines have them
+ * ("DRAM throttled, channel 2, slot 1, thermal").
+ */
+static void episode_what(const struct snapshot_episode *e, char *buf, size_t len)
+{
+	struct strbuf sb;
+
+	if (!e->family) {
+		snprintf(buf, len, "%s", e->kind ? e->kind : "?");
+		return;
+	}
+	strbuf_init(&sb);
+	table_label_title(e->family, e->labels, true, &sb);
+	snprintf(buf, len, "%s", sb.failed || !sb.buf ? e->kind : sb.buf);
+	strbuf_free(&sb);
 }
 
 /*
@@ -382,7 +532,7 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, s
 
 	for (int i = b->n_episodes - 1; i >= 0; i--) {   /* oldest first */
 		const struct snapshot_episode *e = &b->episodes[i];
-		char place[48];
+		char place[48], what[96];
 
 		if (e->end != 0 && e->end < a->time)
 			continue;   /* over before this interval */
@@ -393,7 +543,8 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, s
 			snprintf(place, sizeof(place), "socket %d core %d", e->socket, e->core);
 		else
 			snprintf(place, sizeof(place), "socket %d", e->socket);
-		strbuf_printf(out, "  %-18s %-28s ", place, e->kind);
+		episode_what(e, what, sizeof(what));
+		strbuf_printf(out, "  %-18s %-28s ", place, what);
 		if (e->end != 0)
 			strbuf_printf(out, "ended after %.1f s\n", e->end - e->start);
 		else if (e->start > a->time)
@@ -438,13 +589,19 @@ static void write_throttling_signals(const struct snapshot *s, struct strbuf *ou
 	}
 }
 
-int table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out)
+int table_write_brief(const struct snapshot *first, const struct snapshot *second, bool verbose,
+		      struct strbuf *out)
 {
 	write_header(first, second, out);
 	for (int i = 0; i < second->n_sockets; i++)
-		write_socket(first, second, &second->sockets[i], out);
+		write_socket(first, second, &second->sockets[i], verbose, out);
 	write_episodes(first, second, out);
 	write_collectors(second, out);
 	write_throttling_signals(second, out);
 	return out->failed ? -ENOMEM : 0;
+}
+
+int table_write(const struct snapshot *first, const struct snapshot *second, struct strbuf *out)
+{
+	return table_write_brief(first, second, true, out);
 }

@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "config.h"
 #include "episode.h"
+#include "throttle_families.h"
 #include "event.h"
 #include "history.h"
 #include "hotplug.h"
@@ -134,13 +135,20 @@ static void add_ipc(const struct snapshot *snap, enum metric_scope scope, int wh
 	r->cycles += c->value.u;
 }
 
-/* One socket's readings of this sample, for the history. */
-static void history_reading_of(const struct snapshot *snap, const struct snapshot_socket *ss,
-			       struct history_reading *r)
+/* One socket's readings of this sample (prev: the one before, or NULL), for the history. */
+static void history_reading_of(const struct snapshot *prev, const struct snapshot *snap,
+			       const struct snapshot_socket *ss, struct history_reading *r)
 {
 	const struct metric_sample *v, *clock;
 
 	memset(r, 0, sizeof(*r));
+	r->has_dram_share = throttle_worst_share(prev, snap, ss->socket, "dram_throttled_seconds",
+						 &r->dram_share);
+	r->has_prochot_share = throttle_worst_share(prev, snap, ss->socket, "prochot_seconds",
+						    &r->prochot_share);
+	r->has_frequency_limited_share = throttle_worst_share(prev, snap, ss->socket,
+							      "frequency_limited_seconds",
+							      &r->frequency_limited_share);
 	for (int k = 0; k < ss->n_cores; k++) {
 		v = snapshot_find_core_signal(snap, &ss->cores[k], METRIC_SIGNAL_TEMPERATURE);
 		if (v && (!r->has_hottest_core || metric_sample_int(v) > r->hottest_core_celsius)) {
@@ -188,7 +196,7 @@ static void add_history(struct sampler *s, struct snapshot *snap, double mono_s)
 	if (!s->history)
 		return;
 	for (int i = 0; i < snap->n_sockets && i < s->topo->n_sockets; i++)
-		history_reading_of(snap, &snap->sockets[i], &s->readings[i]);
+		history_reading_of(s->previous, snap, &snap->sockets[i], &s->readings[i]);
 	history_add(s->history, mono_s, snap->time, s->readings);
 	snap->history = history_acquire(s->history);
 }

@@ -194,6 +194,7 @@ samples_grow() {
 
 # Start a real Prometheus server on loopback scraping the given targets
 # every second; sets PROM_URL.  Usage: start_prometheus RULES_FILE_OR_EMPTY TARGET...
+# PROM_FLAGS, when set, adds flags (--enable-feature=exemplar-storage).
 start_prometheus() {
 	command -v prometheus >/dev/null || skip "prometheus is not installed"
 	rules=$1
@@ -213,7 +214,7 @@ start_prometheus() {
 	timeout -s TERM "${UNCORED_TEST_PROM_LIMIT:-240}" prometheus \
 		--config.file="$TEST_TMP/prometheus.yml" \
 		--storage.tsdb.path="$TEST_TMP/tsdb" \
-		--web.listen-address="127.0.0.1:0" \
+		--web.listen-address="127.0.0.1:0" ${PROM_FLAGS:-} \
 		>"$TEST_TMP/prometheus.log" 2>&1 &
 	PROM_PID=$!
 	PIDS="$PIDS $PROM_PID"

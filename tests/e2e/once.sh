@@ -53,7 +53,7 @@ cat >"$TEST_TMP/episodes.want" <<'EOF'
 episodes:
   socket 0 core 1    core_thermal_throttling      ended after N s
   socket 0 core 2    core_thermal_throttling      still running after N s
-  socket 1           dram_thermal_throttling      started, still running
+  socket 1           DRAM throttled, thermal      started, still running
 
 EOF
 diff -u "$TEST_TMP/episodes.want" "$TEST_TMP/episodes.got" || fail "episodes in the table"
@@ -100,11 +100,12 @@ jq -e '.collectors[] | select(.name == "uncore") | .state == "not_applicable" an
 	fail "--once text skylake failed"
 grep -q '^  uncore   not applicable errors 0: this CPU (skylake-sp' "$TEST_TMP/sky.txt" ||
 	fail "skylake table: uncore not applicable: $(grep uncore "$TEST_TMP/sky.txt")"
-# The shared throttling seconds in the socket block (declared once, throttle_families.c): socket 1
+# The shared throttling seconds in the socket block (declared once, throttle_families.c), every
+# series with --verbose: socket 1
 # channel 2 is throttled from the first sample on (0-1 s of every 2 s), nothing else is.
-"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate skylake-sp-2s:dimm-hot-channel >"$TEST_TMP/hot.txt" \
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --verbose --simulate skylake-sp-2s:dimm-hot-channel >"$TEST_TMP/hot.txt" \
 	2>"$TEST_TMP/log" || { cat "$TEST_TMP/log"; fail "--once skylake dimm-hot-channel failed"; }
-sed -n '/^socket 1:/,/^$/p' "$TEST_TMP/hot.txt" | grep -E '^  (DRAM throttled|PROCHOT|frequency limited)' |
+sed -n '/^socket 1:/,/^$/p' "$TEST_TMP/hot.txt" | grep -E '^  (DRAM throttled|PROCHOT|frequency limited),' |
 	sed -E '/ 0\.000 s$/!s/ +[0-9]+\.[0-9]{3} s$/ MORE THAN 0 s/' >"$TEST_TMP/hot.got"
 cat >"$TEST_TMP/hot.want" <<'EOF'
   DRAM throttled, channel 0, thermal_or_power         0.000 s
@@ -160,5 +161,18 @@ grep -q '^uncored_pmu_conflicts_total{collector="uncore",' "$TEST_TMP/e.prom" &&
 	fail "uncore on perf: a conflicts series that cannot change"
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --format prometheus --simulate westmere-ep-2s 2>/dev/null |
 	grep -q '^uncored_pmu_conflicts_total{collector="core",' && fail "core on perf: a conflicts series that cannot change"
-"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate nehalem-ep-2s 2>/dev/null | grep -q "IPC per cpu" || fail "no per-CPU IPC in the table"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --verbose --simulate nehalem-ep-2s 2>/dev/null | grep -q "IPC per cpu" || fail "no per-CPU IPC in the table"
+# A cool 128-CPU host fits on a screen; a hot channel is named in its socket's summary.
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate sapphire-rapids-2s >"$TEST_TMP/spr.txt" 2>/dev/null ||
+	fail "--once sapphire-rapids-2s failed"
+[ "$(wc -l <"$TEST_TMP/spr.txt")" -le 40 ] || fail "cool sapphire-rapids-2s: $(wc -l <"$TEST_TMP/spr.txt") lines, expected at most 40"
+grep -q '^  DRAM throttled  *0 s in all 16 series$' "$TEST_TMP/spr.txt" || fail "no DRAM summary: $(cat "$TEST_TMP/spr.txt")"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --verbose --simulate sapphire-rapids-2s 2>/dev/null |
+	grep -c '^ *[0-9][0-9]*  [0-9]*,[0-9]* ' | grep -qx 64 || fail "--verbose does not list the 64 cores"
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate sapphire-rapids-2s:dimm-hot-channel >"$TEST_TMP/hot.txt" 2>/dev/null ||
+	fail "--once dimm-hot-channel failed"
+sed -n '/^socket 1:/,/^$/p' "$TEST_TMP/hot.txt" | grep -q '^  DRAM throttled  *channel 2, slot [01], thermal_or_power: [0-9.]* s$' ||
+	fail "socket 1's summary does not name channel 2: $(cat "$TEST_TMP/hot.txt")"
+sed -n '/^socket 0:/,/^$/p' "$TEST_TMP/hot.txt" | grep -q '^  DRAM throttled  *0 s in all' ||
+	fail "socket 0's summary is not quiet: $(cat "$TEST_TMP/hot.txt")"
 echo "once: ok"

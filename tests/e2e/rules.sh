@@ -52,6 +52,8 @@ assert not any("uncored:dram_thermal_throttled_fraction" in e for es in exprs.va
     "a panel still reads the deprecated Westmere-only record"
 assert any("uncored_collector_applicable" in e for es in exprs.values() for e in es), \
     "no panel shows collector applicability"
+assert any("uncored_dram_throttled_seconds_total" in e and "slot" in e and "channel" in e
+           for es in exprs.values() for e in es), "no per-DIMM panel (by channel and slot)"
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 PY
 timeout 60 promtool check rules "$tmp/dashboard.rules.yml" >/dev/null

@@ -9,7 +9,7 @@
 'use strict';
 
 const fs = require('fs');
-const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+const { run } = require('./web_browser.js');
 
 const url = process.env.UNCORED_URL;
 const expectCores = Number(process.env.EXPECT_CORES || 12);
@@ -167,32 +167,7 @@ async function checkSignalValues(context) {
 	await none.close();
 }
 
-async function main() {
-	const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
-		executablePath: '/usr/bin/chromium',
-		headless: true,
-		timeout: 30000,
-		viewport: { width: 1280, height: 900 },
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	});
-	const errors = [];
-	let rc = 0;
-	try {
-		const page = context.pages()[0] || await context.newPage();
-		page.on('pageerror', (e) => errors.push(String(e)));
-		await check(page, errors);
-		console.log('web page: ok');
-	} catch (e) {
-		console.error('FAIL: ' + e.message);
-		rc = 1;
-	} finally {
-		await context.close();
-	}
-	process.exit(rc);
-}
-
-main().catch((e) => {
-	console.error('FAIL: ' + (e && e.stack ? e.stack : e));
-	process.exit(1);
+run({}, async (page, errors) => {
+	await check(page, errors);
+	console.log('web page: ok');
 });

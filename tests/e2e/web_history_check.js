@@ -11,7 +11,7 @@
  */
 'use strict';
 
-const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+const { run } = require('./web_browser.js');
 
 const url = process.env.UNCORED_URL;
 const tBefore = Number(process.env.T_BEFORE);
@@ -152,35 +152,10 @@ async function check(page) {
 		fail('no note that the history is not updated');
 }
 
-async function main() {
-	const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
-		executablePath: '/usr/bin/chromium',
-		headless: true,
-		timeout: 30000,
-		viewport: { width: 1280, height: 1000 },
-		colorScheme: process.env.COLOR_SCHEME || 'light',
-		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	});
-	let rc = 0;
-	try {
-		const page = context.pages()[0] || await context.newPage();
-		const errors = [];
-		page.on('pageerror', (e) => errors.push(String(e)));
+run({ viewport: { width: 1280, height: 1000 }, colorScheme: process.env.COLOR_SCHEME || 'light' },
+	async (page, errors) => {
 		await check(page);
 		if (errors.length)
 			fail('page errors: ' + errors.join('; '));
 		console.log(`history charts (${process.env.COLOR_SCHEME}): ok`);
-	} catch (e) {
-		console.error('FAIL: ' + e.message);
-		rc = 1;
-	} finally {
-		await context.close();
-	}
-	process.exit(rc);
-}
-
-main().catch((e) => {
-	console.error('FAIL: ' + (e && e.stack ? e.stack : e));
-	process.exit(1);
-});
+	});

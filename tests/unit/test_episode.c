@@ -15,6 +15,7 @@
 #include "cpu.h"
 #include "episode.h"
 #include "fake_machines.h"
+#include "throttle_families.h"
 
 static void kind_names(void **state)
 {
@@ -338,6 +339,93 @@ static void unavailable_event_is_no_signal(void **state)
 	episode_tracker_free(t);
 }
 
+/* One throttle family series per label value of dram[], plus PROCHOT and a temperature. */
+struct series_sample {
+	double dram2, dram3;        /* channel 2 and 3 thermal seconds; < 0: not added */
+	double prochot;             /* external PROCHOT seconds */
+	int64_t package_celsius;
+};
+
+static struct snapshot *make_series(const struct series_sample *in, double time)
+{
+	struct snapshot *s = snapshot_new(&topo, NULL);
+
+	s->time = time;
+	s->interval_s = 1;
+	if (in->dram2 >= 0)
+		snapshot_add_sample(s, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP "thermal",
+				    0, in->dram2);
+	if (in->dram3 >= 0)
+		snapshot_add_sample(s, &throttle_dram_channel_seconds, 1, "3" METRIC_LABEL_SEP "thermal",
+				    0, in->dram3);
+	snapshot_add_sample(s, &throttle_prochot_seconds, 1, "external", 0, in->prochot);
+	add_thermal(s, "package_temperature_celsius", 1, in->package_celsius);
+	return s;
+}
+
+/*
+ * Each throttle family series is a place of its own: one channel's seconds
+ * growing opens an episode for that channel only, which adds up its seconds,
+ * intervals and peak temperature, and ends when they stop growing or the
+ * series goes away.
+ */
+static void family_series_are_episodes(void **state)
+{
+	static const struct series_sample samples[] = {
+		{ 0, 0, 0, 60 },
+		{ 0.5, 0, 0, 70 },       /* channel 2 starts */
+		{ 1.5, 0, 0, 90 },
+		{ 1.5, 0, 0.25, 80 },    /* channel 2 ends, PROCHOT starts */
+		{ 1.5, 0, 0.25, 80 },    /* PROCHOT ends */
+		{ 1.5, 0.5, 0.25, 80 },  /* channel 3 starts */
+		{ 1.5, -1, 0.25, 80 },   /* its series is gone: it ends */
+	};
+	static const char *const expected[] = {
+		"start dram_throttled_seconds s1 c-1 101 0",
+		"end dram_throttled_seconds s1 c-1 103 2",
+		"start prochot_seconds s1 c-1 103 0",
+		"end prochot_seconds s1 c-1 104 1",
+		"start dram_throttled_seconds s1 c-1 105 0",
+		"end dram_throttled_seconds s1 c-1 106 1",
+	};
+	struct episode_tracker *t = episode_tracker_new(8);
+	struct snapshot *prev = NULL, *s = NULL;
+	struct log l = { 0 };
+	const struct snapshot_episode *e;
+
+	(void)state;
+	episode_monotonic_clock = fake_clock;
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		s = make_series(&samples[i], 100 + (double)i);
+		fake_mono = 10 + (double)i;
+		assert_int_equal(episode_update_from_snapshot(t, prev, s, log_change, &l), 0);
+		snapshot_release(prev);
+		prev = s;
+	}
+	assert_int_equal(l.n, sizeof(expected) / sizeof(expected[0]));
+	for (int i = 0; i < l.n; i++)
+		assert_string_equal(l.lines[i], expected[i]);
+	assert_int_equal(s->n_episodes, 3);
+	e = &s->episodes[2];                     /* the oldest: channel 2 */
+	assert_int_equal(e->id, 1);
+	assert_ptr_equal(e->family, &throttle_dram_channel_seconds);
+	assert_string_equal(e->labels, "2" METRIC_LABEL_SEP "thermal");
+	assert_true(e->mono_start == 11 && e->mono_end == 13);
+	assert_true(e->has_peak && e->peak_celsius == 90);
+	assert_true(e->throttled_s == 1.5 && e->sampled_s == 2);
+	e = &s->episodes[1];
+	assert_int_equal(e->id, 2);
+	assert_string_equal(e->kind, "prochot_seconds");
+	assert_string_equal(e->labels, "external");
+	assert_true(e->throttled_s == 0.25 && e->sampled_s == 1);
+	e = &s->episodes[0];
+	assert_int_equal(e->id, 3);
+	assert_string_equal(e->labels, "3" METRIC_LABEL_SEP "thermal");
+	assert_true(e->end == 106);
+	snapshot_release(s);
+	episode_tracker_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +438,7 @@ int main(void)
 		cmocka_unit_test(zero_capacity_keeps_nothing),
 		cmocka_unit_test(derived_from_snapshots),
 		cmocka_unit_test(unavailable_event_is_no_signal),
+		cmocka_unit_test(family_series_are_episodes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,7 +4,8 @@
  * shipped configuration on the stepped clock.  They pin the output while
  * the code behind it is reshaped.
  *
- * Wall-clock values (the sample time, its duration, episode start and end)
+ * Wall-clock values (the sample time, its duration, episode start and end,
+ * and their monotonic stamps)
  * are the only ones the stepped clock does not decide; they are set to
  * fixed values before formatting.
  *
@@ -140,8 +141,11 @@ static void pin_wall_clock(struct snapshot *s)
 	self_metrics_add(s);
 	for (int i = 0; i < s->n_episodes; i++) {
 		s->episodes[i].start = 1700000000.0 + i;
-		if (s->episodes[i].end != 0)
+		s->episodes[i].mono_start = 1000.0 + i;
+		if (s->episodes[i].end != 0) {
 			s->episodes[i].end = s->episodes[i].start + 10.0;
+			s->episodes[i].mono_end = s->episodes[i].mono_start + 10.0;
+		}
 	}
 }
 

@@ -47,10 +47,10 @@ static void empty_history_has_every_socket_and_no_points(void **state)
 	assert_int_equal(history_points(h), 0);
 	assert_doc(h, "{\"step_seconds\": 5, \"capacity\": 4, \"sockets\": ["
 		   "{\"socket\": 0, \"time\": [], \"hottest_core_celsius\": [], \"package_celsius\": [], "
-		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], "
+		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], \"frequency_limited_fraction\": [], "
 		   "\"ipc\": []}, "
 		   "{\"socket\": 1, \"time\": [], \"hottest_core_celsius\": [], \"package_celsius\": [], "
-		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], "
+		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], \"frequency_limited_fraction\": [], "
 		   "\"ipc\": []}]}\n");
 	history_free(h);
 }
@@ -75,10 +75,43 @@ static void a_step_folds_its_samples(void **state)
 	assert_doc(h, "{\"step_seconds\": 5, \"capacity\": 4, \"sockets\": ["
 		   "{\"socket\": 0, \"time\": [1700000005], \"hottest_core_celsius\": [65], "
 		   "\"package_celsius\": [55], \"margin_celsius\": [30], "
-		   "\"dram_throttled_fraction\": [0.25], \"prochot_fraction\": [0.5], \"ipc\": [1.5]}, "
+		   "\"dram_throttled_fraction\": [0.25], \"prochot_fraction\": [0.5], "
+		   "\"frequency_limited_fraction\": [null], \"ipc\": [1.5]}, "
 		   "{\"socket\": 1, \"time\": [1700000005], \"hottest_core_celsius\": [null], "
 		   "\"package_celsius\": [null], \"margin_celsius\": [null], "
-		   "\"dram_throttled_fraction\": [null], \"prochot_fraction\": [null], \"ipc\": [null]}]}\n");
+		   "\"dram_throttled_fraction\": [null], \"prochot_fraction\": [null], "
+		   "\"frequency_limited_fraction\": [null], \"ipc\": [null]}]}\n");
+	history_free(h);
+}
+
+/*
+ * Where a throttle family is measured, its worst series' share is what the
+ * step shows (the mean over the samples that had it), in place of the
+ * uncore cycles and the PROCHOT bit.
+ */
+static void family_shares_replace_cycles_and_bits(void **state)
+{
+	struct history *h = history_new(1, ids, 2, 10);
+	struct history_reading r;
+
+	(void)state;
+	for (uint64_t k = 0; k <= 2; k++) {
+		r = hot_reading(k);
+		r.has_dram_share = r.has_prochot_share = r.has_frequency_limited_share = true;
+		r.dram_share = 0.5 * (double)k;      /* 0, 0.5, 1: the step's three samples */
+		r.prochot_share = 0;
+		r.frequency_limited_share = k == 0 ? 0.75 : 0;
+		history_add(h, (double)k, (double)k, &r);
+	}
+	assert_int_equal(history_points(h), 1);
+	{
+		struct history_doc *d = history_acquire(h);
+
+		assert_non_null(strstr(d->text, "\"dram_throttled_fraction\": [0.5]"));
+		assert_non_null(strstr(d->text, "\"prochot_fraction\": [0]"));
+		assert_non_null(strstr(d->text, "\"frequency_limited_fraction\": [0.25]"));
+		history_release(d);
+	}
 	history_free(h);
 }
 
@@ -176,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(empty_history_has_every_socket_and_no_points),
 		cmocka_unit_test(a_step_folds_its_samples),
+		cmocka_unit_test(family_shares_replace_cycles_and_bits),
 		cmocka_unit_test(steps_follow_each_other_without_gaps),
 		cmocka_unit_test(the_ring_keeps_the_newest_points),
 		cmocka_unit_test(a_total_going_backwards_restarts_the_step),

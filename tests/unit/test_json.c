@@ -4,6 +4,7 @@
  * and NaN refused), fields are present or absent by the documented rule,
  * and the episodes document is compared exactly.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include "cpu.h"
 #include "fake_machines.h"
 #include "json.h"
+#include "throttle_families.h"
 
 static char *format(const struct snapshot *s)
 {
@@ -215,25 +217,73 @@ static void extremes_and_escaping(void **state)
 static void episodes_exact(void **state)
 {
 	static const char expected[] =
-		"{\"episodes\": [{\"kind\": \"prochot\", \"socket\": 1, \"core\": null, "
+		"{\"episodes\": [{\"id\": 3, \"kind\": \"dram_throttled_seconds\", "
+		"\"socket\": 1, \"core\": null, \"start\": 104, \"end\": null, "
+		"\"duration_seconds\": 6.5, "
+		"\"family\": \"uncored_dram_throttled_seconds_total\", "
+		"\"labels\": {\"channel\": \"2\", \"cause\": \"thermal\"}, "
+		"\"monotonic_start\": 7, \"monotonic_end\": null, \"peak_celsius\": 91, "
+		"\"throttled_seconds\": 1.5, \"throttled_share\": 0.75},\n"
+		" {\"id\": 2, \"kind\": \"prochot\", \"socket\": 1, \"core\": null, "
 		"\"start\": 100, \"end\": null, \"duration_seconds\": 10.5},\n"
-		" {\"kind\": \"core_thermal_throttling\", \"socket\": 0, \"core\": 2, "
+		" {\"id\": 1, \"kind\": \"core_thermal_throttling\", \"socket\": 0, \"core\": 2, "
 		"\"start\": 90, \"end\": 95.5, \"duration_seconds\": 5.5}]}\n";
+	static const char only_2[] =
+		"{\"episodes\": [{\"id\": 2, \"kind\": \"prochot\", \"socket\": 1, "
+		"\"core\": null, \"start\": 100, \"end\": null, \"duration_seconds\": 10.5}]}\n";
 	struct snapshot *s = tiny_snapshot();
 	struct strbuf sb;
 
 	(void)state;
 	s->time = 110.5;
-	s->n_episodes = 2;
-	s->episodes = calloc(2, sizeof(*s->episodes));
-	s->episodes[0] = (struct snapshot_episode){ "prochot", 1, -1, 100, 0 };
-	s->episodes[1] = (struct snapshot_episode){ "core_thermal_throttling", 0, 2, 90, 95.5 };
+	s->n_episodes = 3;
+	s->episodes = calloc(3, sizeof(*s->episodes));
+	s->episodes[0] = (struct snapshot_episode){
+		.kind = "dram_throttled_seconds", .id = 3, .socket = 1, .core = -1, .start = 104,
+		.mono_start = 7, .family = &throttle_dram_channel_seconds,
+		.labels = "2" METRIC_LABEL_SEP "thermal", .has_peak = true, .peak_celsius = 91,
+		.throttled_s = 1.5, .sampled_s = 2,
+	};
+	s->episodes[1] = (struct snapshot_episode){
+		.kind = "prochot", .id = 2, .socket = 1, .core = -1, .start = 100,
+	};
+	s->episodes[2] = (struct snapshot_episode){
+		.kind = "core_thermal_throttling", .id = 1, .socket = 0, .core = 2, .start = 90,
+		.end = 95.5,
+	};
 	strbuf_init(&sb);
 	assert_int_equal(json_write_episodes(s, &sb), 0);
 	assert_string_equal(sb.buf, expected);
 	if (have_python())
 		python_check("episodes", sb.buf, (const char *const[]){
-			"d['episodes'][0]['end'] is None", "d['episodes'][1]['core'] == 2", NULL });
+			"d['episodes'][1]['end'] is None", "d['episodes'][2]['core'] == 2",
+			"d['episodes'][0]['labels']['channel'] == '2'", NULL });
+	strbuf_free(&sb);
+	strbuf_init(&sb);
+	assert_int_equal(json_write_episode_by_id(s, 2, &sb), 0);
+	assert_string_equal(sb.buf, only_2);
+	strbuf_free(&sb);
+	/* The HTTP server picks the same from the rendered document. */
+	for (uint64_t id = 1; id <= 4; id++) {
+		struct strbuf all, picked, by_id;
+
+		strbuf_init(&all);
+		strbuf_init(&picked);
+		strbuf_init(&by_id);
+		assert_int_equal(json_write_episodes(s, &all), 0);
+		assert_int_equal(json_episodes_pick(all.buf, all.len, id, &picked), 0);
+		assert_int_equal(json_write_episode_by_id(s, id, &by_id), 0);
+		assert_string_equal(picked.buf, by_id.buf);
+		strbuf_free(&all);
+		strbuf_free(&picked);
+		strbuf_free(&by_id);
+	}
+	strbuf_init(&sb);
+	assert_int_equal(json_episodes_pick("nonsense", 8, 1, &sb), -EINVAL);
+	strbuf_free(&sb);
+	strbuf_init(&sb);
+	assert_int_equal(json_write_episode_by_id(s, 99, &sb), 0);
+	assert_string_equal(sb.buf, "{\"episodes\": []}\n");
 	strbuf_free(&sb);
 	snapshot_release(s);
 }

@@ -19,6 +19,7 @@
 #include "fake_machines.h"
 #include "prom.h"
 #include "self_metrics.h"
+#include "throttle_families.h"
 
 static const char tiny_expected[] =
 	"# HELP uncored_build_info Build identity of uncored; always 1.\n"
@@ -252,6 +253,54 @@ static void negative_temperature_signed(void **state)
 	snapshot_release(s);
 }
 
+/*
+ * OpenMetrics: counter families named without "_total", "# EOF" last, and
+ * a throttle family's series carrying its current episode's id.
+ */
+static void openmetrics_exemplar(void **state)
+{
+	struct snapshot *s = tiny_snapshot();
+	struct strbuf sb;
+
+	(void)state;
+	assert_int_equal(snapshot_add_sample(s, &throttle_dram_channel_seconds, 0,
+					     "2" METRIC_LABEL_SEP "thermal", 0, 1.5), 0);
+	assert_int_equal(snapshot_add_sample(s, &throttle_dram_channel_seconds, 0,
+					     "3" METRIC_LABEL_SEP "thermal", 0, 0), 0);
+	s->n_episodes = 2;
+	s->episodes = calloc(2, sizeof(*s->episodes));
+	s->episodes[0] = (struct snapshot_episode){
+		.kind = "dram_throttled_seconds", .id = 7, .socket = 0, .core = -1,
+		.family = &throttle_dram_channel_seconds, .labels = "2" METRIC_LABEL_SEP "thermal",
+		.throttled_s = 1.25,
+	};
+	s->episodes[1] = (struct snapshot_episode){
+		.kind = "dram_throttled_seconds", .id = 5, .socket = 0, .core = -1,
+		.family = &throttle_dram_channel_seconds, .labels = "2" METRIC_LABEL_SEP "thermal",
+		.throttled_s = 0.5, .end = 3,
+	};
+	self_metrics_add(s);
+	strbuf_init(&sb);
+	assert_int_equal(prom_write_openmetrics(s, &sb), 0);
+	assert_non_null(strstr(sb.buf, "# TYPE uncored_dram_throttled_seconds counter\n"));
+	assert_non_null(strstr(sb.buf, "# TYPE uncored_samples counter\n"));
+	assert_non_null(strstr(sb.buf, "\nuncored_dram_throttled_seconds_total{socket=\"0\","
+				       "channel=\"2\",cause=\"thermal\"} 1.5 "
+				       "# {episode_id=\"7\"} 1.25\n"));
+	/* A series without an episode has no exemplar. */
+	assert_non_null(strstr(sb.buf, "channel=\"3\",cause=\"thermal\"} 0\n"));
+	assert_null(strstr(sb.buf, "_total counter"));
+	assert_true(sb.len > 6 && strcmp(sb.buf + sb.len - 6, "# EOF\n") == 0);
+	strbuf_free(&sb);
+	/* The text format has none. */
+	strbuf_init(&sb);
+	assert_int_equal(prom_write(s, &sb), 0);
+	assert_null(strstr(sb.buf, "episode_id"));
+	assert_null(strstr(sb.buf, "# EOF"));
+	strbuf_free(&sb);
+	snapshot_release(s);
+}
+
 static bool have_program(const char *name)
 {
 	char cmd[128];
@@ -312,6 +361,7 @@ int main(void)
 		cmocka_unit_test(label_values_escaped),
 		cmocka_unit_test(negative_temperature_signed),
 		cmocka_unit_test(promtool_accepts),
+		cmocka_unit_test(openmetrics_exemplar),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

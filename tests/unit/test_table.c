@@ -161,6 +161,11 @@ static void throttle_seconds_lines(void **state)
 {
 	static const char *const present[] = {
 		"socket 1: TjMax 95 C, package 61 C, package throttling YES, IPC -\n"
+		"  hottest core                         core ",
+		/* The summary: each family's worst series, by its labels. */
+		"  DRAM throttled                       channel 2, thermal_or_power: 0.750 s\n"
+		"  PROCHOT                              external: 0.500 s\n"
+		"  frequency limited                    power: 1.000 s\n"
 		"  kernel package throttles                                0\n"
 		"  DRAM throttled, channel 2, thermal_or_power         0.750 s\n"
 		"  DRAM throttled, channel 3, slot 1, power            0.000 s\n"
@@ -171,7 +176,17 @@ static void throttle_seconds_lines(void **state)
 		"\n   core",
 		NULL,
 	};
+	static const char *const brief_present[] = {
+		"  DRAM throttled, channel 2, thermal_or_power         0.750 s\n"
+		"  DRAM throttled, channel 4, thermal                  0.250 s\n",
+		/* Socket 0's core 1 is throttling; its core 0 is not. */
+		"      1  1,5             51 C  THROTTLING",
+		"  1 core neither throttling nor PROCHOT (--verbose lists it)\n",
+		NULL,
+	};
+	static const char *const brief_absent[] = { "channel 3, slot 1", "      0  0,4", NULL };
 	struct snapshot *a = skylake_snapshot(), *b = skylake_snapshot();
+	struct strbuf sb;
 	char *text;
 
 	(void)state;
@@ -190,6 +205,11 @@ static void throttle_seconds_lines(void **state)
 	text = table(a, b);
 	assert_lines("throttle seconds", text, present, NULL);
 	free(text);
+	/* Brief: a series that counted nothing, and the quiet cores, have no line. */
+	strbuf_init(&sb);
+	assert_int_equal(table_write_brief(a, b, false, &sb), 0);
+	assert_lines("throttle seconds, brief", sb.buf, brief_present, brief_absent);
+	strbuf_free(&sb);
 	snapshot_release(a);
 	snapshot_release(b);
 }
@@ -235,16 +255,22 @@ static void episodes_of_the_interval(void **state)
 	double t0 = a->time;
 	/* Newest first, as the tracker lists them. */
 	const struct snapshot_episode list[] = {
-		{ "dram_thermal_throttling", 1, -1, t0 + 2, 0 },
-		{ "core_thermal_throttling", 0, 8, t0, t0 + 2.04 },
-		{ "prochot", 0, -1, t0, 0 },
-		{ "package_thermal_throttling", 1, -1, t0 - 10, t0 - 5 },
+		{ .kind = "dram_throttled_seconds", .socket = 0, .core = -1, .start = t0 + 2,
+		  .family = &throttle_dram_slot_seconds,
+		  .labels = "2" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal" },
+		{ .kind = "dram_thermal_throttling", .socket = 1, .core = -1, .start = t0 + 2 },
+		{ .kind = "core_thermal_throttling", .socket = 0, .core = 8, .start = t0,
+		  .end = t0 + 2.04 },
+		{ .kind = "prochot", .socket = 0, .core = -1, .start = t0 },
+		{ .kind = "package_thermal_throttling", .socket = 1, .core = -1, .start = t0 - 10,
+		  .end = t0 - 5 },
 	};
 	static const char *const present[] = {
 		"\nepisodes:\n"
 		"  socket 0           prochot                      still running after 2.0 s\n"
 		"  socket 0 core 8    core_thermal_throttling      ended after 2.0 s\n"
 		"  socket 1           dram_thermal_throttling      started, still running\n"
+		"  socket 0           DRAM throttled, channel 2, slot 1, thermal started, still running\n"
 		"\ncollectors:\n",
 		NULL,
 	};
@@ -253,7 +279,7 @@ static void episodes_of_the_interval(void **state)
 
 	(void)state;
 	b->time = t0 + 2;
-	add_episodes(b, list, 4);
+	add_episodes(b, list, 5);
 	text = table(a, b);
 	assert_lines("episodes", text, present, absent);
 	free(text);

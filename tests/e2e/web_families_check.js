@@ -1,0 +1,80 @@
+/*
+ * Headless Chromium check of the socket cards' throttle families, driven
+ * by web_families.sh.  Env: PLAYWRIGHT_CORE, USER_DATA_DIR, UNCORED_URLS
+ * ("MODEL=URL ...", each daemon simulating MODEL:dimm-hot-channel),
+ * SCREENSHOT and SCREENSHOT_MODEL (a picture of that model's page).  Per
+ * model: socket 1's card says DRAM is throttling on channel 2, socket 0's
+ * that it is not, and "not measured" is said only of a family the socket's
+ * snapshot has no field for.  Exits 0 when every check passes, 1 otherwise.
+ */
+'use strict';
+
+const { run } = require('./web_browser.js');
+
+function fail(msg) {
+	throw new Error(msg);
+}
+
+/* How deep a family's field nests: 1 for {cause: x}, 2 with channels, 3 with slots or dies. */
+function depth(v) {
+	return v && typeof v === 'object' ? 1 + depth(Object.values(v)[0]) : 0;
+}
+
+const FIELDS = { 'dram-fraction': 'dram_throttled_seconds', 'prochot-fraction': 'prochot_seconds',
+	'freq-fraction': 'frequency_limited_seconds' };
+
+async function checkModel(page, model, url) {
+	await page.goto(url + '/', { timeout: 15000 });
+	const card = (s) => `article.socket[data-socket="${s}"]`;
+	await page.waitForFunction(() => {
+		const st = (s) => {
+			const e = document.querySelector(`article.socket[data-socket="${s}"] .dram-state`);
+			return e ? e.getAttribute('data-state') : null;
+		};
+		return st(1) === 'throttling' && st(0) === 'ok';
+	}, null, { timeout: 20000 }).catch(async () => {
+		const t = await page.textContent('main').catch(() => '?');
+		fail(`${model}: socket 1 not throttling or socket 0 not ok: ${t.slice(0, 600)}`);
+	});
+	const snap = await (await page.request.get(url + '/api/v1/snapshot')).json();
+	/* The per-DIMM map marks socket 1's channel 2 hot, nothing of socket 0. */
+	if (await page.locator(`${card(1)} .dimm-map`).count() === 1) {
+		const hot1 = await page.locator(`${card(1)} .dimm[data-hot="true"]`).evaluateAll(
+			(cells) => cells.map((c) => c.getAttribute('data-channel')));
+		if (hot1.length === 0 || hot1.some((ch) => ch !== '2'))
+			fail(`${model}: socket 1's map marks channels ${JSON.stringify(hot1)}, expected 2`);
+		if (await page.locator(`${card(0)} .dimm[data-hot="true"]`).count() !== 0)
+			fail(`${model}: socket 0's map marks a hot DIMM`);
+	} else if (depth(snap.sockets[1].dram_throttled_seconds) > 1) {
+		fail(`${model}: socket 1 has channels but no DIMM map`);
+	}
+	/* Where the family has channels (not the Westmere uncore's socket-wide event), the card names it. */
+	const want = depth(snap.sockets[1].dram_throttled_seconds) > 1 ? /% of time \(.*channel 2/ : /% of time/;
+	const frac = await page.textContent(`${card(1)} .dram-fraction`);
+	if (!want.test(frac) || /^0\.0 %/.test(frac))
+		fail(`${model}: socket 1 DRAM throttled says ${JSON.stringify(frac)}, expected ${want}`);
+	const frac0 = await page.textContent(`${card(0)} .dram-fraction`);
+	if (/channel/.test(frac0))
+		fail(`${model}: socket 0 DRAM throttled names a channel: ${JSON.stringify(frac0)}`);
+	for (const sock of snap.sockets)
+		for (const [cls, field] of Object.entries(FIELDS)) {
+			const text = await page.textContent(`${card(sock.socket)} .${cls}`);
+			const measured = sock[field] !== undefined && sock[field] !== null;
+			if (measured && /not measured/.test(text))
+				fail(`${model}: socket ${sock.socket} says ${field} is not measured, the snapshot has it`);
+			if (!measured && !/not measured/.test(text))
+				fail(`${model}: socket ${sock.socket} ${field}: ${JSON.stringify(text)} without a field`);
+		}
+}
+
+run({}, async (page, errors) => {
+	for (const pair of process.env.UNCORED_URLS.trim().split(/\s+/)) {
+		const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+		await checkModel(page, model, url);
+		if (model === process.env.SCREENSHOT_MODEL && process.env.SCREENSHOT)
+			await page.screenshot({ path: process.env.SCREENSHOT });
+		console.log(`${model}: ok`);
+	}
+	if (errors.length)
+		fail('page errors: ' + errors.join('; '));
+});
