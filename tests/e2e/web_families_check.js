@@ -2,8 +2,9 @@
  * Headless Chromium check of the socket cards' throttle families, driven
  * by web_families.sh.  Env: PLAYWRIGHT_CORE, USER_DATA_DIR, UNCORED_URLS
  * ("MODEL=URL ...", each daemon simulating MODEL:dimm-hot-channel),
+ * HOT_CHANNELS ("MODEL=CH ...", the hot channel where it is not 2),
  * SCREENSHOT and SCREENSHOT_MODEL (a picture of that model's page).  Per
- * model: socket 1's card says DRAM is throttling on channel 2, socket 0's
+ * model: socket 1's card says DRAM is throttling on its hot channel, socket 0's
  * that it is not, and "not measured" is said only of a family the socket's
  * snapshot has no field for.  Exits 0 when every check passes, 1 otherwise.
  */
@@ -23,7 +24,14 @@ function depth(v) {
 const FIELDS = { 'dram-fraction': 'dram_throttled_seconds', 'prochot-fraction': 'prochot_seconds',
 	'freq-fraction': 'frequency_limited_seconds' };
 
+/* The channel the model's scenario heats: 2, or HOT_CHANNELS's. */
+function hotChannel(model) {
+	const pair = (process.env.HOT_CHANNELS || '').split(' ').find((p) => p.startsWith(model + '='));
+	return pair ? pair.slice(model.length + 1) : '2';
+}
+
 async function checkModel(page, model, url) {
+	const hot = hotChannel(model);
 	await page.goto(url + '/', { timeout: 15000 });
 	const card = (s) => `article.socket[data-socket="${s}"]`;
 	await page.waitForFunction(() => {
@@ -37,19 +45,20 @@ async function checkModel(page, model, url) {
 		fail(`${model}: socket 1 not throttling or socket 0 not ok: ${t.slice(0, 600)}`);
 	});
 	const snap = await (await page.request.get(url + '/api/v1/snapshot')).json();
-	/* The per-DIMM map marks socket 1's channel 2 hot, nothing of socket 0. */
+	/* The per-DIMM map marks socket 1's hot channel, nothing of socket 0. */
 	if (await page.locator(`${card(1)} .dimm-map`).count() === 1) {
 		const hot1 = await page.locator(`${card(1)} .dimm[data-hot="true"]`).evaluateAll(
 			(cells) => cells.map((c) => c.getAttribute('data-channel')));
-		if (hot1.length === 0 || hot1.some((ch) => ch !== '2'))
-			fail(`${model}: socket 1's map marks channels ${JSON.stringify(hot1)}, expected 2`);
+		if (hot1.length === 0 || hot1.some((ch) => ch !== hot))
+			fail(`${model}: socket 1's map marks channels ${JSON.stringify(hot1)}, expected ${hot}`);
 		if (await page.locator(`${card(0)} .dimm[data-hot="true"]`).count() !== 0)
 			fail(`${model}: socket 0's map marks a hot DIMM`);
 	} else if (depth(snap.sockets[1].dram_throttled_seconds) > 1) {
 		fail(`${model}: socket 1 has channels but no DIMM map`);
 	}
 	/* Where the family has channels (not the Westmere uncore's socket-wide event), the card names it. */
-	const want = depth(snap.sockets[1].dram_throttled_seconds) > 1 ? /% of time \(.*channel 2/ : /% of time/;
+	const want = depth(snap.sockets[1].dram_throttled_seconds) > 1 ?
+		new RegExp(`% of time \\(.*channel ${hot}`) : /% of time/;
 	const frac = await page.textContent(`${card(1)} .dram-fraction`);
 	if (!want.test(frac) || /^0\.0 %/.test(frac))
 		fail(`${model}: socket 1 DRAM throttled says ${JSON.stringify(frac)}, expected ${want}`);
