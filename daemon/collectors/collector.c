@@ -32,20 +32,27 @@ const struct metric_family collector_pmu_resets = {
 	.label = "collector,socket,core,cpu",
 };
 
-/* Add n of c at the place (socket, core, cpu; -1: no label) to family (its labels as above). */
-static int add_placed(struct collector *c, struct snapshot *s, const struct metric_family *family,
-		      int socket, int core, int cpu, uint64_t n)
+/* c's name and three numbers (-1: an empty label, left out), METRIC_LABEL_SEP-separated. */
+static void place_labels(const struct collector *c, const int place[3], char *labels, size_t len)
 {
-	char labels[96], num[3][16];
-	const int place[3] = { socket, core, cpu };
+	char num[3][16];
 
 	for (int i = 0; i < 3; i++)
 		if (place[i] >= 0)
 			snprintf(num[i], sizeof(num[i]), "%d", place[i]);
 		else
 			num[i][0] = '\0';
-	snprintf(labels, sizeof(labels), "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s"
-		 METRIC_LABEL_SEP "%s", c->ops->name, num[0], num[1], num[2]);
+	snprintf(labels, len, "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s",
+		 c->ops->name, num[0], num[1], num[2]);
+}
+
+/* Add n of c at the place (socket, core, cpu; -1: no label) to family (its labels as above). */
+static int add_placed(struct collector *c, struct snapshot *s, const struct metric_family *family,
+		      int socket, int core, int cpu, uint64_t n)
+{
+	char labels[96];
+
+	place_labels(c, (const int[3]){ socket, core, cpu }, labels, sizeof(labels));
 	return snapshot_add_sample(s, family, cpu >= 0 ? cpu : socket, labels, n, 0);
 }
 
@@ -73,12 +80,9 @@ const struct metric_family collector_pmu_multiplexing = {
 int collector_add_multiplexing(struct collector *c, struct snapshot *s, int socket, int die,
 			       int box, double ratio)
 {
-	char labels[96], d[16] = "";
+	char labels[96];
 
-	if (die >= 0)
-		snprintf(d, sizeof(d), "%d", die);
-	snprintf(labels, sizeof(labels), "%s" METRIC_LABEL_SEP "%d" METRIC_LABEL_SEP "%s"
-		 METRIC_LABEL_SEP "%d", c->ops->name, socket, d, box);
+	place_labels(c, (const int[3]){ socket, die, box }, labels, sizeof(labels));
 	return snapshot_add_sample(s, &collector_pmu_multiplexing, socket, labels, 0, ratio);
 }
 
