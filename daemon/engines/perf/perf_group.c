@@ -320,7 +320,8 @@ static const struct err_hint hints[] = {
 	  "the group is in error state (read returned end of file, as a pinned group the PMU "
 	  "could not schedule does); enable it again" },
 	{ EIO, OP_BIT(PERF_GROUP_OP_READ),
-	  "the kernel's group read had an unexpected size, member count or event id" },
+	  "the kernel's group read had an unexpected size, member count or event id (a core "
+	  "group whose CPU went offline and back is detached: the engine reopens it)" },
 	{ EBADF, ANY_OP, "the event is closed" },
 };
 

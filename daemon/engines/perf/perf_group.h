@@ -91,7 +91,9 @@ int perf_group_disable(struct perf_group *g);
  * -ENODATA when the read returns end of file (a group in error state,
  * which a pinned group enters when it cannot be scheduled; enable it
  * again); -EIO when the kernel's answer has the wrong size, member count
- * or ids; another -errno from read(2).  On error nothing is updated.
+ * or ids (as when the kernel detached the group at its CPU's offline edge,
+ * hardware-linux.md §6); another -errno from read(2).  On error nothing is
+ * updated.
  */
 int perf_group_read(struct perf_group *g, struct perf_group_delta *deltas);
 
