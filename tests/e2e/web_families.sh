@@ -40,6 +40,28 @@ for pair in $urls; do
 		(.labels.channel // $ch) == $ch)' >/dev/null || fail "$m: an episode off socket 1 channel $ch: $eps"
 done
 
+# PROCHOT on socket 1 only, on an Intel and an AMD server: its episodes are socket 1's alone.
+printf '[scenario]\nperiod = 60\n\n[prochot.1]\nsocket = 1\nstart = 0\nend = 60\nduty = 0.5\ncycle = 2\n' \
+	>"$TEST_TMP/prochot-1.ini"
+prochot_urls=""
+for m in sapphire-rapids-2s genoa-2s; do
+	start_daemon 0 "$TEST_TMP/$m-prochot.log" --config "$TEST_TMP/u.conf" \
+		--simulate "$m:$TEST_TMP/prochot-1.ini"
+	prochot_urls="$prochot_urls $m=$DAEMON_URL"
+done
+for pair in $prochot_urls; do
+	m=${pair%%=*}
+	url=${pair#*=}
+	eps=""
+	has_prochot_episode() {
+		eps=$(curl -fsS --max-time 5 "$url/api/v1/episodes") &&
+			echo "$eps" | jq -e '[.episodes[] | select(.kind == "prochot_seconds")] | length > 0' >/dev/null
+	}
+	wait_until 10 has_prochot_episode || fail "$m: no PROCHOT episode: $eps"
+	echo "$eps" | jq -e '.episodes | all(.socket == 1)' >/dev/null ||
+		fail "$m: a PROCHOT-scenario episode off socket 1: $eps"
+done
+
 # The last hour draws the family too: on Sapphire Rapids (no uncore cycles, no PROCHOT bit for DRAM)
 # socket 1's DRAM fraction is above zero once a step has closed, socket 0's is zero.
 spr=$(echo "$urls" | tr ' ' '\n' | sed -n 's/^sapphire-rapids-2s=//p')
@@ -60,7 +82,8 @@ pw=$(playwright_core) || skip "could not install playwright-core from npm"
 artifacts="$UNCORED_SOURCE_ROOT/tests/artifacts"
 mkdir -p "$artifacts"
 rm -f "$artifacts/web-families.png"
-PLAYWRIGHT_CORE="$pw" UNCORED_URLS="$urls" HOT_CHANNELS="icelake-sp-2s=1" USER_DATA_DIR="$TEST_TMP/chromium-profile" \
+PLAYWRIGHT_CORE="$pw" UNCORED_URLS="$urls" HOT_CHANNELS="icelake-sp-2s=1" \
+PROCHOT_URLS="$prochot_urls" USER_DATA_DIR="$TEST_TMP/chromium-profile" \
 SCREENSHOT="$artifacts/web-families.png" SCREENSHOT_MODEL=sapphire-rapids-2s \
 	timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_families_check.js" ||
 	fail "web page check of the throttle families failed"

@@ -3,6 +3,8 @@
  * by web_families.sh.  Env: PLAYWRIGHT_CORE, USER_DATA_DIR, UNCORED_URLS
  * ("MODEL=URL ...", each daemon simulating MODEL:dimm-hot-channel),
  * HOT_CHANNELS ("MODEL=CH ...", the hot channel where it is not 2),
+ * PROCHOT_URLS ("MODEL=URL ...", daemons whose socket 1 alone has PROCHOT:
+ * socket 1's card shows PROCHOT time, socket 0's does not),
  * SCREENSHOT and SCREENSHOT_MODEL (a picture of that model's page).  Per
  * model: socket 1's card says DRAM is throttling on its hot channel, socket 0's
  * that it is not, and "not measured" is said only of a family the socket's
@@ -76,7 +78,27 @@ async function checkModel(page, model, url) {
 		}
 }
 
+/* PROCHOT on socket 1 only: socket 1's PROCHOT time is throttling, socket 0's ok. */
+async function checkProchot(page, model, url) {
+	await page.goto(url + '/', { timeout: 15000 });
+	await page.waitForFunction(() => {
+		const st = (s) => {
+			const e = document.querySelector(`article.socket[data-socket="${s}"] .prochot-fraction`);
+			return e ? e.getAttribute('data-state') : null;
+		};
+		return st(1) === 'throttling' && st(0) === 'ok';
+	}, null, { timeout: 20000 }).catch(async () => {
+		const t = await page.textContent('main').catch(() => '?');
+		fail(`${model}: PROCHOT not on socket 1's card alone: ${t.slice(0, 600)}`);
+	});
+}
+
 run({}, async (page, errors) => {
+	for (const pair of (process.env.PROCHOT_URLS || '').trim().split(/\s+/).filter(Boolean)) {
+		const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+		await checkProchot(page, model, url);
+		console.log(`${model} PROCHOT: ok`);
+	}
 	for (const pair of process.env.UNCORED_URLS.trim().split(/\s+/)) {
 		const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
 		await checkModel(page, model, url);
