@@ -69,8 +69,12 @@ static uint64_t gp_value(const struct sim *s, const struct loc *l, int n, int64_
 static uint64_t fixed_value(const struct sim *s, const struct loc *l, int i, int64_t t)
 {
 	const struct sim_cpu *c = l->cpu;
-	struct count_src src = { .tl = &c->rate[fixed_events[i]] };
+	struct count_src src;
 
+	/* Fixed counter 3 (TOPDOWN.SLOTS, v5) is not modelled: no source, it never counts. */
+	if (i >= (int)(sizeof(fixed_events) / sizeof(fixed_events[0])))
+		return ctr_value(&c->fixed[i], NULL, fixed_counting(c, i), t, s->model->fixed_width);
+	src = (struct count_src){ .tl = &c->rate[fixed_events[i]] };
 	return ctr_value(&c->fixed[i], &src, fixed_counting(c, i), t, s->model->fixed_width);
 }
 

@@ -62,10 +62,16 @@ static bool is_uncore_rule(const struct sim_rule *r)
 	return r->kind == SIM_RULE_PERF_UNCORE || (r->kind == SIM_RULE_GLOBAL_DISABLE && r->uncore);
 }
 
-/* The kernel's intel_ctrl: every GP and fixed enable bit, §1.1. */
+/*
+ * The kernel's intel_ctrl: every GP and fixed enable bit (§1.1), and from
+ * arch perfmon v5 with perf metrics (Ice Lake and later) EN_PERF_METRICS,
+ * bit 48 (hardware-linux.md §6).
+ */
 static uint64_t intel_ctrl(const struct sim_model *m)
 {
-	return ((UINT64_C(1) << m->n_gp) - 1) | (((UINT64_C(1) << m->n_fixed) - 1) << 32);
+	uint64_t ctrl = ((UINT64_C(1) << m->n_gp) - 1) | (((UINT64_C(1) << m->n_fixed) - 1) << 32);
+
+	return m->pmu_version >= 5 ? ctrl | UINT64_C(1) << 48 : ctrl;
 }
 
 /* Models whose kernel installs intel_pmu_nhm_enable_all, §1.2. */

@@ -57,6 +57,14 @@ static const int wsm_core_ids[] = { 0, 1, 2, 8, 9, 10 };
 #define INTEL_PMU(version) \
 	.pmu_version = (version), .n_gp = 4, .gp_width = 48, .n_fixed = 3, .fixed_width = 48, \
 	.uclk_hz = 2400000000
+/*
+ * Ice Lake-SP and later: arch perfmon v5, 8 general-purpose and 4 fixed
+ * counters per logical CPU, fixed counter 3 counting TOPDOWN.SLOTS
+ * (hardware-linux.md §6; kernel intel_pmu_init).
+ */
+#define INTEL_PMU_V5 \
+	.pmu_version = 5, .n_gp = 8, .gp_width = 48, .n_fixed = 4, .fixed_width = 48, \
+	.uclk_hz = 2400000000
 /* An AMD CPU: display family, model and stepping; CPUID's basic leaves up to 0x10. */
 #define AMD(fam, mod, step) \
 	.vendor = "AuthenticAMD", .family = (fam), .model = (mod), .stepping = (step), \
@@ -116,7 +124,7 @@ static const struct sim_model models[] = {
 		.name = "icelake-sp-2s", INTEL6(0x6a, 6),
 		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
 		.flags = SKX_FLAGS,
-		.tjmax_c = 100, INTEL_PMU(4),
+		.tjmax_c = 100, INTEL_PMU_V5,
 		.ref_hz = 2300000000, .max_basic_leaf = 0xb,
 		.n_imc = 12,
 	},
@@ -125,7 +133,7 @@ static const struct sim_model models[] = {
 		.name = "sapphire-rapids-2s", INTEL6(0x8f, 8),
 		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
 		.flags = SKX_FLAGS,
-		.tjmax_c = 100, INTEL_PMU(4),
+		.tjmax_c = 100, INTEL_PMU_V5,
 		.ref_hz = 2000000000, .max_basic_leaf = 0xb,
 		.n_imc = 8,
 	},
@@ -138,7 +146,7 @@ static const struct sim_model models[] = {
 		.name = "granite-rapids-2s", INTEL6(0xad, 1),
 		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
 		.flags = SKX_FLAGS,
-		.tjmax_c = 100, INTEL_PMU(4),
+		.tjmax_c = 100, INTEL_PMU_V5,
 		.ref_hz = 2100000000, .max_basic_leaf = 0xb,
 		.n_imc = 12, .n_pcu = 2,
 	},

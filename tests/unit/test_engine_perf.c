@@ -349,6 +349,39 @@ static void uncore_counts_through_the_uncore_pmu(void **state)
 	shut(m);
 }
 
+/*
+ * The core PMU's geometry as Linux finds it (hardware-linux.md §6): Ice
+ * Lake-SP and later report arch perfmon v5 with 8 GP and 4 fixed counters
+ * in CPUID leaf 0xA, and the kernel's intel_ctrl in 0x38F carries their
+ * enables and EN_PERF_METRICS (bit 48); Skylake-SP has v4, 4 and 3.
+ */
+static void core_geometry_is_the_generations(void **state)
+{
+	static const struct { const char *model; unsigned version, gp, fixed; } want[] = {
+		{ "skylake-sp-2s", 4, 4, 3 },
+		{ "icelake-sp-2s", 5, 8, 4 },
+		{ "sapphire-rapids-2s", 5, 8, 4 },
+		{ "granite-rapids-2s", 5, 8, 4 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct machine *m = boot(want[i].model);
+		struct hw_cpuid r;
+		uint64_t ctrl = ((UINT64_C(1) << want[i].gp) - 1) |
+				((UINT64_C(1) << want[i].fixed) - 1) << 32;
+
+		assert_int_equal(hw_cpuid(&m->hw, 1, 0xa, 0, &r), 0);
+		assert_int_equal(r.eax & 0xff, want[i].version);
+		assert_int_equal((r.eax >> 8) & 0xff, want[i].gp);
+		assert_int_equal(r.edx & 0x1f, want[i].fixed);
+		if (want[i].version >= 5)
+			ctrl |= UINT64_C(1) << 48;
+		assert_int_equal(rd(m, 1, IA32_PERF_GLOBAL_CTRL), ctrl);
+		shut(m);
+	}
+}
+
 /* A CPU going offline and back: read says -ENXIO, then the group is reopened, totals carry on. */
 static void hotplug_reopens_and_totals_carry_on(void **state)
 {
@@ -758,6 +791,7 @@ int main(void)
 		cmocka_unit_test(another_perf_user_joins_the_rotation),
 		cmocka_unit_test(uncore_counts_through_the_uncore_pmu),
 		cmocka_unit_test(hotplug_reopens_and_totals_carry_on),
+		cmocka_unit_test(core_geometry_is_the_generations),
 		cmocka_unit_test(offline_and_back_between_reads_reopens),
 		cmocka_unit_test(open_on_offline_cpu_says_why),
 		cmocka_unit_test(absent_pmu_is_reported),
