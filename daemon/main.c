@@ -43,6 +43,7 @@
 #include "config.h"
 #include "http.h"
 #include "hw.h"
+#include "perf_sys.h"
 #include "hw_dev.h"
 #include "hwopen.h"
 #include "list_events.h"
@@ -430,8 +431,12 @@ static int run_daemon(const struct options *o, struct conf *conf)
 	 * The collectors start as root, after the fork (the server holds none
 	 * of their fds): perf events are opened with every privilege the
 	 * process holds (above perf_event_paranoid 2 without CAP_SYS_ADMIN the
-	 * kernel refuses them all, and each collector's trial open chooses msr).
+	 * kernel refuses them all, and each collector's trial open chooses msr;
+	 * with it, a process that drops it to a user chooses msr too where it
+	 * can, since every reopen after the drop would be refused).
 	 */
+	if (d.machine.hw.perf)
+		perf_sys_set_drops_sys_admin(d.machine.hw.perf, privdrop_will_drop(d.conf.user));
 	if (sampler_new(&d.conf, &d.machine.hw, &d.machine.info, &d.machine.topo, &d.sampler,
 			err, sizeof(err)) < 0) {
 		log_error("%s", err);

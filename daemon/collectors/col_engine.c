@@ -29,7 +29,7 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 		  struct perf_sys *ps, bool with_msr, struct col_engine_choice *ret)
 {
 	char reason[COLLECTOR_TEXT_MAX] = "this backend has no perf interface";
-	int r = -ENODEV;
+	int r = -ENODEV, level;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = ENGINE_MSR;
@@ -49,6 +49,16 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 	}
 	if (ps)
 		r = engine_perf_probe(ps, pmu, reason, sizeof(reason));
+	/*
+	 * Opened now, but refused after the privilege drop: with an msr
+	 * route, take it rather than lose every CPU that comes back online.
+	 */
+	if (r == 0 && want == CONF_ENGINE_AUTO && with_msr && perf_sys_reopens_refused(ps, &level)) {
+		snprintf(reason, sizeof(reason), "perf_event_paranoid is %d and CAP_SYS_ADMIN is "
+			 "dropped at start (user): no perf group could be reopened after a CPU comes "
+			 "back or a reload", level);
+		r = -EACCES;
+	}
 	if (r == 0) {
 		ret->kind = ENGINE_PERF;
 		if (want == CONF_ENGINE_PERF)

@@ -106,6 +106,16 @@ uint64_t perf_sys_calls(const struct perf_sys *ps)
 	return c->n_open + c->n_read + c->n_ioctl + c->n_close;
 }
 
+void perf_sys_set_drops_sys_admin(struct perf_sys *ps, bool drops)
+{
+	ps->drops_sys_admin = drops;
+}
+
+bool perf_sys_reopens_refused(const struct perf_sys *ps, int *ret_level)
+{
+	return ps->drops_sys_admin && perf_sys_read_paranoid(ps, ret_level) == 0 && *ret_level > 2;
+}
+
 int perf_sys_read_paranoid(const struct perf_sys *ps, int *ret_level)
 {
 	char path[PATH_MAX], buf[32], *end;

@@ -22,6 +22,7 @@
 #define UNCORED_PERF_SYS_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -73,6 +74,7 @@ struct perf_sys {
 	void *ctx;
 	char *root;                    /* prefix without trailing '/'; "" for "/" */
 	struct perf_sys_counts counts;
+	bool drops_sys_admin;          /* the process gives up CAP_SYS_ADMIN after start */
 };
 
 /*
@@ -120,6 +122,21 @@ uint64_t perf_sys_calls(const struct perf_sys *ps);
  * ProcSubset=pid; -EINVAL when it does not hold an integer).
  */
 int perf_sys_read_paranoid(const struct perf_sys *ps, int *ret_level);
+
+/*
+ * Say that the process gives up CAP_SYS_ADMIN after start (the privilege
+ * drop to a configured user, privdrop.h): events it opens now succeed, but
+ * above perf_event_paranoid 2 every later open (a CPU back online, a
+ * reload) would be refused.
+ */
+void perf_sys_set_drops_sys_admin(struct perf_sys *ps, bool drops);
+
+/*
+ * Whether opens after the privilege drop will be refused: the process
+ * drops CAP_SYS_ADMIN and perf_event_paranoid, read into *ret_level, is
+ * above 2 (hardware-linux.md §6).
+ */
+bool perf_sys_reopens_refused(const struct perf_sys *ps, int *ret_level);
 
 /* Free the implementation and the root; the struct itself is the caller's. */
 void perf_sys_free(struct perf_sys *ps);

@@ -40,3 +40,21 @@ if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status; then
 	jq -e "$core | .up and .engine.name == \"perf\"" "$TEST_TMP/root.json" >/dev/null ||
 		fail "with CAP_SYS_ADMIN: $(jq -c "$core" "$TEST_TMP/root.json")"
 fi
+
+# Root with CAP_SYS_ADMIN but a configured user: the opens would succeed now
+# and every reopen after the privilege drop would be refused, so the core
+# collector takes the msr route and says why.
+if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status && id nobody >/dev/null 2>&1 &&
+	id daemon >/dev/null 2>&1; then
+	UNCORED_TEST_INTERVAL=1 write_conf "$TEST_TMP/drop.conf" 0 "server_user = daemon"
+	sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/drop.conf"
+	grep -q '^user = nobody' "$TEST_TMP/drop.conf" || fail "write_conf gave no user line"
+	start_daemon 0 "$TEST_TMP/drop.log" --config "$TEST_TMP/drop.conf" \
+		--simulate "skylake-sp-2s:$SCENARIO"
+	curl -fsS --max-time 5 "$DAEMON_URL/api/v1/snapshot" >"$TEST_TMP/drop.json" || fail "no snapshot"
+	jq -e "$core | .up and .engine.name == \"msr\" and
+		(.engine.reason | test(\"CAP_SYS_ADMIN is dropped at start\"))" "$TEST_TMP/drop.json" \
+		>/dev/null || fail "with a user to drop to: $(jq -c "$core" "$TEST_TMP/drop.json")"
+	stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
+fi
+echo "paranoid: ok"
