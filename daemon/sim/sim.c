@@ -384,6 +384,14 @@ static uint64_t perf_offline_edges(void *ctx, int cpu, int64_t t)
 	return sim_timeline_rises(&s->cpus[cpu].offline, t + 1);
 }
 
+static const struct sim_pcu_addr *perf_pcu_addr(void *ctx)
+{
+	const struct sim *s = ctx;
+	const struct sim_uncore_gen *gen = s->boxes ? sim_boxes_uncore(s->boxes) : NULL;
+
+	return gen ? gen->pcu : NULL;
+}
+
 static int perf_box_count(void *ctx, bool imc, int socket, int index, uint64_t config, int64_t t,
 			  uint64_t *ret)
 {
@@ -400,6 +408,7 @@ static const struct sim_perf_io perf_io = {
 	.online = perf_online,
 	.offline_edges = perf_offline_edges,
 	.box_count = perf_box_count,
+	.pcu_addr = perf_pcu_addr,
 };
 
 /*

@@ -11,7 +11,10 @@
  *     and "uncore_imc_N" per memory
  *     channel N of each package (4 counters and the fixed DCLK counter,
  *     config 0xff), whose counts come from the machine model
- *     (sim_perf_io.box_count) rather than from registers;
+ *     (sim_perf_io.box_count) rather than from registers, while the kernel's
+ *     writes to a PCU box that has MSRs (up to Ice Lake-SP) reach them as
+ *     uncore_snbep.c makes them: FRZ around each schedule, each select
+ *     written with EN on add and back without it on remove;
  *   - groups scheduled all or nothing onto the counters the NMI watchdog
  *     leaves free (it holds fixed counter 1 in the Linux boot state);
  *   - the scenario's perf-core users as task events, placed after the
@@ -72,6 +75,8 @@ struct sim_perf_io {
 	 */
 	int (*box_count)(void *ctx, bool imc, int socket, int index, uint64_t config, int64_t t,
 			 uint64_t *ret);
+	/* The PCU box's MSRs (sim_facts.h); NULL where only the discovery table has them. */
+	const struct sim_pcu_addr *(*pcu_addr)(void *ctx);
 };
 
 /*

@@ -178,13 +178,46 @@ static void program_uncore(struct sim_perf *p, struct ctx *c, uint32_t off, cons
 	p->io.write(p->io_ctx, c->cpu, NHM_UNC_PERF_GLOBAL_CTL, NHM_UNC_GLOBAL_ENABLE, t);
 }
 
+/*
+ * A PCU box with MSRs (hardware-linux.md §1.4, uncore_snbep.c):
+ * snbep_uncore_msr_disable_box sets BOX_CTL.FRZ, disable_event writes the
+ * select back with EN clear, enable_event with EN set, enable_box clears
+ * FRZ.  sel[n] holds the event's config.
+ */
+static void program_pcu(struct sim_perf *p, struct ctx *c, uint32_t off, uint32_t on,
+			const uint64_t *sel, int64_t t)
+{
+	const struct sim_pcu_addr *a = p->io.pcu_addr ? p->io.pcu_addr(p->io_ctx) : NULL;
+	uint64_t box = 0;
+
+	if (!a)
+		return;
+	p->io.read(p->io_ctx, c->cpu, a->box_ctl, &box, t);
+	p->io.write(p->io_ctx, c->cpu, a->box_ctl, box | SNBEP_PMON_BOX_CTL_FRZ, t);
+	for (int n = 0; n < BOX_N_COUNTERS; n++) {
+		uint64_t ctl = sel[n] & ~SNBEP_PMON_CTL_EN;
+
+		if (off & (1u << n))
+			p->io.write(p->io_ctx, c->cpu, a->ctl0 + (uint32_t)n, ctl, t);
+		if (on & (1u << n))
+			p->io.write(p->io_ctx, c->cpu, a->ctl0 + (uint32_t)n, ctl | SNBEP_PMON_CTL_EN, t);
+	}
+	p->io.write(p->io_ctx, c->cpu, a->box_ctl, box & ~SNBEP_PMON_BOX_CTL_FRZ, t);
+}
+
 static void program(struct sim_perf *p, struct ctx *c, uint32_t off, uint32_t on,
 		    const uint64_t *sel, int64_t t)
 {
 	uint32_t gp_mask = (off | on) & ((1u << FIXED_SLOT(0)) - 1);
 
-	if (!(off | on) || c->box)
-		return;   /* the boxes count from the machine model */
+	if (!(off | on))
+		return;
+	if (c->box) {
+		/* The boxes count from the machine model; the PCU's MSRs see the kernel's writes. */
+		if (c->box == BOX_PCU)
+			program_pcu(p, c, off, on, sel, t);
+		return;
+	}
 	if (c->uncore)
 		program_uncore(p, c, off, sel, on, t);
 	else
@@ -232,6 +265,8 @@ void sim_perf_ctx_sched_out(struct sim_perf *p, struct ctx *c, int64_t t)
 				continue;
 			if (e->enabled)
 				e->count = sim_perf_ev_value(p, e, t);
+			if (c->box)
+				sel[e->slot] = e->config;   /* written back without EN */
 			off |= 1u << e->slot;
 			e->slot = NO_SLOT;
 		}

@@ -382,6 +382,34 @@ static void core_geometry_is_the_generations(void **state)
 	}
 }
 
+/*
+ * perf's PCU box writes reach the box's MSRs (hardware-linux.md §1.4): the
+ * select holds the config with EN while perf counts, BOX_CTL.FRZ is clear
+ * between schedules, and after the close the select is left stale with EN
+ * clear, as a raw-MSR user then finds it.
+ */
+static void pcu_box_writes_reach_the_registers(void **state)
+{
+	static const struct engine_event prochot[] = { { .name = "prochot_external", .code = 0x0a } };
+	struct machine *m = boot("skylake-sp-2s");
+	struct engine_group *g;
+	struct engine_reading r[1];
+	char err[512];
+
+	(void)state;
+	assert_int_equal(rd(m, 0, 0x711), 0);
+	assert_int_equal(engine_open(&m->e, ENGINE_PMU_PCU, ENGINE_BOX_TARGET(0, 0), prochot, 1, &g,
+				     err, sizeof(err)), 0);
+	sim_advance(m->sim, 1);
+	assert_int_equal(engine_read(&m->e, g, r), 0);
+	assert_int_equal(rd(m, 0, 0x711) & 0xff, 0x0a);
+	assert_true(rd(m, 0, 0x711) & UINT64_C(1) << 22);
+	assert_false(rd(m, 0, 0x710) & UINT64_C(1) << 8);
+	assert_int_equal(engine_close(&m->e, g, NULL), 0);
+	assert_int_equal(rd(m, 0, 0x711), 0x0a);
+	shut(m);
+}
+
 /* A CPU going offline and back: read says -ENXIO, then the group is reopened, totals carry on. */
 static void hotplug_reopens_and_totals_carry_on(void **state)
 {
@@ -792,6 +820,7 @@ int main(void)
 		cmocka_unit_test(uncore_counts_through_the_uncore_pmu),
 		cmocka_unit_test(hotplug_reopens_and_totals_carry_on),
 		cmocka_unit_test(core_geometry_is_the_generations),
+		cmocka_unit_test(pcu_box_writes_reach_the_registers),
 		cmocka_unit_test(offline_and_back_between_reads_reopens),
 		cmocka_unit_test(open_on_offline_cpu_says_why),
 		cmocka_unit_test(absent_pmu_is_reported),

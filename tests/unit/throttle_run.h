@@ -35,6 +35,7 @@ struct run {
 	struct regs *before;
 	int n_dies;                /* dies per package: die labels when more than 1 */
 	bool pcu_down;             /* the PCU collector is expected down: no PROCHOT family */
+	bool with_perf;            /* the machine offers perf */
 };
 
 /*
