@@ -521,14 +521,21 @@ static void episode_what(const struct snapshot_episode *e, char *buf, size_t len
 	strbuf_free(&sb);
 }
 
+/* Episode lines shown without --verbose; the rest are counted. */
+#define TABLE_BRIEF_EPISODES 8
+
 /*
  * One line per throttle episode seen in the interval from a to b: ended in
- * it, or still running at b.  An episode's start is the stamp of the sample
- * that first saw it, so "started" means b saw it and a did not.
+ * it, or still running at b; without verbose the first
+ * TABLE_BRIEF_EPISODES, then how many more.  An episode's start is the
+ * stamp of the sample that first saw it, so "started" means b saw it and a
+ * did not.
  */
-static void write_episodes(const struct snapshot *a, const struct snapshot *b, struct strbuf *out)
+static void write_episodes(const struct snapshot *a, const struct snapshot *b, bool verbose,
+			   struct strbuf *out)
 {
 	bool any = false;
+	int n_shown = 0, n_more = 0;
 
 	for (int i = b->n_episodes - 1; i >= 0; i--) {   /* oldest first */
 		const struct snapshot_episode *e = &b->episodes[i];
@@ -539,6 +546,11 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, s
 		if (!any)
 			strbuf_append(out, "\nepisodes:\n");
 		any = true;
+		if (!verbose && n_shown == TABLE_BRIEF_EPISODES) {
+			n_more++;
+			continue;
+		}
+		n_shown++;
 		if (e->core >= 0)
 			snprintf(place, sizeof(place), "socket %d core %d", e->socket, e->core);
 		else
@@ -552,6 +564,8 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, s
 		else
 			strbuf_printf(out, "still running after %.1f s\n", b->time - e->start);
 	}
+	if (n_more)
+		strbuf_printf(out, "  %d more (--verbose lists them)\n", n_more);
 	if (!any)
 		strbuf_append(out, "\nepisodes: none\n");
 }
@@ -595,7 +609,7 @@ int table_write_brief(const struct snapshot *first, const struct snapshot *secon
 	write_header(first, second, out);
 	for (int i = 0; i < second->n_sockets; i++)
 		write_socket(first, second, &second->sockets[i], verbose, out);
-	write_episodes(first, second, out);
+	write_episodes(first, second, verbose, out);
 	write_collectors(second, out);
 	write_throttling_signals(second, out);
 	return out->failed ? -ENOMEM : 0;
