@@ -40,6 +40,15 @@ for pair in $urls; do
 		(.labels.channel // $ch) == $ch)' >/dev/null || fail "$m: an episode off socket 1 channel $ch: $eps"
 done
 
+# Nehalem-EP has no DRAM throttle event: its hot channel is measured by nothing, so it has no
+# episode and both cards say DRAM throttling is not measured.
+start_daemon 0 "$TEST_TMP/nehalem.log" --config "$TEST_TMP/u.conf" --simulate nehalem-ep-2s:dimm-hot-channel
+unmeasured_urls="nehalem-ep-2s=$DAEMON_URL"
+wait_until 10 curl -fsS --max-time 5 -o "$TEST_TMP/nehalem.json" "$DAEMON_URL/api/v1/snapshot" ||
+	fail "nehalem-ep-2s: no snapshot"
+curl -fsS --max-time 5 "$DAEMON_URL/api/v1/episodes" | jq -e '.episodes == []' >/dev/null ||
+	fail "nehalem-ep-2s: an episode without a DRAM throttle event"
+
 # PROCHOT on socket 1 only, on an Intel and an AMD server: its episodes are socket 1's alone.
 printf '[scenario]\nperiod = 60\n\n[prochot.1]\nsocket = 1\nstart = 0\nend = 60\nduty = 0.5\ncycle = 2\n' \
 	>"$TEST_TMP/prochot-1.ini"
@@ -83,7 +92,7 @@ artifacts="$UNCORED_SOURCE_ROOT/tests/artifacts"
 mkdir -p "$artifacts"
 rm -f "$artifacts/web-families.png"
 PLAYWRIGHT_CORE="$pw" UNCORED_URLS="$urls" HOT_CHANNELS="icelake-sp-2s=1" \
-PROCHOT_URLS="$prochot_urls" USER_DATA_DIR="$TEST_TMP/chromium-profile" \
+PROCHOT_URLS="$prochot_urls" UNMEASURED_URLS="$unmeasured_urls" USER_DATA_DIR="$TEST_TMP/chromium-profile" \
 SCREENSHOT="$artifacts/web-families.png" SCREENSHOT_MODEL=sapphire-rapids-2s \
 	timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_families_check.js" ||
 	fail "web page check of the throttle families failed"

@@ -5,6 +5,8 @@
  * HOT_CHANNELS ("MODEL=CH ...", the hot channel where it is not 2),
  * PROCHOT_URLS ("MODEL=URL ...", daemons whose socket 1 alone has PROCHOT:
  * socket 1's card shows PROCHOT time, socket 0's does not),
+ * UNMEASURED_URLS ("MODEL=URL ...", hosts no collector measures DRAM
+ * throttling on: both cards say so),
  * SCREENSHOT and SCREENSHOT_MODEL (a picture of that model's page).  Per
  * model: socket 1's card says DRAM is throttling on its hot channel, socket 0's
  * that it is not, and "not measured" is said only of a family the socket's
@@ -93,7 +95,24 @@ async function checkProchot(page, model, url) {
 	});
 }
 
+/* No collector measures DRAM throttling: every card says "not measured", none "throttling". */
+async function checkUnmeasured(page, model, url) {
+	await page.goto(url + '/', { timeout: 15000 });
+	await page.waitForFunction(() => [0, 1].every((sock) => {
+		const e = document.querySelector(`article.socket[data-socket="${sock}"] .dram-fraction`);
+		return e && /not measured/.test(e.textContent);
+	}), null, { timeout: 20000 }).catch(async () => {
+		const t = await page.textContent('main').catch(() => '?');
+		fail(`${model}: DRAM throttling not said to be unmeasured on both cards: ${t.slice(0, 600)}`);
+	});
+}
+
 run({}, async (page, errors) => {
+	for (const pair of (process.env.UNMEASURED_URLS || '').trim().split(/\s+/).filter(Boolean)) {
+		const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+		await checkUnmeasured(page, model, url);
+		console.log(`${model} DRAM not measured: ok`);
+	}
 	for (const pair of (process.env.PROCHOT_URLS || '').trim().split(/\s+/).filter(Boolean)) {
 		const [model, url] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
 		await checkProchot(page, model, url);
