@@ -125,6 +125,13 @@ int sim_set_online(struct sim *sim, int cpu, bool online);
 void sim_fail_reads(struct sim *sim, int cpu, uint32_t msr, int err);
 
 /*
+ * Tests only (fault injection): make every read(2) of a server box's perf
+ * event (PCU, iMC) fail with err until called again with err 0; the
+ * events keep counting.
+ */
+void sim_fail_box_reads(struct sim *sim, int err);
+
+/*
  * The simulated kernel's perf_event_open(2) (sim_perf.h) behind struct
  * perf_sys, with sysfs paths under root (where sim_write_sysfs() put the
  * PMU tree).  Counts come from the simulated counters, which perf shares

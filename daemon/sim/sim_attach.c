@@ -56,7 +56,10 @@ static ssize_t perf_op_read(void *ctx, int fd, void *buf, size_t len)
 	ssize_t r;
 
 	pthread_mutex_lock(&s->lock);
-	r = sim_perf_read(s->perf, fd, buf, len, sim_sync_time(s));
+	if (s->fail_box_read && sim_perf_is_box_event(s->perf, fd))
+		r = s->fail_box_read;
+	else
+		r = sim_perf_read(s->perf, fd, buf, len, sim_sync_time(s));
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }

@@ -99,6 +99,7 @@ struct sim {
 	struct timespec opened;
 	bool refuse_writes;
 	struct { int cpu; uint32_t msr; int err; } fail_read;   /* tests: err 0 = none */
+	int fail_box_read;                                      /* tests: perf box reads; 0 = none */
 	pthread_mutex_t lock;
 	int n_cpus;
 	struct sim_socket *sockets;

@@ -339,6 +339,13 @@ int sim_perf_close(struct sim_perf *p, int fd, int64_t t)
 	return 0;
 }
 
+bool sim_perf_is_box_event(struct sim_perf *p, int fd)
+{
+	const struct pev *e = lookup(p, fd);
+
+	return e && p->ctxs[e->ctx].box;
+}
+
 size_t sim_perf_n_open(const struct sim_perf *p)
 {
 	size_t n = 0;

@@ -116,6 +116,9 @@ int sim_perf_close(struct sim_perf *p, int fd, int64_t t);
 /* Events still open (tests: every fd closed). */
 size_t sim_perf_n_open(const struct sim_perf *p);
 
+/* Whether fd is an open event of a server box (PCU, iMC). */
+bool sim_perf_is_box_event(struct sim_perf *p, int fd);
+
 /*
  * Write the PMU tree the kernel would show for m under
  * root/sys/bus/event_source/devices: cpu (type, format, events), on

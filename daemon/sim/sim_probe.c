@@ -113,6 +113,13 @@ void sim_refuse_writes(struct sim *sim, bool refuse)
 	pthread_mutex_unlock(&sim->lock);
 }
 
+void sim_fail_box_reads(struct sim *sim, int err)
+{
+	pthread_mutex_lock(&sim->lock);
+	sim->fail_box_read = err;
+	pthread_mutex_unlock(&sim->lock);
+}
+
 void sim_fail_reads(struct sim *sim, int cpu, uint32_t msr, int err)
 {
 	pthread_mutex_lock(&sim->lock);

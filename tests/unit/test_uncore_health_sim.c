@@ -174,9 +174,51 @@ static void a_shared_channel_exports_its_multiplexing_ratio(void **state)
 	finish(&r);
 }
 
+static uint64_t errors_of(const struct run *r, const char *collector)
+{
+	const struct snapshot_collector *c = snapshot_find_collector(r->snap, collector);
+
+	assert_non_null(c);
+	return c->errors;
+}
+
+/*
+ * Failed reads of the boxes' perf groups are errors and add nothing: while
+ * every PCU and iMC read fails, the pcu and imc error counts grow and the
+ * hot channel's seconds stand still; once reads work again the kernel's
+ * counts, which went on, are caught up to the ground truth.
+ */
+static void failed_box_reads_are_errors_and_add_nothing(void **state)
+{
+	const char *label = "2" METRIC_LABEL_SEP "thermal_or_power";
+	uint64_t imc_errors, pcu_errors;
+	struct run r;
+	double before;
+
+	(void)state;
+	start(&r, "skylake-sp-2s:dimm-hot-channel");
+	run_for(&r, 3);
+	imc_errors = errors_of(&r, "imc");
+	pcu_errors = errors_of(&r, "pcu");
+	before = exported(&r, &throttle_dram_channel_seconds, 1, label);
+	assert_true(before > 0);
+	sim_fail_box_reads(r.sim, -EIO);
+	run_for(&r, 3);
+	assert_true(errors_of(&r, "imc") > imc_errors);
+	assert_true(errors_of(&r, "pcu") > pcu_errors);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, label), before,
+		     "reads failing, channel 2", 1);
+	sim_fail_box_reads(r.sim, 0);
+	run_for(&r, 2);
+	check_imc(&r, 6);
+	check_pcu(&r);
+	finish(&r);
+}
+
 int main(void)
 {
 	struct CMUnitTest tests[] = {
+		cmocka_unit_test(failed_box_reads_are_errors_and_add_nothing),
 		cmocka_unit_test(a_sleeping_package_throttles_only_while_awake),
 		cmocka_unit_test(channels_without_a_clock_are_left_out),
 		cmocka_unit_test(a_frozen_pcu_box_reads_as_waiting),
