@@ -584,16 +584,6 @@ static const struct conf_section core_conf_section = {
 	.settings_size = sizeof(struct core_settings),
 };
 
-static bool core_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool core_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&core_conf_section, settings(old), settings(new));
-}
-
 /* The engine choice start-up makes (col_engine.h), asked before the privilege drop. */
 static bool core_uses_perf(const struct conf *conf, struct perf_sys *ps)
 {
@@ -615,8 +605,6 @@ const struct collector_ops core_collector_ops = {
 	.n_families = sizeof(core_families) / sizeof(core_families[0]),
 	.conf_section = &core_conf_section,
 	.list_events = core_list_events,
-	.is_enabled = core_is_enabled,
-	.conf_changed = core_conf_changed,
 	.uses_perf = core_uses_perf,
 };
 

@@ -472,16 +472,6 @@ static void hsmp_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static bool hsmp_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool hsmp_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&hsmp_conf_section, settings(old), settings(new));
-}
-
 const struct collector_ops hsmp_collector_ops = {
 	.name = "hsmp",
 	.start = hsmp_start,
@@ -490,6 +480,4 @@ const struct collector_ops hsmp_collector_ops = {
 	.families = hsmp_families,
 	.n_families = sizeof(hsmp_families) / sizeof(hsmp_families[0]),
 	.conf_section = &hsmp_conf_section,
-	.is_enabled = hsmp_is_enabled,
-	.conf_changed = hsmp_conf_changed,
 };

@@ -509,16 +509,6 @@ static unsigned imc_throttle_signals(const struct cpu_info *info, const struct c
 	return mask;
 }
 
-static bool imc_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool imc_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&imc_conf_section, settings(old), settings(new));
-}
-
 /* Whether it counts through perf (now or once a reload enables it): where the kernel has uncore_imc_N. */
 static bool imc_uses_perf(const struct conf *conf, struct perf_sys *ps)
 {
@@ -542,7 +532,5 @@ const struct collector_ops imc_collector_ops = {
 	.conf_section = &imc_conf_section,
 	.list_events = imc_list_events,
 	.throttle_signals = imc_throttle_signals,
-	.is_enabled = imc_is_enabled,
-	.conf_changed = imc_conf_changed,
 	.uses_perf = imc_uses_perf,
 };

@@ -211,16 +211,6 @@ static void k10temp_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static bool k10temp_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool k10temp_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&k10temp_conf_section, settings(old), settings(new));
-}
-
 const struct collector_ops k10temp_collector_ops = {
 	.name = "k10temp",
 	.start = k10temp_start,
@@ -229,6 +219,4 @@ const struct collector_ops k10temp_collector_ops = {
 	.families = k10temp_families,
 	.n_families = sizeof(k10temp_families) / sizeof(k10temp_families[0]),
 	.conf_section = &k10temp_conf_section,
-	.is_enabled = k10temp_is_enabled,
-	.conf_changed = k10temp_conf_changed,
 };

@@ -603,16 +603,6 @@ static unsigned pcu_throttle_signals(const struct cpu_info *info, const struct c
 	return mask;
 }
 
-static bool pcu_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool pcu_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&pcu_conf_section, settings(old), settings(new));
-}
-
 /*
  * Whether it counts through perf with conf: where the kernel has uncore_pcu
  * and [pcu] engine is not msr.  Asked before the CPU is known, so a kernel
@@ -639,7 +629,5 @@ const struct collector_ops pcu_collector_ops = {
 	.conf_section = &pcu_conf_section,
 	.list_events = pcu_list_events,
 	.throttle_signals = pcu_throttle_signals,
-	.is_enabled = pcu_is_enabled,
-	.conf_changed = pcu_conf_changed,
 	.uses_perf = pcu_uses_perf,
 };

@@ -671,16 +671,6 @@ static void thermal_stop(struct collector *c)
 	c->state = NULL;
 }
 
-static bool thermal_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool thermal_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&thermal_conf_section, settings(old), settings(new));
-}
-
 const struct collector_ops thermal_collector_ops = {
 	.name = "thermal",
 	.start = thermal_start,
@@ -689,6 +679,4 @@ const struct collector_ops thermal_collector_ops = {
 	.families = thermal_families,
 	.n_families = sizeof(thermal_families) / sizeof(thermal_families[0]),
 	.conf_section = &thermal_conf_section,
-	.is_enabled = thermal_is_enabled,
-	.conf_changed = thermal_conf_changed,
 };

@@ -606,16 +606,6 @@ static const struct conf_section uncore_conf_section = {
 	.settings_size = sizeof(struct uncore_settings),
 };
 
-static bool uncore_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool uncore_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&uncore_conf_section, settings(old), settings(new));
-}
-
 /*
  * Westmere's DRAM thermal throttled cycles (event 0x67, a default event;
  * hardware.md §2.1) are DRAM throttling for heat, per socket.
@@ -650,7 +640,5 @@ const struct collector_ops uncore_collector_ops = {
 	.conf_section = &uncore_conf_section,
 	.list_events = uncore_list_events,
 	.throttle_signals = uncore_throttle_signals,
-	.is_enabled = uncore_is_enabled,
-	.conf_changed = uncore_conf_changed,
 	.uses_perf = uncore_uses_perf,
 };

@@ -96,7 +96,7 @@ int collector_source(const struct collector_ops *ops)
 
 static bool is_enabled(const struct collector *c)
 {
-	return c->conf && c->ops->is_enabled(c->conf);
+	return c->conf && collector_ops_enabled(c->ops, c->conf);
 }
 
 /* Why start failed, when the collector did not say. */

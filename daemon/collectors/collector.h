@@ -96,13 +96,17 @@ struct collector_ops {
 	 */
 	unsigned (*throttle_signals)(const struct cpu_info *info, const struct conf *conf);
 
-	/* Whether conf turns the collector on (a disabled one is still listed). */
+	/*
+	 * Whether conf turns the collector on (a disabled one is still listed).
+	 * NULL: its section's "enabled" key (collector_ops_enabled).
+	 */
 	bool (*is_enabled)(const struct conf *conf);
 
 	/*
 	 * Whether going from old to new changes a setting of the collector's
 	 * own, so that a reload must restart it.  The sampling interval is the
-	 * sampler's business and not asked about here.
+	 * sampler's business and not asked about here.  NULL: any key of its
+	 * section (collector_ops_conf_changed).
 	 */
 	bool (*conf_changed)(const struct conf *old, const struct conf *new);
 
@@ -206,6 +210,19 @@ int collector_register(const struct collector_ops *ops);
  * when ops is not registered.
  */
 const void *collector_settings(const struct conf *conf, const struct collector_ops *ops);
+
+/*
+ * Whether conf turns ops on: ops->is_enabled, or without one the bool of
+ * its section's "enabled" key (true when it has none).
+ */
+bool collector_ops_enabled(const struct collector_ops *ops, const struct conf *conf);
+
+/*
+ * Whether ops must restart to go from old to new: ops->conf_changed, or
+ * without one whether any key of its section changed.
+ */
+bool collector_ops_conf_changed(const struct collector_ops *ops, const struct conf *old,
+				const struct conf *new);
 
 /* Register ops at program start, from the collector's own file. */
 #define COLLECTOR_REGISTER(ops) \

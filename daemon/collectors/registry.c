@@ -63,6 +63,30 @@ const void *collector_settings(const struct conf *conf, const struct collector_o
 	return NULL;
 }
 
+bool collector_ops_enabled(const struct collector_ops *ops, const struct conf *conf)
+{
+	const struct conf_section *sec = ops->conf_section;
+	const char *set;
+
+	if (ops->is_enabled)
+		return ops->is_enabled(conf);
+	set = sec ? collector_settings(conf, ops) : NULL;
+	for (size_t k = 0; set && k < sec->n_keys; k++)
+		if (sec->keys[k].kind == CONF_KIND_BOOL && strcmp(sec->keys[k].name, "enabled") == 0)
+			return *(const bool *)(set + sec->keys[k].offset);
+	return true;
+}
+
+bool collector_ops_conf_changed(const struct collector_ops *ops, const struct conf *old,
+				const struct conf *new)
+{
+	if (ops->conf_changed)
+		return ops->conf_changed(old, new);
+	return ops->conf_section && conf_settings_changed(ops->conf_section,
+							  collector_settings(old, ops),
+							  collector_settings(new, ops));
+}
+
 const struct collector_ops *collector_find(const char *name)
 {
 	for (size_t i = 0; i < collector_registry_n; i++)
@@ -104,5 +128,5 @@ const char *conf_collector_name(size_t i)
 
 bool conf_collector_enabled(size_t i, const struct conf *conf)
 {
-	return !collector_registry[i]->is_enabled || collector_registry[i]->is_enabled(conf);
+	return collector_ops_enabled(collector_registry[i], conf);
 }

@@ -94,7 +94,7 @@ static int start_collector(struct sampler *s, size_t id)
 	/* Disabled by the configuration, or absent from this CPU: expected, so info. */
 	if (c->up)
 		log_info("collector %s: up%s%s", c->ops->name, reason[0] ? ", " : "", reason);
-	else if (c->ops->is_enabled && !c->ops->is_enabled(&s->conf))
+	else if (!collector_ops_enabled(c->ops, &s->conf))
 		log_info("collector %s: disabled in the configuration", c->ops->name);
 	else if (r == -ENOTSUP)
 		log_info("collector %s: not applicable: %s", c->ops->name, reason);
@@ -323,7 +323,7 @@ static bool collector_conf_changed(size_t id, const struct conf *old,
 				   const struct conf *new)
 {
 	return old->interval_s != new->interval_s ||
-	       collector_registry[id]->conf_changed(old, new);
+	       collector_ops_conf_changed(collector_registry[id], old, new);
 }
 
 static void apply_conf(struct sampler *s, const struct conf *new)

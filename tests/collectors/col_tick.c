@@ -98,16 +98,6 @@ static void tick_list_events(const struct cpu_info *info, struct strbuf *out)
 	strbuf_printf(out, "  %-36s %s\n", "ticks", "one per sample");
 }
 
-static bool tick_is_enabled(const struct conf *conf)
-{
-	return settings(conf)->enabled;
-}
-
-static bool tick_conf_changed(const struct conf *old, const struct conf *new)
-{
-	return conf_settings_changed(&tick_section, settings(old), settings(new));
-}
-
 const struct collector_ops tick_collector_ops = {
 	.name = "tick",
 	.start = tick_start,
@@ -117,8 +107,6 @@ const struct collector_ops tick_collector_ops = {
 	.n_families = sizeof(tick_families) / sizeof(tick_families[0]),
 	.conf_section = &tick_section,
 	.list_events = tick_list_events,
-	.is_enabled = tick_is_enabled,
-	.conf_changed = tick_conf_changed,
 };
 
 COLLECTOR_REGISTER(tick_collector_ops)

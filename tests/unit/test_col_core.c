@@ -1511,7 +1511,7 @@ static void conf_changed_asks_its_own_keys(void **state)
 
 		assert_int_equal(conf_load_string("a.conf", cases[i].a, &a, &errs), 0);
 		assert_int_equal(conf_load_string("b.conf", cases[i].b, &b, &errs), 0);
-		if (core_collector_ops.conf_changed(&a, &b) != cases[i].want)
+		if (collector_ops_conf_changed(&core_collector_ops, &a, &b) != cases[i].want)
 			fail_msg("case %zu: conf_changed is not %d", i, cases[i].want);
 	}
 }
