@@ -203,6 +203,7 @@ int sim_perf_open(struct sim_perf *p, const struct perf_event_attr *attr, pid_t 
 		.used = true, .ctx = (int)(c - p->ctxs), .leader = group_fd != -1 ? group_fd - FD_BASE : i,
 		.next = -1, .config = config, .read_format = attr->read_format,
 		.id = ++p->next_id, .enabled = !attr->disabled, .slot = NO_SLOT, .stamp = t,
+		.pinned = group_fd == -1 && attr->pinned,
 		.usr_os = (attr->exclude_user ? 0 : ARCH_PERFMON_EVENTSEL_USR) |
 			  (attr->exclude_kernel ? 0 : ARCH_PERFMON_EVENTSEL_OS),
 	};

@@ -21,7 +21,9 @@
  *     CPU-wide groups (perf_event_sched_in: CPU flexible before task
  *     flexible): on their own counter when free, else the lowest free GP
  *     counter, else not at all;
- *   - flexible groups in list order, scheduling stopping at the first
+ *   - pinned groups (attr.pinned) first, never rotated (a pinned group that
+ *     does not fit just waits: the kernel's error state is not modelled),
+ *     then flexible groups in list order, scheduling stopping at the first
  *     group that does not fit; while one does not fit the list rotates
  *     every SIM_PERF_MUX_NS and time_running lags time_enabled;
  *   - hotplug: open on an offline CPU fails with ENODEV; a CPU going

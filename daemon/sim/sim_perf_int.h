@@ -43,6 +43,7 @@ struct pev {
 	uint64_t id;
 	bool enabled;
 	bool dead;                   /* detached by its CPU going offline: counts no more */
+	bool pinned;                 /* leader: attr.pinned, scheduled before every flexible group */
 	int slot;                    /* NO_SLOT when not on a counter */
 	uint64_t count;              /* counted while on earlier counters */
 	uint64_t start;              /* the counter's value when placed */

@@ -285,26 +285,32 @@ void sim_perf_ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 	c->next_rotate = SIM_FOREVER;
 	if (!c->uncore && p->watchdog && p->m->n_fixed > 1)
 		free_slots &= ~(1u << FIXED_SLOT(1));
-	for (int g = 0; g < c->n_groups; g++) {
-		int leader = c->groups[g], slots[MAX_SLOTS], k = 0;
+	/* ctx_sched_in: the pinned groups first, then the flexible ones. */
+	for (int pass = 0; pass < 2; pass++)
+		for (int g = 0; g < c->n_groups; g++) {
+			int leader = c->groups[g], slots[MAX_SLOTS], k = 0;
+			bool pinned = p->ev[leader].pinned;
 
-		sim_perf_update_times(p, leader, t);
-		if (!p->ev[leader].enabled)
-			continue;
-		/* merge_sched_in: after the first group that fails, nothing more is added. */
-		if (left_out || !sim_perf_assign_group(p, c, leader, &free_slots, slots)) {
-			left_out = true;
-			continue;
-		}
-		for (int i = leader; i >= 0; i = p->ev[i].next, k++) {
-			struct pev *e = &p->ev[i];
+			if (pinned != (pass == 0))
+				continue;
+			sim_perf_update_times(p, leader, t);
+			if (!p->ev[leader].enabled)
+				continue;
+			/* merge_sched_in: after the first flexible group that fails, no more. */
+			if ((left_out && !pinned) ||
+			    !sim_perf_assign_group(p, c, leader, &free_slots, slots)) {
+				left_out |= !pinned;
+				continue;
+			}
+			for (int i = leader; i >= 0; i = p->ev[i].next, k++) {
+				struct pev *e = &p->ev[i];
 
-			e->slot = slots[k];
-			on |= 1u << e->slot;
-			sel[e->slot] = c->uncore ? e->config | NHM_UNC_EVTSEL_ENABLE :
-				       e->config | e->usr_os | SEL_KERNEL_BITS;
+				e->slot = slots[k];
+				on |= 1u << e->slot;
+				sel[e->slot] = c->uncore ? e->config | NHM_UNC_EVTSEL_ENABLE :
+					       e->config | e->usr_os | SEL_KERNEL_BITS;
+			}
 		}
-	}
 	if (!c->uncore)
 		on |= place_task_events(p, c, &free_slots, sel);
 	program(p, c, 0, on, sel, t);

@@ -215,9 +215,61 @@ static void failed_box_reads_are_errors_and_add_nothing(void **state)
 	finish(&r);
 }
 
+/*
+ * A channel whose counters another user holds with a pinned group (the
+ * kernel schedules pinned groups first): uncored's flexible groups there
+ * never run, time_running stays 0, and each such read is an error that adds
+ * nothing, never 0 counts; once the other user closes, the channel counts
+ * again.
+ */
+static void a_group_that_never_runs_is_an_error(void **state)
+{
+	static const uint64_t config[4] = { 0x0000, 0xff41, 0x0086, 0x0000 };
+	const char *label = "2" METRIC_LABEL_SEP "thermal_or_power";
+	char path[4096], spec[4200];
+	uint64_t errors;
+	int fd[4], cpu, type;
+	struct run r;
+	double before;
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/throttle-steady.ini", path, sizeof(path));
+	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+	start(&r, spec);
+	run_for(&r, 3);
+	type = sysfs_number(&r, "uncore_imc_2/type", false);
+	cpu = sysfs_number(&r, "uncore_imc_2/cpumask", true);
+	for (int i = 0; i < 4; i++) {
+		struct perf_event_attr attr = {
+			.type = (uint32_t)type, .size = sizeof(attr), .config = config[i],
+			.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING,
+			.pinned = i == 0,
+		};
+
+		fd[i] = perf_sys_open(r.hw.perf, &attr, cpu, i ? fd[0] : -1);
+		assert_true(fd[i] >= 0);
+	}
+	run_for(&r, 1);
+	errors = errors_of(&r, "imc");
+	before = exported(&r, &throttle_dram_channel_seconds, 1, label);
+	run_for(&r, 4);
+	if (errors_of(&r, "imc") < errors + 4)
+		fail_msg("imc errors %llu, expected at least %llu",
+			 (unsigned long long)errors_of(&r, "imc"), (unsigned long long)errors + 4);
+	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, label), before,
+		     "channel 2 held by a pinned group", 1);
+	for (int i = 3; i >= 0; i--)
+		assert_int_equal(perf_sys_close(r.hw.perf, fd[i]), 0);
+	run_for(&r, 3);
+	assert_true(exported(&r, &throttle_dram_channel_seconds, 1, label) > before + 1.0);
+	finish(&r);
+}
+
 int main(void)
 {
 	struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_group_that_never_runs_is_an_error),
 		cmocka_unit_test(failed_box_reads_are_errors_and_add_nothing),
 		cmocka_unit_test(a_sleeping_package_throttles_only_while_awake),
 		cmocka_unit_test(channels_without_a_clock_are_left_out),
