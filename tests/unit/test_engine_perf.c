@@ -410,23 +410,42 @@ static void pcu_box_writes_reach_the_registers(void **state)
 	shut(m);
 }
 
-/* A CPU going offline and back: read says -ENXIO, then the group is reopened, totals carry on. */
-static void hotplug_reopens_and_totals_carry_on(void **state)
+/* Open fixed3 on cpu, count 1 s and read: the group, its totals into total. */
+static struct engine_group *open_counting(struct machine *m, int cpu, uint64_t *total)
 {
-	struct machine *m = boot("westmere-ep-2s");
 	struct engine_group *g;
 	struct engine_reading r[N_FIXED3];
-	uint64_t total[N_FIXED3], mark[N_FIXED3];
 	char err[512];
-	int cpu = 5;
 
-	(void)state;
 	assert_int_equal(engine_open(&m->e, ENGINE_PMU_CORE, cpu, fixed3, N_FIXED3, &g, err,
 				     sizeof(err)), 0);
 	sim_advance(m->sim, 1);
 	assert_int_equal(engine_read(&m->e, g, r), 0);
 	for (size_t i = 0; i < N_FIXED3; i++)
 		total[i] = r[i].total;
+	return g;
+}
+
+/* r counts and its totals are total plus what cpu counted since mark (the ground truth). */
+static void assert_counts_on(struct machine *m, int cpu, const struct engine_reading *r,
+			     const uint64_t *total, const uint64_t *mark)
+{
+	for (size_t i = 0; i < N_FIXED3; i++) {
+		assert_int_equal(r[i].state, ENGINE_COUNTING);
+		assert_int_equal(r[i].total, total[i] + truth(m, false, cpu, &fixed3[i]) - mark[i]);
+	}
+}
+
+/* A CPU going offline and back: read says -ENXIO, then the group is reopened, totals carry on. */
+static void hotplug_reopens_and_totals_carry_on(void **state)
+{
+	struct machine *m = boot("westmere-ep-2s");
+	struct engine_reading r[N_FIXED3];
+	uint64_t total[N_FIXED3], mark[N_FIXED3];
+	int cpu = 5;
+	struct engine_group *g = open_counting(m, cpu, total);
+
+	(void)state;
 	assert_int_equal(sim_set_online(m->sim, cpu, false), 0);
 	sim_advance(m->sim, 1);
 	assert_int_equal(engine_read(&m->e, g, r), -ENXIO);
@@ -442,10 +461,7 @@ static void hotplug_reopens_and_totals_carry_on(void **state)
 	assert_int_equal(engine_read(&m->e, g, r), 0);
 	sim_advance(m->sim, 1);
 	assert_int_equal(engine_read(&m->e, g, r), 0);
-	for (size_t i = 0; i < N_FIXED3; i++) {
-		assert_int_equal(r[i].state, ENGINE_COUNTING);
-		assert_int_equal(r[i].total, total[i] + truth(m, false, cpu, &fixed3[i]) - mark[i]);
-	}
+	assert_counts_on(m, cpu, r, total, mark);
 	assert_int_equal(engine_close(&m->e, g, NULL), 0);
 	shut(m);
 }
@@ -458,19 +474,12 @@ static void hotplug_reopens_and_totals_carry_on(void **state)
 static void offline_and_back_between_reads_reopens(void **state)
 {
 	struct machine *m = boot("skylake-sp-2s");
-	struct engine_group *g;
 	struct engine_reading r[N_FIXED3];
 	uint64_t total[N_FIXED3], mark[N_FIXED3];
-	char err[512];
 	int cpu = 3;
+	struct engine_group *g = open_counting(m, cpu, total);
 
 	(void)state;
-	assert_int_equal(engine_open(&m->e, ENGINE_PMU_CORE, cpu, fixed3, N_FIXED3, &g, err,
-				     sizeof(err)), 0);
-	sim_advance(m->sim, 1);
-	assert_int_equal(engine_read(&m->e, g, r), 0);
-	for (size_t i = 0; i < N_FIXED3; i++)
-		total[i] = r[i].total;
 	assert_int_equal(sim_set_online(m->sim, cpu, false), 0);
 	assert_int_equal(sim_set_online(m->sim, cpu, true), 0);
 	sim_advance(m->sim, 1);
@@ -485,10 +494,7 @@ static void offline_and_back_between_reads_reopens(void **state)
 	assert_int_equal(engine_read(&m->e, g, r), 0);
 	sim_advance(m->sim, 1);
 	assert_int_equal(engine_read(&m->e, g, r), 0);
-	for (size_t i = 0; i < N_FIXED3; i++) {
-		assert_int_equal(r[i].state, ENGINE_COUNTING);
-		assert_int_equal(r[i].total, total[i] + truth(m, false, cpu, &fixed3[i]) - mark[i]);
-	}
+	assert_counts_on(m, cpu, r, total, mark);
 	assert_int_equal(engine_close(&m->e, g, NULL), 0);
 	shut(m);
 }

@@ -127,6 +127,37 @@ static int sysfs_number(const struct run *r, const char *file, bool second)
 }
 
 /*
+ * Another perf user (perf stat, PCM) opens a group of 4 events, the clock
+ * and the throttle events, on socket 1's memory channel 2, the channel's 4
+ * counters; pinned, the kernel schedules it before uncored's groups.
+ */
+static void other_user_opens(struct run *r, bool pinned, int fd[4])
+{
+	static const uint64_t config[4] = { 0x0000, 0xff41, 0x0086, 0x0000 };
+	int type = sysfs_number(r, "uncore_imc_2/type", false);
+	int cpu = sysfs_number(r, "uncore_imc_2/cpumask", true);
+
+	for (int i = 0; i < 4; i++) {
+		struct perf_event_attr attr = {
+			.type = (uint32_t)type, .size = sizeof(attr), .config = config[i],
+			.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING,
+			.pinned = pinned && i == 0,
+		};
+
+		fd[i] = perf_sys_open(r->hw.perf, &attr, cpu, i ? fd[0] : -1);
+		assert_true(fd[i] >= 0);
+	}
+}
+
+/* The other user closes its group, members first. */
+static void other_user_closes(struct run *r, const int fd[4])
+{
+	for (int i = 3; i >= 0; i--)
+		assert_int_equal(perf_sys_close(r->hw.perf, fd[i]), 0);
+}
+
+/*
  * Another perf user (perf stat, PCM) opens a group of 4 events on socket 1's
  * memory channel 2, the channel's 4 counters: the kernel takes turns with
  * uncored's group there.  uncored exports that channel's multiplexing ratio
@@ -134,28 +165,16 @@ static int sysfs_number(const struct run *r, const char *file, bool second)
  */
 static void a_shared_channel_exports_its_multiplexing_ratio(void **state)
 {
-	static const uint64_t config[4] = { 0x0000, 0xff41, 0x0086, 0x0000 };
 	char path[4096], spec[4200];
 	const struct metric_sample *v;
-	int fd[4], cpu, type;
+	int fd[4];
 	struct run r;
 
 	(void)state;
 	helpers_source_path("tests/data/scenarios/throttle-steady.ini", path, sizeof(path));
 	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
 	start(&r, spec);
-	type = sysfs_number(&r, "uncore_imc_2/type", false);
-	cpu = sysfs_number(&r, "uncore_imc_2/cpumask", true);
-	for (int i = 0; i < 4; i++) {
-		struct perf_event_attr attr = {
-			.type = (uint32_t)type, .size = sizeof(attr), .config = config[i],
-			.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-				       PERF_FORMAT_TOTAL_TIME_RUNNING,
-		};
-
-		fd[i] = perf_sys_open(r.hw.perf, &attr, cpu, i ? fd[0] : -1);
-		assert_true(fd[i] >= 0);
-	}
+	other_user_opens(&r, false, fd);
 	run_for(&r, 20);
 	v = snapshot_find_sample(r.snap, &collector_pmu_multiplexing, 1,
 				 "imc" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP METRIC_LABEL_SEP "2");
@@ -169,8 +188,7 @@ static void a_shared_channel_exports_its_multiplexing_ratio(void **state)
 	assert_true(v->value.d == 1.0);
 	assert_close(exported(&r, &throttle_dram_channel_seconds, 1,
 			      "2" METRIC_LABEL_SEP "thermal_or_power"), 20.0, "channel 2", 1);
-	for (int i = 3; i >= 0; i--)
-		assert_int_equal(perf_sys_close(r.hw.perf, fd[i]), 0);
+	other_user_closes(&r, fd);
 	finish(&r);
 }
 
@@ -224,11 +242,10 @@ static void failed_box_reads_are_errors_and_add_nothing(void **state)
  */
 static void a_group_that_never_runs_is_an_error(void **state)
 {
-	static const uint64_t config[4] = { 0x0000, 0xff41, 0x0086, 0x0000 };
 	const char *label = "2" METRIC_LABEL_SEP "thermal_or_power";
 	char path[4096], spec[4200];
 	uint64_t errors;
-	int fd[4], cpu, type;
+	int fd[4];
 	struct run r;
 	double before;
 
@@ -237,19 +254,7 @@ static void a_group_that_never_runs_is_an_error(void **state)
 	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
 	start(&r, spec);
 	run_for(&r, 3);
-	type = sysfs_number(&r, "uncore_imc_2/type", false);
-	cpu = sysfs_number(&r, "uncore_imc_2/cpumask", true);
-	for (int i = 0; i < 4; i++) {
-		struct perf_event_attr attr = {
-			.type = (uint32_t)type, .size = sizeof(attr), .config = config[i],
-			.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
-				       PERF_FORMAT_TOTAL_TIME_RUNNING,
-			.pinned = i == 0,
-		};
-
-		fd[i] = perf_sys_open(r.hw.perf, &attr, cpu, i ? fd[0] : -1);
-		assert_true(fd[i] >= 0);
-	}
+	other_user_opens(&r, true, fd);
 	run_for(&r, 1);
 	errors = errors_of(&r, "imc");
 	before = exported(&r, &throttle_dram_channel_seconds, 1, label);
@@ -259,8 +264,7 @@ static void a_group_that_never_runs_is_an_error(void **state)
 			 (unsigned long long)errors_of(&r, "imc"), (unsigned long long)errors + 4);
 	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, label), before,
 		     "channel 2 held by a pinned group", 1);
-	for (int i = 3; i >= 0; i--)
-		assert_int_equal(perf_sys_close(r.hw.perf, fd[i]), 0);
+	other_user_closes(&r, fd);
 	run_for(&r, 3);
 	assert_true(exported(&r, &throttle_dram_channel_seconds, 1, label) > before + 1.0);
 	finish(&r);
