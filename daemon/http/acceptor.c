@@ -22,13 +22,17 @@ enum admit_result {
 };
 
 /*
- * Take one accepted socket into the table and hand it to libmicrohttpd, or
- * close it when its address is over the per-address limit.  When all
- * places are taken, a waiting connection gives its place up (http_pick_victim)
- * to a newcomer that has sent its request, or that has been kept
- * (may_wait false) long enough; none being waiting, the newcomer waits.
- * *asked: whether its request was seen in its socket already; looked at
- * (and set) only when all places are taken.
+ * Take one accepted socket into the table and hand it to libmicrohttpd.
+ * When all places are taken, a waiting connection gives its place up
+ * (http_pick_victim) to a newcomer that has sent its request, or that has
+ * been kept (may_wait false) long enough; none being waiting, the
+ * newcomer waits.  An address at max_connections_per_ip is held to it the
+ * same way, among its own connections only: a browser that opens a new
+ * connection while its others wait for their next request (several tabs,
+ * several users behind one NAT) has one of those closed for it, as
+ * browsers expect of a server; it is refused (closed) when none of its
+ * own is waiting, or when it has not asked within HTTP_INPUT_GRACE_MS.  *asked: whether its request was seen in its socket
+ * already; looked at (and set) only when a place must be given up.
  */
 static enum admit_result admit(struct http_server *srv, int fd, const struct sockaddr *sa,
 			       socklen_t sa_len, bool may_wait, bool *asked)
@@ -36,7 +40,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	unsigned char key[16];
 	struct conn *c;
 	unsigned idx;
-	bool room;
+	bool room, own, full;
 
 	http_addr_key(sa, key);
 	pthread_mutex_lock(&srv->lock);
@@ -44,20 +48,26 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	 * libmicrohttpd closed without announcing it. */
 	if ((size_t)fd < srv->n_fd_index && srv->slot_of_fd[fd])
 		http_slot_free(srv, &srv->conns[srv->slot_of_fd[fd] - 1]);
-	if ((size_t)fd >= srv->n_fd_index ||
-	    (srv->opt.max_connections_per_ip &&
-	     http_addr_count(srv, key) >= srv->opt.max_connections_per_ip))
+	if ((size_t)fd >= srv->n_fd_index)
 		goto refuse;
-	if (srv->n_live >= srv->max_live && may_wait && !*asked)
+	own = srv->opt.max_connections_per_ip &&
+	      http_addr_count(srv, key) >= srv->opt.max_connections_per_ip;
+	if (own && !http_pick_victim(srv, key, mono_ms()))
+		goto refuse;
+	full = own || srv->n_live >= srv->max_live;
+	if (full && may_wait && !*asked)
 		*asked = http_input_pending(fd);
-	if (srv->n_live >= srv->max_live && may_wait && !*asked) {
+	if (full && may_wait && !*asked) {
 		pthread_mutex_unlock(&srv->lock);
 		return ADMIT_NO_INPUT;
 	}
+	/* One that sends nothing gains nothing by closing its own sibling. */
+	if (own && !*asked && !(*asked = http_input_pending(fd)))
+		goto refuse;
 	if (srv->n_used >= srv->n_slots)
 		goto later;
-	if (srv->n_live >= srv->max_live) {
-		struct conn *victim = http_pick_victim(srv, mono_ms());
+	if (full) {
+		struct conn *victim = http_pick_victim(srv, own ? key : NULL, mono_ms());
 
 		if (!victim)
 			goto later;

@@ -262,8 +262,11 @@ static bool evictable(const struct conn *c, uint64_t now)
  * at their pace (the acceptor would fall behind, and the kernel's accept
  * queue, where a scraper waits, fill).  Newcomers beyond that wait parked,
  * the cheapest first.
+ *
+ * only (an http_addr_key(), or NULL): pick among that address's own
+ * connections, for a newcomer from an address at max_connections_per_ip.
  */
-struct conn *http_pick_victim(struct http_server *srv, uint64_t now)
+struct conn *http_pick_victim(struct http_server *srv, const unsigned char *only, uint64_t now)
 {
 	struct conn *best = NULL;
 	unsigned best_n = 0;
@@ -272,7 +275,7 @@ struct conn *http_pick_victim(struct http_server *srv, uint64_t now)
 		struct conn *c = &srv->conns[i];
 		unsigned n;
 
-		if (c->fd < 0 || !c->started || c->doomed)
+		if (c->fd < 0 || !c->started || c->doomed || (only && memcmp(c->addr, only, 16) != 0))
 			continue;
 		n = http_addr_count(srv, c->addr);
 		if (n < best_n || (best && n == best_n && c->since_ms >= best->since_ms))

@@ -155,8 +155,8 @@ void http_doom(struct http_server *srv, struct conn *c);
 void http_sweep(struct http_server *srv, uint64_t now);
 /* Whether fd has bytes to read. */
 bool http_input_pending(int fd);
-/* The connection that gives up its place to a newcomer, or NULL (see admission.c). */
-struct conn *http_pick_victim(struct http_server *srv, uint64_t now);
+/* The connection that gives up its place to a newcomer, or NULL; only: of that address (admission.c). */
+struct conn *http_pick_victim(struct http_server *srv, const unsigned char *only, uint64_t now);
 /* libmicrohttpd's notify callbacks: a connection started or closed; an answer finished. */
 void http_notify_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
 			    enum MHD_ConnectionNotificationCode code);

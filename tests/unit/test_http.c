@@ -716,6 +716,37 @@ static void test_slow_reader(void **state)
 }
 
 /* When every place is taken by idle connections, a client that asks gets in. */
+/*
+ * An address at its limit whose connections wait for their next request
+ * (a browser's kept-alive ones) is not refused a new connection that asks:
+ * one of its own waiting ones gives its place up.
+ */
+static void test_per_ip_asker_takes_own_place(void **state)
+{
+	enum { LIMIT = 3 };
+	static const char ask[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct server *sv = start_server(64, LIMIT, NULL, 0);
+	int fds[LIMIT], closed;
+
+	(void)state;
+	for (int i = 0; i < LIMIT; i++) {
+		fds[i] = connect_port(sv->port);
+		assert_int_equal(send(fds[i], ask, sizeof(ask) - 1, MSG_NOSIGNAL),
+				 (ssize_t)sizeof(ask) - 1);
+		read_response(fds[i]);
+		assert_int_equal(status_of(resp), 200);
+	}
+	usleep(200 * 1000);   /* past HTTP_EVICT_MIN_AGE_MS: places that may be given up */
+	request(sv->port, "GET", "/healthz", resp);
+	assert_int_equal(status_of(resp), 200);
+	closed = count_hangups(fds, LIMIT, 1000);
+	print_message("%d of %d kept-alive connections gave up their place\n", closed, LIMIT);
+	assert_int_equal(closed, 1);
+	for (int i = 0; i < LIMIT; i++)
+		close(fds[i]);
+	stop_server(sv);
+}
+
 static void test_full_server_admits_asker(void **state)
 {
 	enum { N = 4 };
@@ -878,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_assets),
 		cmocka_unit_test(test_huge_headers),
 		cmocka_unit_test(test_per_ip_limit),
+		cmocka_unit_test(test_per_ip_asker_takes_own_place),
 		cmocka_unit_test(test_hangup_noticed),
 		cmocka_unit_test(test_request_deadline),
 		cmocka_unit_test(test_header_limit_exact),
