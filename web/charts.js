@@ -207,7 +207,15 @@ const Charts = (() => {
 		return best;
 	}
 
-	/* Attach hover and keyboard reading of points to one chart. */
+	/*
+	 * What the reader is looking at, by socket: the time of the point shown
+	 * and whether the cursor is up.  A redraw (a new point every step)
+	 * builds new charts; this lets it put the cursor, the readout and the
+	 * keyboard focus back where they were.
+	 */
+	const held = new Map();
+
+	/* Attach hover and keyboard reading of points to one chart; returns its show(index). */
 	function interactive(c, s, readout) {
 		let at = -1;
 		const show = (i) => {
@@ -219,6 +227,7 @@ const Charts = (() => {
 			c.cursor.setAttribute('x2', px);
 			c.cursor.setAttribute('visibility', 'visible');
 			readout.textContent = readoutText(s, at);
+			held.set(s.socket, s.time[at]);
 		};
 		c.root.addEventListener('pointermove', (ev) => {
 			const box = c.root.getBoundingClientRect();
@@ -233,16 +242,30 @@ const Charts = (() => {
 				ev.preventDefault();
 			}
 		});
-		const hide = () => c.cursor.setAttribute('visibility', 'hidden');
+		const hide = () => {
+			c.cursor.setAttribute('visibility', 'hidden');
+			held.delete(s.socket);
+		};
 		c.root.addEventListener('pointerleave', hide);
 		c.root.addEventListener('blur', hide);
+		return show;
 	}
+
+	let drawn = null;   /* the input of the charts on the page, as JSON */
 
 	/* Draw doc (an /api/v1/history document) and the episodes into box. */
 	function draw(box, doc, episodes) {
+		const input = JSON.stringify([doc, episodes || []]);
+		if (input === drawn && box.childElementCount)
+			return;   /* nothing new: keep the charts, and the reader's place in them */
+		drawn = input;
+		const focused = document.activeElement && document.activeElement.closest ?
+			document.activeElement.closest('svg.history-chart') : null;
+		const refocus = focused && box.contains(focused) ? focused.getAttribute('data-socket') : null;
 		const dom = timeDomain(doc);
 		const step = doc.step_seconds || 5;
 		const figures = [];
+		const restore = [];
 		for (const s of doc.sockets || []) {
 			const fig = document.createElement('figure');
 			fig.className = 'history';
@@ -261,12 +284,20 @@ const Charts = (() => {
 			}
 			const c = chart(s, dom, step, (episodes || []).filter((e) => e.socket === s.socket));
 			c.root.__domain = dom;
-			interactive(c, s, readout);
+			const show = interactive(c, s, readout);
 			readout.textContent = s.time.length ? readoutText(s, s.time.length - 1) : '';
 			fig.append(c.root, readout);
 			figures.push(fig);
+			/* Taken now: replacing the old charts may blur them, which forgets the place. */
+			const t = held.get(s.socket);
+			if (refocus === String(s.socket))
+				restore.push(() => c.root.focus({ preventScroll: true }));
+			if (t !== undefined)
+				restore.push(() => show(nearest(s.time, t)));
 		}
 		box.replaceChildren(...figures);
+		for (const r of restore)
+			r();
 	}
 
 	return { draw };

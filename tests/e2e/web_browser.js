@@ -30,6 +30,8 @@ async function runInChromium(extra, body) {
 		await body(page, errors);
 	} catch (e) {
 		console.error('FAIL: ' + e.message);
+		for (const err of errors)
+			console.error('page error: ' + err);
 		rc = 1;
 	} finally {
 		await context.close();

@@ -75,10 +75,21 @@ async function check(page) {
 	checkApi(doc);
 
 	/* The page draws what the API returned: same number of points per chart. */
-	await page.waitForFunction((want) => {
-		const c = document.querySelector('svg.history-chart[data-socket="1"]');
-		return c && Number(c.getAttribute('data-points')) >= want;
-	}, doc.sockets[1].time.length, { timeout: 15000 });
+	try {
+		await page.waitForFunction((want) => {
+			const c = document.querySelector('svg.history-chart[data-socket="1"]');
+			return c && Number(c.getAttribute('data-points')) >= want;
+		}, doc.sockets[1].time.length, { timeout: 15000 });
+	} catch (e) {
+		const seen = await page.evaluate(() => ({
+			points: [...document.querySelectorAll('svg.history-chart')].map((c) => c.getAttribute('data-points')),
+			stale: document.getElementById('history-stale').hidden ? null : document.getElementById('history-stale').textContent,
+			now: Date.now() / 1000,
+		}));
+		const latest = await history(page);
+		fail(`the charts did not reach ${doc.sockets[1].time.length} points: page ${JSON.stringify(seen)}, ` +
+		     `API now ${latest.sockets[1].time.length} points, last at ${latest.sockets[1].time.slice(-1)}; ${e.message}`);
+	}
 	const drawn = await history(page).then(async (latest) => page.evaluate((want) => {
 		const out = {};
 		for (const s of want.sockets) {
@@ -128,7 +139,12 @@ async function check(page) {
 
 	/* Hover shows one point's values; focus and arrow keys do too. */
 	const chart = page.locator('svg.history-chart[data-socket="1"]');
-	const box = await chart.boundingBox();
+	/* A new point each step redraws the chart: measure the one that is there. */
+	let box = null;
+	for (let i = 0; i < 5 && !box; i++)
+		box = await chart.boundingBox();
+	if (!box)
+		fail('socket 1 chart has no box');
 	await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.3);
 	const hover = await page.textContent('figure.history[data-socket="1"] .readout');
 	if (!/DRAM throttled .*%/.test(hover))
