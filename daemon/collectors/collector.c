@@ -119,12 +119,7 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 {
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	c->ops = ops;
-	c->hw = hw;
-	c->info = info;
-	c->topo = topo;
-	c->conf = conf;
+	*c = (struct collector){ .ops = ops, .hw = hw, .info = info, .topo = topo, .conf = conf };
 	if (ops->throttle_signals && info && conf)
 		c->throttle_signals = ops->throttle_signals(info, conf);
 	err = ops->start(c);
