@@ -193,6 +193,14 @@ void collector_refuse(struct collector *c, const char *fmt, ...)
 	va_end(ap);
 }
 
+bool collector_refuse_disabled(struct collector *c)
+{
+	if (is_enabled(c))
+		return false;
+	collector_refuse(c, "disabled in the configuration");
+	return true;
+}
+
 static struct collector_degradation *find_degradation(struct collector_status *st, const char *key)
 {
 	for (int i = 0; i < st->n_degradations; i++)
