@@ -23,7 +23,7 @@ const char *err_hint_find(const struct err_hint *rows, size_t n, int err, unsign
 	int e = err < 0 ? -err : err;
 
 	for (size_t i = 0; i < n; i++)
-		if (rows[i].err == e && (rows[i].ops & (1u << op)))
+		if (rows[i].err == e && (rows[i].ops & ERR_OP(op)))
 			return rows[i].hint;
 	return strerror(e);
 }

@@ -17,13 +17,20 @@ void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((form
 
 /*
  * One row of a table of what an errno means: err (positive) in any of the
- * operations whose bit (1u << op) is set in ops.
+ * operations whose bit (ERR_OP(op)) is set in ops.
  */
 struct err_hint {
 	int err;
 	unsigned ops;
 	const char *hint;
 };
+
+/* The bit of operation op (a small enum value) in struct err_hint's ops. */
+#define ERR_OP(op) (1u << (op))
+
+/* The hint of err in op from a table of rows (an array): err_hint_find on all of it. */
+#define ERR_HINT_FIND(rows, err, op) \
+	err_hint_find((rows), sizeof(rows) / sizeof((rows)[0]), (err), (op))
 
 /*
  * The hint of the first of the n rows that matches err (either sign) in

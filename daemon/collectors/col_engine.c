@@ -7,7 +7,6 @@
 
 #include "col_engine.h"
 #include "engine_build.h"
-#include "engine_perf.h"
 
 /* What the kernel has when engine = auto chooses perf. */
 static const char *kernel_has(enum engine_pmu pmu)
@@ -28,8 +27,8 @@ static const char *kernel_has(enum engine_pmu pmu)
 static int choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
 		  struct perf_sys *ps, bool with_msr, struct col_engine_choice *ret)
 {
-	char reason[COLLECTOR_TEXT_MAX] = "this backend has no perf interface";
-	int r = -ENODEV, level;
+	char reason[COLLECTOR_TEXT_MAX] = "";
+	int r, level;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = ENGINE_MSR;
@@ -47,8 +46,7 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 			 "(engine = perf counts through the kernel's uncore PMU)");
 		return 0;
 	}
-	if (ps)
-		r = engine_perf_probe(ps, pmu, reason, sizeof(reason));
+	r = engine_probe(ENGINE_PERF, ps, pmu, reason, sizeof(reason));
 	/*
 	 * Opened now, but refused after the privilege drop: with an msr
 	 * route, take it rather than lose every CPU that comes back online.

@@ -3,7 +3,7 @@
  *
  * The choice weighs the collector's engine key (engine = auto, perf or
  * msr in its section) against what the kernel behind hw->perf has
- * (engine_perf_probe):
+ * (engine_probe, engine_build.h):
  *   - msr: the msr engine;
  *   - perf: the perf engine when the kernel has the PMU, else the
  *     collector does not start, with the probe's reason;

@@ -60,13 +60,6 @@ static const struct conf_section hsmp_conf_section = {
 	.settings_size = sizeof(struct hsmp_settings),
 };
 
-extern const struct collector_ops hsmp_collector_ops;
-
-static const struct hsmp_settings *settings(const struct conf *conf)
-{
-	return collector_settings(conf, &hsmp_collector_ops);
-}
-
 static const struct metric_family sample_resolution = {
 	.name = "uncored_sample_resolution_seconds",
 	.help = "The longest gap between two readings of a collector whose seconds are sampled "
@@ -121,7 +114,6 @@ struct hsmp_socket {
 
 struct hsmp_state {
 	int n_sockets;
-	struct hsmp_socket *sockets;
 	/* The fast tick: what the ticker thread and the sampler share, under lock. */
 	pthread_mutex_t lock;
 	bool has_last;                        /* a reading was taken before */
@@ -138,6 +130,7 @@ struct hsmp_state {
 	/* DIMMs are read by the sampler alone. */
 	bool has_dimm_last;
 	int64_t dimm_last_ns;
+	struct hsmp_socket sockets[];         /* as c->topo->sockets */
 };
 
 /* Index of reason in amd_hsmp_reasons(). */
@@ -245,24 +238,17 @@ static int hsmp_start(struct collector *c)
 	struct hsmp_state *st;
 	int r = 0;
 
-	if (!settings(c->conf)->enabled) {
-		collector_refuse(c, "disabled in the configuration");
+	if (collector_refuse_disabled(c))
 		return -ENOTSUP;
-	}
 	if (!c->info->fac.hsmp_proto) {
 		collector_refuse(c, "%s has no HSMP mailbox the kernel drives (AMD EPYC from Zen 3 on)",
 				 c->info->microarch ? c->info->microarch : "this CPU");
 		return -ENOTSUP;
 	}
-	st = calloc(1, sizeof(*st));
+	st = calloc(1, sizeof(*st) + (size_t)c->topo->n_sockets * sizeof(st->sockets[0]));
 	if (!st)
 		return -ENOMEM;
 	st->n_sockets = c->topo->n_sockets;
-	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
-	if (!st->sockets) {
-		free(st);
-		return -ENOMEM;
-	}
 	pthread_mutex_init(&st->lock, NULL);
 	c->state = st;
 	for (int i = 0; i < st->n_sockets && r == 0; i++) {
@@ -385,10 +371,11 @@ static void *ticker(void *arg)
 /* Start the ticker where [hsmp] tick asks for one; without it, readings happen at samples only. */
 static void start_ticker(struct collector *c, struct hsmp_state *st)
 {
+	const struct hsmp_settings *set = collector_settings(c->conf, c->ops);
 	struct ticker_arg *arg;
 	pthread_condattr_t attr;
 
-	st->tick_s = settings(c->conf)->tick_s;
+	st->tick_s = set->tick_s;
 	if (st->tick_s <= 0)
 		return;
 	arg = malloc(sizeof(*arg));
@@ -464,10 +451,8 @@ static void hsmp_stop(struct collector *c)
 		pthread_join(st->thread, NULL);
 		pthread_cond_destroy(&st->wake);
 	}
-	if (st) {
+	if (st)
 		pthread_mutex_destroy(&st->lock);
-		free(st->sockets);
-	}
 	free(st);
 	c->state = NULL;
 }

@@ -65,13 +65,6 @@ static const struct conf_section imc_conf_section = {
 	.settings_size = sizeof(struct imc_settings),
 };
 
-extern const struct collector_ops imc_collector_ops;
-
-static const struct imc_settings *settings(const struct conf *conf)
-{
-	return collector_settings(conf, &imc_collector_ops);
-}
-
 /* Raw counts: uncored_imc_events_total{socket,channel,event}. */
 static const struct metric_family imc_events = {
 	.name = "uncored_imc_events_total",
@@ -267,10 +260,8 @@ static int imc_start(struct collector *c)
 	struct imc_state *st;
 	int r;
 
-	if (!settings(c->conf)->enabled) {
-		collector_refuse(c, "disabled in the configuration");
+	if (collector_refuse_disabled(c))
 		return -ENOTSUP;
-	}
 	if (!xu) {
 		collector_refuse(c, "%s has no server uncore memory controller", c->info->microarch ?
 				 c->info->microarch : "this CPU");

@@ -38,13 +38,6 @@ static const struct conf_section k10temp_conf_section = {
 	.settings_size = sizeof(struct k10temp_settings),
 };
 
-extern const struct collector_ops k10temp_collector_ops;
-
-static const struct k10temp_settings *settings(const struct conf *conf)
-{
-	return collector_settings(conf, &k10temp_collector_ops);
-}
-
 static const struct metric_family cpu_temperature = {
 	.name = "uncored_cpu_temperature_celsius",
 	.help = "AMD temperatures from k10temp: sensor Tctl (control temperature) and TccdN (per CCD, "
@@ -69,7 +62,7 @@ struct k10temp_socket {
 
 struct k10temp_state {
 	int n_sockets;
-	struct k10temp_socket *sockets;       /* as c->topo->sockets */
+	struct k10temp_socket sockets[];      /* as c->topo->sockets */
 };
 
 /* Read hwmonN/attr into buf, the trailing newline removed. */
@@ -140,25 +133,18 @@ static int k10temp_start(struct collector *c)
 	struct k10temp_state *st;
 	int n;
 
-	if (!settings(c->conf)->enabled) {
-		collector_refuse(c, "disabled in the configuration");
+	if (collector_refuse_disabled(c))
 		return -ENOTSUP;
-	}
 	if (!c->info->fac.amd_zen) {
 		collector_refuse(c, "k10temp is AMD's temperature driver; on %s the thermal collector "
 				 "reads the temperatures", c->info->microarch ? c->info->microarch :
 				 "this CPU");
 		return -ENOTSUP;
 	}
-	st = calloc(1, sizeof(*st));
+	st = calloc(1, sizeof(*st) + (size_t)c->topo->n_sockets * sizeof(st->sockets[0]));
 	if (!st)
 		return -ENOMEM;
 	st->n_sockets = c->topo->n_sockets;
-	st->sockets = calloc((size_t)(st->n_sockets ? st->n_sockets : 1), sizeof(*st->sockets));
-	if (!st->sockets) {
-		free(st);
-		return -ENOMEM;
-	}
 	for (int i = 0; i < st->n_sockets; i++)
 		st->sockets[i].hwmon = -1;
 	c->state = st;
@@ -203,11 +189,7 @@ static void k10temp_sample(struct collector *c, struct snapshot *s)
 
 static void k10temp_stop(struct collector *c)
 {
-	struct k10temp_state *st = c->state;
-
-	if (st)
-		free(st->sockets);
-	free(st);
+	free(c->state);
 	c->state = NULL;
 }
 

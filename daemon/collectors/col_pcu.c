@@ -355,10 +355,8 @@ static int pcu_start(struct collector *c)
 	struct pcu_state *st;
 	int r;
 
-	if (!settings(c->conf)->enabled) {
-		collector_refuse(c, "disabled in the configuration");
+	if (collector_refuse_disabled(c))
 		return -ENOTSUP;
-	}
 	if (!xu) {
 		collector_refuse(c, "%s has no server uncore PCU", c->info->microarch ?
 				 c->info->microarch : "this CPU");

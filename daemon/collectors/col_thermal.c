@@ -374,10 +374,8 @@ static int thermal_start(struct collector *c)
 	struct thermal_state *st;
 	int err;
 
-	if (!settings(c->conf)->enabled) {
-		collector_refuse(c, "disabled in the configuration");
+	if (collector_refuse_disabled(c))
 		return -ENOTSUP;
-	}
 	if (c->info->fac.lacks_intel_thermal) {
 		collector_refuse(c, "%s has no IA32_THERM_STATUS, no package thermal status, no TjMax "
 				 "and no thermal_throttle counts (Intel facilities); its temperatures "

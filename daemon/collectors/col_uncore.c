@@ -124,10 +124,8 @@ static int check_facility(struct collector *c)
 {
 	const struct cpu_info *info = c->info;
 
-	if (!settings(c->conf)->enabled) {
-		collector_refuse(c, "disabled in the configuration");
+	if (collector_refuse_disabled(c))
 		return -ENOTSUP;
-	}
 	if (!info->fac.has_nhm_uncore) {
 		collector_refuse(c,
 				 "this CPU (%s, family %u model 0x%02x) has no Nehalem/Westmere uncore PMU at "

@@ -119,12 +119,7 @@ int collector_start(struct collector *c, const struct collector_ops *ops, struct
 {
 	int err;
 
-	memset(c, 0, sizeof(*c));
-	c->ops = ops;
-	c->hw = hw;
-	c->info = info;
-	c->topo = topo;
-	c->conf = conf;
+	*c = (struct collector){ .ops = ops, .hw = hw, .info = info, .topo = topo, .conf = conf };
 	if (ops->throttle_signals && info && conf)
 		c->throttle_signals = ops->throttle_signals(info, conf);
 	err = ops->start(c);
@@ -196,6 +191,14 @@ void collector_refuse(struct collector *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(c->status.why_not, sizeof(c->status.why_not), fmt, ap);
 	va_end(ap);
+}
+
+bool collector_refuse_disabled(struct collector *c)
+{
+	if (is_enabled(c))
+		return false;
+	collector_refuse(c, "disabled in the configuration");
+	return true;
 }
 
 static struct collector_degradation *find_degradation(struct collector_status *st, const char *key)

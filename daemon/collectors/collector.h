@@ -263,6 +263,13 @@ void collector_refuse(struct collector *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * For start(): when c's configuration turns it off (collector_ops_enabled),
+ * refuse c with "disabled in the configuration" and return true; start()
+ * then returns -ENOTSUP.  False, and nothing said, when it is on.
+ */
+bool collector_refuse_disabled(struct collector *c);
+
+/*
  * Note degradation key, or replace its text when it is already listed.
  * When COLLECTOR_MAX_DEGRADATIONS are listed, a new one is only counted.
  */

@@ -68,6 +68,20 @@ int engine_build(enum engine_kind kind, const struct engine_machine *machine,
 	}, ret_engine, err, errlen);
 }
 
+int engine_probe(enum engine_kind kind, struct perf_sys *ps, enum engine_pmu pmu, char *reason,
+		 size_t reasonlen)
+{
+	if (kind == ENGINE_MSR)
+		return 0;
+	if (kind != ENGINE_PERF)
+		return -EINVAL;
+	if (!ps) {
+		snprintf(reason, reasonlen, "this backend has no perf interface");
+		return -ENODEV;
+	}
+	return engine_perf_probe(ps, pmu, reason, reasonlen);
+}
+
 bool engine_msr_reaches(const struct cpu_info *info, enum engine_pmu pmu)
 {
 	const struct xeon_uncore *xu;

@@ -40,4 +40,18 @@ int engine_build(enum engine_kind kind, const struct engine_machine *machine,
  */
 bool engine_msr_reaches(const struct cpu_info *info, enum engine_pmu pmu);
 
+/*
+ * Whether an engine of kind could count pmu through the kernel behind ps
+ * (hw->perf; NULL: the backend has no perf interface), asked before one is
+ * built, to choose between them.  ENGINE_PERF: the PMU is in sysfs and a
+ * trial open of one of its events is not refused (engine_perf.h,
+ * engine_perf_probe); 0, or a negative errno with the operator's sentence
+ * in reason: -ENODEV when the kernel or the backend lacks it, -EACCES or
+ * -EPERM when the kernel refuses this process.  ENGINE_MSR asks nothing of
+ * the kernel: 0 (whether it reaches pmu on a CPU is engine_msr_reaches).
+ * -EINVAL for ENGINE_NONE.
+ */
+int engine_probe(enum engine_kind kind, struct perf_sys *ps, enum engine_pmu pmu, char *reason,
+		 size_t reasonlen);
+
 #endif

@@ -127,8 +127,7 @@ void hw_close(struct hw *hw)
 	hw->ctx = NULL;
 }
 
-#define OP_BIT(op) (1u << (op))
-#define ANY_OP (OP_BIT(HW_OP_OPEN) | OP_BIT(HW_OP_READ) | OP_BIT(HW_OP_WRITE))
+#define ANY_OP (ERR_OP(HW_OP_OPEN) | ERR_OP(HW_OP_READ) | ERR_OP(HW_OP_WRITE))
 
 /*
  * The errno meanings of the msr driver (hardware.md §6): open needs
@@ -136,28 +135,26 @@ void hw_close(struct hw *hw)
  * a #GP on a missing register becomes EIO, an offline CPU gives ENXIO.
  * First matching row wins.
  */
+static const char no_rawio[] = "permission denied (run as root or grant CAP_SYS_RAWIO)";
+static const char writes_refused[] = "the kernel refuses MSR writes (kernel lockdown or "
+				     "msr.allow_writes=off), falling back to read-only collectors";
+
 static const struct err_hint hints[] = {
-	{ ENOENT, OP_BIT(HW_OP_OPEN), "the msr driver is not loaded (run 'modprobe msr')" },
-	{ EACCES, OP_BIT(HW_OP_OPEN) | OP_BIT(HW_OP_READ),
-	  "permission denied (run as root or grant CAP_SYS_RAWIO)" },
-	{ EPERM, OP_BIT(HW_OP_OPEN) | OP_BIT(HW_OP_READ),
-	  "permission denied (run as root or grant CAP_SYS_RAWIO)" },
-	{ EPERM, OP_BIT(HW_OP_WRITE),
-	  "the kernel refuses MSR writes (kernel lockdown or msr.allow_writes=off), "
-	  "falling back to read-only collectors" },
-	{ EACCES, OP_BIT(HW_OP_WRITE),
-	  "the kernel refuses MSR writes (kernel lockdown or msr.allow_writes=off), "
-	  "falling back to read-only collectors" },
-	{ EIO, OP_BIT(HW_OP_OPEN), "this CPU has no MSR support" },
-	{ EIO, OP_BIT(HW_OP_READ) | OP_BIT(HW_OP_WRITE), "no such register on this CPU" },
+	{ ENOENT, ERR_OP(HW_OP_OPEN), "the msr driver is not loaded (run 'modprobe msr')" },
+	{ EACCES, ERR_OP(HW_OP_OPEN) | ERR_OP(HW_OP_READ), no_rawio },
+	{ EPERM, ERR_OP(HW_OP_OPEN) | ERR_OP(HW_OP_READ), no_rawio },
+	{ EPERM, ERR_OP(HW_OP_WRITE), writes_refused },
+	{ EACCES, ERR_OP(HW_OP_WRITE), writes_refused },
+	{ EIO, ERR_OP(HW_OP_OPEN), "this CPU has no MSR support" },
+	{ EIO, ERR_OP(HW_OP_READ) | ERR_OP(HW_OP_WRITE), "no such register on this CPU" },
 	{ ENXIO, ANY_OP, "the CPU is offline" },
-	{ EPIPE, OP_BIT(HW_OP_OPEN), "the msr opener is gone (its end is logged); uncored "
+	{ EPIPE, ERR_OP(HW_OP_OPEN), "the msr opener is gone (its end is logged); uncored "
 	  "monitors this CPU after a restart" },
-	{ ETIMEDOUT, OP_BIT(HW_OP_OPEN), "the msr opener did not answer in time; uncored "
+	{ ETIMEDOUT, ERR_OP(HW_OP_OPEN), "the msr opener did not answer in time; uncored "
 	  "monitors this CPU after a restart" },
 };
 
 const char *hw_hint(int err, enum hw_op op)
 {
-	return err_hint_find(hints, sizeof(hints) / sizeof(hints[0]), err, op);
+	return ERR_HINT_FIND(hints, err, op);
 }

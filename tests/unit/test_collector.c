@@ -1,7 +1,8 @@
 /*
  * Unit tests of the generic collector side: the status in parts (why not
- * up, degradations that come and go, a bounded list) and how start
- * failures are explained.
+ * up, degradations that come and go, a bounded list), how start
+ * failures are explained, the refusal of a disabled collector, and the
+ * engine choice where the backend has no perf interface.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,7 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "col_engine.h"
 #include "collector.h"
+#include "engine_build.h"
 
 static char buf[4096];
 #define REASON(c) collector_reason((c), buf, sizeof(buf))
@@ -213,6 +216,74 @@ static void lacking_the_facility_is_not_applicable(void **state)
 	fake_enabled = true;
 }
 
+/*
+ * Every built-in collector whose section's enabled key says no refuses to
+ * start with the one sentence for it (collector_refuse_disabled), before it
+ * looks at the machine: -ENOTSUP, and disabled, not "not applicable".
+ */
+static void a_disabled_collector_says_so(void **state)
+{
+	const struct cpu_info info = { .vendor = "GenuineIntel" };
+	const struct cpu_topology topo = { 0 };
+	struct conf conf;
+	struct collector c;
+
+	(void)state;
+	for (size_t i = 0; i < collector_registry_n; i++) {
+		const struct collector_ops *ops = collector_registry[i];
+		const struct conf_section *sec = ops->conf_section;
+
+		conf_defaults(&conf);
+		for (size_t k = 0; k < sec->n_keys; k++)
+			if (strcmp(sec->keys[k].name, "enabled") == 0)
+				*(bool *)(conf.settings[i] + sec->keys[k].offset) = false;
+		assert_false(collector_ops_enabled(ops, &conf));
+		assert_int_equal(collector_start(&c, ops, NULL, &info, &topo, &conf), -ENOTSUP);
+		assert_string_equal(REASON(&c), "disabled in the configuration");
+		assert_false(c.not_applicable);
+		assert_false(c.up);
+		collector_stop(&c);
+	}
+}
+
+/*
+ * A backend without a perf interface (hw->perf NULL): engine = auto counts
+ * through msr and says why, engine = perf is refused with the reason, and
+ * a PMU only perf reaches (the iMC) leaves its collector not applicable.
+ */
+static void a_backend_without_perf_chooses_msr(void **state)
+{
+	const struct cpu_info info = { .vendor = "GenuineIntel" };
+	struct hw hw = { .perf = NULL };
+	struct collector c = { .hw = &hw, .info = &info };
+	struct col_engine_choice ch;
+	struct engine e = { 0 };
+	char reason[128];
+
+	(void)state;
+	assert_int_equal(engine_probe(ENGINE_PERF, NULL, ENGINE_PMU_CORE, reason, sizeof(reason)),
+			 -ENODEV);
+	assert_string_equal(reason, "this backend has no perf interface");
+	assert_int_equal(engine_probe(ENGINE_MSR, NULL, ENGINE_PMU_CORE, reason, sizeof(reason)), 0);
+	assert_int_equal(engine_probe(ENGINE_NONE, NULL, ENGINE_PMU_CORE, reason, sizeof(reason)),
+			 -EINVAL);
+
+	assert_int_equal(col_engine_choose(CONF_ENGINE_AUTO, ENGINE_PMU_CORE, "core", NULL, &ch), 0);
+	assert_int_equal(ch.kind, ENGINE_MSR);
+	assert_string_equal(ch.why, "this backend has no perf interface; engine = auto falls back "
+			    "to msr");
+	assert_int_equal(col_engine_choose(CONF_ENGINE_PERF, ENGINE_PMU_CORE, "core", NULL, &ch),
+			 -ENODEV);
+	assert_string_equal(ch.why, "engine = perf in [core], but this backend has no perf "
+			    "interface");
+
+	assert_int_equal(col_engine_open(&c, CONF_ENGINE_AUTO, ENGINE_PMU_IMC, "imc",
+					 CONF_CONFLICT_YIELD, &e), -ENOTSUP);
+	assert_null(e.ops);
+	assert_string_equal(REASON(&c), "this CPU's imc is counted through perf only, and this "
+			    "backend has no perf interface");
+}
+
 static void the_registry_is_complete_and_consistent(void **state)
 {
 	(void)state;
@@ -249,6 +320,8 @@ int main(void)
 		cmocka_unit_test(reason_truncates_safely),
 		cmocka_unit_test(start_failures_are_explained),
 		cmocka_unit_test(lacking_the_facility_is_not_applicable),
+		cmocka_unit_test(a_disabled_collector_says_so),
+		cmocka_unit_test(a_backend_without_perf_chooses_msr),
 		cmocka_unit_test(the_registry_is_complete_and_consistent),
 	};
 

@@ -280,46 +280,45 @@ void perf_group_close(struct perf_group *g)
 	free_group(g);
 }
 
-#define OP_BIT(op) (1u << (op))
-#define ANY_OP (OP_BIT(PERF_GROUP_OP_OPEN) | OP_BIT(PERF_GROUP_OP_READ))
+#define ANY_OP (ERR_OP(PERF_GROUP_OP_OPEN) | ERR_OP(PERF_GROUP_OP_READ))
 
 /*
  * perf_event_open(2) errno meanings (man page ERRORS; hardware-linux.md
  * §3.1 and §3.3).  First matching row wins.
  */
 static const struct err_hint hints[] = {
-	{ EACCES, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ EACCES, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "permission denied: counting all tasks on a CPU needs CAP_PERFMON (Linux 5.8 and "
 	  "later) or CAP_SYS_ADMIN, or kernel.perf_event_paranoid below 1; above 2 (Debian, "
 	  "Ubuntu) only CAP_SYS_ADMIN: set the sysctl to 2, or grant CAP_SYS_ADMIN" },
-	{ EPERM, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ EPERM, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "operation not permitted: needs CAP_PERFMON, or a seccomp filter (a unit without "
 	  "SystemCallFilter=perf_event_open) or a security module refuses perf_event_open" },
-	{ ENODEV, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ ENODEV, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "the CPU is offline, or its PMU does not support this event" },
-	{ ENOENT, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ ENOENT, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "the PMU does not know this event type or config (for an uncore PMU: no such box "
 	  "on this machine)" },
-	{ EINVAL, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ EINVAL, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "the kernel refused the event: a config bit the PMU does not accept, or more events "
 	  "in the group than the PMU has counters (split the group)" },
-	{ EMFILE, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ EMFILE, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "too many open files: each event on each CPU takes a file descriptor; raise "
 	  "LimitNOFILE= (RLIMIT_NOFILE)" },
-	{ ENFILE, OP_BIT(PERF_GROUP_OP_OPEN), "the system's file table is full (fs.file-max)" },
-	{ EBUSY, OP_BIT(PERF_GROUP_OP_OPEN), "another user holds the PMU exclusively" },
-	{ ENOSYS, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ ENFILE, ERR_OP(PERF_GROUP_OP_OPEN), "the system's file table is full (fs.file-max)" },
+	{ EBUSY, ERR_OP(PERF_GROUP_OP_OPEN), "another user holds the PMU exclusively" },
+	{ ENOSYS, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "this kernel has no perf_event_open (built without CONFIG_PERF_EVENTS), or a seccomp "
 	  "filter hides it" },
-	{ EOPNOTSUPP, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ EOPNOTSUPP, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "the PMU does not support this kind of event (sampling or exclude bits on a "
 	  "counting-only PMU)" },
-	{ E2BIG, OP_BIT(PERF_GROUP_OP_OPEN),
+	{ E2BIG, ERR_OP(PERF_GROUP_OP_OPEN),
 	  "the kernel does not understand this perf_event_attr (built against newer headers)" },
-	{ ENODATA, OP_BIT(PERF_GROUP_OP_READ),
+	{ ENODATA, ERR_OP(PERF_GROUP_OP_READ),
 	  "the group is in error state (read returned end of file, as a pinned group the PMU "
 	  "could not schedule does); enable it again" },
-	{ EIO, OP_BIT(PERF_GROUP_OP_READ),
+	{ EIO, ERR_OP(PERF_GROUP_OP_READ),
 	  "the kernel's group read had an unexpected size, member count or event id (a core "
 	  "group whose CPU went offline and back is detached: the engine reopens it)" },
 	{ EBADF, ANY_OP, "the event is closed" },
@@ -327,5 +326,5 @@ static const struct err_hint hints[] = {
 
 const char *perf_group_hint(int err, enum perf_group_op op)
 {
-	return err_hint_find(hints, sizeof(hints) / sizeof(hints[0]), err, op);
+	return ERR_HINT_FIND(hints, err, op);
 }
