@@ -79,7 +79,7 @@ static const struct metric_family dimm_temperature = {
 	.name = "uncored_dimm_temperature_celsius",
 	.help = "A DIMM's temperature sensor as the SMU reports it (AMD HSMP).",
 	.type = METRIC_GAUGE, .unit = "celsius", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_DOUBLE,
-	.label = "channel,slot,sensor",
+	.label = "channel,slot,sensor", .signal = METRIC_SIGNAL_DIMM_TEMPERATURE,
 	.json_key = "dimm_temperature_celsius", .json_order = METRIC_JSON_SOCKET_FIXED + 440,
 };
 
@@ -87,7 +87,7 @@ static const struct metric_family dimm_refresh = {
 	.name = "uncored_dimm_refresh_multiplier",
 	.help = "A DIMM's refresh rate multiplier, 1 or 2 (2: hot, extended refresh; AMD HSMP).",
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
-	.label = "channel,slot",
+	.label = "channel,slot", .signal = METRIC_SIGNAL_DIMM_REFRESH,
 	.json_key = "dimm_refresh_multiplier", .json_order = METRIC_JSON_SOCKET_FIXED + 441,
 };
 
