@@ -38,6 +38,7 @@
 #include "amd_hsmp.h"
 #include "collector.h"
 #include "throttle_families.h"
+#include "throttle_signal.h"
 
 #define NS_PER_S 1e9
 #define MAX_REASONS 16
@@ -239,6 +240,22 @@ static int probe_socket(struct collector *c, struct hsmp_socket *hs)
 }
 
 static void start_ticker(struct collector *c, struct hsmp_state *st);
+
+/*
+ * The signals the part's HSMP messages give: PROCHOT of any source, and
+ * the thermal and power frequency limits of the source bitmap (Genoa on).
+ */
+static unsigned hsmp_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	unsigned mask = 0;
+
+	(void)conf;
+	if (info->fac.hsmp_proto && info->fac.has_hsmp_prochot)
+		mask |= THROTTLE_BIT(THROTTLE_PROCHOT_ANY);
+	if (info->fac.hsmp_proto && info->fac.has_hsmp_freq_limit)
+		mask |= THROTTLE_BIT(THROTTLE_FREQ_THERMAL) | THROTTLE_BIT(THROTTLE_FREQ_POWER);
+	return mask;
+}
 
 static int hsmp_start(struct collector *c)
 {
@@ -480,4 +497,5 @@ const struct collector_ops hsmp_collector_ops = {
 	.families = hsmp_families,
 	.n_families = sizeof(hsmp_families) / sizeof(hsmp_families[0]),
 	.conf_section = &hsmp_conf_section,
+	.throttle_signals = hsmp_throttle_signals,
 };

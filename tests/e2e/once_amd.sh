@@ -51,6 +51,10 @@ for model in genoa-2s turin-2s; do
 		fail "$model: a DRAM throttled row"
 	grep -qE '^  DRAM throttled \(thermal\) +not seen: no collector measures it on this CPU' "$TEST_TMP/$model.txt" ||
 		fail "$model: DRAM throttled not said unseen: $(cat "$TEST_TMP/$model.txt")"
+	for sig in 'PROCHOT \(any\)' 'Frequency limited \(thermal\)' 'Frequency limited \(power\)'; do
+		grep -qE "^  $sig +seen \(hsmp collector\)$" "$TEST_TMP/$model.txt" ||
+			fail "$model: $sig not seen through hsmp: $(sed -n '/^throttling signals:/,$p' "$TEST_TMP/$model.txt")"
+	done
 
 	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model:$TEST_TMP/hot.ini" \
 		>"$TEST_TMP/$model.json" 2>"$TEST_TMP/log" || fail "$model: --once --json failed"

@@ -134,6 +134,14 @@ async function checkAmd(page, model, url) {
 				fail(`${model}: socket ${s} .${cls} says ${JSON.stringify(t)}, expected ${JSON.stringify(want)}`);
 		}
 	}
+	/* The throttling signals: PROCHOT (any) seen through hsmp, with socket 1's share above 0. */
+	const seen = await page.textContent('#signals-seen li[data-signal="prochot/any"]').catch(() => null);
+	if (seen !== 'PROCHOT (any): hsmp collector')
+		fail(`${model}: PROCHOT (any) not among the signals seen: ${JSON.stringify(seen)}`);
+	await page.waitForFunction(() => {
+		const e = document.querySelector('#signal-values tr[data-signal="prochot/any"][data-socket="1"] td:last-child');
+		return e && /% of time/.test(e.textContent) && !/^0\.0 %/.test(e.textContent);
+	}, null, { timeout: 20000 }).catch(() => fail(`${model}: no PROCHOT (any) share on socket 1`));
 	await checkMeasured(page, model, url);
 }
 
