@@ -9,29 +9,10 @@
 . "$(dirname "$0")/lib.sh"
 
 UNCORED_TEST_INTERVAL=1 write_conf "$TEST_TMP/u.conf" 9
-cat >"$TEST_TMP/hot.ini" <<'INI'
-[scenario]
-description = socket 1: a DIMM at 90 C, PROCHOT and a thermal frequency limit
-period = 60
-
-[dimm-temperature.1]
-socket = 1
-channel = 3
-slot = 0
-celsius = 90
-
-[prochot.1]
-socket = 1
-start = 0
-end = 60
-
-[frequency-limit.1]
-socket = 1
-reason = thermal
-INI
+hot="$UNCORED_SOURCE_ROOT/tests/e2e/amd_dimm_heat.ini"
 
 for model in genoa-2s turin-2s; do
-	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate "$model:$TEST_TMP/hot.ini" \
+	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate "$model:$hot" \
 		>"$TEST_TMP/$model.txt" 2>"$TEST_TMP/log" || fail "$model: --once failed: $(cat "$TEST_TMP/log")"
 	block() { sed -n "/^socket $1:/,/^$/p" "$TEST_TMP/$model.txt"; }
 	has() {
@@ -56,7 +37,7 @@ for model in genoa-2s turin-2s; do
 			fail "$model: $sig not seen through hsmp: $(sed -n '/^throttling signals:/,$p' "$TEST_TMP/$model.txt")"
 	done
 
-	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model:$TEST_TMP/hot.ini" \
+	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model:$hot" \
 		>"$TEST_TMP/$model.json" 2>"$TEST_TMP/log" || fail "$model: --once --json failed"
 	# The JSON nests the last label first: {sensor: {channel: {slot}}}, {slot: {channel}}.
 	jq -e '.sockets[1].dimm_refresh_multiplier["0"]["3"] == 2 and

@@ -90,11 +90,9 @@ echo "$hist" | jq -e '(.sockets[1].dram_throttled_fraction | max > 0) and
 	fail "sapphire-rapids-2s: history does not draw the families: $hist"
 
 # AMD: socket 1 has a DIMM at 90 C (channel 3, slot 0) and PROCHOT all along.
-printf '[scenario]\nperiod = 60\n\n[dimm-temperature.1]\nsocket = 1\nchannel = 3\nslot = 0\ncelsius = 90\n\n[prochot.1]\nsocket = 1\nstart = 0\nend = 60\n' \
-	>"$TEST_TMP/amd-hot.ini"
 amd_urls=""
 for m in genoa-2s turin-2s; do
-	start_daemon 0 "$TEST_TMP/$m-amd.log" --config "$TEST_TMP/u.conf" --simulate "$m:$TEST_TMP/amd-hot.ini"
+	start_daemon 0 "$TEST_TMP/$m-amd.log" --config "$TEST_TMP/u.conf" --simulate "$m:$UNCORED_SOURCE_ROOT/tests/e2e/amd_dimm_heat.ini"
 	amd_urls="$amd_urls $m=$DAEMON_URL"
 done
 
