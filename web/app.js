@@ -21,6 +21,7 @@ const state = {
 	lastTime: null,
 	downSince: null,
 	episodes: [],
+	thermalAbsent: false, /* the thermal collector does not apply (AMD): its fields are not on this CPU */
 	history: null,       /* the last /api/v1/history document drawn */
 	historyTime: null,   /* when it was fetched (browser clock) */
 };
@@ -74,11 +75,69 @@ function hottestCore(sock) {
 	return best;
 }
 
+/* The package sensor, the hottest core, or on AMD k10temp's Tctl (the control temperature). */
 function socketTemperature(sock) {
 	if (isNum(sock.package_temperature_celsius))
 		return { value: sock.package_temperature_celsius, source: 'package' };
 	const h = hottestCore(sock);
-	return h === null ? null : { value: h, source: 'hottest core' };
+	if (h !== null)
+		return { value: h, source: 'hottest core' };
+	const k = sock.k10temp_celsius;
+	return k && isNum(k.Tctl) ? { value: k.Tctl, source: 'Tctl' } : null;
+}
+
+/*
+ * The DIMMs of an AMD socket (hsmp collector): the snapshot nests the last
+ * label first, so temperatures are {sensor: {channel: {slot: °C}}} and
+ * refresh multipliers {slot: {channel: 1 or 2}}.  By "channel/slot":
+ * {channel, slot, celsius (the hotter sensor), refresh}; null where the
+ * socket has neither field.
+ */
+function dimmsOf(sock) {
+	const temps = sock.dimm_temperature_celsius, refresh = sock.dimm_refresh_multiplier;
+	if (!(temps && typeof temps === 'object') && !(refresh && typeof refresh === 'object'))
+		return null;
+	const dimms = new Map();
+	const dimm = (channel, slot) => {
+		const key = channel + '/' + slot;
+		if (!dimms.has(key))
+			dimms.set(key, { channel, slot, celsius: null, refresh: null });
+		return dimms.get(key);
+	};
+	for (const byChannel of Object.values(temps || {}))
+		for (const [channel, bySlot] of Object.entries(byChannel || {}))
+			for (const [slot, c] of Object.entries(bySlot || {}))
+				if (isNum(c)) {
+					const d = dimm(channel, slot);
+					d.celsius = d.celsius === null ? c : Math.max(d.celsius, c);
+				}
+	for (const [slot, byChannel] of Object.entries(refresh || {}))
+		for (const [channel, m] of Object.entries(byChannel || {}))
+			if (isNum(m))
+				dimm(channel, slot).refresh = m;
+	return dimms;
+}
+
+/* A DIMM the SMU runs at twice the refresh rate is hot (the refresh bit of GET_DIMM_TEMP_RANGE). */
+function dimmHot(d) {
+	return d.refresh !== null && d.refresh >= 2;
+}
+
+/* "90 °C (channel 3, slot 0); refresh 2× on channel 3 slot 0", or "not measured on this CPU". */
+function dimmFact(sock) {
+	const dimms = dimmsOf(sock);
+	if (dimms === null)
+		return el('span', { class: 'dimm-temp', 'data-state': 'absent', text: 'not measured on this CPU' });
+	let hottest = null;
+	for (const d of dimms.values())
+		if (d.celsius !== null && (hottest === null || d.celsius > hottest.celsius))
+			hottest = d;
+	const hot = [...dimms.values()].filter(dimmHot);
+	let text = hottest === null ? 'no reading' :
+		`${hottest.celsius} °C, hottest (channel ${hottest.channel}, slot ${hottest.slot})`;
+	text += hot.length ? '; refresh 2× on ' + hot.map((d) => `channel ${d.channel} slot ${d.slot}`).join(', ') :
+		'; refresh 1× on all';
+	return el('span', { class: 'dimm-temp', 'data-state': hot.length ? 'hot' : 'ok', text });
 }
 
 /* The throttle families' socket fields (throttle_families.h), by what the card calls them. */
@@ -207,7 +266,7 @@ function heatMap(sock) {
 	const d = state.derived.get(sock.socket);
 	const dram = d && d.dram;
 	if (!dram || !dram.leaves || dram.leaves.size === 0)
-		return null;
+		return temperatureMap(sock);
 	const dies = hasDies(sock);
 	const cells = new Map();   /* "row/channel" -> {row, channel, now, hour} */
 	for (const [path, l] of dram.leaves) {
@@ -242,6 +301,37 @@ function heatMap(sock) {
 			tr.append(el('td', { class: 'dimm', 'data-channel': ch, ['data-' + rowName]: row,
 				'data-hot': c && c.now > 0 ? 'true' : 'false',
 				'data-now': c ? shade(c.now) : null, 'data-hour': c ? shade(c.hour) : null,
+				title: words, 'aria-label': words }));
+		}
+		table.append(tr);
+	}
+	return table;
+}
+
+/*
+ * Where the socket has DIMM temperatures instead of DRAM throttled time
+ * (AMD): the same grid, each cell a DIMM, filled dark where it runs at
+ * twice the refresh rate, its temperature in its title.
+ */
+function temperatureMap(sock) {
+	const dimms = dimmsOf(sock);
+	if (dimms === null || dimms.size === 0)
+		return null;
+	const num = (a, b) => Number(a) - Number(b);
+	const slots = [...new Set([...dimms.values()].map((x) => x.slot))].sort(num);
+	const channels = [...new Set([...dimms.values()].map((x) => x.channel))].sort(num);
+	const table = el('table', { class: 'dimm-map', 'aria-label': `DIMM temperatures by channel and slot, socket ${sock.socket}` });
+	table.append(el('tr', {}, el('th', { text: '' }),
+		...channels.map((ch) => el('th', { scope: 'col', text: 'ch ' + ch }))));
+	for (const slot of slots) {
+		const tr = el('tr', {}, el('th', { scope: 'row', text: `slot ${slot}` }));
+		for (const ch of channels) {
+			const x = dimms.get(ch + '/' + slot);
+			const words = !x ? 'no DIMM' : `channel ${ch}, slot ${slot}: ` +
+				(x.celsius === null ? 'no temperature' : `${x.celsius} °C`) +
+				(x.refresh === null ? '' : `, refresh ${x.refresh}×`);
+			tr.append(el('td', { class: 'dimm', 'data-channel': ch, 'data-slot': slot,
+				'data-hot': x && dimmHot(x) ? 'true' : 'false', 'data-now': x ? (dimmHot(x) ? 4 : 0) : null,
 				title: words, 'aria-label': words }));
 		}
 		table.append(tr);
@@ -324,6 +414,7 @@ function familyFacts(sock) {
 		['Frequency limited', el('span', { class: 'freq-fraction', 'data-state': freq.state,
 			text: freq.state === 'absent' ? 'not measured on this CPU' :
 				shareText(freq, { 1: ['die'] }) })],
+		['DIMM temperature', dimmFact(sock)],
 	];
 }
 
@@ -333,6 +424,8 @@ function prochotFact(sock) {
 		cores.some((c) => typeof c.prochot_active === 'boolean');
 	const active = sock.package_prochot_active === true || cores.some((c) => c.prochot_active === true);
 	const d = state.derived.get(sock.socket);
+	if (!known && !hasRegister(sock, 'package_prochot_active'))
+		return stateSpan('prochot-state', 'absent', 'no status bit on this CPU');
 	let text = !known ? 'no reading' : active ? 'asserted now' : 'not asserted';
 	if (d && d.prochotDelta !== null && d.prochotDelta > 0)
 		text += ` (${d.prochotDelta} assertions since last poll)`;
@@ -341,10 +434,13 @@ function prochotFact(sock) {
 
 /*
  * Whether the CPU has the register behind field of sock: the snapshot's
- * "present" says so; without it, assume it does.
+ * "present" says so; without it, it does unless the thermal collector, which
+ * reads all of them, does not apply to this CPU (AMD).
  */
 function hasRegister(sock, field) {
-	return !(sock.present && sock.present[field] === false);
+	if (!sock.present)
+		return !state.thermalAbsent;
+	return sock.present[field] !== false;
 }
 
 /* A status bit: "not on this CPU" when the CPU lacks it, "no reading" when it could not be read. */
@@ -391,7 +487,8 @@ function socketCard(sock) {
 	const tj = isNum(sock.tjmax_celsius) ? sock.tjmax_celsius : null;
 	const facts = [
 		['Temperature', t === null ? 'no reading' : `${t.value} °C (${t.source})`],
-		['Margin to TjMax', t === null || tj === null ? '—' : `${tj - t.value} °C (TjMax ${tj} °C)`],
+		['Margin to TjMax', !hasRegister(sock, 'tjmax_celsius') ? 'no TjMax on this CPU' :
+			t === null || tj === null ? '—' : `${tj - t.value} °C (TjMax ${tj} °C)`],
 		...familyFacts(sock),
 		['Package throttling', boolFact(sock, 'package_thermal_throttling', 'throttling now', 'no', 'package-state')],
 	];
@@ -435,6 +532,7 @@ function renderSnapshot(s) {
 		parts.push('uncored ' + s.version);
 	$('host').textContent = parts.join(' · ');
 	$('updated').textContent = `Sample at ${hhmmss(s.time)}, every ${s.interval_seconds} s`;
+	state.thermalAbsent = (s.collectors || []).some((c) => c.name === 'thermal' && c.state === 'not_applicable');
 	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
 	renderCollectors(s.collectors);
 	Signals.render(s);

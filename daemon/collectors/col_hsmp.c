@@ -38,6 +38,7 @@
 #include "amd_hsmp.h"
 #include "collector.h"
 #include "throttle_families.h"
+#include "throttle_signal.h"
 
 #define NS_PER_S 1e9
 #define MAX_REASONS 16
@@ -72,7 +73,7 @@ static const struct metric_family dimm_temperature = {
 	.name = "uncored_dimm_temperature_celsius",
 	.help = "A DIMM's temperature sensor as the SMU reports it (AMD HSMP).",
 	.type = METRIC_GAUGE, .unit = "celsius", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_DOUBLE,
-	.label = "channel,slot,sensor",
+	.label = "channel,slot,sensor", .signal = METRIC_SIGNAL_DIMM_TEMPERATURE,
 	.json_key = "dimm_temperature_celsius", .json_order = METRIC_JSON_SOCKET_FIXED + 440,
 };
 
@@ -80,7 +81,7 @@ static const struct metric_family dimm_refresh = {
 	.name = "uncored_dimm_refresh_multiplier",
 	.help = "A DIMM's refresh rate multiplier, 1 or 2 (2: hot, extended refresh; AMD HSMP).",
 	.type = METRIC_GAUGE, .unit = "", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_UINT,
-	.label = "channel,slot",
+	.label = "channel,slot", .signal = METRIC_SIGNAL_DIMM_REFRESH,
 	.json_key = "dimm_refresh_multiplier", .json_order = METRIC_JSON_SOCKET_FIXED + 441,
 };
 
@@ -232,6 +233,22 @@ static int probe_socket(struct collector *c, struct hsmp_socket *hs)
 }
 
 static void start_ticker(struct collector *c, struct hsmp_state *st);
+
+/*
+ * The signals the part's HSMP messages give: PROCHOT of any source, and
+ * the thermal and power frequency limits of the source bitmap (Genoa on).
+ */
+static unsigned hsmp_throttle_signals(const struct cpu_info *info, const struct conf *conf)
+{
+	unsigned mask = 0;
+
+	(void)conf;
+	if (info->fac.hsmp_proto && info->fac.has_hsmp_prochot)
+		mask |= THROTTLE_BIT(THROTTLE_PROCHOT_ANY);
+	if (info->fac.hsmp_proto && info->fac.has_hsmp_freq_limit)
+		mask |= THROTTLE_BIT(THROTTLE_FREQ_THERMAL) | THROTTLE_BIT(THROTTLE_FREQ_POWER);
+	return mask;
+}
 
 static int hsmp_start(struct collector *c)
 {
@@ -465,4 +482,5 @@ const struct collector_ops hsmp_collector_ops = {
 	.families = hsmp_families,
 	.n_families = sizeof(hsmp_families) / sizeof(hsmp_families[0]),
 	.conf_section = &hsmp_conf_section,
+	.throttle_signals = hsmp_throttle_signals,
 };

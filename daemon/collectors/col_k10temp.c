@@ -43,7 +43,7 @@ static const struct metric_family cpu_temperature = {
 	.help = "AMD temperatures from k10temp: sensor Tctl (control temperature) and TccdN (per CCD, "
 		"where the driver lists them).",
 	.type = METRIC_GAUGE, .unit = "celsius", .scope = METRIC_SCOPE_SOCKET, .kind = METRIC_DOUBLE,
-	.label = "sensor",
+	.label = "sensor", .signal = METRIC_SIGNAL_SENSOR_TEMPERATURE,
 	.json_key = "k10temp_celsius", .json_order = 21,
 };
 

@@ -81,6 +81,15 @@ enum metric_signal {
 	 * adds it.
 	 */
 	METRIC_SIGNAL_THROTTLE_SECONDS,
+	/*
+	 * A socket's temperature sensors labelled by sensor name, where there
+	 * is no package sensor (AMD k10temp: Tctl, TccdN; METRIC_DOUBLE).
+	 */
+	METRIC_SIGNAL_SENSOR_TEMPERATURE,
+	/* A DIMM sensor's temperature, labelled channel,slot,sensor (METRIC_DOUBLE). */
+	METRIC_SIGNAL_DIMM_TEMPERATURE,
+	/* A DIMM's refresh rate multiplier, 1 or 2 (hot), labelled channel,slot (METRIC_UINT). */
+	METRIC_SIGNAL_DIMM_REFRESH,
 };
 
 /*

@@ -18,6 +18,8 @@ static const struct throttle_signal_info infos[THROTTLE_N_SIGNALS] = {
 					"source", "external", "PROCHOT (external)" },
 	[THROTTLE_PROCHOT_INTERNAL] = { "prochot", "uncored_prochot_seconds_total",
 					"source", "internal", "PROCHOT (internal)" },
+	[THROTTLE_PROCHOT_ANY] = { "prochot", "uncored_prochot_seconds_total",
+				   "source", "any", "PROCHOT (any)" },
 	[THROTTLE_FREQ_THERMAL] = { "frequency_limited", "uncored_frequency_limited_seconds_total",
 				    "reason", "thermal", "Frequency limited (thermal)" },
 	[THROTTLE_FREQ_POWER] = { "frequency_limited", "uncored_frequency_limited_seconds_total",

@@ -29,6 +29,7 @@ enum throttle_signal {
 	THROTTLE_DRAM_THERMAL_OR_POWER, /* cause="thermal_or_power": the iMC cannot tell them apart */
 	THROTTLE_PROCHOT_EXTERNAL,      /* PROCHOT time, source="external" */
 	THROTTLE_PROCHOT_INTERNAL,      /* source="internal" */
+	THROTTLE_PROCHOT_ANY,           /* source="any": the reading does not say who (AMD HSMP) */
 	THROTTLE_FREQ_THERMAL,          /* frequency limited, reason="thermal" */
 	THROTTLE_FREQ_POWER,            /* reason="power" */
 	THROTTLE_N_SIGNALS,

@@ -388,6 +388,101 @@ static void write_hottest_core(const struct snapshot *b, const struct snapshot_s
 			      metric_sample_int(hot));
 }
 
+/* The socket-scope family that means signal (metric.h), or NULL where no collector declares one. */
+static const struct metric_family *socket_family_of(enum metric_signal signal)
+{
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
+	size_t n = metric_families_by_json_order(families);
+
+	for (size_t i = 0; i < n; i++)
+		if (families[i]->signal == signal && families[i]->scope == METRIC_SCOPE_SOCKET)
+			return families[i];
+	return NULL;
+}
+
+/*
+ * Where a socket has named temperature sensors instead of a package sensor
+ * (AMD k10temp): the first one (Tctl) and the hottest of the others.
+ */
+static void write_sensor_temperatures(const struct snapshot *b, int where, struct strbuf *out)
+{
+	const struct metric_family *f = socket_family_of(METRIC_SIGNAL_SENSOR_TEMPERATURE);
+	const struct metric_sample *first = f ? snapshot_first_labelled(b, f, where) : NULL;
+	const struct metric_sample *hot = NULL;
+	int others = 0;
+
+	if (!first)
+		return;
+	for (const struct metric_sample *v = snapshot_next_labelled(b, first); v;
+	     v = snapshot_next_labelled(b, v)) {
+		others++;
+		if (!hot || v->value.d > hot->value.d)
+			hot = v;
+	}
+	strbuf_printf(out, "  %-36s %s %g C", "temperature sensors", first->label_value,
+		      first->value.d);
+	if (hot)
+		strbuf_printf(out, ", hottest of %d more: %s %g C", others, hot->label_value,
+			      hot->value.d);
+	strbuf_append(out, "\n");
+}
+
+/* "channel 3 slot 0" from a DIMM label value that starts channel, slot. */
+static void dimm_place(const char *value, struct strbuf *out)
+{
+	size_t ch = strcspn(value, METRIC_LABEL_SEP);
+	const char *slot = value[ch] ? value + ch + 1 : "";
+
+	strbuf_printf(out, "channel %.*s slot %.*s", (int)ch, value,
+		      (int)strcspn(slot, METRIC_LABEL_SEP), slot);
+}
+
+/* DIMMs at twice the refresh rate listed by name, the rest counted. */
+#define TABLE_HOT_DIMMS 4
+
+/*
+ * Where a socket reports its DIMMs (AMD HSMP): the hottest DIMM sensor,
+ * and which DIMMs run at twice the refresh rate (hot), or that none does.
+ */
+static void write_dimms(const struct snapshot *b, int where, struct strbuf *out)
+{
+	const struct metric_family *temp = socket_family_of(METRIC_SIGNAL_DIMM_TEMPERATURE);
+	const struct metric_family *refresh = socket_family_of(METRIC_SIGNAL_DIMM_REFRESH);
+	const struct metric_sample *hot = NULL;
+	int n_refresh = 0, n_double = 0;
+
+	for (const struct metric_sample *v = temp ? snapshot_first_labelled(b, temp, where) : NULL; v;
+	     v = snapshot_next_labelled(b, v))
+		if (!hot || v->value.d > hot->value.d)
+			hot = v;
+	if (!hot && !(refresh && snapshot_first_labelled(b, refresh, where)))
+		return;
+	strbuf_printf(out, "  %-36s ", "DIMM temperature");
+	if (hot) {
+		strbuf_append(out, "hottest ");
+		dimm_place(hot->label_value, out);
+		strbuf_printf(out, ": %g C", hot->value.d);
+	} else {
+		strbuf_append(out, "-");
+	}
+	for (const struct metric_sample *v = refresh ? snapshot_first_labelled(b, refresh, where) : NULL;
+	     v; v = snapshot_next_labelled(b, v)) {
+		n_refresh++;
+		if (v->value.u < 2)
+			continue;
+		if (n_double < TABLE_HOT_DIMMS) {
+			strbuf_append(out, n_double ? ", " : "; refresh 2x: ");
+			dimm_place(v->label_value, out);
+		}
+		n_double++;
+	}
+	if (n_double > TABLE_HOT_DIMMS)
+		strbuf_printf(out, " and %d more", n_double - TABLE_HOT_DIMMS);
+	else if (n_double == 0 && n_refresh > 0)
+		strbuf_printf(out, "; refresh 1x on all %d", n_refresh);
+	strbuf_append(out, "\n");
+}
+
 /*
  * One line per throttle family title (every family of it, whatever its
  * labels): the series that counted the most seconds in the interval, by
@@ -483,7 +578,9 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 		      yes_no(signal_at(b, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, sb->socket)),
 		      ipc_text(&sum, ipc, sizeof(ipc)));
 	write_hottest_core(b, sb, out);
+	write_sensor_temperatures(b, sb->socket, out);
 	write_throttle_summary(a, b, sb->socket, out);
+	write_dimms(b, sb->socket, out);
 	table_lines(a, b, sb->socket, verbose, out);
 	for (int i = 0; i < sb->n_cores; i++) {
 		const struct snapshot_core *ca = find_core(sa, sb->cores[i].core);

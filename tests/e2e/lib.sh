@@ -239,6 +239,12 @@ prom_query() {
 	curl -fsS --max-time 5 "$PROM_URL/api/v1/query" --data-urlencode "query=$1" | jq -c '.data.result'
 }
 
+# The value of an instant PromQL query that has one result, "" when it has
+# none.  Usage: v=$(prom_value QUERY)
+prom_value() {
+	prom_query "$1" | jq -r '.[0].value[1] // ""'
+}
+
 # The directory of playwright-core (npm), installed into ~/.cache/uncored-npm
 # on first use; prints it, or fails (status 1) when it cannot be installed.
 playwright_core() {

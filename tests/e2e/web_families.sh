@@ -8,6 +8,10 @@
 # DRAM family on Sapphire Rapids.
 # Ice Lake-SP's kernel registers a third channel per controller with no
 # memory behind it (channel 2 among them): there channel 1 is the hot one.
+# AMD EPYC (Genoa, Turin) has no DRAM throttle counter: with a DIMM of
+# socket 1 at 90 C and PROCHOT on socket 1, socket 1's card and DIMM map
+# name that DIMM at twice the refresh rate, socket 0's none, and the rows
+# of Intel-only registers say the CPU has none.
 # Needs Debian's chromium and npm (playwright-core); skips (77) without them.
 . "$(dirname "$0")/lib.sh"
 
@@ -85,14 +89,22 @@ echo "$hist" | jq -e '(.sockets[1].dram_throttled_fraction | max > 0) and
 	(.sockets[0].frequency_limited_fraction | all(. != null))' >/dev/null ||
 	fail "sapphire-rapids-2s: history does not draw the families: $hist"
 
+# AMD: socket 1 has a DIMM at 90 C (channel 3, slot 0) and PROCHOT all along.
+amd_urls=""
+for m in genoa-2s turin-2s; do
+	start_daemon 0 "$TEST_TMP/$m-amd.log" --config "$TEST_TMP/u.conf" --simulate "$m:$UNCORED_SOURCE_ROOT/tests/e2e/amd_dimm_heat.ini"
+	amd_urls="$amd_urls $m=$DAEMON_URL"
+done
+
 [ -x /usr/bin/chromium ] || skip "/usr/bin/chromium is not installed (apt install chromium)"
 command -v node >/dev/null || skip "node is not installed"
 pw=$(playwright_core) || skip "could not install playwright-core from npm"
 artifacts="$UNCORED_SOURCE_ROOT/tests/artifacts"
 mkdir -p "$artifacts"
-rm -f "$artifacts/web-families.png"
+rm -f "$artifacts/web-families.png" "$artifacts/web-families-genoa.png"
 PLAYWRIGHT_CORE="$pw" UNCORED_URLS="$urls" HOT_CHANNELS="icelake-sp-2s=1" \
-PROCHOT_URLS="$prochot_urls" UNMEASURED_URLS="$unmeasured_urls" USER_DATA_DIR="$TEST_TMP/chromium-profile" \
+PROCHOT_URLS="$prochot_urls" UNMEASURED_URLS="$unmeasured_urls" AMD_URLS="$amd_urls" \
+AMD_SCREENSHOT="$artifacts/web-families-genoa.png" AMD_SCREENSHOT_MODEL=genoa-2s USER_DATA_DIR="$TEST_TMP/chromium-profile" \
 SCREENSHOT="$artifacts/web-families.png" SCREENSHOT_MODEL=sapphire-rapids-2s \
 	timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_families_check.js" ||
 	fail "web page check of the throttle families failed"
@@ -101,4 +113,5 @@ SCREENSHOT="$artifacts/web-families.png" SCREENSHOT_MODEL=sapphire-rapids-2s \
 if [ -n "${UNCORED_SCREENSHOT_TO:-}" ]; then
 	cp "$artifacts/web-families.png" "$UNCORED_SCREENSHOT_TO"
 fi
-echo "web_families: ok ($(echo $models | wc -w) models)"
+[ -s "$artifacts/web-families-genoa.png" ] || fail "no screenshot at $artifacts/web-families-genoa.png"
+echo "web_families: ok ($(echo $models | wc -w) Intel models, genoa-2s and turin-2s)"

@@ -219,6 +219,8 @@ static void a_new_collector_plugs_in_by_its_declaration(void **state)
 	assert_non_null(strstr(text,
 		"  PROCHOT (external)                 seen (pcu collector)\n"
 		"  PROCHOT (internal)                 seen (pcu collector)\n"
+		"  PROCHOT (any)                      not seen: no collector measures it on this "
+		"CPU (skylake-sp)\n"
 		"  Frequency limited (thermal)        seen (pcu collector)\n"
 		"  Frequency limited (power)          seen (pcu collector)\n"));
 	free(text);
