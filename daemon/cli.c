@@ -24,9 +24,10 @@ void usage(FILE *f, const char *scenarios)
 		"       uncored --list-events [--model NAME | --simulate MODEL]\n"
 		"       uncored --version | --help\n"
 		"\n"
-		"Watches Intel servers for heat through the msr driver and serves the\n"
-		"counters over HTTP for Prometheus.  Without --simulate it needs root and\n"
-		"the msr driver ('modprobe msr').\n"
+		"Watches Intel Xeon and AMD EPYC servers for heat (uncore and core PMU\n"
+		"counters, thermal registers, HSMP, k10temp) and serves the counts over HTTP\n"
+		"for Prometheus.  Without --simulate it needs root, and on Intel the msr\n"
+		"driver ('modprobe msr').\n"
 		"\n"
 		"  -c, --config FILE        configuration file (default " DEFAULT_CONFIG ")\n"
 		"  -s, --simulate SPEC      run on simulated hardware; models:");
