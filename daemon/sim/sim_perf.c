@@ -121,22 +121,47 @@ static int check_box_attr(const struct sim_perf *p, const struct perf_event_attr
 	return 0;
 }
 
+/*
+ * amd_zen1/zen2/zen4_perfmon_event_map (hardware-amd.md §3.3): the Zen 4+
+ * map (PerfMonV2 models here) adds ref-cycles; unmapped events are ENOENT.
+ */
+static int amd_generic_config(const struct sim_model *m, uint64_t config, uint64_t *ret)
+{
+	static const uint64_t map[] = {
+		[PERF_COUNT_HW_CPU_CYCLES] = AMD_EV_CYCLES,
+		[PERF_COUNT_HW_INSTRUCTIONS] = AMD_EV_INSTRUCTIONS,
+		[PERF_COUNT_HW_CACHE_REFERENCES] = AMD_EV_CACHE_REFERENCES,
+		[PERF_COUNT_HW_CACHE_MISSES] = AMD_EV_CACHE_MISSES,
+		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = AMD_EV_BRANCHES,
+		[PERF_COUNT_HW_BRANCH_MISSES] = AMD_EV_BRANCH_MISSES,
+		[PERF_COUNT_HW_REF_CPU_CYCLES] = AMD_EV_REF_CYCLES,
+	};
+
+	if (config >= sizeof(map) / sizeof(map[0]) || !map[config])
+		return -ENOENT;
+	if (config == PERF_COUNT_HW_REF_CPU_CYCLES && !(m->flags & SIM_F_PERFMON_V2))
+		return -ENOENT;
+	*ret = map[config];
+	return 0;
+}
+
 /* What the attr asks for, checked as the PMU's event_init would. */
 static int check_attr(const struct sim_perf *p, const struct perf_event_attr *attr, bool *ret_uncore,
 		      uint64_t *ret_config)
 {
-	bool intel = p->m->flags & SIM_F_INTEL;
+	bool intel = p->m->flags & SIM_F_INTEL, amd = p->m->flags & SIM_F_AMD_PMU;
 	bool any_exclude = attr->exclude_user || attr->exclude_kernel || attr->exclude_hv ||
 			   attr->exclude_idle;
 
 	if (attr->size < PERF_ATTR_SIZE_VER0 || (attr->read_format & ~(uint64_t)READ_FORMATS))
 		return -EINVAL;
-	if (attr->type == PERF_TYPE_HARDWARE && intel) {
+	if (attr->type == PERF_TYPE_HARDWARE && (intel || amd)) {
 		*ret_uncore = false;
-		return generic_config(attr->config, ret_config);
+		return intel ? generic_config(attr->config, ret_config) :
+		       amd_generic_config(p->m, attr->config, ret_config);
 	}
-	if (attr->type == SIM_PERF_CPU_TYPE && intel) {
-		if (attr->config & ~CORE_RAW_MASK)
+	if (attr->type == SIM_PERF_CPU_TYPE && (intel || amd)) {
+		if (attr->config & ~(intel ? CORE_RAW_MASK : AMD64_RAW_EVENT_MASK))
 			return -EINVAL;
 		*ret_uncore = false;
 		*ret_config = attr->config;
@@ -372,7 +397,7 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 		return -ENOMEM;
 	p->m = m;
 	p->k = k;
-	p->watchdog = watchdog && (m->flags & SIM_F_INTEL);
+	p->watchdog = watchdog && (m->flags & (SIM_F_INTEL | SIM_F_AMD_PMU));
 	p->io = *io;
 	p->io_ctx = ctx;
 	p->n_cpus = sim_model_n_cpus(m);

@@ -10,10 +10,12 @@
 
 /* ---- counters ---- */
 
-static uint32_t ctr_msr(const struct ctx *c, int slot)
+static uint32_t ctr_msr(const struct sim_perf *p, const struct ctx *c, int slot)
 {
 	if (c->uncore)
 		return slot >= FIXED_SLOT(0) ? NHM_UNC_FIXED_CTR : NHM_UNC_UNCORE_PMC0 + (uint32_t)slot;
+	if (p->m->flags & SIM_F_AMD_PMU)
+		return MSR_F15H_PERF_CTR + 2 * (uint32_t)slot;
 	return slot >= FIXED_SLOT(0) ? MSR_CORE_PERF_FIXED_CTR0 + (uint32_t)(slot - FIXED_SLOT(0)) :
 				       MSR_IA32_PERFCTR0 + (uint32_t)slot;
 }
@@ -30,7 +32,7 @@ static uint64_t ctr_read(struct sim_perf *p, const struct ctx *c, int slot, int6
 {
 	uint64_t v = 0;
 
-	p->io.read(p->io_ctx, c->cpu, ctr_msr(c, slot), &v, t);
+	p->io.read(p->io_ctx, c->cpu, ctr_msr(p, c, slot), &v, t);
 	return v;
 }
 
@@ -69,6 +71,8 @@ static uint32_t allowed_slots(const struct sim_perf *p, const struct ctx *c, con
 		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) :
 		       (1u << NHM_UNC_NUM_COUNTERS) - 1;
 	gp = (1u << p->m->n_gp) - 1;
+	if (!(p->m->flags & SIM_F_INTEL))
+		return gp;   /* AMD: no fixed counters */
 	if (e->config == REF_PSEUDO)
 		return p->m->n_fixed > 2 ? 1u << FIXED_SLOT(2) : 0;
 	if (e->config == 0xc0 && p->m->n_fixed > 0)
@@ -283,7 +287,9 @@ void sim_perf_ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 	bool left_out = false;
 
 	c->next_rotate = SIM_FOREVER;
-	if (!c->uncore && p->watchdog && p->m->n_fixed > 1)
+	if (!c->uncore && p->watchdog && (p->m->flags & SIM_F_AMD_PMU))
+		free_slots &= ~(1u << AMD_WATCHDOG_COUNTER);   /* hardware-amd.md §3.2 */
+	else if (!c->uncore && p->watchdog && p->m->n_fixed > 1)
 		free_slots &= ~(1u << FIXED_SLOT(1));
 	/* ctx_sched_in: the pinned groups first, then the flexible ones. */
 	for (int pass = 0; pass < 2; pass++)
