@@ -160,6 +160,8 @@ static const struct metric_family *const *const fixed_families = per_families[CO
 
 const struct engine_reading *core_reading_of(const struct core_cpu *cc, int slot)
 {
+	if (slot >= (int)cc->n_fixed && slot < N_FIXED)
+		return NULL;
 	return slot >= 0 && cc->has_read ? &cc->readings[slot] : NULL;
 }
 
