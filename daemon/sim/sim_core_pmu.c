@@ -272,6 +272,20 @@ static int read_irperf(struct sim *s, const struct loc *l, int i, int64_t t, uin
 	return 0;
 }
 
+/*
+ * MPERF (i = 0) and APERF (i = 1): cycles in C0 at the reference and at
+ * the actual rate since boot, free-running (the simulator's reading of
+ * hardware-amd.md §3.1: its busy reference cycles and its cycles).
+ */
+static int read_amperf(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v)
+{
+	struct count_src src = { .tl = &l->cpu->rate[i ? EV_CYCLES : EV_REF_CYCLES] };
+
+	(void)s;
+	*v = src_count(&src, t);
+	return 0;
+}
+
 #define V4 (SIM_F_INTEL | SIM_F_PERFMON_V4)
 #define AMD_V2 (SIM_F_AMD_PMU | SIM_F_PERFMON_V2)
 
@@ -291,6 +305,7 @@ const struct reg_desc sim_core_regs[] = {
 	{ MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 1, AMD_V2, read_global_ctrl, write_global_ctrl },
 	{ MSR_K7_HWCR, 1, SIM_F_AMD_PMU, read_hwcr, write_hwcr },
 	{ MSR_F17H_IRPERF, 1, SIM_F_AMD_PMU, read_irperf, NULL },
+	{ MSR_IA32_MPERF, 2, SIM_F_AMD_PMU, read_amperf, NULL },
 };
 
 const size_t sim_n_core_regs = sizeof(sim_core_regs) / sizeof(sim_core_regs[0]);

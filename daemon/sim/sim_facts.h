@@ -114,6 +114,13 @@
 #define MSR_K7_HWCR                      0xc0010015
 #define MSR_K7_HWCR_IRPERF_EN            BIT_ULL(30)  /* set at boot where CPUID has IRPERF */
 #define MSR_F17H_IRPERF                  0xc00000e9   /* instructions retired, free-running */
+#define MSR_IA32_MPERF                   0xe7         /* C0 cycles at the P0 (reference) rate */
+#define MSR_IA32_APERF                   0xe8         /* C0 cycles at the actual rate */
+/* The msr PMU's events (arch/x86/events/msr.c PERF_MSR_*, its events/ strings). */
+#define PERF_MSR_TSC                     0
+#define PERF_MSR_APERF                   1
+#define PERF_MSR_MPERF                   2
+#define PERF_MSR_IRPERF                  6
 #define AMD64_NUM_COUNTERS_CORE          6
 #define AMD64_CTR_BITS                   48           /* cntval_bits */
 /* PERF_CTL: event [7:0] and [35:32], umask [15:8]; USR 16, OS 17, EN 22 as Intel's. */

@@ -145,6 +145,29 @@ static int amd_generic_config(const struct sim_model *m, uint64_t config, uint64
 	return 0;
 }
 
+/*
+ * The msr PMU's event_init (arch/x86/events/msr.c): no sampling, no
+ * exclude bits, config one of the events it lists (tsc, aperf, mperf,
+ * irperf on AMD).  *ret_ctx is cpu's msr context.  -ENOENT when type is
+ * not the msr PMU.
+ */
+static int check_msr_attr(const struct sim_perf *p, const struct perf_event_attr *attr, int cpu,
+			  int *ret_ctx, uint64_t *ret_config)
+{
+	bool any_exclude = attr->exclude_user || attr->exclude_kernel || attr->exclude_hv ||
+			   attr->exclude_idle;
+
+	if (!p->msr0 || attr->type != SIM_PERF_MSR_TYPE)
+		return -ENOENT;
+	if (attr->sample_period || any_exclude ||
+	    (attr->config != PERF_MSR_TSC && attr->config != PERF_MSR_APERF &&
+	     attr->config != PERF_MSR_MPERF && attr->config != PERF_MSR_IRPERF))
+		return -EINVAL;
+	*ret_ctx = p->msr0 + cpu;
+	*ret_config = attr->config;
+	return 0;
+}
+
 /* What the attr asks for, checked as the PMU's event_init would. */
 static int check_attr(const struct sim_perf *p, const struct perf_event_attr *attr, bool *ret_uncore,
 		      uint64_t *ret_config)
@@ -194,6 +217,8 @@ int sim_perf_open(struct sim_perf *p, const struct perf_event_attr *attr, pid_t 
 	if (attr->size < PERF_ATTR_SIZE_VER0 || (attr->read_format & ~(uint64_t)READ_FORMATS))
 		return -EINVAL;
 	r = check_box_attr(p, attr, cpu, &box_ctx, &config);
+	if (r == -ENOENT)
+		r = check_msr_attr(p, attr, cpu, &box_ctx, &config);
 	if (r == -ENOENT)
 		r = check_attr(p, attr, &uncore, &config);
 	if (r < 0)
@@ -369,7 +394,7 @@ bool sim_perf_is_box_event(struct sim_perf *p, int fd)
 {
 	const struct pev *e = lookup(p, fd);
 
-	return e && p->ctxs[e->ctx].box;
+	return e && p->ctxs[e->ctx].box && p->ctxs[e->ctx].box != BOX_MSR;
 }
 
 size_t sim_perf_n_open(const struct sim_perf *p)
@@ -406,6 +431,10 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 	p->pcu0 = p->n_cpus + m->n_sockets;
 	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets * sim_model_n_dies(m) * p->n_pcu : 0);
 	p->n_ctxs = p->imc0 + m->n_sockets * sim_model_n_dies(m) * p->n_imc;
+	if (m->flags & SIM_F_AMD_PMU) {
+		p->msr0 = p->n_ctxs;
+		p->n_ctxs += p->n_cpus;
+	}
 	p->ctxs = calloc((size_t)p->n_ctxs, sizeof(*p->ctxs));
 	if (!p->ctxs) {
 		free(p);
@@ -417,6 +446,11 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 		c->next_rotate = SIM_FOREVER;
 		c->uncore = i >= p->n_cpus;
 		/* A box's socket is its unit (sim_box.h: socket * dies + die). */
+		if (p->msr0 && i >= p->msr0) {
+			c->box = BOX_MSR;
+			c->cpu = i - p->msr0;
+			continue;
+		}
 		if (i >= p->imc0) {
 			c->box = BOX_IMC;
 			c->socket = (i - p->imc0) / p->n_imc;

@@ -40,9 +40,11 @@
  * counters, no fixed ones, the NMI watchdog holding GP counter 0, the
  * Zen 2/3 or Zen 4+ generic map (ref-cycles ENOENT on Zen 2/3, mapped on
  * PerfMonV2 models), the raw format's fields only; the kernel's writes
- * are AMD's (sim_kernel_core_events).  amd_df, amd_l3, amd_umc_N and msr
- * exist in sysfs only: opening their events fails with ENOENT, and any
- * open with cpu < 0 with EINVAL.
+ * are AMD's (sim_kernel_core_events).  The msr PMU counts tsc, aperf, mperf
+ * and irperf per CPU from the free-running MSRs (a software context: never
+ * short of counters, never rotated); amd_df, amd_l3 and amd_umc_N exist in
+ * sysfs only: opening their events fails with ENOENT, and any open with
+ * cpu < 0 with EINVAL.
  *
  * Simulator's choices where the kernel is more elaborate: events are only
  * CPU-wide (pid -1), no sampling, counters are assigned first-fit (fixed
@@ -66,7 +68,7 @@
 #define SIM_PERF_PCU_TYPE     11                       /* uncore_pcu[_0]: the simulator's choice */
 #define SIM_PERF_PCU_TYPE_N   100                      /* uncore_pcu_N, N >= 1, is type 100 + N */
 #define SIM_PERF_IMC_TYPE0    12                       /* uncore_imc_N is type 12 + N: ditto */
-/* AMD's dynamic types (the simulator's choice); opening their events is not modelled (ENOENT). */
+/* AMD's dynamic types (the simulator's choice). */
 #define SIM_PERF_AMD_DF_TYPE  200                      /* amd_df */
 #define SIM_PERF_AMD_L3_TYPE  201                      /* amd_l3 */
 #define SIM_PERF_MSR_TYPE     202                      /* msr (aperf, mperf, tsc, irperf) */

@@ -36,11 +36,30 @@ static uint64_t ctr_read(struct sim_perf *p, const struct ctx *c, int slot, int6
 	return v;
 }
 
+/*
+ * An msr PMU event's free-running value (arch/x86/events/msr.c): the TSC
+ * at the reference rate, or the MSR of APERF, MPERF, IRPERF.
+ */
+static uint64_t msr_event_read(struct sim_perf *p, const struct ctx *c, uint64_t config, int64_t t)
+{
+	uint32_t msr = config == PERF_MSR_APERF ? MSR_IA32_APERF :
+		       config == PERF_MSR_MPERF ? MSR_IA32_MPERF : MSR_F17H_IRPERF;
+	uint64_t v = 0;
+
+	if (config == PERF_MSR_TSC)
+		return (uint64_t)((unsigned __int128)(t > 0 ? t : 0) * (uint64_t)p->m->ref_hz /
+				  1000000000);
+	p->io.read(p->io_ctx, c->cpu, msr, &v, t);
+	return v;
+}
+
 /* A server box's count of config so far; 0 for an event the model lacks. */
 static uint64_t box_read(struct sim_perf *p, const struct ctx *c, uint64_t config, int64_t t)
 {
 	uint64_t v = 0;
 
+	if (c->box == BOX_MSR)
+		return msr_event_read(p, c, config, t);
 	if (p->io.box_count(p->io_ctx, c->box == BOX_IMC, c->socket, c->index, config, t, &v) < 0)
 		return 0;
 	return v;
@@ -65,6 +84,8 @@ static uint32_t allowed_slots(const struct sim_perf *p, const struct ctx *c, con
 
 	if (c->box == BOX_PCU)
 		return (1u << BOX_N_COUNTERS) - 1;
+	if (c->box == BOX_MSR)
+		return (1u << MAX_SLOTS) - 1;
 	if (c->box == BOX_IMC)
 		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) : (1u << BOX_N_COUNTERS) - 1;
 	if (c->uncore)
@@ -108,6 +129,8 @@ uint32_t sim_perf_all_slots(const struct sim_perf *p, const struct ctx *c)
 {
 	if (c->box == BOX_PCU)
 		return (1u << BOX_N_COUNTERS) - 1;
+	if (c->box == BOX_MSR)
+		return (1u << MAX_SLOTS) - 1;   /* software context: never short of counters */
 	if (c->box == BOX_IMC)
 		return ((1u << BOX_N_COUNTERS) - 1) | 1u << FIXED_SLOT(0);
 	if (c->uncore)

@@ -2,8 +2,8 @@
  * The simulated AMD core PMU and the kernel's perf over it
  * (hardware-amd.md §3, §4, §7): the boot state a raw-MSR reader sees, the
  * generic events per generation (ref-cycles ENOENT on Zen 2/3), the raw
- * format, the PMU tree, and counts that are the scenario's truth.  Stepped
- * clock.
+ * format, the PMU tree, the msr PMU, and counts that are the scenario's
+ * truth.  Stepped clock.
  */
 #include <errno.h>
 #include <limits.h>
@@ -252,6 +252,52 @@ static void counts_are_the_truth_under_multiplexing(void **state)
 	shutdown_machine(&m);
 }
 
+/*
+ * The msr PMU (arch/x86/events/msr.c): irperf, aperf and mperf count from
+ * the free-running MSRs (instructions, cycles, reference cycles), tsc at
+ * the reference rate, beside the 7 core events that multiplex: never
+ * short of a counter.  An event it does not list is EINVAL.
+ */
+static void msr_pmu_counts_free_running(void **state)
+{
+	static const struct {
+		uint64_t config;
+		uint16_t code;
+		uint8_t umask;
+	} ev[] = { { 6, 0xc0, 0x00 }, { 1, 0x76, 0x00 }, { 2, 0x120, 0x01 } };
+	struct machine m = boot("genoa-2s");
+	uint32_t type = (uint32_t)atoi(sysfs(&m, "msr/type"));
+	int fd[3], core[7], tsc;
+	uint64_t v[3];
+
+	(void)state;
+	assert_int_equal(open_event(&m, type, 3, 2), -EINVAL);
+	for (int i = 0; i < 7; i++) {
+		core[i] = open_event(&m, 4, 0x00c0, 2);
+		assert_true(core[i] >= 0);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		fd[i] = open_event(&m, type, ev[i].config, 2);
+		assert_true(fd[i] >= 0);
+	}
+	tsc = open_event(&m, type, 0, 2);
+	assert_true(tsc >= 0);
+	sim_advance(m.sim, 2.0);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(perf_sys_read(&m.ps, fd[i], v, sizeof(v)), (ssize_t)sizeof(v));
+		assert_int_equal(v[1], v[2]);
+		assert_int_not_equal(v[0], 0);
+		assert_int_equal(v[0], truth(&m, 2, ev[i].code, ev[i].umask));
+		assert_int_equal(perf_sys_close(&m.ps, fd[i]), 0);
+	}
+	assert_int_equal(perf_sys_read(&m.ps, tsc, v, sizeof(v)), (ssize_t)sizeof(v));
+	assert_int_equal(v[0], UINT64_C(4800000000));   /* 2 s at Genoa's 2.4 GHz */
+	assert_int_equal(perf_sys_close(&m.ps, tsc), 0);
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(perf_sys_close(&m.ps, core[i]), 0);
+	shutdown_machine(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -259,6 +305,7 @@ int main(void)
 		cmocka_unit_test(pmu_tree_per_generation),
 		cmocka_unit_test(generic_events_and_raw_format),
 		cmocka_unit_test(counts_are_the_truth_under_multiplexing),
+		cmocka_unit_test(msr_pmu_counts_free_running),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
