@@ -67,10 +67,15 @@ static int new_event(struct sim_perf *p)
 	return p->n_ev++;
 }
 
-/* intel_perfmon_event_map (hardware-linux.md §3.1). */
-static int generic_config(uint64_t config, uint64_t *ret)
+/*
+ * PERF_TYPE_HARDWARE's events on m: intel_perfmon_event_map
+ * (hardware-linux.md §3.1), or AMD's zen2/zen4 map (hardware-amd.md §3.3),
+ * whose Zen 4+ form (PerfMonV2 models here) alone maps ref-cycles.
+ * Unmapped events are ENOENT.
+ */
+static int generic_config(const struct sim_model *m, uint64_t config, uint64_t *ret)
 {
-	static const uint64_t map[] = {
+	static const uint64_t intel[PERF_COUNT_HW_MAX] = {
 		[PERF_COUNT_HW_CPU_CYCLES] = 0x003c,
 		[PERF_COUNT_HW_INSTRUCTIONS] = 0x00c0,
 		[PERF_COUNT_HW_CACHE_REFERENCES] = 0x4f2e,
@@ -79,8 +84,21 @@ static int generic_config(uint64_t config, uint64_t *ret)
 		[PERF_COUNT_HW_BRANCH_MISSES] = 0x00c5,
 		[PERF_COUNT_HW_REF_CPU_CYCLES] = REF_PSEUDO,
 	};
+	static const uint64_t amd[PERF_COUNT_HW_MAX] = {
+		[PERF_COUNT_HW_CPU_CYCLES] = AMD_EV_CYCLES,
+		[PERF_COUNT_HW_INSTRUCTIONS] = AMD_EV_INSTRUCTIONS,
+		[PERF_COUNT_HW_CACHE_REFERENCES] = AMD_EV_CACHE_REFERENCES,
+		[PERF_COUNT_HW_CACHE_MISSES] = AMD_EV_CACHE_MISSES,
+		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = AMD_EV_BRANCHES,
+		[PERF_COUNT_HW_BRANCH_MISSES] = AMD_EV_BRANCH_MISSES,
+		[PERF_COUNT_HW_REF_CPU_CYCLES] = AMD_EV_REF_CYCLES,
+	};
+	bool is_amd = m->flags & SIM_F_AMD_PMU;
+	const uint64_t *map = is_amd ? amd : intel;
 
-	if (config >= sizeof(map) / sizeof(map[0]) || !map[config])
+	if (config >= PERF_COUNT_HW_MAX || !map[config])
+		return -ENOENT;
+	if (is_amd && config == PERF_COUNT_HW_REF_CPU_CYCLES && !(m->flags & SIM_F_PERFMON_V2))
 		return -ENOENT;
 	*ret = map[config];
 	return 0;
@@ -122,30 +140,6 @@ static int check_box_attr(const struct sim_perf *p, const struct perf_event_attr
 }
 
 /*
- * amd_zen1/zen2/zen4_perfmon_event_map (hardware-amd.md §3.3): the Zen 4+
- * map (PerfMonV2 models here) adds ref-cycles; unmapped events are ENOENT.
- */
-static int amd_generic_config(const struct sim_model *m, uint64_t config, uint64_t *ret)
-{
-	static const uint64_t map[] = {
-		[PERF_COUNT_HW_CPU_CYCLES] = AMD_EV_CYCLES,
-		[PERF_COUNT_HW_INSTRUCTIONS] = AMD_EV_INSTRUCTIONS,
-		[PERF_COUNT_HW_CACHE_REFERENCES] = AMD_EV_CACHE_REFERENCES,
-		[PERF_COUNT_HW_CACHE_MISSES] = AMD_EV_CACHE_MISSES,
-		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = AMD_EV_BRANCHES,
-		[PERF_COUNT_HW_BRANCH_MISSES] = AMD_EV_BRANCH_MISSES,
-		[PERF_COUNT_HW_REF_CPU_CYCLES] = AMD_EV_REF_CYCLES,
-	};
-
-	if (config >= sizeof(map) / sizeof(map[0]) || !map[config])
-		return -ENOENT;
-	if (config == PERF_COUNT_HW_REF_CPU_CYCLES && !(m->flags & SIM_F_PERFMON_V2))
-		return -ENOENT;
-	*ret = map[config];
-	return 0;
-}
-
-/*
  * The msr PMU's event_init (arch/x86/events/msr.c): no sampling, no
  * exclude bits, config one of the events it lists (tsc, aperf, mperf,
  * irperf on AMD).  *ret_ctx is cpu's msr context.  -ENOENT when type is
@@ -180,8 +174,7 @@ static int check_attr(const struct sim_perf *p, const struct perf_event_attr *at
 		return -EINVAL;
 	if (attr->type == PERF_TYPE_HARDWARE && (intel || amd)) {
 		*ret_uncore = false;
-		return intel ? generic_config(attr->config, ret_config) :
-		       amd_generic_config(p->m, attr->config, ret_config);
+		return generic_config(p->m, attr->config, ret_config);
 	}
 	if (attr->type == SIM_PERF_CPU_TYPE && (intel || amd)) {
 		if (attr->config & ~(intel ? CORE_RAW_MASK : AMD64_RAW_EVENT_MASK))
