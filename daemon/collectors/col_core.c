@@ -10,6 +10,14 @@
  * check come from each CPU's CPUID leaf 0xA.  It does not know which
  * events are interesting; the configuration and event.c do.
  *
+ * AMD EPYC (hardware-amd.md §3) has no fixed counters and no CPUID leaf
+ * 0xA: there the collector counts through perf only, instructions,
+ * cycles and (Zen 4 on) reference cycles in AMD's encodings on GP
+ * counters in the first group's slots, the programmable events from AMD's
+ * table (l2_cache_requests and l2_cache_misses for what perf calls cache
+ * references and misses, which are L2 on AMD), six 48-bit counters of
+ * the generation for the wrap check; engine = msr is not applicable.
+ *
  * On the perf engine each CPU's events are two groups (col_core_groups.c):
  * the fixed events in one, the programmable events in the other, so that
  * events that find no counter never keep instructions and cycles from
@@ -57,6 +65,24 @@ static const struct engine_event fixed_events[N_FIXED] = {
 	{ .name = "ref cycles", .code = 0x3c, .umask = 0x01 },
 };
 
+/*
+ * The same events on AMD's core PMU (hardware-amd.md §3.3), on GP
+ * counters: ex_ret_instr 0xC0, ls_not_halted_cyc 0x76, and from Zen 4 on
+ * ls_not_halted_p0_cyc.p0_freq_cyc 0x120 umask 0x01 (perf's ref-cycles;
+ * Zen 2/3 have no such event: not asked there, so the series is absent).
+ */
+static const struct engine_event amd_fixed_events[N_FIXED] = {
+	{ .name = "instructions", .code = 0xc0, .umask = 0x00, .gp_only = true },
+	{ .name = "cycles", .code = 0x76, .umask = 0x00, .gp_only = true },
+	{ .name = "ref cycles", .code = 0x120, .umask = 0x01, .gp_only = true },
+};
+
+/* Whether slot i of cc is asked: an always-counted slot below cc->n_fixed, or an event's. */
+static bool slot_asked(const struct core_cpu *cc, size_t i)
+{
+	return i >= N_FIXED || i < cc->n_fixed;
+}
+
 static unsigned n_fixed_of(const struct cpu_perfmon *pm)
 {
 	return pm->n_fixed < N_FIXED ? pm->n_fixed : N_FIXED;
@@ -70,6 +96,28 @@ static bool find_event(const struct core_state *st, const char *name)
 	return false;
 }
 
+/*
+ * A configured event as this CPU counts it: a custom one as written; a
+ * built-in by name from the table of the CPU's vendor (branch_misses is
+ * 0xC5 on Intel, 0xC3 on AMD), or NULL with a note when only the other
+ * vendor has it (llc_misses on AMD, l2_cache_misses on Intel).
+ */
+static const struct event_spec *own_event(struct collector *c, const struct core_state *st,
+					  const struct event_spec *ev)
+{
+	const struct event_spec *b;
+
+	if (!event_builtin(EVENT_PMU_CORE, ev->name))
+		return ev;
+	b = event_builtin_own(st->amd ? EVENT_PMU_AMD_CORE : EVENT_PMU_CORE, ev->name);
+	if (!b)
+		collector_note(c, "core event '%s' is a built-in of the %s core PMU only: not counted "
+			       "on this CPU%s", ev->name, st->amd ? "Intel" : "AMD",
+			       st->amd ? " (AMD's core PMU counts L2, l2_cache_requests and "
+			       "l2_cache_misses, and no last-level cache event)" : "");
+	return b;
+}
+
 /* The defaults (when configured) then the configured events. */
 static int collect_events(struct collector *c, struct core_state *st)
 {
@@ -78,7 +126,7 @@ static int collect_events(struct collector *c, struct core_state *st)
 	size_t total;
 
 	if (settings(c->conf)->default_events)
-		defaults = event_defaults(EVENT_PMU_CORE, &n_defaults);
+		defaults = event_defaults(st->amd ? EVENT_PMU_AMD_CORE : EVENT_PMU_CORE, &n_defaults);
 	total = n_defaults + (size_t)settings(c->conf)->n_events;
 	if (total > CORE_MAX_EVENTS) {
 		collector_refuse(c,
@@ -89,8 +137,10 @@ static int collect_events(struct collector *c, struct core_state *st)
 	for (size_t i = 0; i < n_defaults; i++)
 		st->events[st->n_events++] = defaults[i];
 	for (int i = 0; i < settings(c->conf)->n_events; i++) {
-		const struct event_spec *ev = &settings(c->conf)->events[i].spec;
+		const struct event_spec *ev = own_event(c, st, &settings(c->conf)->events[i].spec);
 
+		if (!ev)
+			continue;
 		/* One name is one metric series: a default configured again counts once. */
 		if (find_event(st, ev->name)) {
 			collector_note(c, "core event '%s' listed twice, counted once", ev->name);
@@ -113,7 +163,8 @@ static int check_wrap(struct collector *c, const struct core_state *st,
 
 	if (n_fixed_of(pm) > 0)
 		widths[0] = pm->fixed_width_bits;
-	if (st->n_events > 0 && pm->n_gp > 0)
+	/* On AMD every event, instructions and cycles included, has a GP counter. */
+	if ((st->n_events > 0 || st->amd) && pm->n_gp > 0)
 		widths[1] = pm->gp_width_bits;
 	for (int i = 0; i < 2; i++) {
 		if (widths[i] == 0)
@@ -131,28 +182,33 @@ static int check_wrap(struct collector *c, const struct core_state *st,
 	return 0;
 }
 
-static bool arch_event_missing(const struct cpu_perfmon *pm, const struct event_spec *ev)
+static bool arch_event_missing(const struct core_state *st, const struct cpu_perfmon *pm,
+			       const struct event_spec *ev)
 {
 	unsigned bit;
 
-	if (ev->arch_event == 0)
+	if (ev->arch_event == 0 || st->amd)
 		return false;
 	bit = ev->arch_event - 1;
 	return bit >= pm->ebx_length || bit >= 32 || (pm->unavailable & (UINT32_C(1) << bit));
 }
 
 
-/* The CPU's list for the engine: the three fixed events, then each configured event it has. */
+/*
+ * The CPU's list for the engine: the three fixed events (AMD: the
+ * always-counted ones in their slots), then each configured event it has.
+ */
 static void build_group(const struct core_state *st, struct core_cpu *cc)
 {
 	cc->n_group = 0;
+	cc->n_fixed = st->n_fixed;
 	for (unsigned i = 0; i < N_FIXED; i++)
-		cc->group_events[cc->n_group++] = fixed_events[i];
+		cc->group_events[cc->n_group++] = st->amd ? amd_fixed_events[i] : fixed_events[i];
 	for (int k = 0; k < st->n_events; k++) {
 		const struct event_spec *ev = st->events[k];
 
 		cc->slot[k] = -1;
-		if (arch_event_missing(&cc->pm, ev))
+		if (arch_event_missing(st, &cc->pm, ev))
 			continue;
 		cc->slot[k] = (int)cc->n_group;
 		/* A configured event is its own series: always a GP counter. */
@@ -166,8 +222,8 @@ static void build_group(const struct core_state *st, struct core_cpu *cc)
 static bool all_refused(const struct core_cpu *cc)
 {
 	for (size_t i = 0; i < cc->n_group; i++)
-		if (cc->readings[i].state != ENGINE_FAILED ||
-		    (cc->readings[i].err != -EPERM && cc->readings[i].err != -EACCES))
+		if (slot_asked(cc, i) && (cc->readings[i].state != ENGINE_FAILED ||
+		    (cc->readings[i].err != -EPERM && cc->readings[i].err != -EACCES)))
 			return false;
 	return cc->n_group > 0;
 }
@@ -208,6 +264,12 @@ static int prepare_cpu(struct collector *c, struct core_state *st, struct core_c
 {
 	int err;
 
+	if (st->amd) {
+		/* No CPUID leaf 0xA: the generation's counters (hardware-amd.md §3.1). */
+		cc->pm = (struct cpu_perfmon){ .n_gp = c->info->fac.amd_core_counters,
+					       .gp_width_bits = c->info->fac.amd_core_counter_bits };
+		return check_wrap(c, st, &cc->pm, why, whylen);
+	}
 	err = cpu_perfmon_read(c->hw, cc->cpu, &cc->pm);
 	if (err)
 		return err;
@@ -264,7 +326,7 @@ static int start_cpus(struct collector *c, struct core_state *st)
 	for (int i = 0; i < st->n_cpus; i++) {
 		struct core_cpu *cc = &st->cpus[i];
 
-		if (cc->state != CPU_PENDING || cc->pm.version < 2)
+		if (cc->state != CPU_PENDING || (!st->amd && cc->pm.version < 2))
 			continue;
 		why[0] = '\0';
 		err = open_cpu(c, st, cc, why, sizeof(why));
@@ -289,6 +351,7 @@ static void core_free(struct core_state *st)
 
 static int core_start(struct collector *c)
 {
+	bool amd = c->info->fac.amd_zen > 0;
 	struct core_state *st;
 	unsigned failed;
 	int err, ignored;
@@ -297,7 +360,13 @@ static int core_start(struct collector *c)
 		collector_refuse(c, "disabled in the configuration");
 		return -ENOTSUP;
 	}
-	if (c->info->fac.lacks_intel_core_pmu) {
+	if (amd && settings(c->conf)->engine == CONF_ENGINE_MSR) {
+		collector_refuse(c, "engine = msr in [core]: the msr engine programs Intel's core PMU "
+				 "only; %s's core PMU is counted through perf (engine = auto or perf)",
+				 c->info->microarch);
+		return -ENOTSUP;
+	}
+	if (c->info->fac.lacks_intel_core_pmu && !amd) {
 		collector_refuse(c, "%s has no fixed counters and no CPUID leaf 0xA: this collector "
 				 "counts Intel's core PMU only", c->info->microarch ?
 				 c->info->microarch : "this CPU");
@@ -318,6 +387,8 @@ static int core_start(struct collector *c)
 		return err;
 	}
 	st->n_cpus = c->topo->n_cpus;
+	st->amd = amd;
+	st->n_fixed = amd && !c->info->fac.has_ref_cycles ? N_FIXED - 1 : N_FIXED;
 	for (int i = 0; i < st->n_cpus; i++)
 		st->cpus[i].cpu = c->topo->cpus[i].cpu;
 	c->state = st;
@@ -448,7 +519,7 @@ static void count_units(struct collector *c, const struct core_state *st)
 			continue;
 		n++;
 		for (size_t i = 0; cc->state == CPU_OPEN && i < cc->n_group && !counts; i++)
-			counts = cc->readings[i].state == ENGINE_COUNTING;
+			counts = slot_asked(cc, i) && cc->readings[i].state == ENGINE_COUNTING;
 		counting += counts;
 	}
 	collector_units(c, n, counting);
@@ -523,10 +594,33 @@ static const char *core_unavailable(const struct event_spec *ev, const void *arg
 	       "marked unavailable by CPUID leaf 0xA" : NULL;
 }
 
+/* --list-events on AMD (hardware-amd.md §3.3): every event on a GP counter, through perf. */
+static void amd_list_events(const struct cpu_info *info, struct strbuf *out)
+{
+	strbuf_printf(out, "core (per logical CPU, %u programmable counters of %u bits, no fixed "
+		      "counters; the NMI watchdog holds one; perf engine only):\n",
+		      info->fac.amd_core_counters, info->fac.amd_core_counter_bits);
+	strbuf_append(out, "  always counted:\n");
+	strbuf_printf(out, "    %-34s %s\n", "instructions", "event=0xc0");
+	strbuf_printf(out, "    %-34s %s\n", "cycles", "event=0x76");
+	if (info->fac.has_ref_cycles)
+		strbuf_printf(out, "    %-34s %s\n", "ref_cycles", "event=0x120 umask=0x01");
+	else
+		strbuf_printf(out, "    %-34s %s\n", "ref_cycles",
+			      "not counted: Zen 2/3 have no reference-cycles event (Zen 4 and later)");
+	event_list_builtins(EVENT_PMU_AMD_CORE, out, NULL, NULL);
+	strbuf_append(out, "  l2_cache_requests and l2_cache_misses are what perf's cache-references and "
+		      "cache-misses count on AMD: L2, not the last-level cache\n");
+}
+
 static void core_list_events(const struct cpu_info *info, struct strbuf *out)
 {
 	const struct cpu_perfmon *pm = &info->perfmon;
 
+	if (info->fac.amd_zen) {
+		amd_list_events(info, out);
+		return;
+	}
 	if (info->fac.lacks_intel_core_pmu) {
 		strbuf_append(out, "core: not available (no fixed counters, no CPUID leaf 0xA on this model)\n");
 		return;

@@ -25,7 +25,7 @@ static size_t group_len(const struct core_cpu *cc, size_t k)
 	if (!cc->split)
 		return k == 0 ? cc->n_group : 0;
 	if (k == 0)
-		return cc->n_group < N_FIXED ? cc->n_group : N_FIXED;
+		return cc->n_group < cc->n_fixed ? cc->n_group : cc->n_fixed;
 	return cc->n_group > N_FIXED ? cc->n_group - N_FIXED : 0;
 }
 

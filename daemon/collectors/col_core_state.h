@@ -37,7 +37,9 @@ struct core_cpu {
 	struct engine_group *groups[CORE_N_GROUPS];  /* the fixed events', the others' (or NULL) */
 	int gp_refused;            /* the others' group could not be opened: the errno, else 0 */
 	bool split;                /* two groups (perf); one with the msr engine */
-	size_t n_group;            /* the fixed events, then the events that exist here */
+	size_t n_fixed;            /* the always-counted events asked: N_FIXED, or 2 on AMD
+				      Zen 2/3 (no ref-cycles); slots n_fixed..N_FIXED-1 unused */
+	size_t n_group;            /* N_FIXED slots, then the events that exist here */
 	int slot[CORE_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
 	struct engine_event group_events[N_FIXED + CORE_MAX_EVENTS];
 	struct engine_reading readings[N_FIXED + CORE_MAX_EVENTS];
@@ -45,6 +47,8 @@ struct core_cpu {
 
 struct core_state {
 	struct engine engine;
+	bool amd;                  /* AMD's core PMU (hardware-amd.md §3): perf, GP counters only */
+	size_t n_fixed;            /* the always-counted events of this CPU (core_cpu.n_fixed) */
 	int n_events;
 	const struct event_spec *events[CORE_MAX_EVENTS];
 	int n_cpus;
@@ -86,7 +90,10 @@ int core_groups_close(struct engine *e, struct core_cpu *cc, unsigned *ret_faile
 /* Whether any group of cc is open. */
 bool core_groups_open_any(const struct core_cpu *cc);
 
-/* Slot slot's reading of cc's last read; NULL when not asked (-1) or not read yet. */
+/*
+ * Slot slot's reading of cc's last read; NULL when not asked (-1, or an
+ * always-counted slot at or past cc->n_fixed) or not read yet.
+ */
 const struct engine_reading *core_reading_of(const struct core_cpu *cc, int slot);
 
 /* Add the values of cc, when it was read this sample, to s (per = cpu). */

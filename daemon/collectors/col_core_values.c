@@ -16,14 +16,15 @@
  */
 static const struct metric_family cpu_instructions = {
 	.name = "uncored_core_instructions_total",
-	.help = "Instructions retired (fixed counter 0).",
+	.help = "Instructions retired (Intel: fixed counter 0; AMD: event 0xC0).",
 	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
 	.signal = METRIC_SIGNAL_INSTRUCTIONS,
 	.json_key = "instructions", .json_order = 10, .json_null = true,
 };
 
 static const struct metric_family cpu_cycles = {
-	.name = "uncored_core_cycles_total", .help = "Unhalted core cycles (fixed counter 1).",
+	.name = "uncored_core_cycles_total",
+	.help = "Unhalted core cycles (Intel: fixed counter 1; AMD: event 0x76).",
 	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
 	.signal = METRIC_SIGNAL_CYCLES,
 	.json_key = "cycles", .json_order = 20, .json_null = true,
@@ -31,7 +32,8 @@ static const struct metric_family cpu_cycles = {
 
 static const struct metric_family cpu_ref_cycles = {
 	.name = "uncored_core_ref_cycles_total",
-	.help = "Unhalted reference cycles (fixed counter 2).",
+	.help = "Unhalted reference cycles (Intel: fixed counter 2; AMD Zen 4 and later: "
+		"event 0x120 umask 0x01, absent on Zen 2/3).",
 	.type = METRIC_COUNTER, .unit = "", .scope = METRIC_SCOPE_CPU, .kind = METRIC_UINT,
 	.json_key = "ref_cycles", .json_order = 30, .json_null = true,
 };
@@ -96,21 +98,24 @@ static const struct metric_family *const ratio_families[3] = {
 #define SUM_FAMILIES(p, scope_, what, order)                                                   \
 	static const struct metric_family p##_instructions = {                                 \
 		.name = "uncored_core_instructions_total",                                     \
-		.help = "Instructions retired (fixed counter 0), summed over the " what ".",   \
+		.help = "Instructions retired (Intel: fixed counter 0; AMD: event 0xC0), summed " \
+			"over the " what ".",                                                  \
 		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
 		.signal = METRIC_SIGNAL_INSTRUCTIONS,                                           \
 		.json_key = "instructions", .json_order = (order),                              \
 	};                                                                                      \
 	static const struct metric_family p##_cycles = {                                       \
 		.name = "uncored_core_cycles_total",                                           \
-		.help = "Unhalted core cycles (fixed counter 1), summed over the " what ".",   \
+		.help = "Unhalted core cycles (Intel: fixed counter 1; AMD: event 0x76), summed " \
+			"over the " what ".",                                                  \
 		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
 		.signal = METRIC_SIGNAL_CYCLES,                                                 \
 		.json_key = "cycles", .json_order = (order) + 1,                                \
 	};                                                                                      \
 	static const struct metric_family p##_ref_cycles = {                                   \
 		.name = "uncored_core_ref_cycles_total",                                       \
-		.help = "Unhalted reference cycles (fixed counter 2), summed over the " what ".", \
+		.help = "Unhalted reference cycles (Intel: fixed counter 2; AMD Zen 4 and later: " \
+			"event 0x120 umask 0x01), summed over the " what ".",                  \
 		.type = METRIC_COUNTER, .unit = "", .scope = scope_, .kind = METRIC_UINT,      \
 		.json_key = "ref_cycles", .json_order = (order) + 2,                            \
 	};                                                                                      \
@@ -155,6 +160,8 @@ static const struct metric_family *const *const fixed_families = per_families[CO
 
 const struct engine_reading *core_reading_of(const struct core_cpu *cc, int slot)
 {
+	if (slot >= (int)cc->n_fixed && slot < N_FIXED)
+		return NULL;
 	return slot >= 0 && cc->has_read ? &cc->readings[slot] : NULL;
 }
 

@@ -76,7 +76,7 @@ enum engine_pmu {
 
 struct engine_event {
 	const char *name;        /* for reasons, e.g. "instructions"; borrowed until close */
-	uint8_t code;            /* event select [7:0] */
+	uint16_t code;           /* event select [7:0]; AMD's core PMU: [11:0] (config 35:32) */
 	uint8_t umask;           /* [15:8] */
 	bool edge;               /* bit 18 */
 	bool inv;                /* bit 23 */

@@ -88,6 +88,8 @@ bool engine_msr_reaches(const struct cpu_info *info, enum engine_pmu pmu)
 
 	switch (pmu) {
 	case ENGINE_PMU_CORE:
+		/* The msr engine programs Intel's core PMU only (hardware-amd.md §3). */
+		return !info || !info->fac.lacks_intel_core_pmu;
 	case ENGINE_PMU_NHM_UNCORE:
 		return true;
 	case ENGINE_PMU_PCU:

@@ -34,8 +34,8 @@ int engine_build(enum engine_kind kind, const struct engine_machine *machine,
 		 enum engine_policy policy, struct engine *ret_engine, char *err, size_t errlen);
 
 /*
- * Whether the msr engine can count pmu on a CPU like info: the core PMU
- * and the Nehalem/Westmere uncore yes, the server PCU where the generation
+ * Whether the msr engine can count pmu on a CPU like info: Intel's core
+ * PMU (not AMD's) and the Nehalem/Westmere uncore yes, the server PCU where the generation
  * has it at fixed MSR addresses (xeon_uncore.h), the iMC never.
  */
 bool engine_msr_reaches(const struct cpu_info *info, enum engine_pmu pmu);

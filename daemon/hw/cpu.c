@@ -260,6 +260,8 @@ static void amd_facilities(const struct amd_epyc *a, struct cpu_info *info)
 	info->fac.has_hsmp_dimm = a->hsmp_dimm;
 	info->fac.n_tccd = a->n_tccd;
 	info->fac.has_ref_cycles = a->ref_cycles;
+	info->fac.amd_core_counters = AMD_CORE_COUNTERS;
+	info->fac.amd_core_counter_bits = AMD_CORE_COUNTER_BITS;
 }
 
 /* The AMD generation of info's signature, or NULL when info is not an AMD part uncored knows. */

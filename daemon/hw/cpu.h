@@ -37,6 +37,8 @@ struct cpu_facilities {
 	bool has_hsmp_dimm;            /* HSMP per-DIMM messages 0x16-0x18 */
 	unsigned n_tccd;               /* k10temp Tccd channels (temp3 …) */
 	bool has_ref_cycles;           /* perf maps the generic ref-cycles event */
+	unsigned amd_core_counters;    /* GP counters of the core PMU (hardware-amd.md §3.1) */
+	unsigned amd_core_counter_bits;
 };
 
 /* Architectural performance monitoring as CPUID leaf 0xA describes it, per CPU. */

@@ -67,6 +67,23 @@ static const struct event_spec *const core_defaults[] = {
 	&core_builtins[0], &core_builtins[1], &core_builtins[3],
 };
 
+/*
+ * AMD's generic events on the core PMU (hardware-amd.md §3.3): perf's
+ * cache-references and cache-misses count L2 requests (0xFF60) and L2
+ * misses (0x0964) on AMD, not the last-level cache, so they carry L2
+ * names; branches 0xC2, mispredicted 0xC3.  All four are defaults.
+ */
+static const struct event_spec amd_core_builtins[] = {
+	{ .name = "l2_cache_requests", .code = 0x60, .umask = 0xff },
+	{ .name = "l2_cache_misses", .code = 0x64, .umask = 0x09 },
+	{ .name = "branch_instructions", .code = 0xc2, .umask = 0x00 },
+	{ .name = "branch_misses", .code = 0xc3, .umask = 0x00 },
+};
+
+static const struct event_spec *const amd_core_defaults[] = {
+	&amd_core_builtins[0], &amd_core_builtins[1], &amd_core_builtins[2], &amd_core_builtins[3],
+};
+
 static const struct pmu_tables {
 	const char *name;
 	const struct event_spec *builtins;
@@ -78,6 +95,8 @@ static const struct pmu_tables {
 			       uncore_defaults, ARRAY_SIZE(uncore_defaults) },
 	[EVENT_PMU_CORE] = { "core", core_builtins, ARRAY_SIZE(core_builtins),
 			     core_defaults, ARRAY_SIZE(core_defaults) },
+	[EVENT_PMU_AMD_CORE] = { "AMD core", amd_core_builtins, ARRAY_SIZE(amd_core_builtins),
+				 amd_core_defaults, ARRAY_SIZE(amd_core_defaults) },
 };
 
 /* The key=value fields of a custom event; flags take no value. */
@@ -121,7 +140,7 @@ const struct event_spec *const *event_defaults(enum event_pmu pmu, size_t *ret_n
 	return pmus[pmu].defaults;
 }
 
-const struct event_spec *event_builtin(enum event_pmu pmu, const char *name)
+const struct event_spec *event_builtin_own(enum event_pmu pmu, const char *name)
 {
 	size_t n;
 	const struct event_spec *t = event_builtins(pmu, &n);
@@ -130,6 +149,15 @@ const struct event_spec *event_builtin(enum event_pmu pmu, const char *name)
 		if (strcmp(t[i].name, name) == 0)
 			return &t[i];
 	return NULL;
+}
+
+const struct event_spec *event_builtin(enum event_pmu pmu, const char *name)
+{
+	const struct event_spec *b = event_builtin_own(pmu, name);
+
+	if (!b && pmu == EVENT_PMU_CORE)
+		b = event_builtin_own(EVENT_PMU_AMD_CORE, name);
+	return b;
 }
 
 static char *trim(char *s)

@@ -28,6 +28,8 @@
 enum event_pmu {
 	EVENT_PMU_UNCORE,   /* Nehalem/Westmere MSR_UNCORE_PERFEVTSELx */
 	EVENT_PMU_CORE,     /* IA32_PERFEVTSELx */
+	EVENT_PMU_AMD_CORE, /* AMD PERF_CTLn, through perf (hardware-amd.md §3.3); [core]
+			       event lines name these as EVENT_PMU_CORE built-ins too */
 };
 
 struct event_spec {
@@ -49,8 +51,16 @@ struct event_spec {
 int event_parse(enum event_pmu pmu, const char *line, struct event_spec *ret_spec,
 		char *err, size_t errlen);
 
-/* The built-in event called name for pmu, or NULL. */
+/*
+ * The built-in event called name for pmu, or NULL.  For EVENT_PMU_CORE a
+ * name only AMD's table has (l2_cache_requests, ...) gives AMD's built-in, so
+ * that one [core] section serves both vendors; the core collector counts
+ * the built-in of its own CPU's vendor by name (event_builtin_own).
+ */
 const struct event_spec *event_builtin(enum event_pmu pmu, const char *name);
+
+/* The built-in event called name in pmu's own table only, or NULL. */
+const struct event_spec *event_builtin_own(enum event_pmu pmu, const char *name);
 
 /* All built-ins of pmu; *ret_n gets their number. */
 const struct event_spec *event_builtins(enum event_pmu pmu, size_t *ret_n);

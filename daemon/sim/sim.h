@@ -87,12 +87,13 @@ void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint
  * Ground truth: how many times the simulated hardware event (pmu "uncore"
  * per socket, "core" per cpu; code/umask/edge as programmed) occurred
  * since open, whether or not a counter counted it.  For fault tests.
+ * On AMD models a core code is the 12-bit event select (ref-cycles 0x120).
  * The uncore clock (the fixed counter 0x394) is code SIM_UNCORE_CLOCK_CODE,
  * umask 0, the pseudo code the kernel and libpfm4 give it (hardware.md §1.7).
  * Returns 0 or -ENOENT when the model does not generate that event.
  */
 #define SIM_UNCORE_CLOCK_CODE 0xff
-int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t code,
+int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint16_t code,
 		     uint8_t umask, bool edge, uint64_t *ret_count);
 
 /*

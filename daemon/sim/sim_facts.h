@@ -103,6 +103,47 @@
 #define GLOBAL_CTRL_EN_PMC(n)            BIT_ULL(n)
 #define GLOBAL_CTRL_EN_FIXED(i)          BIT_ULL(INTEL_PMC_IDX_FIXED + (i))
 
+/*
+ * ---- AMD core PMU: hardware-amd.md §3.1-§3.3, §7 (msr-index.h, asm/perf_event.h,
+ * arch/x86/events/amd/core.c, kernel/watchdog_perf.c) ----
+ */
+
+#define MSR_F15H_PERF_CTL                0xc0010200   /* PERF_CTL n at + 2n */
+#define MSR_F15H_PERF_CTR                0xc0010201   /* PERF_CTR n at + 2n */
+#define MSR_AMD64_PERF_CNTR_GLOBAL_CTL   0xc0000301   /* PerfMonV2 (Zen 4+): bit n gates counter n */
+#define MSR_K7_HWCR                      0xc0010015
+#define MSR_K7_HWCR_IRPERF_EN            BIT_ULL(30)  /* set at boot where CPUID has IRPERF */
+#define MSR_F17H_IRPERF                  0xc00000e9   /* instructions retired, free-running */
+#define MSR_IA32_MPERF                   0xe7         /* C0 cycles at the P0 (reference) rate */
+#define MSR_IA32_APERF                   0xe8         /* C0 cycles at the actual rate */
+/* The msr PMU's events (arch/x86/events/msr.c PERF_MSR_*, its events/ strings). */
+#define PERF_MSR_TSC                     0
+#define PERF_MSR_APERF                   1
+#define PERF_MSR_MPERF                   2
+#define PERF_MSR_IRPERF                  6
+#define AMD64_NUM_COUNTERS_CORE          6
+#define AMD64_CTR_BITS                   48           /* cntval_bits */
+/* PERF_CTL: event [7:0] and [35:32], umask [15:8]; USR 16, OS 17, EN 22 as Intel's. */
+#define AMD64_EVENTSEL_EVENT_HI_SHIFT    32
+#define AMD64_EVENTSEL_EVENT_HI          (UINT64_C(0xf) << AMD64_EVENTSEL_EVENT_HI_SHIFT)
+/* The raw format's fields (core.c:1071-1075): event, umask, edge, inv, cmask. */
+#define AMD64_RAW_EVENT_MASK             (UINT64_C(0xff84ffff) | AMD64_EVENTSEL_EVENT_HI)
+/*
+ * The NMI watchdog's cycles (event 0x76 | USR | OS | INT | EN) on GP counter
+ * 0, the first event scheduled (§3.2, derived from code).
+ */
+#define AMD_WATCHDOG_PERF_CTL            UINT64_C(0x530076)
+#define AMD_WATCHDOG_COUNTER             0
+
+/* The generic events' encodings (§3.3): event | umask << 8 | event[11:8] << 32. */
+#define AMD_EV_CYCLES                    UINT64_C(0x0076)
+#define AMD_EV_INSTRUCTIONS              UINT64_C(0x00c0)
+#define AMD_EV_CACHE_REFERENCES          UINT64_C(0xff60)   /* L2 requests, not L3 */
+#define AMD_EV_CACHE_MISSES              UINT64_C(0x0964)   /* L2 misses, not LLC */
+#define AMD_EV_BRANCHES                  UINT64_C(0x00c2)
+#define AMD_EV_BRANCH_MISSES             UINT64_C(0x00c3)
+#define AMD_EV_REF_CYCLES                UINT64_C(0x100000120)  /* Zen 4+ only: 0x120 umask 0x01 */
+
 /* ---- server uncore: hardware-linux.md §4.1-§4.3, hardware.md §4.3-§4.4 ---- */
 
 /*

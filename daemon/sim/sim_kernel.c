@@ -132,10 +132,33 @@ int sim_kernel_check(const struct sim_model *m, const struct sim_scenario *scn,
 	return 0;
 }
 
+/* All of AMD's GP counters, GlobalCtl's value whenever perf enables (hardware-amd.md §3.2). */
+static uint64_t amd_global_ctl(const struct sim_model *m)
+{
+	return (UINT64_C(1) << m->n_gp) - 1;
+}
+
+/*
+ * An AMD host after boot (hardware-amd.md §7): HWCR.IRPERF_EN, GlobalCtl
+ * 0x3F on PerfMonV2 parts, and the NMI watchdog's cycles on GP counter 0.
+ */
+static void amd_boot(struct sim_kernel *k)
+{
+	for (int cpu = 0; cpu < k->n_cpus; cpu++) {
+		k->write(k->ctx, cpu, MSR_K7_HWCR, MSR_K7_HWCR_IRPERF_EN, 0);
+		if (k->m->flags & SIM_F_PERFMON_V2)
+			k->write(k->ctx, cpu, MSR_AMD64_PERF_CNTR_GLOBAL_CTL, amd_global_ctl(k->m), 0);
+		k->write(k->ctx, cpu, MSR_F15H_PERF_CTL + 2 * AMD_WATCHDOG_COUNTER,
+			 AMD_WATCHDOG_PERF_CTL, 0);
+	}
+}
+
 void sim_kernel_boot(struct sim_kernel *k)
 {
 	const struct sim_model *m = k->m;
 
+	if (m->flags & SIM_F_AMD_PMU)
+		amd_boot(k);
 	if (!(m->flags & SIM_F_INTEL))
 		return;
 	for (int cpu = 0; cpu < k->n_cpus; cpu++) {
@@ -204,27 +227,71 @@ static void perf_core_change(struct sim_kernel *k, int cpu, const struct sim_rul
 	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, intel_ctrl(k->m), t);
 }
 
-void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
-			    uint64_t fixed_ctrl, uint32_t fixed_added, int64_t t)
+/* Where GP counter n's select and counter are: sel0 + stride * n, ctr0 + stride * n. */
+struct gp_regs {
+	uint32_t sel0, ctr0, stride;
+};
+
+static const struct gp_regs intel_gp_regs = { MSR_ARCH_PERFMON_EVENTSEL0, MSR_IA32_PERFCTR0, 1 };
+static const struct gp_regs amd_gp_regs = { MSR_F15H_PERF_CTL, MSR_F15H_PERF_CTR, 2 };
+
+/*
+ * x86_pmu_del/x86_pmu_add on the GP counters in gp_mask: gp_sel[n] != 0
+ * adds an event (counter restarted from 0, select = gp_sel[n]), 0 removes
+ * perf's (select left stale, EN clear).  Returns whether one was added.
+ */
+static bool gp_changes(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
+		       const struct gp_regs *r, int64_t t)
 {
 	uint64_t *perf_sel = &k->perf_sel[cpu * MAX_GP];
-	bool added = fixed_added != 0;
+	bool added = false;
 
-	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, 0, t);
 	for (uint32_t n = 0; n < (uint32_t)k->m->n_gp && n < MAX_GP; n++) {
 		if (!(gp_mask & (1u << n)))
 			continue;
 		if (gp_sel[n]) {
 			perf_sel[n] = gp_sel[n];
 			added = true;
-			k->write(k->ctx, cpu, MSR_IA32_PERFCTR0 + n, 0, t);
-			k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + n, perf_sel[n], t);
+			k->write(k->ctx, cpu, r->ctr0 + r->stride * n, 0, t);
+			k->write(k->ctx, cpu, r->sel0 + r->stride * n, perf_sel[n], t);
 		} else if (perf_sel[n]) {
-			k->write(k->ctx, cpu, MSR_ARCH_PERFMON_EVENTSEL0 + n,
+			k->write(k->ctx, cpu, r->sel0 + r->stride * n,
 				 perf_sel[n] & ~ARCH_PERFMON_EVENTSEL_ENABLE, t);
 			perf_sel[n] = 0;
 		}
 	}
+	return added;
+}
+
+/*
+ * The same on AMD (hardware-amd.md §3.2): on PerfMonV2 parts GlobalCtl = 0,
+ * the changes, GlobalCtl = 0x3F; on Zen 2/3 only the counters that change
+ * are written (the disable's EN round trip on perf's other counters,
+ * the watchdog's included, happens at one instant and is not modelled).
+ */
+static void amd_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
+			    int64_t t)
+{
+	bool v2 = k->m->flags & SIM_F_PERFMON_V2;
+
+	if (v2)
+		k->write(k->ctx, cpu, MSR_AMD64_PERF_CNTR_GLOBAL_CTL, 0, t);
+	gp_changes(k, cpu, gp_mask, gp_sel, &amd_gp_regs, t);
+	if (v2)
+		k->write(k->ctx, cpu, MSR_AMD64_PERF_CNTR_GLOBAL_CTL, amd_global_ctl(k->m), t);
+}
+
+void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,
+			    uint64_t fixed_ctrl, uint32_t fixed_added, int64_t t)
+{
+	bool added = fixed_added != 0;
+
+	if (k->m->flags & SIM_F_AMD_PMU) {
+		amd_core_events(k, cpu, gp_mask, gp_sel, t);
+		return;
+	}
+	k->write(k->ctx, cpu, MSR_CORE_PERF_GLOBAL_CTRL, 0, t);
+	added |= gp_changes(k, cpu, gp_mask, gp_sel, &intel_gp_regs, t);
 	if (fixed_ctrl != SIM_KERNEL_KEEP) {
 		k->fixed_ctrl_val[cpu] = fixed_ctrl;
 		k->write(k->ctx, cpu, MSR_CORE_PERF_FIXED_CTR_CTRL, fixed_ctrl, t);

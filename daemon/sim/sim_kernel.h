@@ -37,7 +37,9 @@ int sim_kernel_new(const struct sim_model *m, const struct sim_scenario *scn,
  * Write the state a Linux host leaves at time 0 (§1.1-§1.3): on every CPU
  * of an Intel model 0x38F = intel_ctrl, 0x38D = 0xB0 (the NMI watchdog's
  * cycles on fixed counter 1) and a stale select 0x13003C on GP counter 0;
- * on the NHM/WSM uncore 0x391 = 0x1000000FF.
+ * on the NHM/WSM uncore 0x391 = 0x1000000FF; on every CPU of an AMD model
+ * HWCR.IRPERF_EN, PERF_CTL0 = 0x530076 (the watchdog's cycles) and, on
+ * PerfMonV2 parts, GlobalCtl = 0x3F (hardware-amd.md §7).
  */
 void sim_kernel_boot(struct sim_kernel *k);
 
@@ -57,7 +59,9 @@ void sim_kernel_step(struct sim_kernel *k);
  * cache cpuc->fixed_ctrl_val, wiping any other agent's fields:
  * hardware-linux.md §6), unless it is SIM_KERNEL_KEEP, the fixed
  * counters in fixed_added restarted from 0; 0x38F = intel_ctrl, through
- * the NHM/WSM workaround when something was added.
+ * the NHM/WSM workaround when something was added.  On AMD models the
+ * same changes to PERF_CTL/PERF_CTR n, between GlobalCtl = 0 and 0x3F on
+ * PerfMonV2 parts (fixed_ctrl and fixed_added unused).
  */
 #define SIM_KERNEL_KEEP UINT64_MAX
 void sim_kernel_core_events(struct sim_kernel *k, int cpu, uint32_t gp_mask, const uint64_t *gp_sel,

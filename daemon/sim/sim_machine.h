@@ -87,8 +87,10 @@ struct sim_cpu {
 	struct sim_timeline offline;
 	uint64_t evtsel[MAX_GP];
 	struct sim_ctr pmc[MAX_GP];
-	uint64_t fixed_ctrl, global_ctrl;
+	uint64_t fixed_ctrl, global_ctrl;     /* AMD PerfMonV2: GlobalCtl in global_ctrl */
 	struct sim_ctr fixed[MAX_FIXED];
+	uint64_t hwcr;                        /* AMD: HWCR (IRPERF_EN) */
+	struct sim_ctr irperf;                /* AMD: IRPERF */
 };
 
 struct sim {
@@ -155,10 +157,11 @@ static inline uint64_t ctr_value(const struct sim_ctr *c, const struct count_src
 
 #define COUNT_GP    (-1)
 #define COUNT_FIXED (-2)
+#define COUNT_GP_PAIRS (-3)   /* two registers per GP counter (AMD PERF_CTL/PERF_CTR) */
 
 struct reg_desc {
 	uint32_t first;
-	int count;            /* registers from first, or COUNT_GP / COUNT_FIXED */
+	int count;            /* registers from first, or COUNT_GP / COUNT_FIXED / COUNT_GP_PAIRS */
 	unsigned need;        /* model flags required */
 	int (*read)(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v);  /* NULL: EIO */
 	int (*write)(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v);   /* NULL: EIO */
@@ -203,8 +206,8 @@ void sim_regs_dump(struct sim *s, int cpu, int64_t t,
 int sim_uncore_src(const struct sim *s, int socket, uint8_t code, uint8_t umask, bool edge,
 		   struct count_src *ret);
 
-/* The source of core event code/umask of cpu, or -ENOENT. */
-int sim_core_src(const struct sim *s, int cpu, uint8_t code, uint8_t umask,
+/* The source of core event code/umask of cpu (AMD: a 12-bit code), or -ENOENT. */
+int sim_core_src(const struct sim *s, int cpu, uint16_t code, uint8_t umask,
 		 struct count_src *ret);
 
 /* ---- time, agents and lifetime (sim.c) ---- */

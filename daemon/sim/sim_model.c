@@ -65,12 +65,24 @@ static const int wsm_core_ids[] = { 0, 1, 2, 8, 9, 10 };
 #define INTEL_PMU_V5 \
 	.pmu_version = 5, .n_gp = 8, .gp_width = 48, .n_fixed = 4, .fixed_width = 48, \
 	.uclk_hz = 2400000000
-/* An AMD CPU: display family, model and stepping; CPUID's basic leaves up to 0x10. */
-#define AMD(fam, mod, step) \
+/*
+ * An AMD CPU: display family, model and stepping, facilities beyond k10temp
+ * and the Zen core PMU (6 GP counters of 48 bits, no fixed counters,
+ * hardware-amd.md §3.1); CPUID's basic leaves up to 0x10.
+ */
+#define AMD(fam, mod, step, more_flags) \
 	.vendor = "AuthenticAMD", .family = (fam), .model = (mod), .stepping = (step), \
-	.max_basic_leaf = 0x10, .flags = SIM_F_K10TEMP
+	.max_basic_leaf = 0x10, .flags = SIM_F_K10TEMP | SIM_F_AMD_PMU | (more_flags), \
+	.n_gp = 6, .gp_width = 48
 /* Skylake-SP and its successors: package thermal, RAPL, perfmon v4. */
 #define SKX_FLAGS (SIM_F_INTEL | SIM_F_PTM | SIM_F_RAPL | SIM_F_PERFMON_V4)
+/*
+ * A two-socket Ice Lake-SP or later: cores per socket and reference clock;
+ * two threads per core, TjMax 100 C, perfmon v5.
+ */
+#define SKX_V5_2S(cores, ref) \
+	.n_sockets = 2, .n_cores = (cores), .n_threads = 2, .flags = SKX_FLAGS, \
+	.tjmax_c = 100, INTEL_PMU_V5, .ref_hz = (ref), .max_basic_leaf = 0xb
 
 static const struct sim_model models[] = {
 	{
@@ -121,20 +133,12 @@ static const struct sim_model models[] = {
 		 * PCU at 0x710... as Skylake-SP; 12 iMC channels (kernel icx_uncore_imc up to
 		 * 6.12), of which 2, 5, 8 and 11 have no memory behind them (sim_facts.c)
 		 */
-		.name = "icelake-sp-2s", INTEL6(0x6a, 6),
-		.n_sockets = 2, .n_cores = 28, .n_threads = 2,
-		.flags = SKX_FLAGS,
-		.tjmax_c = 100, INTEL_PMU_V5,
-		.ref_hz = 2300000000, .max_basic_leaf = 0xb,
+		.name = "icelake-sp-2s", INTEL6(0x6a, 6), SKX_V5_2S(28, 2300000000),
 		.n_imc = 12,
 	},
 	{
 		/* PCU and iMC through perf only (§4.1: no fixed PCU addresses) */
-		.name = "sapphire-rapids-2s", INTEL6(0x8f, 8),
-		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
-		.flags = SKX_FLAGS,
-		.tjmax_c = 100, INTEL_PMU_V5,
-		.ref_hz = 2000000000, .max_basic_leaf = 0xb,
+		.name = "sapphire-rapids-2s", INTEL6(0x8f, 8), SKX_V5_2S(32, 2000000000),
 		.n_imc = 8,
 	},
 	{
@@ -143,11 +147,7 @@ static const struct sim_model models[] = {
 		 * throttling; two compute dies, so two PCUs per package
 		 * (hardware-linux.md §6: uncore_pcu_0, uncore_pcu_1)
 		 */
-		.name = "granite-rapids-2s", INTEL6(0xad, 1),
-		.n_sockets = 2, .n_cores = 32, .n_threads = 2,
-		.flags = SKX_FLAGS,
-		.tjmax_c = 100, INTEL_PMU_V5,
-		.ref_hz = 2100000000, .max_basic_leaf = 0xb,
+		.name = "granite-rapids-2s", INTEL6(0xad, 1), SKX_V5_2S(32, 2100000000),
 		.n_imc = 12, .n_pcu = 2,
 	},
 	/*
@@ -157,28 +157,31 @@ static const struct sim_model models[] = {
 	 * protocol 2 on Milan, 5 on Genoa, 7 on Turin (§0).  Core counts
 	 * are the simulator's choice, kept small (one core per CCD on Genoa,
 	 * so its twelve Tccd channels each have a core); the models are
-	 * within the generations' ranges.
+	 * within the generations' ranges.  The core PMU (§3): 6 GP counters,
+	 * PerfMonV2 on Genoa and Turin (Zen 5's by CPUID is UNCONFIRMED there:
+	 * the simulator gives Turin Genoa's); one L3 complex per core and, on
+	 * PerfMonV2, one UMC per DIMM channel: the simulator's choice.
 	 */
 	{
 		/* Zen 2, 17h 31h: reduced (no mainline HSMP driver, §1.7) */
-		.name = "rome-2s", AMD(0x17, 0x31, 0),
-		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8,
+		.name = "rome-2s", AMD(0x17, 0x31, 0, 0),
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8, .n_l3 = 8,
 		.ref_hz = 2000000000,
 	},
 	{
-		.name = "milan-2s", AMD(0x19, 0x01, 1),
-		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8,
+		.name = "milan-2s", AMD(0x19, 0x01, 1, 0),
+		.n_sockets = 2, .n_cores = 8, .n_threads = 2, .n_tccd = 8, .n_l3 = 8,
 		.ref_hz = 2450000000, .hsmp_proto = 2,
 	},
 	{
-		.name = "genoa-2s", AMD(0x19, 0x11, 1),
-		.n_sockets = 2, .n_cores = 12, .n_threads = 2, .n_tccd = 12,
-		.ref_hz = 2400000000, .hsmp_proto = 5, .n_dimm_channels = 12,
+		.name = "genoa-2s", AMD(0x19, 0x11, 1, SIM_F_PERFMON_V2),
+		.n_sockets = 2, .n_cores = 12, .n_threads = 2, .n_tccd = 12, .n_l3 = 12,
+		.ref_hz = 2400000000, .hsmp_proto = 5, .n_dimm_channels = 12, .n_umc = 12,
 	},
 	{
-		.name = "turin-2s", AMD(0x1a, 0x02, 1),
-		.n_sockets = 2, .n_cores = 16, .n_threads = 2,
-		.ref_hz = 2500000000, .hsmp_proto = 7, .n_dimm_channels = 12,
+		.name = "turin-2s", AMD(0x1a, 0x02, 1, SIM_F_PERFMON_V2),
+		.n_sockets = 2, .n_cores = 16, .n_threads = 2, .n_l3 = 16,
+		.ref_hz = 2500000000, .hsmp_proto = 7, .n_dimm_channels = 12, .n_umc = 12,
 	},
 	{
 		.name = "big", INTEL6(0x2c, 2),

@@ -19,6 +19,9 @@
 #define SIM_F_PERFMON_V4      (1u << 5) /* 0x391 STATUS_SET, 0x392 INUSE, hardware.md §5.3 */
 #define SIM_F_FW_WRITE        (1u << 6) /* IA32_PERF_CAPABILITIES bit 13, IA32_A_PMCx */
 #define SIM_F_K10TEMP         (1u << 7) /* one k10temp hwmon device per socket, hardware-amd.md §2.1 */
+#define SIM_F_AMD_PMU         (1u << 8) /* Zen core PMU (PERF_CTL/CTR), amd_df, amd_l3, the msr
+					   PMU, HWCR.IRPERF: hardware-amd.md §3, §4 */
+#define SIM_F_PERFMON_V2      (1u << 9) /* AMD PerfMonV2 (Zen 4+): GlobalCtl, amd_umc_N, ref-cycles */
 
 struct sim_model {
 	const char *name;
@@ -44,6 +47,8 @@ struct sim_model {
 	int n_tccd;                /* k10temp: Tccd channels (temp3 ...) of a socket; 0: Tctl only */
 	int hsmp_proto;            /* the SMU's HSMP protocol (sim_hsmp.c); 0: no /dev/hsmp */
 	int n_dimm_channels;       /* channels with a DIMM HSMP reports on (sim_hsmp.c) */
+	int n_l3;                  /* AMD: L3 complexes (CCX) per socket, amd_l3's cpumask */
+	int n_umc;                 /* AMD PerfMonV2: UMCs per socket, one amd_umc_N each */
 	uint32_t max_basic_leaf;
 };
 

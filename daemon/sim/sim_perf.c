@@ -67,10 +67,15 @@ static int new_event(struct sim_perf *p)
 	return p->n_ev++;
 }
 
-/* intel_perfmon_event_map (hardware-linux.md §3.1). */
-static int generic_config(uint64_t config, uint64_t *ret)
+/*
+ * PERF_TYPE_HARDWARE's events on m: intel_perfmon_event_map
+ * (hardware-linux.md §3.1), or AMD's zen2/zen4 map (hardware-amd.md §3.3),
+ * whose Zen 4+ form (PerfMonV2 models here) alone maps ref-cycles.
+ * Unmapped events are ENOENT.
+ */
+static int generic_config(const struct sim_model *m, uint64_t config, uint64_t *ret)
 {
-	static const uint64_t map[] = {
+	static const uint64_t intel[PERF_COUNT_HW_MAX] = {
 		[PERF_COUNT_HW_CPU_CYCLES] = 0x003c,
 		[PERF_COUNT_HW_INSTRUCTIONS] = 0x00c0,
 		[PERF_COUNT_HW_CACHE_REFERENCES] = 0x4f2e,
@@ -79,8 +84,21 @@ static int generic_config(uint64_t config, uint64_t *ret)
 		[PERF_COUNT_HW_BRANCH_MISSES] = 0x00c5,
 		[PERF_COUNT_HW_REF_CPU_CYCLES] = REF_PSEUDO,
 	};
+	static const uint64_t amd[PERF_COUNT_HW_MAX] = {
+		[PERF_COUNT_HW_CPU_CYCLES] = AMD_EV_CYCLES,
+		[PERF_COUNT_HW_INSTRUCTIONS] = AMD_EV_INSTRUCTIONS,
+		[PERF_COUNT_HW_CACHE_REFERENCES] = AMD_EV_CACHE_REFERENCES,
+		[PERF_COUNT_HW_CACHE_MISSES] = AMD_EV_CACHE_MISSES,
+		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = AMD_EV_BRANCHES,
+		[PERF_COUNT_HW_BRANCH_MISSES] = AMD_EV_BRANCH_MISSES,
+		[PERF_COUNT_HW_REF_CPU_CYCLES] = AMD_EV_REF_CYCLES,
+	};
+	bool is_amd = m->flags & SIM_F_AMD_PMU;
+	const uint64_t *map = is_amd ? amd : intel;
 
-	if (config >= sizeof(map) / sizeof(map[0]) || !map[config])
+	if (config >= PERF_COUNT_HW_MAX || !map[config])
+		return -ENOENT;
+	if (is_amd && config == PERF_COUNT_HW_REF_CPU_CYCLES && !(m->flags & SIM_F_PERFMON_V2))
 		return -ENOENT;
 	*ret = map[config];
 	return 0;
@@ -121,22 +139,45 @@ static int check_box_attr(const struct sim_perf *p, const struct perf_event_attr
 	return 0;
 }
 
+/*
+ * The msr PMU's event_init (arch/x86/events/msr.c): no sampling, no
+ * exclude bits, config one of the events it lists (tsc, aperf, mperf,
+ * irperf on AMD).  *ret_ctx is cpu's msr context.  -ENOENT when type is
+ * not the msr PMU.
+ */
+static int check_msr_attr(const struct sim_perf *p, const struct perf_event_attr *attr, int cpu,
+			  int *ret_ctx, uint64_t *ret_config)
+{
+	bool any_exclude = attr->exclude_user || attr->exclude_kernel || attr->exclude_hv ||
+			   attr->exclude_idle;
+
+	if (!p->msr0 || attr->type != SIM_PERF_MSR_TYPE)
+		return -ENOENT;
+	if (attr->sample_period || any_exclude ||
+	    (attr->config != PERF_MSR_TSC && attr->config != PERF_MSR_APERF &&
+	     attr->config != PERF_MSR_MPERF && attr->config != PERF_MSR_IRPERF))
+		return -EINVAL;
+	*ret_ctx = p->msr0 + cpu;
+	*ret_config = attr->config;
+	return 0;
+}
+
 /* What the attr asks for, checked as the PMU's event_init would. */
 static int check_attr(const struct sim_perf *p, const struct perf_event_attr *attr, bool *ret_uncore,
 		      uint64_t *ret_config)
 {
-	bool intel = p->m->flags & SIM_F_INTEL;
+	bool intel = p->m->flags & SIM_F_INTEL, amd = p->m->flags & SIM_F_AMD_PMU;
 	bool any_exclude = attr->exclude_user || attr->exclude_kernel || attr->exclude_hv ||
 			   attr->exclude_idle;
 
 	if (attr->size < PERF_ATTR_SIZE_VER0 || (attr->read_format & ~(uint64_t)READ_FORMATS))
 		return -EINVAL;
-	if (attr->type == PERF_TYPE_HARDWARE && intel) {
+	if (attr->type == PERF_TYPE_HARDWARE && (intel || amd)) {
 		*ret_uncore = false;
-		return generic_config(attr->config, ret_config);
+		return generic_config(p->m, attr->config, ret_config);
 	}
-	if (attr->type == SIM_PERF_CPU_TYPE && intel) {
-		if (attr->config & ~CORE_RAW_MASK)
+	if (attr->type == SIM_PERF_CPU_TYPE && (intel || amd)) {
+		if (attr->config & ~(intel ? CORE_RAW_MASK : AMD64_RAW_EVENT_MASK))
 			return -EINVAL;
 		*ret_uncore = false;
 		*ret_config = attr->config;
@@ -169,6 +210,8 @@ int sim_perf_open(struct sim_perf *p, const struct perf_event_attr *attr, pid_t 
 	if (attr->size < PERF_ATTR_SIZE_VER0 || (attr->read_format & ~(uint64_t)READ_FORMATS))
 		return -EINVAL;
 	r = check_box_attr(p, attr, cpu, &box_ctx, &config);
+	if (r == -ENOENT)
+		r = check_msr_attr(p, attr, cpu, &box_ctx, &config);
 	if (r == -ENOENT)
 		r = check_attr(p, attr, &uncore, &config);
 	if (r < 0)
@@ -344,7 +387,7 @@ bool sim_perf_is_box_event(struct sim_perf *p, int fd)
 {
 	const struct pev *e = lookup(p, fd);
 
-	return e && p->ctxs[e->ctx].box;
+	return e && p->ctxs[e->ctx].box && p->ctxs[e->ctx].box != BOX_MSR;
 }
 
 size_t sim_perf_n_open(const struct sim_perf *p)
@@ -372,7 +415,7 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 		return -ENOMEM;
 	p->m = m;
 	p->k = k;
-	p->watchdog = watchdog && (m->flags & SIM_F_INTEL);
+	p->watchdog = watchdog && (m->flags & (SIM_F_INTEL | SIM_F_AMD_PMU));
 	p->io = *io;
 	p->io_ctx = ctx;
 	p->n_cpus = sim_model_n_cpus(m);
@@ -381,6 +424,10 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 	p->pcu0 = p->n_cpus + m->n_sockets;
 	p->imc0 = p->pcu0 + (p->n_imc ? m->n_sockets * sim_model_n_dies(m) * p->n_pcu : 0);
 	p->n_ctxs = p->imc0 + m->n_sockets * sim_model_n_dies(m) * p->n_imc;
+	if (m->flags & SIM_F_AMD_PMU) {
+		p->msr0 = p->n_ctxs;
+		p->n_ctxs += p->n_cpus;
+	}
 	p->ctxs = calloc((size_t)p->n_ctxs, sizeof(*p->ctxs));
 	if (!p->ctxs) {
 		free(p);
@@ -392,6 +439,11 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 		c->next_rotate = SIM_FOREVER;
 		c->uncore = i >= p->n_cpus;
 		/* A box's socket is its unit (sim_box.h: socket * dies + die). */
+		if (p->msr0 && i >= p->msr0) {
+			c->box = BOX_MSR;
+			c->cpu = i - p->msr0;
+			continue;
+		}
 		if (i >= p->imc0) {
 			c->box = BOX_IMC;
 			c->socket = (i - p->imc0) / p->n_imc;

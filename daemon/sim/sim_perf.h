@@ -36,6 +36,16 @@
  * Counts come from the simulated counters themselves, so another agent
  * writing a counter perf uses corrupts perf's count as on a real host.
  *
+ * On AMD models (hardware-amd.md §3, §7) the core PMU "cpu" is AMD's: 6 GP
+ * counters, no fixed ones, the NMI watchdog holding GP counter 0, the
+ * Zen 2/3 or Zen 4+ generic map (ref-cycles ENOENT on Zen 2/3, mapped on
+ * PerfMonV2 models), the raw format's fields only; the kernel's writes
+ * are AMD's (sim_kernel_core_events).  The msr PMU counts tsc, aperf, mperf
+ * and irperf per CPU from the free-running MSRs (a software context: never
+ * short of counters, never rotated); amd_df, amd_l3 and amd_umc_N exist in
+ * sysfs only: opening their events fails with ENOENT, and any open with
+ * cpu < 0 with EINVAL.
+ *
  * Simulator's choices where the kernel is more elaborate: events are only
  * CPU-wide (pid -1), no sampling, counters are assigned first-fit (fixed
  * counter first) after a full re-schedule of the PMU, and a detached
@@ -58,6 +68,11 @@
 #define SIM_PERF_PCU_TYPE     11                       /* uncore_pcu[_0]: the simulator's choice */
 #define SIM_PERF_PCU_TYPE_N   100                      /* uncore_pcu_N, N >= 1, is type 100 + N */
 #define SIM_PERF_IMC_TYPE0    12                       /* uncore_imc_N is type 12 + N: ditto */
+/* AMD's dynamic types (the simulator's choice). */
+#define SIM_PERF_AMD_DF_TYPE  200                      /* amd_df */
+#define SIM_PERF_AMD_L3_TYPE  201                      /* amd_l3 */
+#define SIM_PERF_MSR_TYPE     202                      /* msr (aperf, mperf, tsc, irperf) */
+#define SIM_PERF_AMD_UMC_TYPE0 210                     /* amd_umc_N is type 210 + N */
 #define SIM_PERF_MUX_MS       4                        /* perf_event_mux_interval_ms, HZ=250 */
 #define SIM_PERF_MUX_NS       (SIM_PERF_MUX_MS * INT64_C(1000000))
 
@@ -132,7 +147,10 @@ bool sim_perf_is_box_event(struct sim_perf *p, int fd);
  * uncore_pcu_N for several; on discovery generations (Sapphire Rapids
  * on) with an "alias" file uncore_type_4[_N], and with discovery_names
  * (a kernel without the platform's table) named uncore_type_4[_N]
- * itself.  0, or -errno with err naming the file.
+ * itself.  On AMD models: cpu with AMD's format and events (ref-cycles
+ * on PerfMonV2 models only), amd_df and amd_umc_N (PerfMonV2) with one
+ * CPU per socket in cpumask, amd_l3 with one per L3 complex, and msr.
+ * 0, or -errno with err naming the file.
  */
 int sim_perf_write_sysfs(const struct sim_model *m, bool discovery_names, const char *root,
 			 char *err, size_t errlen);

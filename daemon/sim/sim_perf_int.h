@@ -56,6 +56,7 @@ enum box {
 	BOX_NONE,
 	BOX_PCU,
 	BOX_IMC,
+	BOX_MSR,                     /* AMD: a CPU's msr PMU, free-running MSRs, no counter limit */
 };
 
 struct ctx {
@@ -76,11 +77,13 @@ struct sim_perf {
 	struct sim_perf_io io;
 	void *io_ctx;
 	int n_cpus;
-	struct ctx *ctxs;            /* n_cpus core contexts, one uncore per socket, then the boxes */
+	struct ctx *ctxs;            /* n_cpus core contexts, one uncore per socket, the boxes,
+					and on AMD one msr PMU per CPU */
 	int n_ctxs;
 	int n_imc;                   /* memory channels per socket; 0: no server boxes */
 	int n_pcu;                   /* PCU boxes per die (sim_model_n_pcu) */
 	int pcu0, imc0;              /* index of the first PCU and iMC context */
+	int msr0;                    /* AMD: index of CPU 0's msr PMU context; 0: none */
 	struct pev *ev;
 	int n_ev, cap_ev;
 	uint64_t next_id;

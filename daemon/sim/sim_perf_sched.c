@@ -10,10 +10,12 @@
 
 /* ---- counters ---- */
 
-static uint32_t ctr_msr(const struct ctx *c, int slot)
+static uint32_t ctr_msr(const struct sim_perf *p, const struct ctx *c, int slot)
 {
 	if (c->uncore)
 		return slot >= FIXED_SLOT(0) ? NHM_UNC_FIXED_CTR : NHM_UNC_UNCORE_PMC0 + (uint32_t)slot;
+	if (p->m->flags & SIM_F_AMD_PMU)
+		return MSR_F15H_PERF_CTR + 2 * (uint32_t)slot;
 	return slot >= FIXED_SLOT(0) ? MSR_CORE_PERF_FIXED_CTR0 + (uint32_t)(slot - FIXED_SLOT(0)) :
 				       MSR_IA32_PERFCTR0 + (uint32_t)slot;
 }
@@ -30,7 +32,24 @@ static uint64_t ctr_read(struct sim_perf *p, const struct ctx *c, int slot, int6
 {
 	uint64_t v = 0;
 
-	p->io.read(p->io_ctx, c->cpu, ctr_msr(c, slot), &v, t);
+	p->io.read(p->io_ctx, c->cpu, ctr_msr(p, c, slot), &v, t);
+	return v;
+}
+
+/*
+ * An msr PMU event's free-running value (arch/x86/events/msr.c): the TSC
+ * at the reference rate, or the MSR of APERF, MPERF, IRPERF.
+ */
+static uint64_t msr_event_read(struct sim_perf *p, const struct ctx *c, uint64_t config, int64_t t)
+{
+	uint32_t msr = config == PERF_MSR_APERF ? MSR_IA32_APERF :
+		       config == PERF_MSR_MPERF ? MSR_IA32_MPERF : MSR_F17H_IRPERF;
+	uint64_t v = 0;
+
+	if (config == PERF_MSR_TSC)
+		return (uint64_t)((unsigned __int128)(t > 0 ? t : 0) * (uint64_t)p->m->ref_hz /
+				  1000000000);
+	p->io.read(p->io_ctx, c->cpu, msr, &v, t);
 	return v;
 }
 
@@ -39,6 +58,8 @@ static uint64_t box_read(struct sim_perf *p, const struct ctx *c, uint64_t confi
 {
 	uint64_t v = 0;
 
+	if (c->box == BOX_MSR)
+		return msr_event_read(p, c, config, t);
 	if (p->io.box_count(p->io_ctx, c->box == BOX_IMC, c->socket, c->index, config, t, &v) < 0)
 		return 0;
 	return v;
@@ -63,12 +84,16 @@ static uint32_t allowed_slots(const struct sim_perf *p, const struct ctx *c, con
 
 	if (c->box == BOX_PCU)
 		return (1u << BOX_N_COUNTERS) - 1;
+	if (c->box == BOX_MSR)
+		return (1u << MAX_SLOTS) - 1;
 	if (c->box == BOX_IMC)
 		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) : (1u << BOX_N_COUNTERS) - 1;
 	if (c->uncore)
 		return e->config == UNC_CLOCK ? 1u << FIXED_SLOT(0) :
 		       (1u << NHM_UNC_NUM_COUNTERS) - 1;
 	gp = (1u << p->m->n_gp) - 1;
+	if (!(p->m->flags & SIM_F_INTEL))
+		return gp;   /* AMD: no fixed counters */
 	if (e->config == REF_PSEUDO)
 		return p->m->n_fixed > 2 ? 1u << FIXED_SLOT(2) : 0;
 	if (e->config == 0xc0 && p->m->n_fixed > 0)
@@ -104,6 +129,8 @@ uint32_t sim_perf_all_slots(const struct sim_perf *p, const struct ctx *c)
 {
 	if (c->box == BOX_PCU)
 		return (1u << BOX_N_COUNTERS) - 1;
+	if (c->box == BOX_MSR)
+		return (1u << MAX_SLOTS) - 1;   /* software context: never short of counters */
 	if (c->box == BOX_IMC)
 		return ((1u << BOX_N_COUNTERS) - 1) | 1u << FIXED_SLOT(0);
 	if (c->uncore)
@@ -283,7 +310,9 @@ void sim_perf_ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 	bool left_out = false;
 
 	c->next_rotate = SIM_FOREVER;
-	if (!c->uncore && p->watchdog && p->m->n_fixed > 1)
+	if (!c->uncore && p->watchdog && (p->m->flags & SIM_F_AMD_PMU))
+		free_slots &= ~(1u << AMD_WATCHDOG_COUNTER);   /* hardware-amd.md §3.2 */
+	else if (!c->uncore && p->watchdog && p->m->n_fixed > 1)
 		free_slots &= ~(1u << FIXED_SLOT(1));
 	/* ctx_sched_in: the pinned groups first, then the flexible ones. */
 	for (int pass = 0; pass < 2; pass++)

@@ -70,6 +70,43 @@ static int put_pmu(const char *root, const char *pmu, const struct sysfs_file *f
 	return 0;
 }
 
+/* The first CPU of place u of n (a package, a die or an L3 complex). */
+typedef int (*place_cpu_fn)(const struct sim_model *m, int u, int n);
+
+static int package_cpu(const struct sim_model *m, int u, int n)
+{
+	(void)n;
+	return sim_model_cpu_of(m, u, 0, 0);
+}
+
+static int die_cpu(const struct sim_model *m, int u, int n)
+{
+	(void)n;
+	return sim_model_unit_cpu(m, u);
+}
+
+/* AMD: the socket's cores split evenly over its L3 complexes (sim_model.h n_l3). */
+static int l3_cpu(const struct sim_model *m, int u, int n)
+{
+	int per_socket = n / m->n_sockets;
+
+	return sim_model_cpu_of(m, u / per_socket, (u % per_socket) * (m->n_cores / per_socket), 0);
+}
+
+/* cpumask: the first CPU of each of the n places. */
+static int put_cpu_list(const struct sim_model *m, const char *root, const char *pmu, int n,
+			place_cpu_fn first_cpu, char *err, size_t errlen)
+{
+	char cpumask[1024] = "", dir[PATH_MAX];
+	size_t used = 0;
+
+	for (int u = 0; u < n && used < sizeof(cpumask); u++)
+		used += (size_t)snprintf(cpumask + used, sizeof(cpumask) - used, "%s%d", u ? "," : "",
+					 first_cpu(m, u, n));
+	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, pmu);
+	return put(dir, "cpumask", cpumask, err, errlen);
+}
+
 /*
  * cpumask: the first CPU of each package, or of each die for the server
  * boxes (per_die), which are per die (uncore_get_attr_cpumask).
@@ -77,16 +114,109 @@ static int put_pmu(const char *root, const char *pmu, const struct sysfs_file *f
 static int put_cpumask(const struct sim_model *m, const char *root, const char *pmu, bool per_die,
 		       char *err, size_t errlen)
 {
-	int n = m->n_sockets * (per_die ? sim_model_n_dies(m) : 1);
-	char cpumask[1024] = "", dir[PATH_MAX];
-	size_t used = 0;
+	return put_cpu_list(m, root, pmu, m->n_sockets * (per_die ? sim_model_n_dies(m) : 1),
+			    per_die ? die_cpu : package_cpu, err, errlen);
+}
 
-	for (int u = 0; u < n && used < sizeof(cpumask); u++)
-		used += (size_t)snprintf(cpumask + used, sizeof(cpumask) - used, "%s%d", u ? "," : "",
-					 per_die ? sim_model_unit_cpu(m, u) :
-					 sim_model_cpu_of(m, u, 0, 0));
+/* A PMU's files, its type and, with first_cpu, its cpumask over n places. */
+static int put_typed_pmu(const struct sim_model *m, const char *root, const char *pmu, int type,
+			 const struct sysfs_file *files, size_t n_files, int n, place_cpu_fn first_cpu,
+			 char *err, size_t errlen)
+{
+	char dir[PATH_MAX], text[16];
+	int r;
+
 	snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, pmu);
-	return put(dir, "cpumask", cpumask, err, errlen);
+	snprintf(text, sizeof(text), "%d", type);
+	if ((r = put_pmu(root, pmu, files, n_files, err, errlen)) < 0 ||
+	    (r = put(dir, "type", text, err, errlen)) < 0)
+		return r;
+	return first_cpu ? put_cpu_list(m, root, pmu, n, first_cpu, err, errlen) : 0;
+}
+
+#define N_FILES(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * An AMD host's PMUs (hardware-amd.md §3.3, §4; arch/x86/events/amd/core.c
+ * and uncore.c, arch/x86/events/msr.c).  The events/ strings of the
+ * generic events are x86_event_sysfs_show's; amd_df on a part without
+ * PerfMonV2 gets the family 17h (v1) format, Milan's included.  Types
+ * are the simulator's choice (sim_perf.h).
+ */
+static int write_amd(const struct sim_model *m, const char *root, char *err, size_t errlen)
+{
+	static const struct sysfs_file cpu[] = {
+		{ "type", "4" },
+		{ "format/event", "config:0-7,32-35" }, { "format/umask", "config:8-15" },
+		{ "format/edge", "config:18" }, { "format/inv", "config:23" },
+		{ "format/cmask", "config:24-31" },
+		{ "events/cpu-cycles", "event=0x76" }, { "events/instructions", "event=0xc0" },
+		{ "events/cache-references", "event=0x60,umask=0xff" },
+		{ "events/cache-misses", "event=0x64,umask=0x09" },
+		{ "events/branch-instructions", "event=0xc2" },
+		{ "events/branch-misses", "event=0xc3" },
+		{ "perf_event_mux_interval_ms", "4" },
+		{ "events/ref-cycles", "event=0x120,umask=0x01" },   /* PerfMonV2 models only: last */
+	};
+	static const struct sysfs_file df_v1[] = {
+		{ "format/event", "config:0-7,32-35,59-60" }, { "format/umask", "config:8-15" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file df_v2[] = {
+		{ "format/event", "config:0-7,32-37" }, { "format/umask", "config:8-15,24-27" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file l3_17h[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/slicemask", "config:48-51" }, { "format/threadmask", "config:56-63" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file l3_19h[] = {
+		{ "format/event", "config:0-7" }, { "format/umask", "config:8-15" },
+		{ "format/threadmask", "config:56-57" }, { "format/coreid", "config:42-44" },
+		{ "format/enallslices", "config:46" }, { "format/enallcores", "config:47" },
+		{ "format/sliceid", "config:48-50" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file umc[] = {
+		{ "format/event", "config:0-7" }, { "format/rdwrmask", "config:8-9" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	static const struct sysfs_file msr[] = {
+		{ "format/event", "config:0-63" },
+		{ "events/tsc", "event=0x00" }, { "events/aperf", "event=0x01" },
+		{ "events/mperf", "event=0x02" }, { "events/irperf", "event=0x06" },
+		{ "perf_event_mux_interval_ms", "4" },
+	};
+	bool v2 = m->flags & SIM_F_PERFMON_V2;
+	char name[32], dir[PATH_MAX], cpu_text[16];
+	int r;
+
+	if ((r = put_pmu(root, "cpu", cpu, N_FILES(cpu) - (v2 ? 0 : 1), err, errlen)) < 0 ||
+	    (r = put_typed_pmu(m, root, "amd_df", SIM_PERF_AMD_DF_TYPE, v2 ? df_v2 : df_v1,
+			       v2 ? N_FILES(df_v2) : N_FILES(df_v1), m->n_sockets, package_cpu,
+			       err, errlen)) < 0 ||
+	    (r = put_typed_pmu(m, root, "amd_l3", SIM_PERF_AMD_L3_TYPE,
+			       m->family == 0x17 ? l3_17h : l3_19h,
+			       m->family == 0x17 ? N_FILES(l3_17h) : N_FILES(l3_19h),
+			       m->n_sockets * m->n_l3, l3_cpu, err, errlen)) < 0 ||
+	    (r = put_typed_pmu(m, root, "msr", SIM_PERF_MSR_TYPE, msr, N_FILES(msr), 0, NULL,
+			       err, errlen)) < 0)
+		return r;
+	/*
+	 * One PMU per UMC of every socket (uncore.c: N counts all sockets'
+	 * UMCs), its cpumask the one CPU of its node (a socket here).
+	 */
+	for (int i = 0; v2 && i < m->n_sockets * m->n_umc; i++) {
+		snprintf(name, sizeof(name), "amd_umc_%d", i);
+		snprintf(dir, sizeof(dir), "%s/sys/bus/event_source/devices/%s", root, name);
+		snprintf(cpu_text, sizeof(cpu_text), "%d", package_cpu(m, i / m->n_umc, 0));
+		if ((r = put_typed_pmu(m, root, name, SIM_PERF_AMD_UMC_TYPE0 + i, umc, N_FILES(umc),
+				       0, NULL, err, errlen)) < 0 ||
+		    (r = put(dir, "cpumask", cpu_text, err, errlen)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 /* The discovery table's type id of the PCU (hardware-linux.md §6: uncore_type_4_N). */
@@ -270,6 +400,8 @@ int sim_perf_write_sysfs(const struct sim_model *m, bool discovery_names, const 
 	};
 	int r;
 
+	if (m->flags & SIM_F_AMD_PMU)
+		return write_amd(m, root, err, errlen);
 	if ((m->flags & SIM_F_INTEL) &&
 	    (r = put_pmu(root, "cpu", cpu, sizeof(cpu) / sizeof(cpu[0]), err, errlen)) < 0)
 		return r;

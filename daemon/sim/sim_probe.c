@@ -37,23 +37,25 @@ void sim_dump(struct sim *sim, void (*fn)(void *arg, int cpu, uint32_t msr, uint
 	pthread_mutex_unlock(&sim->lock);
 }
 
-int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint8_t code,
+int sim_ground_truth(struct sim *sim, bool uncore, int socket_or_cpu, uint16_t code,
 		     uint8_t umask, bool edge, uint64_t *ret_count)
 {
 	struct count_src src;
 	int r;
 
 	pthread_mutex_lock(&sim->lock);
-	if (uncore && code == SIM_UNCORE_CLOCK_CODE && umask == 0 && !edge) {
+	if (uncore && code > 0xff) {
+		r = -ENOENT;
+	} else if (uncore && code == SIM_UNCORE_CLOCK_CODE && umask == 0 && !edge) {
 		src = (struct count_src){ .hz = sim->model->uclk_hz };
 		r = socket_or_cpu < 0 || socket_or_cpu >= sim->model->n_sockets ||
 		    !(sim->model->flags & SIM_F_NHM_UNCORE) ? -ENOENT : 0;
 	} else if (uncore)
 		r = socket_or_cpu < 0 || socket_or_cpu >= sim->model->n_sockets ? -ENOENT :
-		    sim_uncore_src(sim, socket_or_cpu, code, umask, edge, &src);
+		    sim_uncore_src(sim, socket_or_cpu, (uint8_t)code, umask, edge, &src);
 	else
 		r = socket_or_cpu < 0 || socket_or_cpu >= sim->n_cpus ||
-		    !(sim->model->flags & SIM_F_INTEL) ? -ENOENT :
+		    !(sim->model->flags & (SIM_F_INTEL | SIM_F_AMD_PMU)) ? -ENOENT :
 		    sim_core_src(sim, socket_or_cpu, code, umask, &src);
 	if (r == 0)
 		*ret_count = src_count(&src, sim_sync_time(sim));

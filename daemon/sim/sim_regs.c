@@ -37,6 +37,8 @@ static int reg_count(const struct sim *s, const struct reg_desc *d)
 		return s->model->n_gp;
 	if (d->count == COUNT_FIXED)
 		return s->model->n_fixed;
+	if (d->count == COUNT_GP_PAIRS)
+		return 2 * s->model->n_gp;
 	return d->count;
 }
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # AMD EPYC on the simulator: k10temp's Tctl and Tccd temperatures from the
 # scenario's [temperature.N] rules, per socket, as the driver lists them
-# per generation (hardware-amd.md §2.1), and the Intel-only collectors not
-# applicable.
+# per generation (hardware-amd.md §2.1), the core PMU through perf (§3),
+# and the Intel-only collectors not applicable.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$TEST_TMP/hot.ini" <<'INI'
@@ -42,6 +42,41 @@ once rome-2s
 [ "$(value rome-2s 1 Tccd4)" = 90 ] || fail "rome socket 1 Tccd4"
 grep -qE '^uncored_(tjmax_celsius|package_temperature_celsius|core_temperature_celsius)' "$TEST_TMP/rome-2s.prom" &&
 	fail "rome: Intel thermal series present"
+
+# The core PMU through perf (hardware-amd.md §3): instructions and cycles on every model,
+# reference cycles on Genoa and Turin only (absent on Rome and Milan, not 0), AMD's default
+# events, multiplexed on the 5 counters the NMI watchdog leaves; promtool takes every model.
+for m in rome-2s milan-2s genoa-2s turin-2s; do
+	[ -s "$TEST_TMP/$m.prom" ] || once "$m"
+	grep -qx 'uncored_collector_up{collector="core"} 1' "$TEST_TMP/$m.prom" || fail "$m: core not up"
+	grep -q '^uncored_core_instructions_total{socket="1",core="3",cpu=' "$TEST_TMP/$m.prom" &&
+		grep -q '^uncored_core_cycles_total{socket="0",core="0",cpu="0"} [1-9]' "$TEST_TMP/$m.prom" &&
+		grep -q '^uncored_core_events_total{.*event="l2_cache_misses"} [1-9]' "$TEST_TMP/$m.prom" &&
+		grep -q '^uncored_core_multiplexing_ratio{socket="0",core="0",cpu="0"} 0\.' "$TEST_TMP/$m.prom" ||
+		fail "$m core series: $(grep '^uncored_core_' "$TEST_TMP/$m.prom" | head -12)"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$TEST_TMP/$m.prom" >"$TEST_TMP/promtool.out" 2>&1 ||
+			fail "$m: promtool: $(cat "$TEST_TMP/promtool.out")"
+	fi
+done
+for m in rome-2s milan-2s; do
+	grep -q '^uncored_core_ref_cycles_total{' "$TEST_TMP/$m.prom" && fail "$m: ref cycles exported"
+done
+for m in genoa-2s turin-2s; do
+	grep -q '^uncored_core_ref_cycles_total{socket="1",core="3",cpu=".*"} [1-9]' "$TEST_TMP/$m.prom" ||
+		fail "$m: no ref cycles"
+done
+"$UNCORED_BIN" --list-events --model genoa-2s >"$TEST_TMP/events.txt" 2>&1 || fail "--list-events genoa"
+grep -q "ref_cycles  *event=0x120 umask=0x01" "$TEST_TMP/events.txt" &&
+	grep -q "l2_cache_misses  *event=0x64 umask=0x09" "$TEST_TMP/events.txt" ||
+	fail "genoa events: $(cat "$TEST_TMP/events.txt")"
+"$UNCORED_BIN" --list-events --model milan >"$TEST_TMP/events.txt" 2>&1 || fail "--list-events milan"
+grep -q "ref_cycles  *not counted" "$TEST_TMP/events.txt" || fail "milan ref cycles: $(cat "$TEST_TMP/events.txt")"
+printf '[core]\nengine = msr\n' >"$TEST_TMP/msr.conf"
+"$UNCORED_BIN" --once --config "$TEST_TMP/msr.conf" --simulate genoa-2s >"$TEST_TMP/msr.txt" 2>&1 || fail "genoa msr --once"
+grep -q "core     not applicable .*msr engine programs Intel's core PMU only" "$TEST_TMP/msr.txt" ||
+	fail "genoa engine = msr: $(grep core "$TEST_TMP/msr.txt")"
+echo "core ok"
 
 # Intel: k10temp is not applicable, and says so.
 "$UNCORED_BIN" --once --simulate skylake-sp-2s >"$TEST_TMP/sky.txt" 2>&1 || fail "skylake --once"

@@ -219,6 +219,43 @@ static void default_sets(void **state)
 		assert_string_equal(d[i]->name, core[i]);
 }
 
+/*
+ * AMD's core table (hardware-amd.md §3.3): its own encodings for the names
+ * both vendors have, L2 names for what perf calls cache references and
+ * misses there, all four counted by default; [core] lines name either
+ * vendor's built-ins, each table keeps its own.
+ */
+static void amd_core_table(void **state)
+{
+	static const struct {
+		const char *name;
+		uint8_t code, umask;
+	} amd[] = {
+		{ "l2_cache_requests", 0x60, 0xff }, { "l2_cache_misses", 0x64, 0x09 },
+		{ "branch_instructions", 0xc2, 0x00 }, { "branch_misses", 0xc3, 0x00 },
+	};
+	const struct event_spec *const *d;
+	const struct event_spec *b;
+	size_t n;
+
+	(void)state;
+	d = event_defaults(EVENT_PMU_AMD_CORE, &n);
+	assert_int_equal(n, ARRAY_SIZE(amd));
+	for (size_t i = 0; i < n; i++) {
+		b = event_builtin_own(EVENT_PMU_AMD_CORE, amd[i].name);
+		assert_ptr_equal(d[i], b);
+		assert_int_equal(b->code, amd[i].code);
+		assert_int_equal(b->umask, amd[i].umask);
+		assert_int_equal(b->arch_event, 0);
+	}
+	/* Intel's branch_misses stays Intel's for [core]; the L2 names reach AMD's table. */
+	assert_int_equal(event_builtin(EVENT_PMU_CORE, "branch_misses")->code, 0xc5);
+	assert_ptr_equal(event_builtin(EVENT_PMU_CORE, "l2_cache_misses"),
+			 event_builtin_own(EVENT_PMU_AMD_CORE, "l2_cache_misses"));
+	assert_null(event_builtin_own(EVENT_PMU_CORE, "l2_cache_misses"));
+	assert_null(event_builtin_own(EVENT_PMU_AMD_CORE, "llc_misses"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +266,7 @@ int main(void)
 		cmocka_unit_test(encodes_core_selects),
 		cmocka_unit_test(builtin_tables),
 		cmocka_unit_test(default_sets),
+		cmocka_unit_test(amd_core_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,14 @@ struct amd_epyc {
 	bool ref_cycles;               /* perf maps ref-cycles (Zen 4+, §3.3); ENOENT elsewhere */
 };
 
+/*
+ * The core PMU of every Zen generation (hardware-amd.md §3.1): 6 GP
+ * counters (AMD64_NUM_COUNTERS_CORE; Zen 4+ say so in CPUID 0x80000022,
+ * which uncored does not read), 48 bits wide, no fixed counters.
+ */
+#define AMD_CORE_COUNTERS     6
+#define AMD_CORE_COUNTER_BITS 48
+
 /* The generation of an AuthenticAMD family/model, or NULL for one uncored does not know. */
 const struct amd_epyc *amd_epyc_find(unsigned family, unsigned model);
 
