@@ -564,19 +564,24 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 	const struct snapshot_socket *sa = find_socket(a, sb->socket);
 	struct ipc_sum sum = { 0 };
 	char tjmax[16], pkg[16], ipc[16];
+	const struct metric_sample *t, *p, *th;
 
 	for (int i = 0; i < sb->n_cores; i++)
 		ipc_add_core(&sum, a, b, &sb->cores[i]);
 	if (!sum.any)
 		ipc_add(&sum, a, b, METRIC_SCOPE_SOCKET, sb->socket);
-	celsius_text(signal_at(b, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, sb->socket), tjmax,
-		     sizeof(tjmax));
-	celsius_text(signal_at(b, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_SOCKET, sb->socket), pkg,
-		     sizeof(pkg));
-	strbuf_printf(out, "\nsocket %d: TjMax %s, package %s, package throttling %s, IPC %s\n",
-		      sb->socket, tjmax, pkg,
-		      yes_no(signal_at(b, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, sb->socket)),
-		      ipc_text(&sum, ipc, sizeof(ipc)));
+	t = signal_at(b, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, sb->socket);
+	p = signal_at(b, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_SOCKET, sb->socket);
+	th = signal_at(b, METRIC_SIGNAL_THROTTLING, METRIC_SCOPE_SOCKET, sb->socket);
+	strbuf_printf(out, "\nsocket %d: ", sb->socket);
+	/* None of the three: a CPU without them (AMD), said once under "collectors". */
+	if (t || p || th) {
+		celsius_text(t, tjmax, sizeof(tjmax));
+		celsius_text(p, pkg, sizeof(pkg));
+		strbuf_printf(out, "TjMax %s, package %s, package throttling %s, ", tjmax, pkg,
+			      yes_no(th));
+	}
+	strbuf_printf(out, "IPC %s\n", ipc_text(&sum, ipc, sizeof(ipc)));
 	write_hottest_core(b, sb, out);
 	write_sensor_temperatures(b, sb->socket, out);
 	write_throttle_summary(a, b, sb->socket, out);

@@ -2,7 +2,8 @@
 # uncored --once on AMD EPYC (Genoa, Turin): the socket blocks have the rows an
 # Intel host's have where AMD has the signal.  Socket 1 has a DIMM at 90 C on
 # channel 3 slot 0, PROCHOT and a thermal frequency limit all along; socket 0
-# is cool.  Each socket names its temperature sensors (k10temp's Tctl, no
+# is cool.  Each socket's header has its IPC and none of Intel's TjMax,
+# package sensor and package throttling; it names its temperature sensors (k10temp's Tctl, no
 # package sensor), its PROCHOT time and frequency limits (hsmp), and its
 # hottest DIMM with the DIMMs at twice the refresh rate; the JSON has the
 # same DIMM, and the throttling signals say which of them the host sees.
@@ -19,6 +20,8 @@ for model in genoa-2s turin-2s; do
 		block "$1" | grep -qxE "$2" || fail "$model socket $1 has no line /$2/: $(cat "$TEST_TMP/$model.txt")"
 	}
 	for s in 0 1; do
+		# No TjMax, package sensor or package throttling on AMD: the header leaves them out.
+		has $s "socket $s: IPC [0-9.]+"
 		has $s '  temperature sensors +Tctl 45 C.*'
 		has $s '  frequency limited +.*'
 	done
