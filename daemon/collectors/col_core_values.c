@@ -64,28 +64,20 @@ static const struct metric_family cpu_conflicts_json = {
  * other events and the counts are estimates scaled by enabled / running.
  * With per = core or socket, the smallest over the place's CPUs.
  */
-static const struct metric_family cpu_multiplexing_ratio = {
-	.name = "uncored_core_multiplexing_ratio",
-	.help = "Perf engine: the smallest fraction of the last interval that one of the CPU's "
-		"core events was on a counter (time running over time enabled); below 1 the "
-		"kernel multiplexed them and their counts are scaled by its inverse.",
-	.type = METRIC_GAUGE, .unit = "ratio", .scope = METRIC_SCOPE_CPU, .kind = METRIC_DOUBLE,
-	.json_key = "multiplexing_ratio", .json_order = 70,
-};
-
-#define RATIO_FAMILY(p, scope_, what, order)                                                    \
+#define RATIO_FAMILY(p, scope_, events, order)                                                  \
 	static const struct metric_family p##_multiplexing_ratio = {                           \
 		.name = "uncored_core_multiplexing_ratio",                                     \
-		.help = "Perf engine: the smallest fraction of the last interval that one "    \
-			"core event of one of the " what " was on a counter (time running "    \
-			"over time enabled); below 1 the kernel multiplexed them and their "   \
-			"counts are scaled by its inverse.",                                   \
+		.help = "Perf engine: the smallest fraction of the last interval that one of " \
+			events " was on a counter (time running over time enabled); below 1 "  \
+			"the kernel multiplexed them and their counts are scaled by its "      \
+			"inverse.",                                                            \
 		.type = METRIC_GAUGE, .unit = "ratio", .scope = scope_, .kind = METRIC_DOUBLE, \
 		.json_key = "multiplexing_ratio", .json_order = (order),                       \
 	};
 
-RATIO_FAMILY(core, METRIC_SCOPE_CORE, "logical CPUs of the core", 105)
-RATIO_FAMILY(socket, METRIC_SCOPE_SOCKET, "logical CPUs of the socket",
+RATIO_FAMILY(cpu, METRIC_SCOPE_CPU, "the CPU's core events", 70)
+RATIO_FAMILY(core, METRIC_SCOPE_CORE, "the core events of the core's logical CPUs", 105)
+RATIO_FAMILY(socket, METRIC_SCOPE_SOCKET, "the core events of the socket's logical CPUs",
 	     METRIC_JSON_SOCKET_FIXED + 305)
 
 static const struct metric_family *const ratio_families[3] = {
