@@ -262,13 +262,28 @@ static void reload(struct daemon *d)
  * Returns after a stop signal, or with server_gone set when the server
  * process went away.
  */
+/*
+ * How often the main loop wakes with nothing to read, in ms: a quarter of
+ * the watchdog interval (at least 1 ms) when there is a watchdog to feed,
+ * STATUS_TICK_MS when there is only a status to send, and never (-1) when
+ * there is neither, so that a daemon nobody looks at sleeps between samples.
+ */
+#define STATUS_TICK_MS 10000
+static int main_tick_ms(uint64_t wd_usec)
+{
+	uint64_t ms = wd_usec / 4000;
+
+	if (wd_usec)
+		return ms == 0 ? 1 : ms > INT_MAX ? INT_MAX : (int)ms;
+	return service_notifying() ? STATUS_TICK_MS : -1;
+}
+
 static void main_loop(struct daemon *d)
 {
 	uint64_t wd_usec = service_watchdog_interval_usec();
-	int tick_ms = 1000;
+	int tick_ms = main_tick_ms(wd_usec);
+	bool notifying = service_notifying();
 
-	if (wd_usec && wd_usec / 2000 < (uint64_t)tick_ms)
-		tick_ms = (int)(wd_usec / 2000);
 	for (;;) {
 		struct pollfd p[4] = { { .fd = d->signal_fd, .events = POLLIN },
 				       { .fd = privsep_fd(d->server), .events = POLLIN },
@@ -303,7 +318,8 @@ static void main_loop(struct daemon *d)
 				  "monitored until uncored restarts", (int)hwopen_pid(d->opener), why);
 		if (wd_usec && privsep_alive(d->server))   /* and only while the server lives */
 			kick_watchdog(d);
-		send_status();
+		if (notifying)
+			send_status();
 	}
 }
 
