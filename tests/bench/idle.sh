@@ -10,7 +10,9 @@
 #     server, opener when there is one), their sum, and their anonymous
 #     memory, after three scrapes of each document, against node_exporter's
 #     RSS and anonymous memory after three scrapes,
-#   - the collectors' own CPU per sample (bench_sample), the target's base.
+#   - the collectors' own CPU per sample (bench_sample), the target's base,
+#   - where the model has AMD's HSMP mailbox (genoa-2s), HSMP messages per
+#     second, over a window of its own (lib.sh hsmp_per_s).
 # Not part of the test suite: it asserts nothing.
 #
 # Usage: tests/bench/idle.sh [MODEL...]   (from the source tree)
@@ -30,22 +32,13 @@ UNCORED_TEST_INTERVAL=1
 UNCORED_TEST_DAEMON_LIMIT=$((4 * IDLE_S + 120))
 export UNCORED_BIN UNCORED_SOURCE_ROOT
 . "$SRC/tests/e2e/lib.sh"
+. "$SRC/tests/bench/lib.sh"
 NODE_EXPORTER=$(command -v prometheus-node-exporter)
 
 if [ $# -eq 0 ]; then
 	set -- big sapphire-rapids-2s
 	"$UNCORED_BIN" --help 2>&1 | grep -qw genoa-2s && set -- "$@" genoa-2s
 fi
-
-# PID and its children (uncored(8), PROCESS MODEL).
-procs() {
-	echo "$1" $(pgrep -P "$1" || true)
-}
-
-cpu_ns() {
-	for p in $(procs "$1"); do cat /proc/"$p"/task/*/schedstat; done |
-		awk '{ s += $1 } END { printf "%.0f\n", s }'
-}
 
 # A field of /proc/PID/smaps_rollup, KiB.
 rollup() {
@@ -121,6 +114,10 @@ for model in "$@"; do
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, no client" "$idle_us" - "$(ratio $idle_us $base)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, 1 scrape / 15 s" "$scrape_us" - "$(ratio $scrape_us $base)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors (bench_sample)" "$base" - -
+	if curl -fsS --max-time 5 "$DAEMON_URL/metrics" | grep -q '^uncored_collector_up{collector="hsmp"} 1'; then
+		printf '%-22s %-44s %10s %10s %8s\n' "$model" "HSMP messages per second" \
+			"$(hsmp_per_s "$UNCORED_BIN" "$U_PID" 10)" - -
+	fi
 	stop_daemon "$U_PID" || echo "note: uncored on $model: exit status $?" >&2
 done
 echo "(node_exporter PSS $n_pss KiB; ratios of CPU rows are to bench_sample)"
