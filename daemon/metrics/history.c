@@ -300,10 +300,11 @@ struct history *history_new(int n_sockets, const int *socket_ids, double step_s,
 	h->step_s = step_s;
 	h->capacity = (int)ceil(span_s / step_s);
 	h->step_start_mono = NAN;
-	h->socket_ids = calloc((size_t)n_sockets + 1, sizeof(*h->socket_ids));
+	/* Sized to what they hold (at least one, so that none is an empty allocation). */
+	h->socket_ids = calloc(n_sockets ? (size_t)n_sockets : 1, sizeof(*h->socket_ids));
 	h->times = calloc((size_t)h->capacity, sizeof(*h->times));
-	h->points = calloc((size_t)h->capacity * ((size_t)n_sockets + 1), sizeof(*h->points));
-	h->steps = calloc((size_t)n_sockets + 1, sizeof(*h->steps));
+	h->points = calloc((size_t)h->capacity * (n_sockets ? (size_t)n_sockets : 1), sizeof(*h->points));
+	h->steps = calloc(n_sockets ? (size_t)n_sockets : 1, sizeof(*h->steps));
 	pthread_mutex_init(&h->lock, NULL);
 	if (!h->socket_ids || !h->times || !h->points || !h->steps) {
 		history_free(h);
