@@ -12,7 +12,8 @@
 #     RSS and anonymous memory after three scrapes,
 #   - the collectors' own CPU per sample (bench_sample), the target's base,
 #   - where the model has AMD's HSMP mailbox (genoa-2s), HSMP messages per
-#     second, over a window of its own (lib.sh hsmp_per_s).
+#     second, over a window of its own (lib.sh hsmp_per_s),
+# and, once, the history document's cost with a full ring (bench_history).
 # Not part of the test suite: it asserts nothing.
 #
 # Usage: tests/bench/idle.sh [MODEL...]   (from the source tree)
@@ -121,4 +122,8 @@ for model in "$@"; do
 	stop_daemon "$U_PID" || echo "note: uncored on $model: exit status $?" >&2
 done
 echo "(node_exporter PSS $n_pss KiB; ratios of CPU rows are to bench_sample)"
+# What the windows above cannot show: the history ring fills over an hour,
+# and its document, formatted only when a client reads it, costs this much
+# a step then (bench_history).
+[ -x "$BUILD/tests/bench/bench_history" ] && "$BUILD/tests/bench/bench_history" 20
 kill -TERM "$N_PID"
