@@ -262,13 +262,28 @@ static void reload(struct daemon *d)
  * Returns after a stop signal, or with server_gone set when the server
  * process went away.
  */
+/*
+ * How often the main loop wakes with nothing to read, in ms: a quarter of
+ * the watchdog interval (at least 1 ms) when there is a watchdog to feed,
+ * STATUS_TICK_MS when there is only a status to send, and never (-1) when
+ * there is neither, so that a daemon nobody looks at sleeps between samples.
+ */
+#define STATUS_TICK_MS 10000
+static int main_tick_ms(uint64_t wd_usec)
+{
+	uint64_t ms = wd_usec / 4000;
+
+	if (wd_usec)
+		return ms == 0 ? 1 : ms > INT_MAX ? INT_MAX : (int)ms;
+	return service_notifying() ? STATUS_TICK_MS : -1;
+}
+
 static void main_loop(struct daemon *d)
 {
 	uint64_t wd_usec = service_watchdog_interval_usec();
-	int tick_ms = 1000;
+	int tick_ms = main_tick_ms(wd_usec);
+	bool notifying = service_notifying();
 
-	if (wd_usec && wd_usec / 2000 < (uint64_t)tick_ms)
-		tick_ms = (int)(wd_usec / 2000);
 	for (;;) {
 		struct pollfd p[4] = { { .fd = d->signal_fd, .events = POLLIN },
 				       { .fd = privsep_fd(d->server), .events = POLLIN },
@@ -303,7 +318,8 @@ static void main_loop(struct daemon *d)
 				  "monitored until uncored restarts", (int)hwopen_pid(d->opener), why);
 		if (wd_usec && privsep_alive(d->server))   /* and only while the server lives */
 			kick_watchdog(d);
-		send_status();
+		if (notifying)
+			send_status();
 	}
 }
 
@@ -385,6 +401,20 @@ static int drop_privileges(struct daemon *d, char *err, size_t errlen)
 	return r < 0 ? r : 0;
 }
 
+/* Stop the server, if there is one still, and log how it ended when that was not as asked. */
+static void stop_server(struct daemon *d, int rc)
+{
+	char how[160];
+
+	if (!d->server)
+		return;
+	if (!privsep_stop(d->server, how, sizeof(how)) && rc == 0)
+		log_warning("server process: %s", how);
+	else if (rc != 0)
+		log_notice("server process %s", how);
+	d->server = NULL;
+}
+
 static int run_daemon(const struct options *o, struct conf *conf)
 {
 	struct daemon d = { .opt = o, .conf = *conf, .signal_fd = -1 };
@@ -403,20 +433,25 @@ static int run_daemon(const struct options *o, struct conf *conf)
 		return 1;
 	}
 	lock_fd = lock_instance(o, &d.conf);
-	if (lock_fd == -1 || machine_open(o, &d.conf, &d.machine) < 0) {
-		close(d.signal_fd);
-		return 1;
-	}
-	if (journal_open(o, &d.conf, &d.machine.hw, &d.journal) < 0)
-		goto out_machine;
+	if (lock_fd == -1)
+		goto out_lock;
 	listen_fd = open_listener(&d, listening, sizeof(listening));
 	if (listen_fd < 0)
-		goto out_machine;
-	/* Before any thread starts: the server gets the socket and nothing else. */
+		goto out_lock;
+	/*
+	 * Before any thread starts, and before the hardware is opened: the
+	 * server gets the socket and nothing else, and none of the machine's
+	 * memory (the tables, the simulator) is shared with it copy-on-write,
+	 * to become its own copy when this side writes the page.
+	 */
 	if (start_server(&d, listen_fd) < 0)
-		goto out_listen;
+		goto out_server;
 	close(listen_fd);
 	listen_fd = -1;
+	if (machine_open(o, &d.conf, &d.machine) < 0)
+		goto out_server;
+	if (journal_open(o, &d.conf, &d.machine.hw, &d.journal) < 0)
+		goto out_machine;
 	snapshot_set_publish_hook(privsep_publish, d.server);
 	/* A CPU that comes online later needs its devices opened: the opener keeps that right. */
 	if (!o->simulate && privdrop_will_drop(d.conf.user)) {
@@ -475,23 +510,24 @@ out_listen:
 	/* After the sampler: nothing asks it any more. */
 	hwdev_set_opener(&d.machine.hw, NULL, NULL);
 	hwopen_stop(d.opener);
-	if (listen_fd >= 0)
-		close(listen_fd);
-	if (d.server) {
-		char how[160];
-
-		if (!privsep_stop(d.server, how, sizeof(how)) && rc == 0)
-			log_warning("server process: %s", how);
-		else if (rc != 0)
-			log_notice("server process %s", how);
-	}
+	stop_server(&d, rc);
 out_machine:
 	n_left = journal_close(d.journal, d.conf.state_file);
 	machine_close(&d.machine);
+	stop_server(&d, rc);
 	close(d.signal_fd);
 	if (lock_fd >= 0)
 		close(lock_fd);
 	return log_stopped(n_left, d.journal != NULL, rc);
+out_server:
+	if (listen_fd >= 0)
+		close(listen_fd);
+	stop_server(&d, rc);
+out_lock:
+	close(d.signal_fd);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	return 1;
 }
 
 int main(int argc, char **argv)

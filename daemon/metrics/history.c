@@ -37,19 +37,28 @@ struct history_step {
 };
 
 struct history {
+	atomic_int refs;              /* the owner's, and one per live document */
 	int n_sockets;
 	int *socket_ids;
 	double step_s;
 	int capacity;
-	int n_points;                 /* valid points, at most capacity */
-	int next;                     /* ring slot the next closed point goes to */
+	uint64_t n_closed;            /* steps closed so far; point j is at slot j % capacity */
 	double *times;                /* [capacity]: wall time at the end of each step */
 	struct history_point *points; /* [capacity][n_sockets] */
 	struct history_step *steps;   /* [n_sockets] */
 	double step_start_mono;       /* NAN until the first sample */
 
-	pthread_mutex_t lock;         /* guards doc */
-	struct history_doc *doc;
+	pthread_mutex_t lock;         /* guards doc, the ring's closed points, each doc's text */
+	struct history_doc *doc;      /* the current step's */
+};
+
+/* The ring as it stood after n_closed steps, formatted on first read. */
+struct history_doc {
+	atomic_int refs;
+	struct history *h;            /* holds a reference */
+	uint64_t n_closed;
+	char *text;                   /* NULL until read; under h->lock */
+	size_t len;
 };
 
 static double max_known(double a, double b)
@@ -172,28 +181,50 @@ static struct history_point step_close(const struct history_step *st)
 	return p;
 }
 
+static void history_unref(struct history *h)
+{
+	if (!h || atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	pthread_mutex_destroy(&h->lock);
+	free(h->socket_ids);
+	free(h->times);
+	free(h->points);
+	free(h->steps);
+	free(h);
+}
+
 static void doc_release(struct history_doc *d)
 {
-	if (d && atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1)
-		free(d);
+	if (!d || atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	history_unref(d->h);
+	free(d->text);
+	free(d);
 }
 
-/* Slot of the i-th oldest point. */
-static int slot(const struct history *h, int i)
+/* Points of a document of n_closed steps still in the ring, the oldest first: [*first, n_closed). */
+static uint64_t first_point(const struct history *h, uint64_t n_closed)
 {
-	return (h->next - h->n_points + i + h->capacity) % h->capacity;
+	uint64_t cap = (uint64_t)h->capacity;
+	uint64_t first = n_closed > cap ? n_closed - cap : 0;
+
+	/* Points the ring has overwritten since (a new step reuses the oldest slot). */
+	if (h->n_closed > cap && h->n_closed - cap > first)
+		first = h->n_closed - cap;
+	return first;
 }
 
-static void append_series(struct strbuf *sb, const struct history *h, int sock, const char *name,
-			  size_t offset)
+static void append_series(struct strbuf *sb, const struct history *h, uint64_t first,
+			  uint64_t end, int sock, const char *name, size_t offset)
 {
 	strbuf_printf(sb, ", \"%s\": [", name);
-	for (int i = 0; i < h->n_points; i++) {
-		const struct history_point *p = &h->points[(size_t)slot(h, i) * (size_t)h->n_sockets + (size_t)sock];
+	for (uint64_t j = first; j < end; j++) {
+		size_t at = (size_t)(j % (uint64_t)h->capacity);
+		const struct history_point *p = &h->points[at * (size_t)h->n_sockets + (size_t)sock];
 		double v;
 
 		memcpy(&v, (const char *)p + offset, sizeof(v));
-		if (i)
+		if (j > first)
 			strbuf_append(sb, ", ");
 		strbuf_append_json_double(sb, v);
 	}
@@ -213,43 +244,40 @@ static const struct {
 	{ "ipc", offsetof(struct history_point, ipc) },
 };
 
-/* Format the ring and make it the current document; keeps the old one on ENOMEM. */
+/* Format d's points into sb; h->lock held. */
+static void format_doc(const struct history *h, const struct history_doc *d, struct strbuf *sb)
+{
+	uint64_t first = first_point(h, d->n_closed);
+
+	strbuf_append(sb, "{\"step_seconds\": ");
+	strbuf_append_json_double(sb, h->step_s);
+	strbuf_printf(sb, ", \"capacity\": %d, \"sockets\": [", h->capacity);
+	for (int s = 0; s < h->n_sockets; s++) {
+		strbuf_printf(sb, "%s{\"socket\": %d, \"time\": [", s ? ", " : "", h->socket_ids[s]);
+		for (uint64_t j = first; j < d->n_closed; j++) {
+			if (j > first)
+				strbuf_append(sb, ", ");
+			strbuf_append_json_double(sb, h->times[j % (uint64_t)h->capacity]);
+		}
+		strbuf_append(sb, "]");
+		for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++)
+			append_series(sb, h, first, d->n_closed, s, series[k].name, series[k].offset);
+		strbuf_append(sb, "}");
+	}
+	strbuf_append(sb, "]}\n");
+}
+
+/* Make a handle for the ring as it stands the current document; keeps the old one on ENOMEM. */
 static void publish(struct history *h)
 {
-	struct history_doc *d, *old;
-	struct strbuf sb;
-	size_t len;
-	char *text;
+	struct history_doc *d = calloc(1, sizeof(*d)), *old;
 
-	strbuf_init(&sb);
-	strbuf_append(&sb, "{\"step_seconds\": ");
-	strbuf_append_json_double(&sb, h->step_s);
-	strbuf_printf(&sb, ", \"capacity\": %d, \"sockets\": [", h->capacity);
-	for (int s = 0; s < h->n_sockets; s++) {
-		strbuf_printf(&sb, "%s{\"socket\": %d, \"time\": [", s ? ", " : "", h->socket_ids[s]);
-		for (int i = 0; i < h->n_points; i++) {
-			if (i)
-				strbuf_append(&sb, ", ");
-			strbuf_append_json_double(&sb, h->times[slot(h, i)]);
-		}
-		strbuf_append(&sb, "]");
-		for (size_t k = 0; k < sizeof(series) / sizeof(series[0]); k++)
-			append_series(&sb, h, s, series[k].name, series[k].offset);
-		strbuf_append(&sb, "}");
-	}
-	strbuf_append(&sb, "]}\n");
-	text = strbuf_steal(&sb, &len);
-	if (!text)
+	if (!d)
 		return;
-	d = malloc(sizeof(*d) + len + 1);
-	if (!d) {
-		free(text);
-		return;
-	}
 	atomic_init(&d->refs, 1);
-	d->len = len;
-	memcpy(d->text, text, len + 1);
-	free(text);
+	atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed);
+	d->h = h;
+	d->n_closed = h->n_closed;
 
 	pthread_mutex_lock(&h->lock);
 	old = h->doc;
@@ -267,14 +295,16 @@ struct history *history_new(int n_sockets, const int *socket_ids, double step_s,
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
+	atomic_init(&h->refs, 1);
 	h->n_sockets = n_sockets;
 	h->step_s = step_s;
 	h->capacity = (int)ceil(span_s / step_s);
 	h->step_start_mono = NAN;
-	h->socket_ids = calloc((size_t)n_sockets + 1, sizeof(*h->socket_ids));
+	/* Sized to what they hold (at least one, so that none is an empty allocation). */
+	h->socket_ids = calloc(n_sockets ? (size_t)n_sockets : 1, sizeof(*h->socket_ids));
 	h->times = calloc((size_t)h->capacity, sizeof(*h->times));
-	h->points = calloc((size_t)h->capacity * ((size_t)n_sockets + 1), sizeof(*h->points));
-	h->steps = calloc((size_t)n_sockets + 1, sizeof(*h->steps));
+	h->points = calloc((size_t)h->capacity * (n_sockets ? (size_t)n_sockets : 1), sizeof(*h->points));
+	h->steps = calloc(n_sockets ? (size_t)n_sockets : 1, sizeof(*h->steps));
 	pthread_mutex_init(&h->lock, NULL);
 	if (!h->socket_ids || !h->times || !h->points || !h->steps) {
 		history_free(h);
@@ -294,21 +324,22 @@ struct history *history_new(int n_sockets, const int *socket_ids, double step_s,
 
 void history_free(struct history *h)
 {
+	struct history_doc *d;
+
 	if (!h)
 		return;
-	doc_release(h->doc);
-	pthread_mutex_destroy(&h->lock);
-	free(h->socket_ids);
-	free(h->times);
-	free(h->points);
-	free(h->steps);
-	free(h);
+	pthread_mutex_lock(&h->lock);
+	d = h->doc;
+	h->doc = NULL;
+	pthread_mutex_unlock(&h->lock);
+	doc_release(d);
+	history_unref(h);
 }
 
 bool history_add(struct history *h, double mono_s, double wall_s,
 		 const struct history_reading *readings)
 {
-	int at;
+	size_t at;
 
 	if (isnan(h->step_start_mono))
 		h->step_start_mono = mono_s;
@@ -317,15 +348,15 @@ bool history_add(struct history *h, double mono_s, double wall_s,
 	if (mono_s - h->step_start_mono < h->step_s)
 		return false;
 
-	at = h->next;
+	at = (size_t)(h->n_closed % (uint64_t)h->capacity);
+	pthread_mutex_lock(&h->lock);
 	h->times[at] = wall_s;
 	for (int s = 0; s < h->n_sockets; s++) {
-		h->points[(size_t)at * (size_t)h->n_sockets + (size_t)s] = step_close(&h->steps[s]);
+		h->points[at * (size_t)h->n_sockets + (size_t)s] = step_close(&h->steps[s]);
 		step_rebase(&h->steps[s]);
 	}
-	h->next = (at + 1) % h->capacity;
-	if (h->n_points < h->capacity)
-		h->n_points++;
+	h->n_closed++;
+	pthread_mutex_unlock(&h->lock);
 	h->step_start_mono = mono_s;
 	publish(h);
 	return true;
@@ -333,7 +364,7 @@ bool history_add(struct history *h, double mono_s, double wall_s,
 
 int history_points(const struct history *h)
 {
-	return h->n_points;
+	return h->n_closed < (uint64_t)h->capacity ? (int)h->n_closed : h->capacity;
 }
 
 struct history_doc *history_acquire(struct history *h)
@@ -351,4 +382,27 @@ struct history_doc *history_acquire(struct history *h)
 void history_release(struct history_doc *d)
 {
 	doc_release(d);
+}
+
+int history_doc_text(struct history_doc *d, const char **ret_text, size_t *ret_len)
+{
+	struct history *h = d->h;
+	int r = 0;
+
+	pthread_mutex_lock(&h->lock);
+	if (!d->text) {
+		struct strbuf sb;
+
+		strbuf_init(&sb);
+		format_doc(h, d, &sb);
+		d->text = strbuf_steal(&sb, &d->len);
+	}
+	if (d->text) {
+		*ret_text = d->text;
+		*ret_len = d->len;
+	} else {
+		r = -ENOMEM;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return r;
 }

@@ -4,10 +4,14 @@
  *
  * The sampler hands every sample's per-socket readings to history_add();
  * the module folds them into the open step and, when the step is over,
- * closes it into a fixed-size ring allocated once at history_new() and
- * formats the whole ring as one JSON document.  Readers (HTTP threads) take
- * that document with history_acquire() and never wait for the sampler
- * beyond a pointer swap, as with snapshots.
+ * closes it into a fixed-size ring allocated once at history_new().  The
+ * ring holds numbers, not text: each sample takes a reference to the
+ * current step's document (history_acquire()), a small handle that names
+ * the ring as it stood when the step closed, and the JSON is formatted from
+ * the ring only when someone reads that handle (history_doc_text()), once
+ * per step, for every sample of the step.  With no reader, nothing is
+ * formatted.  Reading waits for the sampler at most while it writes one
+ * closed point (once per step).
  *
  * A point holds, over its step: the hottest core and the package
  * temperature (highest seen), the margin to TjMax (smallest seen), the
@@ -25,7 +29,6 @@
 #ifndef UNCORED_HISTORY_H
 #define UNCORED_HISTORY_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,12 +66,11 @@ struct history_reading {
 	uint64_t cycles;
 };
 
-/* A formatted history, immutable and reference counted. */
-struct history_doc {
-	atomic_int refs;               /* history.c's; use acquire/release */
-	size_t len;
-	char text[];                   /* NUL-terminated JSON */
-};
+/*
+ * The history of one step (the ring as it stood when that step closed),
+ * reference counted; formatted on first read.
+ */
+struct history_doc;
 
 struct history;
 
@@ -80,13 +82,14 @@ struct history;
  */
 struct history *history_new(int n_sockets, const int *socket_ids, double step_s, double span_s);
 
-/* Free h; documents still held by readers stay valid until released. */
+/* Free h; documents still held by readers stay valid (and readable) until released. */
 void history_free(struct history *h);
 
 /*
  * Fold one sample taken at monotonic time mono_s and wall time wall_s:
  * readings[i] belongs to socket_ids[i].  When the open step is over it is
- * closed into the ring and the document is formatted anew.  Counter totals
+ * closed into the ring and a new document handle becomes current (nothing
+ * is formatted here).  Counter totals
  * must not go backwards; a total that does restarts the step's base.
  * Returns true when a point was closed.  Sampler thread only.
  */
@@ -97,10 +100,21 @@ bool history_add(struct history *h, double mono_s, double wall_s,
 int history_points(const struct history *h);
 
 /*
- * The latest document with a new reference, or NULL when none is made yet
- * (before the first step has closed) or on ENOMEM.  Any thread.
+ * The current step's document with a new reference (before the first step
+ * has closed: the empty history).  Any thread.
  */
 struct history_doc *history_acquire(struct history *h);
+
+/*
+ * The JSON text of d (NUL-terminated, len bytes) in *ret_text and
+ * *ret_len, valid while the reference to d is held: formatted from the
+ * ring on the first call for d's step, the same bytes afterwards.  The
+ * same points give the same bytes.  Where the ring has since overwritten
+ * some of d's oldest points (a handle read more than an hour after its
+ * step), the text has the points still there.  Returns 0 or -ENOMEM.  Any
+ * thread.
+ */
+int history_doc_text(struct history_doc *d, const char **ret_text, size_t *ret_len);
 
 /* Drop a reference from history_acquire; NULL is allowed. */
 void history_release(struct history_doc *d);

@@ -102,20 +102,18 @@ bool snapshot_json_group_has_value(const struct snapshot *s,
 }
 
 /*
- * Room for one more value, its index kept at most half full.  The first
- * room is sized for the dozen or so values per CPU the collectors add, so
- * that a sample of a large machine does not regrow and rehash its index.
+ * Room for cap values in all, its index (a power of two, masked with) at
+ * least twice that, so at most half full.
  */
-static int grow(struct snapshot *s)
+static int resize(struct snapshot *s, int cap)
 {
-	int cap = s->cap_values ? 2 * s->cap_values : 16;
+	int index_cap = 16;
 	struct metric_sample *grown;
 	int *index;
 
-	/* A power of two (the index masks with it), 16 per CPU at first. */
-	while (!s->cap_values && cap < 16 * s->n_cpus)
-		cap *= 2;
-	index = calloc((size_t)cap * 2, sizeof(*index));
+	while (index_cap < 2 * cap)
+		index_cap *= 2;
+	index = calloc((size_t)index_cap, sizeof(*index));
 	if (!index)
 		return -ENOMEM;
 	grown = realloc(s->values, (size_t)cap * sizeof(*grown));
@@ -127,11 +125,37 @@ static int grow(struct snapshot *s)
 	s->cap_values = cap;
 	free(s->value_index);
 	s->value_index = index;
-	s->cap_value_index = cap * 2;
+	s->cap_value_index = index_cap;
 	for (int i = 0; i < s->n_values; i++) {
 		const struct metric_sample *v = &s->values[i];
 
 		index[slot_of(s, v->family, v->where, v->label_value)] = i + 1;
+	}
+	return 0;
+}
+
+/*
+ * Room for one more value.  The first room is sized for the dozen or so
+ * values per CPU the collectors add (16 per CPU), so that a sample of a
+ * large machine does not regrow and rehash its index, unless
+ * snapshot_reserve_values() sized it already.
+ */
+static int grow(struct snapshot *s)
+{
+	int cap = s->cap_values ? 2 * s->cap_values : 16;
+
+	while (!s->cap_values && cap < 16 * s->n_cpus)
+		cap *= 2;
+	return resize(s, cap);
+}
+
+int snapshot_reserve_values(struct snapshot *s, int n)
+{
+	if (s->cap_values || n <= 0)
+		return 0;
+	if (resize(s, n) < 0) {
+		s->is_short_of_memory = true;
+		return -ENOMEM;
 	}
 	return 0;
 }

@@ -209,6 +209,14 @@ struct metric_sample {
 };
 
 /*
+ * Size s, before its first value, for n values (the previous sample's
+ * count and some room), so that filling it neither regrows nor rehashes
+ * and it holds no room it will not use.  0, or -ENOMEM (then
+ * s->is_short_of_memory is set); a no-op once s has values or room.
+ */
+int snapshot_reserve_values(struct snapshot *s, int n);
+
+/*
  * Add one value of family f at where (by f->scope), with label_value when
  * f has a label (copied once per distinct text), as u (METRIC_UINT and
  * METRIC_BOOL; a METRIC_INT's int64_t converted) or d (METRIC_DOUBLE).  A

@@ -30,9 +30,15 @@ static int format(struct snapshot *s, enum render_doc doc, struct snapshot_bytes
 	int r;
 
 	if (doc == RENDER_HISTORY) {
+		const char *text;
+		size_t len;
+
 		if (!s->history)
 			return -ENOENT;
-		*ret = bytes_new(s->history->text, s->history->len);
+		r = history_doc_text(s->history, &text, &len);
+		if (r < 0)
+			return r;
+		*ret = bytes_new(text, len);
 		return *ret ? 0 : -ENOMEM;
 	}
 	strbuf_init(&sb);

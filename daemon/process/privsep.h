@@ -6,7 +6,8 @@
  * holds the msr and perf fds, the state file and the instance lock,
  * samples, and formats a document (render.h), in the encoding asked, when
  * the server asks for it.  The server, forked from it after the listening
- * socket is bound and the hardware opened but before any thread starts,
+ * socket is bound but before the hardware is opened (it shares none of the
+ * machine's memory) and before any thread starts,
  * keeps only the listening socket and its end of the transport, leaves
  * the daemon's session and terminal (setsid(); standard input from
  * /dev/null, standard output and error into a pipe the hardware side

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -40,6 +41,13 @@ int service_status(const char *fmt, ...)
 int service_watchdog_ping(void)
 {
 	return sd_notify(0, "WATCHDOG=1");
+}
+
+bool service_notifying(void)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+
+	return path && path[0];
 }
 
 int service_stopping(void)

@@ -7,6 +7,7 @@
 #ifndef UNCORED_SERVICE_H
 #define UNCORED_SERVICE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,9 @@ int service_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Send WATCHDOG=1.  Call only when the sampler made progress (SPEC §8). */
 int service_watchdog_ping(void);
+
+/* Whether notifications go anywhere (NOTIFY_SOCKET is set). */
+bool service_notifying(void);
 
 /* Send STOPPING=1 at the start of shutdown. */
 int service_stopping(void);

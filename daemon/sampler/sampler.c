@@ -288,6 +288,9 @@ struct snapshot *sampler_sample(struct sampler *s)
 
 	if (!snap)
 		return NULL;
+	/* As many values as the sample before, and a little room: no regrowth, no unused room. */
+	if (s->previous)
+		snapshot_reserve_values(snap, s->previous->n_values + s->previous->n_values / 16 + 16);
 	snap->time = realtime_s();
 	snap->interval_s = s->conf.interval_s;
 	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);

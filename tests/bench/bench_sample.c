@@ -11,10 +11,22 @@
  * group read is one, the kernel reading all its members on that CPU at
  * once), and CPU time per sample.  The uncore, core and pcu collectors
  * are run on both engines (imc has perf only); "default" marks what the
- * shipped configuration uses.
+ * shipped configuration uses.  On an AMD model (genoa-2s) the k10temp and
+ * hsmp collectors run; hsmp's own 0.1 s tick runs on real time in a thread
+ * of its own, which this loop, much shorter than a tick per sample, hardly
+ * lets run: its row is the per-sample part, the daemon's figure has both.
  * Prints a table; it asserts nothing, so it never fails on a slow machine.
  *
- * Usage: bench_sample [SAMPLES] [MODEL[:SCENARIO]]
+ * With PACED, it then takes PACED samples as the daemon's sampler does:
+ * every registered collector at once, in the shipped configuration, one
+ * sample per interval (1 s) of real time on the simulator's real clock, and
+ * prints the process's CPU time per sample (hsmp's tick thread included).
+ * A loop of samples back to back finds every cache warm; once a second it
+ * does not, and the simulator's model of the kernel catches up with the
+ * second gone by: this is what the collectors cost inside the daemon
+ * without the daemon around them.
+ *
+ * Usage: bench_sample [SAMPLES] [MODEL[:SCENARIO]] [PACED]
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,7 +39,9 @@
 
 /* Registered in collectors.c; named here to test them one by one. */
 extern const struct collector_ops core_collector_ops;
+extern const struct collector_ops hsmp_collector_ops;
 extern const struct collector_ops imc_collector_ops;
+extern const struct collector_ops k10temp_collector_ops;
 extern const struct collector_ops pcu_collector_ops;
 extern const struct collector_ops thermal_collector_ops;
 extern const struct collector_ops uncore_collector_ops;
@@ -120,6 +134,69 @@ static int row_conf(const struct bench_row *row, struct conf *conf)
 	return conf_load_string("bench.conf", text, conf, &errs);
 }
 
+/* The machine of spec on the clock given, in hw, info and topo.  0, or -1 after a message. */
+static int open_machine(const char *spec, enum sim_clock clock, struct hw *hw,
+			struct cpu_info *info, struct cpu_topology *topo, struct sim **ret_sim)
+{
+	char err[512];
+	struct sim *sim = sim_open(spec, UNCORED_SCENARIO_DIR, clock, err, sizeof(err));
+
+	if (!sim) {
+		fprintf(stderr, "bench_sample: %s\n", err);
+		return -1;
+	}
+	sim_bind(sim, hw);
+	if (sim_attach_perf(sim, hw, err, sizeof(err)) < 0 ||
+	    cpu_detect(hw, info, err, sizeof(err)) < 0 ||
+	    cpu_topology_load(hw, topo, err, sizeof(err)) < 0) {
+		fprintf(stderr, "bench_sample: %s\n", err);
+		return -1;
+	}
+	*ret_sim = sim;
+	return 0;
+}
+
+/* PACED samples of every collector at once, one per interval of real time (see the top). */
+static int paced(const char *spec, int n)
+{
+	static struct collector cs[SNAPSHOT_MAX_COLLECTORS];
+	size_t n_c = collector_registry_n < SNAPSHOT_MAX_COLLECTORS ? collector_registry_n
+								    : SNAPSHOT_MAX_COLLECTORS;
+	struct hw hw;
+	struct cpu_info info;
+	struct cpu_topology topo;
+	struct conf conf;
+	struct sim *sim;
+	struct timespec nap;
+	double t0;
+
+	if (open_machine(spec, SIM_CLOCK_REAL, &hw, &info, &topo, &sim) < 0)
+		return 1;
+	conf_defaults(&conf);
+	for (size_t i = 0; i < n_c; i++)
+		collector_start(&cs[i], collector_registry[i], &hw, &info, &topo, &conf);
+	nap.tv_sec = (time_t)conf.interval_s;
+	nap.tv_nsec = (long)((conf.interval_s - (double)nap.tv_sec) * 1e9);
+	t0 = cpu_time_s();
+	for (int k = 0; k < n; k++) {
+		struct snapshot *s;
+
+		nanosleep(&nap, NULL);
+		s = snapshot_new(&topo, &info);
+		for (size_t i = 0; i < n_c && s; i++)
+			collector_sample(&cs[i], s);
+		snapshot_release(s);
+	}
+	t0 = cpu_time_s() - t0;
+	printf("\npaced: every collector at once, one sample per %.3g s of real time, %d samples: "
+	       "%.1f us CPU per sample\n", conf.interval_s, n, t0 / n * 1e6);
+	for (size_t i = n_c; i-- > 0;)
+		collector_stop(&cs[i]);
+	cpu_topology_free(&topo);
+	hw_close(&hw);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int samples = argc > 1 ? atoi(argv[1]) : 200;
@@ -133,25 +210,22 @@ int main(int argc, char **argv)
 		{ &pcu_collector_ops, "msr", false },
 		{ &pcu_collector_ops, "perf", true },
 		{ &imc_collector_ops, "-", true },
+		{ &k10temp_collector_ops, "-", true },
+		{ &hsmp_collector_ops, "-", true },
 	};
-	char err[512];
-	struct sim *sim = sim_open(spec, UNCORED_SCENARIO_DIR, SIM_CLOCK_STEPPED, err, sizeof(err));
+	int n_paced = argc > 3 ? atoi(argv[3]) : 0;
+	struct sim *sim;
 	struct hw hw;
 	struct cpu_info info;
 	struct cpu_topology topo;
 	struct conf conf;
 
-	if (!sim || samples <= 0) {
-		fprintf(stderr, "bench_sample: %s\n", sim ? "SAMPLES must be positive" : err);
+	if (samples <= 0 || n_paced < 0) {
+		fprintf(stderr, "bench_sample: SAMPLES must be positive, PACED not negative\n");
 		return 1;
 	}
-	sim_bind(sim, &hw);
-	if (sim_attach_perf(sim, &hw, err, sizeof(err)) < 0 ||
-	    cpu_detect(&hw, &info, err, sizeof(err)) < 0 ||
-	    cpu_topology_load(&hw, &topo, err, sizeof(err)) < 0) {
-		fprintf(stderr, "bench_sample: %s\n", err);
+	if (open_machine(spec, SIM_CLOCK_STEPPED, &hw, &info, &topo, &sim) < 0)
 		return 1;
-	}
 	conf_defaults(&conf);
 	printf("machine: %s (%s), %d sockets, %d cpus; %d samples\n\n", spec, info.microarch,
 	       topo.n_sockets, topo.n_cpus, samples);
@@ -194,8 +268,9 @@ int main(int argc, char **argv)
 			minimum = strcmp(rows[i].engine, "perf") == 0 ? 0 : uncore_minimum(s);
 		else if (ops == &pcu_collector_ops)
 			minimum = strcmp(rows[i].engine, "perf") == 0 ? 0 : pcu_minimum(s);
-		else if (ops == &imc_collector_ops)
-			minimum = 0;   /* perf only */
+		else if (ops == &imc_collector_ops || ops == &k10temp_collector_ops ||
+			 ops == &hsmp_collector_ops)
+			minimum = 0;   /* perf, hwmon files and HSMP messages: no MSR */
 		else
 			minimum = thermal_minimum(s);
 		reads = (double)(hw.n_reads - reads0) / samples;
@@ -210,5 +285,5 @@ int main(int argc, char **argv)
 	}
 	cpu_topology_free(&topo);
 	hw_close(&hw);
-	return 0;
+	return n_paced ? paced(spec, n_paced) : 0;
 }

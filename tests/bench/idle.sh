@@ -10,18 +10,26 @@
 #     server, opener when there is one), their sum, and their anonymous
 #     memory, after three scrapes of each document, against node_exporter's
 #     RSS and anonymous memory after three scrapes,
-#   - the collectors' own CPU per sample (bench_sample), the target's base.
+#   - the collectors' own CPU per sample (bench_sample), the target's base,
+#     and the same collectors all at once, paced one sample a second as the
+#     daemon runs them (bench_sample PACED), with the daemon's ratio to it,
+#   - where the model has AMD's HSMP mailbox (genoa-2s), HSMP messages per
+#     second, over a window of its own (lib.sh hsmp_per_s),
+# and, once, the history document's cost with a full ring (bench_history).
 # Not part of the test suite: it asserts nothing.
 #
 # Usage: tests/bench/idle.sh [MODEL...]   (from the source tree)
 # Environment: BUILD_DIR (default build), BENCH_IDLE_S (default 30: each
-#              window's length).  About 1.5 * BENCH_IDLE_S s per model.
+#              window's length), BENCH_PACED_N (default 20: bench_sample's
+#              paced samples, one a second).  About 1.5 * BENCH_IDLE_S +
+#              BENCH_PACED_N s per model.
 set -eu
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD_DIR:-build}
 case "$BUILD" in /*) ;; *) BUILD="$SRC/$BUILD" ;; esac
 IDLE_S=${BENCH_IDLE_S:-30}
+PACED_N=${BENCH_PACED_N:-20}
 
 command -v prometheus-node-exporter >/dev/null || apt-get install -y prometheus-node-exporter >/dev/null
 UNCORED_BIN="$BUILD/daemon/uncored"
@@ -30,22 +38,13 @@ UNCORED_TEST_INTERVAL=1
 UNCORED_TEST_DAEMON_LIMIT=$((4 * IDLE_S + 120))
 export UNCORED_BIN UNCORED_SOURCE_ROOT
 . "$SRC/tests/e2e/lib.sh"
+. "$SRC/tests/bench/lib.sh"
 NODE_EXPORTER=$(command -v prometheus-node-exporter)
 
 if [ $# -eq 0 ]; then
 	set -- big sapphire-rapids-2s
 	"$UNCORED_BIN" --help 2>&1 | grep -qw genoa-2s && set -- "$@" genoa-2s
 fi
-
-# PID and its children (uncored(8), PROCESS MODEL).
-procs() {
-	echo "$1" $(pgrep -P "$1" || true)
-}
-
-cpu_ns() {
-	for p in $(procs "$1"); do cat /proc/"$p"/task/*/schedstat; done |
-		awk '{ s += $1 } END { printf "%.0f\n", s }'
-}
 
 # A field of /proc/PID/smaps_rollup, KiB.
 rollup() {
@@ -116,12 +115,23 @@ for model in "$@"; do
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "PSS KiB, total vs node_exporter RSS" "$total" "$n_rss" "$(ratio $total $n_rss)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "anonymous KiB (Pss_Anon)" "$anon" "$n_anon" "$(ratio $anon $n_anon)"
 
-	"$BUILD/tests/bench/bench_sample" 100 "$model:idle" >"$TEST_TMP/sample.out"
+	"$BUILD/tests/bench/bench_sample" 100 "$model:idle" "$PACED_N" >"$TEST_TMP/sample.out"
 	base=$(awk 'f && NF == 8 && $8 == "yes" { c += $7 } /^collector/ { f = 1 } END { print c }' "$TEST_TMP/sample.out")
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, no client" "$idle_us" - "$(ratio $idle_us $base)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, 1 scrape / 15 s" "$scrape_us" - "$(ratio $scrape_us $base)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors (bench_sample)" "$base" - -
+	paced=$(awk '/^paced:/ { print $(NF - 4) }' "$TEST_TMP/sample.out")
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors paced 1 s" "$paced" - -
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "  no client, against collectors paced" "$idle_us" - "$(ratio $idle_us $paced)"
+	if curl -fsS --max-time 5 "$DAEMON_URL/metrics" | grep -q '^uncored_collector_up{collector="hsmp"} 1'; then
+		printf '%-22s %-44s %10s %10s %8s\n' "$model" "HSMP messages per second" \
+			"$(hsmp_per_s "$UNCORED_BIN" "$U_PID" 10)" - -
+	fi
 	stop_daemon "$U_PID" || echo "note: uncored on $model: exit status $?" >&2
 done
 echo "(node_exporter PSS $n_pss KiB; ratios of CPU rows are to bench_sample)"
+# What the windows above cannot show: the history ring fills over an hour,
+# and its document, formatted only when a client reads it, costs this much
+# a step then (bench_history).
+[ -x "$BUILD/tests/bench/bench_history" ] && "$BUILD/tests/bench/bench_history" 20
 kill -TERM "$N_PID"

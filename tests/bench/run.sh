@@ -12,7 +12,7 @@
 #              BENCH_RSS_S (default 60).
 #
 # It installs wrk and prometheus-node-exporter with apt-get if missing,
-# builds uncored if BUILD_DIR has no binary, and takes about 2 minutes.
+# builds uncored if BUILD_DIR has no binary, and takes about 4 minutes.
 set -eu
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,6 +36,7 @@ UNCORED_TEST_INTERVAL=1
 UNCORED_TEST_DAEMON_LIMIT=$((RSS_S + 4 * WRK_S + 120))
 export UNCORED_BIN UNCORED_SOURCE_ROOT
 . "$SRC/tests/e2e/lib.sh"
+. "$SRC/tests/bench/lib.sh"
 # A free TCP port on 127.0.0.1 (the benchmark runs alone, nothing else binds meanwhile).
 free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -102,19 +103,6 @@ startup_ms() {
 	timeout 90 python3 -c "$STARTUP_PY" "$@"
 }
 
-# PID and its children: uncored's HTTP server is a child process (uncored(8),
-# PROCESS MODEL), and both count.
-procs() {
-	echo "$1" $(pgrep -P "$1" || true)
-}
-
-# CPU time of every thread of PID and its children so far, in nanoseconds
-# (schedstat is exact, /proc/PID/stat counts whole clock ticks).
-cpu_ns() {
-	for p in $(procs "$1"); do cat /proc/"$p"/task/*/schedstat; done |
-		awk '{ s += $1 } END { printf "%.0f\n", s }'
-}
-
 # A line of /proc/PID/status summed over PID and its children.
 rss_kb() {
 	for p in $(procs "$1"); do cat /proc/"$p"/status; done |
@@ -123,6 +111,30 @@ rss_kb() {
 
 samples_total() {
 	metric_value "$(curl -fsS --max-time 5 "$1/metrics")" uncored_samples_total
+}
+
+# CPU time of uncored PID (all its processes) per sample over SECS s with no
+# client, in microseconds; URL is where it serves (the sample count is read
+# before and after the window).
+idle_sample_us() {
+	s0=$(samples_total "$2")
+	c0=$(cpu_ns "$1")
+	sleep "$3"
+	c1=$(cpu_ns "$1")
+	s1=$(samples_total "$2")
+	awk -v a="$c0" -v b="$c1" -v n=$((s1 - s0)) 'BEGIN { printf "%.1f\n", (b - a) / 1e3 / n }'
+}
+
+# The collectors' own CPU per sample, the shipped default (bench_sample):
+# the sum of the rows marked default in OUT.
+bench_default_cpu() {
+	awk 'f && NF == 8 && $8 == "yes" { c += $7 } /^collector/ { f = 1 } END { print c }' "$1"
+}
+
+# The same collectors all at once, paced one sample a second as the daemon
+# runs them (bench_sample's PACED line in OUT).
+bench_paced_cpu() {
+	awk '/^paced:/ { print $(NF - 4) }' "$1"
 }
 
 # Convert a wrk latency ("60.00us", "5.24ms", "1.02s") to microseconds.
@@ -263,10 +275,32 @@ echo "wrk -t2 -c16 -d${WRK_S}s against uncored on sapphire-rapids-2s ..." >&2
 start_daemon "$u_port" "$TEST_TMP/spr.log" --config "$TEST_TMP/u.conf" \
 	--simulate sapphire-rapids-2s:idle
 SPR_PID=$DAEMON_PID
+wait_until 20 has_samples "$U_URL" 2
+spr_idle=$(idle_sample_us "$SPR_PID" "$U_URL" 20)
 run_wrk "$U_URL" 2 16 "$SPR_PID"
 spr_rps=$W_RPS spr_p99=$W_P99 spr_cpu=$W_CPU_US
 spr_bytes=$(curl -fsS --max-time 5 "$U_URL/metrics" | wc -c)
 stop_daemon "$SPR_PID" || fail "uncored on sapphire-rapids-2s: exit status"
+
+# An AMD model, genoa-2s (2 x 24 cores, no SMT; hardware-amd.md): the
+# k10temp and hsmp collectors, the hsmp one reading PROCHOT and the
+# frequency limits on its own 0.1 s tick; HSMP messages per second over a
+# window of their own (lib.sh hsmp_per_s).
+G_PID=
+if "$UNCORED_BIN" --help 2>&1 | grep -qw genoa-2s; then
+	echo "genoa-2s: CPU per sample, HSMP messages, wrk -t2 -c16 -d${WRK_S}s ..." >&2
+	start_daemon "$u_port" "$TEST_TMP/genoa.log" --config "$TEST_TMP/u.conf" --simulate genoa-2s:idle
+	G_PID=$DAEMON_PID
+	wait_until 20 has_samples "$U_URL" 2
+	g_idle=$(idle_sample_us "$G_PID" "$U_URL" 20)
+	g_hsmp=$(hsmp_per_s "$UNCORED_BIN" "$G_PID" 10)
+	run_wrk "$U_URL" 2 16 "$G_PID"
+	g_rps=$W_RPS g_p99=$W_P99 g_cpu=$W_CPU_US
+	g_bytes=$(curl -fsS --max-time 5 "$U_URL/metrics" | wc -c)
+	stop_daemon "$G_PID" || fail "uncored on genoa-2s: exit status"
+	"$BUILD/tests/bench/bench_sample" 200 genoa-2s:idle 20 >"$TEST_TMP/sample-genoa.out"
+	g_sample_cpu=$(bench_default_cpu "$TEST_TMP/sample-genoa.out")
+fi
 
 row "RSS after ${RSS_S} s (VmRSS)" "KiB" "$u_rss" "$n_rss" le 0.2
 row "  of which anonymous" "KiB" "$u_anon" "$n_anon" - -
@@ -276,20 +310,21 @@ row "  RSS, libraries alone" "KiB" "$f_rss" "$n_rss" - -
 row "  of which anonymous" "KiB" "$f_anon" "$n_anon" - -
 row "  uncored above libraries" "KiB" $((u_rss - f_rss)) "$n_rss" - -
 row "  on device files, above" "KiB" $((d_rss - f_rss)) "$n_rss" - -
-row "CPU per sample (daemon)" "us" "$u_sample" "-" - -
 row "start-up to ready" "ms" "$u_start" "$n_start" - -
 row "/metrics body" "bytes" "$u_bytes" "$n_bytes" - -
 row "/metrics body, gzip" "bytes" "$u_gz" "$n_gz" - -
 row "  uncored gzip / identity" "bytes" "$u_gz" "$u_bytes" le 0.1
 
 echo "MSR reads, system calls and cross-CPU reads per sample (bench_sample) ..." >&2
-"$BUILD/tests/bench/bench_sample" 200 big:idle >"$TEST_TMP/sample.out"
+"$BUILD/tests/bench/bench_sample" 200 big:idle 20 >"$TEST_TMP/sample.out"
 # Rows: collector engine msr-reads minimum syscalls cross-cpu cpu-us default.
 # The shipped configuration is the sum of the rows marked default.
 awk 'f && NF == 8 && $8 == "yes" { r += $3; m += $4; sc += $5; x += $6; c += $7 }
 	/^collector/ { f = 1 }
 	END { printf "%s %s %s %s %s\n", r, m, sc, x, c }' "$TEST_TMP/sample.out" >"$TEST_TMP/sample.sum"
 read -r msr_reads msr_min sample_calls sample_cross sample_cpu <"$TEST_TMP/sample.sum"
+row "CPU per sample (daemon)" "us" "$u_sample" "$sample_cpu" le 1.5
+row "  against collectors paced 1 s" "us" "$u_sample" "$(bench_paced_cpu "$TEST_TMP/sample.out")" - -
 row "CPU per sample (bench_sample)" "us" "$sample_cpu" "-" - -
 row "MSR reads per sample" "reads" "$msr_reads" "$msr_min" eq 1
 row "system calls per sample" "calls" "$sample_calls" "-" - -
@@ -307,7 +342,7 @@ done
 # The same figures on sapphire-rapids-2s (2 x 32 x 2), where the pcu and imc
 # collectors run and the Nehalem/Westmere uncore does not apply.
 echo "the same per sample on sapphire-rapids-2s (bench_sample) ..." >&2
-"$BUILD/tests/bench/bench_sample" 200 sapphire-rapids-2s:idle >"$TEST_TMP/sample-spr.out"
+"$BUILD/tests/bench/bench_sample" 200 sapphire-rapids-2s:idle 20 >"$TEST_TMP/sample-spr.out"
 awk 'f && NF == 8 && $8 == "yes" { r += $3; m += $4; sc += $5; x += $6; c += $7 }
 	/^collector/ { f = 1 }
 	END { printf "%s %s %s %s %s\n", r, m, sc, x, c }' "$TEST_TMP/sample-spr.out" >"$TEST_TMP/spr.sum"
@@ -317,6 +352,8 @@ row "  requests/s, 16 conn" "req/s" "$spr_rps" "$n_rps16" ge 20
 row "  latency p99, 16 conn" "us" "$spr_p99" "-" - -
 row "  CPU per scrape" "us" "$spr_cpu" "-" - -
 row "  /metrics body" "bytes" "$spr_bytes" "-" - -
+row "  CPU per sample (daemon)" "us" "$spr_idle" "$spr_sample_cpu" le 1.5
+row "    against collectors paced 1 s" "us" "$spr_idle" "$(bench_paced_cpu "$TEST_TMP/sample-spr.out")" - -
 row "  CPU per sample (bench)" "us" "$spr_sample_cpu" "-" - -
 row "  MSR reads per sample" "reads" "$spr_reads" "$spr_min" - -
 row "  system calls per sample" "calls" "$spr_calls" "-" - -
@@ -328,6 +365,17 @@ for c in pcu imc; do
 	row "  $c: system calls" "calls" "$c_calls" "-" - -
 	row "  $c: CPU per sample" "us" "$c_cpu" "-" - -
 done
+if [ -n "$G_PID" ]; then
+	row "genoa-2s:" "" "" "" - -
+	row "  requests/s, 16 conn" "req/s" "$g_rps" "$n_rps16" ge 20
+	row "  latency p99, 16 conn" "us" "$g_p99" "-" - -
+	row "  CPU per scrape" "us" "$g_cpu" "-" - -
+	row "  /metrics body" "bytes" "$g_bytes" "-" - -
+	row "  CPU per sample (daemon)" "us" "$g_idle" "$g_sample_cpu" le 1.5
+	row "    against collectors paced 1 s" "us" "$g_idle" "$(bench_paced_cpu "$TEST_TMP/sample-genoa.out")" - -
+	row "  CPU per sample (bench)" "us" "$g_sample_cpu" "-" - -
+	row "  HSMP messages per second" "msg/s" "$g_hsmp" "-" - -
+fi
 
 # ---------------------------------------------------------------- table
 
@@ -335,7 +383,9 @@ echo
 echo "host: $HOST; both servers on 127.0.0.1"
 echo "load average before: $LOAD0, after: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the host skews the tails)"
 echo "uncored $("$UNCORED_BIN" --version | awk '{ print $NF; exit }'): --simulate big:idle (2 sockets x 56 cores x 2 threads), interval 1 s;"
-echo "  the sapphire-rapids-2s rows: --simulate sapphire-rapids-2s:idle (2 sockets x 32 cores x 2 threads)"
+echo "  the sapphire-rapids-2s rows: --simulate sapphire-rapids-2s:idle (2 sockets x 32 cores x 2 threads),"
+echo "  the genoa-2s rows: --simulate genoa-2s:idle (2 sockets x 24 cores);"
+echo "  a 'CPU per sample (daemon)' row's ratio is to bench_sample's figure, with no client"
 echo "node_exporter $NE_VERSION: default collectors; wrk ${WRK_S} s per run"
 echo
 awk -F'|' '

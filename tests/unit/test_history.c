@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -28,13 +29,27 @@ static struct history_reading hot_reading(uint64_t k)
 	return r;
 }
 
+/* d's text, formatted on this first read. */
+static const char *doc_text(struct history_doc *d)
+{
+	const char *text;
+	size_t len;
+
+	assert_int_equal(history_doc_text(d, &text, &len), 0);
+	assert_int_equal(len, strlen(text));
+	return text;
+}
+
 static void assert_doc(struct history *h, const char *want)
 {
 	struct history_doc *d = history_acquire(h);
+	const char *text;
+	size_t len;
 
 	assert_non_null(d);
-	assert_string_equal(d->text, want);
-	assert_int_equal(d->len, strlen(want));
+	assert_int_equal(history_doc_text(d, &text, &len), 0);
+	assert_string_equal(text, want);
+	assert_int_equal(len, strlen(want));
 	history_release(d);
 }
 
@@ -107,9 +122,9 @@ static void family_shares_replace_cycles_and_bits(void **state)
 	{
 		struct history_doc *d = history_acquire(h);
 
-		assert_non_null(strstr(d->text, "\"dram_throttled_fraction\": [0.5]"));
-		assert_non_null(strstr(d->text, "\"prochot_fraction\": [0]"));
-		assert_non_null(strstr(d->text, "\"frequency_limited_fraction\": [0.25]"));
+		assert_non_null(strstr(doc_text(d), "\"dram_throttled_fraction\": [0.5]"));
+		assert_non_null(strstr(doc_text(d), "\"prochot_fraction\": [0]"));
+		assert_non_null(strstr(doc_text(d), "\"frequency_limited_fraction\": [0.25]"));
 		history_release(d);
 	}
 	history_free(h);
@@ -132,7 +147,7 @@ static void steps_follow_each_other_without_gaps(void **state)
 	{
 		struct history_doc *d = history_acquire(h);
 
-		assert_non_null(strstr(d->text, "\"dram_throttled_fraction\": [0.25, 1]"));
+		assert_non_null(strstr(doc_text(d), "\"dram_throttled_fraction\": [0.25, 1]"));
 		history_release(d);
 	}
 	history_free(h);
@@ -153,8 +168,8 @@ static void the_ring_keeps_the_newest_points(void **state)
 	}
 	assert_int_equal(history_points(h), 3);
 	d = history_acquire(h);
-	assert_non_null(strstr(d->text, "\"time\": [1004, 1005, 1006]"));
-	assert_non_null(strstr(d->text, "\"package_celsius\": [44, 45, 46]"));
+	assert_non_null(strstr(doc_text(d), "\"time\": [1004, 1005, 1006]"));
+	assert_non_null(strstr(doc_text(d), "\"package_celsius\": [44, 45, 46]"));
 	history_release(d);
 	history_free(h);
 }
@@ -175,7 +190,7 @@ static void a_total_going_backwards_restarts_the_step(void **state)
 		history_add(h, (double)k, (double)k, &r);
 	}
 	d = history_acquire(h);
-	assert_non_null(strstr(d->text, "\"dram_throttled_fraction\": [0.25]"));
+	assert_non_null(strstr(doc_text(d), "\"dram_throttled_fraction\": [0.25]"));
 	history_release(d);
 	history_free(h);
 }
@@ -192,8 +207,50 @@ static void documents_outlive_their_history(void **state)
 	history_add(h, 0, 0, &r);
 	history_add(h, 1, 1, &r);
 	history_free(h);
-	assert_non_null(strstr(old->text, "\"time\": []"));
+	assert_non_null(strstr(doc_text(old), "\"time\": []"));
 	history_release(old);
+}
+
+/*
+ * A document is the ring as it stood when its step closed, whenever it is
+ * read: a handle read after later steps closed has its own points only, the
+ * same bytes as one read at the time, and one read after the ring has
+ * overwritten its oldest points has the points still there.
+ */
+static void a_document_read_late_has_its_own_points(void **state)
+{
+	struct history *h = history_new(1, ids, 1, 3);
+	struct history_reading r;
+	struct history_doc *early, *again, *late;
+	char *at_the_time;
+
+	(void)state;
+	for (int k = 0; k <= 2; k++) {
+		r = hot_reading((uint64_t)k);
+		r.package_celsius = 40 + k;
+		history_add(h, k, 1000 + k, &r);
+	}
+	early = history_acquire(h);     /* steps ending at 1001 and 1002 */
+	again = history_acquire(h);
+	at_the_time = strdup(doc_text(again));
+	assert_non_null(at_the_time);
+	r.package_celsius = 43;
+	history_add(h, 3, 1003, &r);
+	assert_string_equal(doc_text(early), at_the_time);
+	assert_non_null(strstr(at_the_time, "\"time\": [1001, 1002]"));
+	history_release(early);
+	late = history_acquire(h);      /* 1001 .. 1003, not yet read */
+	for (int k = 4; k <= 5; k++) {
+		r.package_celsius = 40 + k;
+		history_add(h, k, 1000 + k, &r);
+	}
+	/* The ring (3 points) now holds 1003 .. 1005: 1001 and 1002 are gone. */
+	assert_non_null(strstr(doc_text(late), "\"time\": [1003]"));
+	assert_non_null(strstr(doc_text(late), "\"package_celsius\": [43]"));
+	history_release(late);
+	history_release(again);
+	free(at_the_time);
+	history_free(h);
 }
 
 static void bad_arguments_are_refused(void **state)
@@ -214,6 +271,7 @@ int main(void)
 		cmocka_unit_test(the_ring_keeps_the_newest_points),
 		cmocka_unit_test(a_total_going_backwards_restarts_the_step),
 		cmocka_unit_test(documents_outlive_their_history),
+		cmocka_unit_test(a_document_read_late_has_its_own_points),
 		cmocka_unit_test(bad_arguments_are_refused),
 	};
 

@@ -432,6 +432,42 @@ static void signals_and_many_values(void **state)
 	snapshot_release(s);
 }
 
+/*
+ * A snapshot sized for the values of the sample before holds that many and
+ * no more room, and still takes more than it was sized for, every one
+ * found again after the regrowth.
+ */
+static void reserved_room_is_what_is_asked_and_grows_beyond(void **state)
+{
+	struct snapshot *s = snapshot_new(big_topology(), &westmere);
+	char label[16];
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(snapshot_reserve_values(s, 100), 0);
+	assert_int_equal(s->cap_values, 100);
+	assert_true(s->cap_value_index >= 200);
+	assert_int_equal(s->cap_value_index & (s->cap_value_index - 1), 0);
+	for (int i = 0; i < 98; i++) {
+		snprintf(label, sizeof(label), "e%d", i);
+		add(s, &m_events, 0, label, (uint64_t)i, 0);
+	}
+	assert_int_equal(s->n_values, 99);      /* with the head of the chain */
+	assert_int_equal(s->cap_values, 100);
+	assert_int_equal(snapshot_reserve_values(s, 5000), 0);   /* sized already: no-op */
+	assert_int_equal(s->cap_values, 100);
+	add(s, &m_celsius, 2, NULL, 40, 0);     /* room is made for two (a head and its value) */
+	add(s, &m_celsius, 3, NULL, 41, 0);
+	assert_true(s->cap_values > 100);
+	for (int i = 0; i < 98; i++) {
+		snprintf(label, sizeof(label), "e%d", i);
+		assert_int_equal(snapshot_find_sample(s, &m_events, 0, label)->value.u, (uint64_t)i);
+	}
+	assert_int_equal(snapshot_find_sample(s, &m_celsius, 2, NULL)->value.u, 40);
+	assert_int_equal(snapshot_find_sample(s, &m_celsius, 3, NULL)->value.u, 41);
+	snapshot_release(s);
+}
+
 /* One interval of the box on socket 0: clock, busy and idle counts, and ones not counted. */
 static struct snapshot *boxed(uint64_t clock, uint64_t busy, bool with_new, const char *why)
 {
@@ -545,6 +581,7 @@ int main(void)
 		cmocka_unit_test(table_lines_shared_by_parts),
 		cmocka_unit_test(carry_skips_foreign_and_absent),
 		cmocka_unit_test(signals_and_many_values),
+		cmocka_unit_test(reserved_room_is_what_is_asked_and_grows_beyond),
 		cmocka_unit_test(texts_empty_objects_and_percentages),
 		cmocka_unit_test(labels_left_out_when_empty_and_carry_by_source),
 	};

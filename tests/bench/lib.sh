@@ -1,0 +1,30 @@
+# Helpers the benchmarks share (sourced after tests/e2e/lib.sh).
+
+# PID and its children: uncored's HTTP server is a child process (uncored(8),
+# PROCESS MODEL), and both count.
+procs() {
+	echo "$1" $(pgrep -P "$1" || true)
+}
+
+# CPU time of every thread of PID and its children so far, in nanoseconds
+# (schedstat is exact, /proc/PID/stat counts whole clock ticks).
+cpu_ns() {
+	for p in $(procs "$1"); do cat /proc/"$p"/task/*/schedstat; done |
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# HSMP messages per second that uncored process PID sends over SECS seconds:
+# the calls of hw_hsmp(), the one function every message of the daemon goes
+# through (the ioctl on /dev/hsmp on a real host, the simulator's mailbox
+# under --simulate), counted by a perf uprobe on the binary BIN.  The probe
+# costs a trap per call, so count in a window of its own, never in one whose
+# CPU time is measured.  Prints "-" where perf cannot place the probe (not
+# root, no uprobes, a stripped binary).
+hsmp_per_s() {
+	bin=$1 pid=$2 secs=$3
+	perf probe -q -x "$bin" -a uncored_hsmp=hw_hsmp >/dev/null 2>&1 || { echo -; return 0; }
+	n=$(perf stat -x, -e probe_uncored:uncored_hsmp -p "$pid" -- sleep "$secs" 2>&1 |
+		awk -F, '$3 == "probe_uncored:uncored_hsmp" { print $1 }')
+	perf probe -q -d probe_uncored:uncored_hsmp >/dev/null 2>&1 || true
+	awk -v n="${n:-}" -v s="$secs" 'BEGIN { if (n == "" || n !~ /^[0-9]+$/) print "-"; else printf "%.1f\n", n / s }'
+}
