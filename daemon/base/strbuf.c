@@ -4,6 +4,7 @@
  * buffer failed and every later append is a no-op, so formatters check
  * once at the end.  It knows nothing about metrics or snapshots.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -170,6 +171,15 @@ void strbuf_append_json_string(struct strbuf *sb, const char *s)
 /*
  * Finite v in the shortest %g form that reads back as the same double;
  * integral values below 2^53 without exponent or fraction.
+ *
+ * A normal double's shortest form has 15 digits or fewer exactly when
+ * %.15g reads back (DBL_DIG: 15 digits survive decimal -> double ->
+ * decimal, so %.15g is that form with zeros after it, which %g drops, and
+ * with the same choice of exponent, since a non-integral value's form
+ * has more digits than its exponent).  So 15, 16, then 17 digits are
+ * tried, where trying 1 to 17 cost up to 17 conversions (a history
+ * document of an hour holds thousands of such numbers).  Subnormals,
+ * with fewer digits to them, are tried from 1.
  */
 static void format_shortest(char *buf, size_t len, double v)
 {
@@ -177,7 +187,7 @@ static void format_shortest(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.0f", v);
 		return;
 	}
-	for (int prec = 1; prec <= 17; prec++) {
+	for (int prec = fabs(v) >= DBL_MIN ? DBL_DIG : 1; prec <= 17; prec++) {
 		snprintf(buf, len, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
 			return;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -183,6 +184,54 @@ static void doubles_round_trip(void **state)
 	}
 }
 
+/* The shortest form by trying every precision from 1, as the reference. */
+static void shortest_reference(char *buf, size_t len, double v)
+{
+	if (v == trunc(v) && fabs(v) < 9007199254740992.0) {
+		snprintf(buf, len, "%.0f", v);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, len, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* Values as the daemon formats them (fractions, shares, temperatures,
+ * times, rates) and random ones over the whole range give the reference's
+ * shortest form, byte for byte. */
+static void doubles_shortest_as_reference(void **state)
+{
+	uint64_t x = 0x2545f4914f6cdd1du;
+	char want[40];
+
+	(void)state;
+	for (int i = 0; i < 200000; i++) {
+		struct strbuf sb;
+		double v;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		switch (i % 5) {
+		case 0: memcpy(&v, &x, sizeof(v)); break;                            /* any bits */
+		case 1: v = (double)(x % 1000000) / (double)(1 + x % 997); break;   /* ratios */
+		case 2: v = (double)(x % 100000) * 0.001; break;                    /* decimals */
+		case 3: v = 1.7e9 + (double)(x % 100000000) / 1e6; break;          /* times */
+		default: v = ldexp((double)(x >> 11), (int)(x % 200) - 150); break; /* scales */
+		}
+		if (!isfinite(v))
+			continue;
+		shortest_reference(want, sizeof(want), v);
+		strbuf_init(&sb);
+		strbuf_append_json_double(&sb, v);
+		if (strcmp(sb.buf, want) != 0)
+			fail_msg("%.17g: got '%s', the shortest form is '%s'", v, sb.buf, want);
+		strbuf_free(&sb);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +241,7 @@ int main(void)
 		cmocka_unit_test(escaping_table),
 		cmocka_unit_test(doubles_table),
 		cmocka_unit_test(doubles_round_trip),
+		cmocka_unit_test(doubles_shortest_as_reference),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
