@@ -131,10 +131,15 @@ const Charts = (() => {
 		return unit === '%' ? (100 * v).toFixed(v > 0 && v < 0.001 ? 3 : 1) + ' %' : v.toFixed(unit === '' ? 2 : 0) + (unit ? ' ' + unit : '');
 	}
 
+	/* A socket without a package sensor names what its package line is instead (AMD: Tctl). */
+	function seriesLabel(s, ser) {
+		return ser.key === 'package_celsius' && s.package_sensor ? s.package_sensor : ser.label;
+	}
+
 	function readoutText(s, i) {
 		const parts = [clockSeconds(s.time[i])];
 		for (const ser of SERIES)
-			parts.push(`${ser.label} ${fmt(s[ser.key][i], ser.unit)}`);
+			parts.push(`${seriesLabel(s, ser)} ${fmt(s[ser.key][i], ser.unit)}`);
 		for (const ar of AREAS)
 			parts.push(`${ar.label} ${fmt(s[ar.key][i], '%')}`);
 		parts.push(`IPC ${fmt(s.ipc[i], '')}`);

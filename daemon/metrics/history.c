@@ -46,6 +46,7 @@ struct history {
 	double *times;                /* [capacity]: wall time at the end of each step */
 	struct history_point *points; /* [capacity][n_sockets] */
 	struct history_step *steps;   /* [n_sockets] */
+	const char **package_sensor;  /* [n_sockets]: the last history_reading's, under lock */
 	double step_start_mono;       /* NAN until the first sample */
 
 	pthread_mutex_t lock;         /* guards doc, the ring's closed points, each doc's text */
@@ -190,6 +191,7 @@ static void history_unref(struct history *h)
 	free(h->times);
 	free(h->points);
 	free(h->steps);
+	free(h->package_sensor);
 	free(h);
 }
 
@@ -253,7 +255,11 @@ static void format_doc(const struct history *h, const struct history_doc *d, str
 	strbuf_append_json_double(sb, h->step_s);
 	strbuf_printf(sb, ", \"capacity\": %d, \"sockets\": [", h->capacity);
 	for (int s = 0; s < h->n_sockets; s++) {
-		strbuf_printf(sb, "%s{\"socket\": %d, \"time\": [", s ? ", " : "", h->socket_ids[s]);
+		strbuf_printf(sb, "%s{\"socket\": %d, ", s ? ", " : "", h->socket_ids[s]);
+		/* What package_celsius is where it is no package sensor (AMD: k10temp's Tctl). */
+		if (h->package_sensor[s])
+			strbuf_printf(sb, "\"package_sensor\": \"%s\", ", h->package_sensor[s]);
+		strbuf_append(sb, "\"time\": [");
 		for (uint64_t j = first; j < d->n_closed; j++) {
 			if (j > first)
 				strbuf_append(sb, ", ");
@@ -305,8 +311,9 @@ struct history *history_new(int n_sockets, const int *socket_ids, double step_s,
 	h->times = calloc((size_t)h->capacity, sizeof(*h->times));
 	h->points = calloc((size_t)h->capacity * (n_sockets ? (size_t)n_sockets : 1), sizeof(*h->points));
 	h->steps = calloc(n_sockets ? (size_t)n_sockets : 1, sizeof(*h->steps));
+	h->package_sensor = calloc(n_sockets ? (size_t)n_sockets : 1, sizeof(*h->package_sensor));
 	pthread_mutex_init(&h->lock, NULL);
-	if (!h->socket_ids || !h->times || !h->points || !h->steps) {
+	if (!h->socket_ids || !h->times || !h->points || !h->steps || !h->package_sensor) {
 		history_free(h);
 		return NULL;
 	}
@@ -345,6 +352,14 @@ bool history_add(struct history *h, double mono_s, double wall_s,
 		h->step_start_mono = mono_s;
 	for (int s = 0; s < h->n_sockets; s++)
 		step_fold(&h->steps[s], &readings[s]);
+	for (int s = 0; s < h->n_sockets; s++) {
+		/* Only this thread writes it: a read without the lock sees its own writes. */
+		if (readings[s].has_package && h->package_sensor[s] != readings[s].package_sensor) {
+			pthread_mutex_lock(&h->lock);
+			h->package_sensor[s] = readings[s].package_sensor;
+			pthread_mutex_unlock(&h->lock);
+		}
+	}
 	if (mono_s - h->step_start_mono < h->step_s)
 		return false;
 

@@ -42,6 +42,7 @@ struct history_reading {
 	double hottest_core_celsius;
 	bool has_package;
 	double package_celsius;
+	const char *package_sensor;    /* a static name where it is not a package sensor: "Tctl" */
 	bool has_tjmax;
 	double tjmax_celsius;
 	bool has_dram;                 /* both totals below are counted */

@@ -159,6 +159,14 @@ static void history_reading_of(const struct snapshot *prev, const struct snapsho
 	v = snapshot_find_signal(snap, METRIC_SIGNAL_TEMPERATURE, METRIC_SCOPE_SOCKET, ss->socket);
 	r->has_package = v != NULL;
 	r->package_celsius = v ? (double)metric_sample_int(v) : 0;
+	if (!v) {
+		/* AMD has no package sensor: k10temp's Tctl is the socket's control temperature. */
+		v = snapshot_find_labelled_signal(snap, METRIC_SIGNAL_SENSOR_TEMPERATURE,
+						  METRIC_SCOPE_SOCKET, ss->socket, "Tctl");
+		r->has_package = v != NULL;
+		r->package_celsius = v ? v->value.d : 0;
+		r->package_sensor = v ? "Tctl" : NULL;
+	}
 	v = snapshot_find_signal(snap, METRIC_SIGNAL_TJMAX, METRIC_SCOPE_SOCKET, ss->socket);
 	r->has_tjmax = v != NULL;
 	r->tjmax_celsius = v ? (double)metric_sample_int(v) : 0;

@@ -11,7 +11,8 @@
 # AMD EPYC (Genoa, Turin) has no DRAM throttle counter: with a DIMM of
 # socket 1 at 90 C and PROCHOT on socket 1, socket 1's card and DIMM map
 # name that DIMM at twice the refresh rate, socket 0's none, and the rows
-# of Intel-only registers say the CPU has none.
+# of Intel-only registers say the CPU has none; its history draws Tctl as
+# the package line and names it.
 # Needs Debian's chromium and npm (playwright-core); skips (77) without them.
 . "$(dirname "$0")/lib.sh"
 
@@ -95,6 +96,21 @@ for m in genoa-2s turin-2s; do
 	start_daemon 0 "$TEST_TMP/$m-amd.log" --config "$TEST_TMP/u.conf" --simulate "$m:$UNCORED_SOURCE_ROOT/tests/e2e/amd_dimm_heat.ini"
 	amd_urls="$amd_urls $m=$DAEMON_URL"
 done
+
+# The last hour of an AMD socket draws k10temp's Tctl as its package line, says so, and has no
+# margin to TjMax (AMD has none) rather than a made-up one.
+genoa=$(echo "$amd_urls" | tr ' ' '\n' | sed -n 's/^genoa-2s=//p')
+has_amd_step() {
+	hist=$(curl -fsS --max-time 5 "$genoa/api/v1/history") &&
+		echo "$hist" | jq -e '.sockets[0].time | length > 0' >/dev/null
+}
+wait_until 20 has_amd_step || fail "genoa-2s: no history step: $hist"
+echo "$hist" | jq -e '.sockets | length == 2 and all(.package_sensor == "Tctl" and
+	(.package_celsius | all(. == 45)) and (.margin_celsius | all(. == null)) and
+	(.hottest_core_celsius | all(. == null)))' >/dev/null ||
+	fail "genoa-2s: history has no Tctl line: $hist"
+curl -fsS --max-time 5 "$spr/api/v1/history" | jq -e '.sockets | all(has("package_sensor") | not)' >/dev/null ||
+	fail "sapphire-rapids-2s: history names a package sensor it has"
 
 [ -x /usr/bin/chromium ] || skip "/usr/bin/chromium is not installed (apt install chromium)"
 command -v node >/dev/null || skip "node is not installed"

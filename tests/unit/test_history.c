@@ -130,6 +130,37 @@ static void family_shares_replace_cycles_and_bits(void **state)
 	history_free(h);
 }
 
+/*
+ * A socket whose package line is another sensor (AMD: Tctl, no package
+ * sensor, no TjMax) names it; one with a package sensor names none.
+ */
+static void a_package_line_from_another_sensor_is_named(void **state)
+{
+	struct history *h = history_new(2, ids, 1, 10);
+	struct history_reading r[2];
+
+	(void)state;
+	for (uint64_t k = 0; k <= 1; k++) {
+		memset(r, 0, sizeof(r));
+		r[0] = hot_reading(k);
+		r[1].has_package = true;
+		r[1].package_celsius = 47.5;
+		r[1].package_sensor = "Tctl";
+		history_add(h, (double)k, (double)k, r);
+	}
+	assert_doc(h, "{\"step_seconds\": 1, \"capacity\": 10, \"sockets\": ["
+		   "{\"socket\": 0, \"time\": [1], \"hottest_core_celsius\": [61], "
+		   "\"package_celsius\": [55], \"margin_celsius\": [34], "
+		   "\"dram_throttled_fraction\": [0.25], \"prochot_fraction\": [0.5], "
+		   "\"frequency_limited_fraction\": [null], \"ipc\": [1.5]}, "
+		   "{\"socket\": 1, \"package_sensor\": \"Tctl\", \"time\": [1], "
+		   "\"hottest_core_celsius\": [null], \"package_celsius\": [47.5], "
+		   "\"margin_celsius\": [null], \"dram_throttled_fraction\": [null], "
+		   "\"prochot_fraction\": [null], \"frequency_limited_fraction\": [null], "
+		   "\"ipc\": [null]}]}\n");
+	history_free(h);
+}
+
 /* Consecutive steps share their boundary sample: no cycle is lost between them. */
 static void steps_follow_each_other_without_gaps(void **state)
 {
@@ -267,6 +298,7 @@ int main(void)
 		cmocka_unit_test(empty_history_has_every_socket_and_no_points),
 		cmocka_unit_test(a_step_folds_its_samples),
 		cmocka_unit_test(family_shares_replace_cycles_and_bits),
+		cmocka_unit_test(a_package_line_from_another_sensor_is_named),
 		cmocka_unit_test(steps_follow_each_other_without_gaps),
 		cmocka_unit_test(the_ring_keeps_the_newest_points),
 		cmocka_unit_test(a_total_going_backwards_restarts_the_step),
