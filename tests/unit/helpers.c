@@ -199,3 +199,21 @@ size_t helpers_shard_tests(struct CMUnitTest *tests, size_t n)
 			tests[kept++] = tests[i];
 	return kept;
 }
+
+void helpers_promtool_clean(const char *text, size_t len, const char *what)
+{
+	char path[512], cmd[1024];
+	FILE *f;
+
+	if (system("command -v promtool >/dev/null 2>&1") != 0)
+		return;
+	snprintf(path, sizeof(path), "/tmp/uncored-promtool-%d.prom", (int)getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s >/dev/null 2>&1", path);
+	if (system(cmd) != 0)
+		fail_msg("%s: promtool check metrics fails on %s", what, path);
+	unlink(path);
+}

@@ -40,6 +40,12 @@ size_t helpers_shard_tests(struct CMUnitTest *tests, size_t n);
 const char *helpers_source_path(const char *rel, char *buf, size_t len);
 
 /*
+ * promtool check metrics on len bytes of text where promtool is installed
+ * (else nothing); fails the test naming what (a model) and the file kept.
+ */
+void helpers_promtool_clean(const char *text, size_t len, const char *what);
+
+/*
  * Fake device/sysfs trees for the hw_dev backend under root: one CPU with
  * sparse regular files as <root>/dev/cpu/N/{msr,cpuid} (every 32-bit MSR
  * offset reads 0 until written) and, when online, the sysfs topology files

@@ -74,25 +74,6 @@ static void run(struct run *r, const char *model, const char *conf, int seconds)
 	assert_int_equal(prom_write(r->snap, &r->prom), 0);
 }
 
-/* promtool check metrics on the text, where promtool is installed. */
-static void promtool_clean(const struct strbuf *text, const char *model)
-{
-	char path[512], cmd[1024];
-	FILE *f;
-
-	if (system("command -v promtool >/dev/null 2>&1") != 0)
-		return;
-	snprintf(path, sizeof(path), "/tmp/uncored-core-amd-%d.prom", (int)getpid());
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text->buf, 1, text->len, f), text->len);
-	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s >/dev/null 2>&1", path);
-	if (system(cmd) != 0)
-		fail_msg("%s: promtool check metrics fails on %s", model, path);
-	unlink(path);
-}
-
 static void finish(struct run *r)
 {
 	strbuf_free(&r->prom);
@@ -186,7 +167,7 @@ static void counts_match_the_truth(const char *model, bool ref_cycles)
 	for (int cpu = 0; cpu < r.topo.n_cpus; cpu += 7)
 		check_cpu(&r, cpu, ref_cycles);
 	check_cpu(&r, r.topo.n_cpus - 1, ref_cycles);
-	promtool_clean(&r.prom, model);
+	helpers_promtool_clean(r.prom.buf, r.prom.len, model);
 	finish(&r);
 }
 
@@ -235,7 +216,7 @@ static void rome_and_the_other_vendors_events(void **state)
 	assert_true(exported(&r, "uncored_core_events_total", 3, "llc_misses") < 0);
 	assert_true(exported(&r, "uncored_core_events_total", 3, "intel_cycles") == 0);
 	assert_true(exported(&r, "uncored_core_multiplexing_ratio", 3, NULL) == 1.0);
-	promtool_clean(&r.prom, "rome-2s");
+	helpers_promtool_clean(r.prom.buf, r.prom.len, "rome-2s");
 	finish(&r);
 }
 

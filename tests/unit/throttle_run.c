@@ -125,25 +125,6 @@ void run_for(struct run *r, double seconds)
 	}
 }
 
-/* promtool check metrics on the text, where promtool is installed. */
-static void promtool_clean(const struct strbuf *text)
-{
-	char path[512], cmd[1024];
-	FILE *f;
-
-	if (system("command -v promtool >/dev/null 2>&1") != 0)
-		return;
-	snprintf(path, sizeof(path), "/tmp/uncored-throttle-%d.prom", (int)getpid());
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(text->buf, 1, text->len, f), text->len);
-	assert_int_equal(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s >/dev/null 2>&1", path);
-	if (system(cmd) != 0)
-		fail_msg("promtool check metrics fails on %s", path);
-	unlink(path);
-}
-
 void finish(struct run *r)
 {
 	struct regs *after = calloc(1, sizeof(*after));
@@ -155,7 +136,7 @@ void finish(struct run *r)
 	/* The one family name is written once. */
 	if (!r->pcu_down)
 		assert_non_null(strstr(out.buf, "# TYPE uncored_prochot_seconds_total counter"));
-	promtool_clean(&out);
+	helpers_promtool_clean(out.buf, out.len, "throttle run");
 	strbuf_free(&out);
 	snapshot_release(r->snap);
 	sampler_free(r->sampler);
