@@ -330,7 +330,7 @@ static bool socket_peak(const struct snapshot *s, int socket, int *ret_celsius)
 static void account(struct episode_tracker *t, const struct place *p, const struct snapshot *prev,
 		    const struct snapshot *s, double seconds)
 {
-	double span = prev && s->time > prev->time ? s->time - prev->time : s->interval_s;
+	double span = prev && s->mono > prev->mono ? s->mono - prev->mono : s->interval_s;
 
 	struct snapshot_episode *e = list_find(t, p);
 	int celsius;

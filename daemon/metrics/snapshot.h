@@ -109,6 +109,13 @@ struct snapshot {
 	atomic_int refs;
 
 	double time;               /* unix time of the sample */
+	/*
+	 * The hardware's clock at the sample, in seconds (hw_now_ns():
+	 * CLOCK_MONOTONIC on a host, the simulator's own clock on it): what
+	 * the time between two samples is measured on, never the wall clock,
+	 * which NTP may step and which a simulator's stepped clock leaves.
+	 */
+	double mono;
 	double interval_s;
 	uint64_t samples;          /* samples taken since start, this one included */
 	double last_sample_duration_s;

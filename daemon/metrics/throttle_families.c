@@ -87,7 +87,7 @@ double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)
 bool throttle_worst_share(const struct snapshot *prev, const struct snapshot *s, int socket,
 			  const char *json_key, double *ret_share)
 {
-	double span = prev && s->time > prev->time ? s->time - prev->time : 0, worst = 0;
+	double span = prev && s->mono > prev->mono ? s->mono - prev->mono : 0, worst = 0;
 	const struct metric_sample *v = NULL;
 	bool any = false;
 	int n = 0;

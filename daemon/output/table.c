@@ -104,7 +104,7 @@ static const char *yes_no(const struct metric_sample *v)
 
 static void write_header(const struct snapshot *a, const struct snapshot *b, struct strbuf *out)
 {
-	double interval = b->time - a->time;
+	double interval = b->mono - a->mono;
 
 	if (interval <= 0)
 		interval = b->interval_s;

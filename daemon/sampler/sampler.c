@@ -300,6 +300,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	if (s->previous)
 		snapshot_reserve_values(snap, s->previous->n_values + s->previous->n_values / 16 + 16);
 	snap->time = realtime_s();
+	snap->mono = (double)hw_now_ns(s->hw) / 1e9;
 	snap->interval_s = s->conf.interval_s;
 	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
 	hotplug_check(s->hotplug);   /* first: registers it puts back are free for the collectors */

@@ -62,7 +62,7 @@ static struct snapshot *list_of(struct episode_tracker *t, double now)
 	struct snapshot *s = snapshot_new(NULL, NULL);
 
 	assert_non_null(s);
-	s->time = now;
+	s->time = s->mono = now;
 	assert_int_equal(episode_update_from_snapshot(t, NULL, s, NULL, NULL), 0);
 	return s;
 }
@@ -190,7 +190,7 @@ static struct snapshot *make(const struct sample *in)
 	struct snapshot *s = snapshot_new(&topo, NULL);
 	struct snapshot_socket *sock = &s->sockets[0];
 
-	s->time = in->time;
+	s->time = s->mono = in->time;
 	if (in->has_uncore) {
 		add_value(s, "uncore", "uncored_uncore_events_total", sock->socket,
 			  "dram_thermal_throttled_cycles", in->dram_cycles);
@@ -350,7 +350,7 @@ static struct snapshot *make_series(const struct series_sample *in, double time)
 {
 	struct snapshot *s = snapshot_new(&topo, NULL);
 
-	s->time = time;
+	s->time = s->mono = time;
 	s->interval_s = 1;
 	if (in->dram2 >= 0)
 		snapshot_add_sample(s, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP "thermal",

@@ -136,6 +136,7 @@ static void skylake_interval(void **state)
 
 	(void)state;
 	b->time = a->time + 2;
+	b->mono = a->mono + 2;
 	b->collectors[2].not_applicable = true;
 	b->collectors[2].reason = "no architectural performance monitoring v2";
 	add_thermal_seconds(b, "package_throttled_seconds", 0,
@@ -191,6 +192,7 @@ static void throttle_seconds_lines(void **state)
 
 	(void)state;
 	b->time = a->time + 2;
+	b->mono = a->mono + 2;
 	add_seconds(a, b, &throttle_dram_channel_seconds, 1, "2" METRIC_LABEL_SEP "thermal_or_power",
 		    3.0, 0.75);
 	add_seconds(a, b, &throttle_dram_die_channel_seconds, 1,
@@ -279,6 +281,7 @@ static void episodes_of_the_interval(void **state)
 
 	(void)state;
 	b->time = t0 + 2;
+	b->mono = a->mono + 2;
 	add_episodes(b, list, 5);
 	text = table(a, b);
 	assert_lines("episodes", text, present, absent);
