@@ -319,7 +319,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 	if (episode_update_from_snapshot(s->episodes, s->previous, snap,
 					 s->quiet_episodes ? NULL : log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");
-	add_history(s, snap, t0);
+	add_history(s, snap, snap->mono);
 
 	/* One reference stays with us as previous, one goes to the caller, one to publish. */
 	atomic_fetch_add(&snap->refs, 2);
