@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "place_labels.h"
 
 /*
  * SPEC §5 calls this uncored_counter_conflicts_total, but promtool's lint
@@ -32,27 +33,14 @@ const struct metric_family collector_pmu_resets = {
 	.label = "collector,socket,core,cpu",
 };
 
-/* c's name and three numbers (-1: an empty label, left out), METRIC_LABEL_SEP-separated. */
-static void place_labels(const struct collector *c, const int place[3], char *labels, size_t len)
-{
-	char num[3][16];
-
-	for (int i = 0; i < 3; i++)
-		if (place[i] >= 0)
-			snprintf(num[i], sizeof(num[i]), "%d", place[i]);
-		else
-			num[i][0] = '\0';
-	snprintf(labels, len, "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s",
-		 c->ops->name, num[0], num[1], num[2]);
-}
-
 /* Add n of c at the place (socket, core, cpu; -1: no label) to family (its labels as above). */
 static int add_placed(struct collector *c, struct snapshot *s, const struct metric_family *family,
 		      int socket, int core, int cpu, uint64_t n)
 {
-	char labels[96];
+	char buf[96];
+	const char *labels = place_label(&c->place_labels, c->ops->name,
+					 (const int[3]){ socket, core, cpu }, buf, sizeof(buf));
 
-	place_labels(c, (const int[3]){ socket, core, cpu }, labels, sizeof(labels));
 	return snapshot_add_sample(s, family, cpu >= 0 ? cpu : socket, labels, n, 0);
 }
 
@@ -80,9 +68,10 @@ const struct metric_family collector_pmu_multiplexing = {
 int collector_add_multiplexing(struct collector *c, struct snapshot *s, int socket, int die,
 			       int box, double ratio)
 {
-	char labels[96];
+	char buf[96];
+	const char *labels = place_label(&c->place_labels, c->ops->name,
+					 (const int[3]){ socket, die, box }, buf, sizeof(buf));
 
-	place_labels(c, (const int[3]){ socket, die, box }, labels, sizeof(labels));
 	return snapshot_add_sample(s, &collector_pmu_multiplexing, socket, labels, 0, ratio);
 }
 
@@ -179,6 +168,8 @@ void collector_stop(struct collector *c)
 	if (!c->ops)
 		return;
 	c->ops->stop(c);
+	place_labels_free(c->place_labels);
+	c->place_labels = NULL;
 	c->started = false;
 	c->up = false;
 	c->ops = NULL;

@@ -25,6 +25,7 @@
 #include "strbuf.h"
 
 struct collector;
+struct place_labels;
 
 #define COLLECTOR_TEXT_MAX 192
 #define COLLECTOR_MAX_DEGRADATIONS 8
@@ -185,6 +186,9 @@ struct collector {
 	/* A PMU collector's counter engine (col_engine.h); ENGINE_NONE for none or not chosen yet. */
 	enum engine_kind engine;
 	char engine_why[COLLECTOR_TEXT_MAX];
+
+	/* The label texts of its places, made once (place_labels.h); collector.c's. */
+	struct place_labels *place_labels;
 };
 
 /*
