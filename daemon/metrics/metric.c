@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -373,6 +374,66 @@ const struct metric_family *metric_family_find(const char *collector, const char
 }
 
 /*
+ * The declared families by signal, scope and whether they have a label,
+ * each list in declaration order: the readers look values up by signal
+ * hundreds of times a sample, and the families never change once the
+ * collectors are registered (at program start).  Made again only when the
+ * registry has grown, as family_cache.
+ */
+static struct {
+	pthread_mutex_t lock;
+	_Atomic size_t registry_n;         /* what the lists were made from */
+	uint8_t at[METRIC_SIGNAL_COUNT][METRIC_SCOPE_COUNT][2];  /* first in families[] */
+	uint8_t n[METRIC_SIGNAL_COUNT][METRIC_SCOPE_COUNT][2];
+	const struct metric_family *families[METRIC_MAX_FAMILIES];
+} signal_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .registry_n = SIZE_MAX };
+
+static void make_signal_lists(void)
+{
+	const struct metric_family *declared[METRIC_MAX_FAMILIES];
+	size_t n_declared = metric_families_declared(declared), n = 0;
+
+	for (int sig = 0; sig < METRIC_SIGNAL_COUNT; sig++)
+		for (int scope = 0; scope < METRIC_SCOPE_COUNT; scope++)
+			for (int labelled = 0; labelled < 2; labelled++) {
+				signal_cache.at[sig][scope][labelled] = (uint8_t)n;
+				for (size_t i = 0; i < n_declared; i++) {
+					const struct metric_family *f = declared[i];
+
+					if ((int)f->signal == sig && (int)f->scope == scope &&
+					    (f->label != NULL) == labelled)
+						signal_cache.families[n++] = f;
+				}
+				signal_cache.n[sig][scope][labelled] =
+					(uint8_t)(n - signal_cache.at[sig][scope][labelled]);
+			}
+}
+
+/* The families with signal, scope and a label or none, into *ret_n. */
+static const struct metric_family *const *signal_families(enum metric_signal signal,
+							  enum metric_scope scope,
+							  bool is_labelled, size_t *ret_n)
+{
+	size_t registry_n = metric_source_count();
+
+	*ret_n = 0;
+	if ((unsigned)signal >= METRIC_SIGNAL_COUNT || (unsigned)scope >= METRIC_SCOPE_COUNT)
+		return NULL;
+	if (atomic_load_explicit(&signal_cache.registry_n, memory_order_acquire) != registry_n) {
+		pthread_mutex_lock(&signal_cache.lock);
+		if (atomic_load_explicit(&signal_cache.registry_n, memory_order_relaxed) !=
+		    registry_n) {
+			make_signal_lists();
+			atomic_store_explicit(&signal_cache.registry_n, registry_n,
+					      memory_order_release);
+		}
+		pthread_mutex_unlock(&signal_cache.lock);
+	}
+	*ret_n = signal_cache.n[signal][scope][is_labelled];
+	return &signal_cache.families[signal_cache.at[signal][scope][is_labelled]];
+}
+
+/*
  * The value at where, labelled label, of the first registered family with
  * signal and scope that has one, among the labelled families (is_labelled)
  * or those without a label (label NULL).
@@ -381,20 +442,14 @@ static const struct metric_sample *find_signal(const struct snapshot *s, enum me
 					       enum metric_scope scope, int where,
 					       bool is_labelled, const char *label)
 {
-	for (size_t i = 0; i < metric_source_count(); i++) {
-		size_t n_fam;
-		const struct metric_family *const *fam = metric_source_families(i, &n_fam);
+	size_t n;
+	const struct metric_family *const *fam = signal_families(signal, scope, is_labelled, &n);
 
-		for (size_t k = 0; k < n_fam; k++) {
-			const struct metric_family *f = fam[k];
-			const struct metric_sample *v;
+	for (size_t k = 0; k < n; k++) {
+		const struct metric_sample *v = snapshot_find_sample(s, fam[k], where, label);
 
-			if (f->signal != signal || f->scope != scope || (f->label != NULL) != is_labelled)
-				continue;
-			v = snapshot_find_sample(s, f, where, label);
-			if (v)
-				return v;
-		}
+		if (v)
+			return v;
 	}
 	return NULL;
 }

@@ -55,6 +55,7 @@ enum metric_scope {
 	 * label, the labels say it all; not in the JSON objects.
 	 */
 	METRIC_SCOPE_DAEMON,
+	METRIC_SCOPE_COUNT,            /* how many there are; keep it last */
 };
 
 /*
@@ -90,6 +91,7 @@ enum metric_signal {
 	METRIC_SIGNAL_DIMM_TEMPERATURE,
 	/* A DIMM's refresh rate multiplier, 1 or 2 (hot), labelled channel,slot (METRIC_UINT). */
 	METRIC_SIGNAL_DIMM_REFRESH,
+	METRIC_SIGNAL_COUNT,           /* how many there are; keep it last */
 };
 
 /*
