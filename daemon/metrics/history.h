@@ -52,7 +52,7 @@ struct history_reading {
 	bool prochot_active;
 	/*
 	 * The throttle families' worst series share of the interval since the
-	 * previous sample (throttle_worst_share()), where a collector measures
+	 * previous sample (throttle_worst_shares()), where a collector measures
 	 * the family: the DRAM share replaces the cycles above, the PROCHOT
 	 * share the status bit.
 	 */

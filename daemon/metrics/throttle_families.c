@@ -84,28 +84,54 @@ double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns)
 	return ratio * (double)wall_ns / 1e9;
 }
 
-bool throttle_worst_share(const struct snapshot *prev, const struct snapshot *s, int socket,
-			  const char *json_key, double *ret_share)
+/* The throttle_share f's values count toward, or -1. */
+static int share_of(const struct metric_family *f)
 {
-	double span = prev && s->mono > prev->mono ? s->mono - prev->mono : 0, worst = 0;
-	const struct metric_sample *v = NULL;
-	bool any = false;
-	int n = 0;
+	static const char *const keys[THROTTLE_SHARE_COUNT] = {
+		[THROTTLE_SHARE_DRAM] = "dram_throttled_seconds",
+		[THROTTLE_SHARE_PROCHOT] = "prochot_seconds",
+		[THROTTLE_SHARE_FREQUENCY_LIMITED] = "frequency_limited_seconds",
+	};
 
+	if (f->signal != METRIC_SIGNAL_THROTTLE_SECONDS || !f->json_key)
+		return -1;
+	for (int k = 0; k < THROTTLE_SHARE_COUNT; k++)
+		if (strcmp(f->json_key, keys[k]) == 0)
+			return k;
+	return -1;
+}
+
+void throttle_worst_shares(const struct snapshot *prev, const struct snapshot *s, int socket,
+			   bool has[THROTTLE_SHARE_COUNT], double share[THROTTLE_SHARE_COUNT])
+{
+	double span = prev && s && s->mono > prev->mono ? s->mono - prev->mono : 0;
+	double worst[THROTTLE_SHARE_COUNT] = { 0 };
+	const struct metric_family *last = NULL;
+	const struct metric_sample *v = NULL;
+	int n = 0, k = -1;
+
+	for (int i = 0; i < THROTTLE_SHARE_COUNT; i++)
+		has[i] = false;
 	if (s)
 		v = snapshot_samples(s, &n);
 	for (int i = 0; i < n; i++) {
 		const struct metric_family *f = v[i].family;
 		const struct metric_sample *was;
 
-		if (f->signal != METRIC_SIGNAL_THROTTLE_SECONDS || v[i].where != socket ||
-		    !f->json_key || strcmp(f->json_key, json_key) != 0 || (f->label && !v[i].label_value))
+		if (v[i].where != socket)
 			continue;
-		any = true;
+		/* Values of one family often follow each other: ask once. */
+		if (f != last) {
+			last = f;
+			k = share_of(f);
+		}
+		if (k < 0 || (f->label && !v[i].label_value))
+			continue;
+		has[k] = true;
 		was = span > 0 ? snapshot_find_sample(prev, f, socket, v[i].label_value) : NULL;
-		if (was && v[i].value.d - was->value.d > worst)
-			worst = v[i].value.d - was->value.d;
+		if (was && v[i].value.d - was->value.d > worst[k])
+			worst[k] = v[i].value.d - was->value.d;
 	}
-	*ret_share = span > 0 && worst < span ? worst / span : span > 0 ? 1 : 0;
-	return any;
+	for (int i = 0; i < THROTTLE_SHARE_COUNT; i++)
+		share[i] = span > 0 && worst[i] < span ? worst[i] / span : span > 0 ? 1 : 0;
 }

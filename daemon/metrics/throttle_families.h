@@ -81,16 +81,24 @@ extern const struct metric_family throttle_frequency_limited_die_seconds; /* die
  */
 double throttle_seconds(uint64_t events, uint64_t clockticks, uint64_t wall_ns);
 
+/* What throttle_worst_shares() measures: the families by json_key. */
+enum throttle_share {
+	THROTTLE_SHARE_DRAM,               /* "dram_throttled_seconds" */
+	THROTTLE_SHARE_PROCHOT,            /* "prochot_seconds" */
+	THROTTLE_SHARE_FREQUENCY_LIMITED,  /* "frequency_limited_seconds" */
+	THROTTLE_SHARE_COUNT,
+};
+
 /*
- * The largest share of the interval from prev to s (their sample times)
- * that one series of the throttle families whose json_key is json_key
- * ("dram_throttled_seconds", "prochot_seconds",
- * "frequency_limited_seconds") counted on socket, whichever collector adds
- * it, into *ret_share (0 to 1; 0 without prev or an interval).  False when
- * s has no such series on the socket: no collector measures the family
- * there.
+ * For each enum throttle_share, the largest share of the interval from
+ * prev to s (their hardware clock's times, mono) that one series of the
+ * throttle families with that json_key counted on socket, whichever
+ * collector adds it, into
+ * share[] (0 to 1; 0 without prev or an interval), and into has[] whether
+ * s has such a series on the socket at all (false: no collector measures
+ * the family there).  One walk of s's values.
  */
-bool throttle_worst_share(const struct snapshot *prev, const struct snapshot *s, int socket,
-			  const char *json_key, double *ret_share);
+void throttle_worst_shares(const struct snapshot *prev, const struct snapshot *s, int socket,
+			   bool has[THROTTLE_SHARE_COUNT], double share[THROTTLE_SHARE_COUNT]);
 
 #endif

@@ -141,14 +141,17 @@ static void history_reading_of(const struct snapshot *prev, const struct snapsho
 {
 	const struct metric_sample *v, *clock;
 
+	bool has[THROTTLE_SHARE_COUNT];
+	double share[THROTTLE_SHARE_COUNT];
+
 	memset(r, 0, sizeof(*r));
-	r->has_dram_share = throttle_worst_share(prev, snap, ss->socket, "dram_throttled_seconds",
-						 &r->dram_share);
-	r->has_prochot_share = throttle_worst_share(prev, snap, ss->socket, "prochot_seconds",
-						    &r->prochot_share);
-	r->has_frequency_limited_share = throttle_worst_share(prev, snap, ss->socket,
-							      "frequency_limited_seconds",
-							      &r->frequency_limited_share);
+	throttle_worst_shares(prev, snap, ss->socket, has, share);
+	r->has_dram_share = has[THROTTLE_SHARE_DRAM];
+	r->dram_share = share[THROTTLE_SHARE_DRAM];
+	r->has_prochot_share = has[THROTTLE_SHARE_PROCHOT];
+	r->prochot_share = share[THROTTLE_SHARE_PROCHOT];
+	r->has_frequency_limited_share = has[THROTTLE_SHARE_FREQUENCY_LIMITED];
+	r->frequency_limited_share = share[THROTTLE_SHARE_FREQUENCY_LIMITED];
 	for (int k = 0; k < ss->n_cores; k++) {
 		v = snapshot_find_core_signal(snap, &ss->cores[k], METRIC_SIGNAL_TEMPERATURE);
 		if (v && (!r->has_hottest_core || metric_sample_int(v) > r->hottest_core_celsius)) {
