@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpulist.h"
 #include "engine.h"
@@ -25,6 +26,12 @@ struct hotplug {
 	 */
 	bool left_due;
 	size_t n_left_tried;    /* how many were left after the last try */
+	/*
+	 * The online list the CPUs' states were last taken from (NULL: none,
+	 * or they were asked one by one since): the same text again changes
+	 * nothing, and is not parsed.
+	 */
+	char *online_text;
 };
 
 struct hotplug *hotplug_new(struct hw *hw)
@@ -96,18 +103,26 @@ static void log_online(struct hotplug *h, int cpu)
 }
 
 /*
- * Every known CPU's online state now, from one read of the kernel's online
- * list; false when the backend has none or it does not parse (then each
- * CPU is asked).  Topology is the last check's.
+ * Every known CPU's online state now into h->now, from one read of the
+ * kernel's online list: 1.  0 when the list is the one the states were
+ * last taken from (nothing changed; h->now is not filled).  -1 when the
+ * backend has none or it does not parse (then each CPU is asked).
+ * Topology is the last check's.
  */
-static bool read_online_list(struct hotplug *h)
+static int read_online_list(struct hotplug *h)
 {
 	char text[4096];
 	int *cpus = NULL;
 	size_t n = 0, k = 0;
 
-	if (hw_read_online_list(h->hw, text, sizeof(text)) < 0 || cpulist_parse(text, &cpus, &n) < 0)
-		return false;
+	if (hw_read_online_list(h->hw, text, sizeof(text)) < 0)
+		return -1;
+	if (h->online_text && strcmp(text, h->online_text) == 0)
+		return 0;
+	free(h->online_text);
+	h->online_text = NULL;
+	if (cpulist_parse(text, &cpus, &n) < 0)
+		return -1;
 	for (int i = 0; i < h->n; i++) {
 		while (k < n && cpus[k] < h->cpus[i].cpu)
 			k++;
@@ -115,16 +130,19 @@ static bool read_online_list(struct hotplug *h)
 		h->now[i].online = k < n && cpus[k] == h->cpus[i].cpu;
 	}
 	free(cpus);
-	return true;
+	/* Without memory for the copy, the next list is parsed again: no harm. */
+	h->online_text = strdup(text);
+	return 1;
 }
 
 void hotplug_check(struct hotplug *h)
 {
-	int n = h ? h->n : 0;
+	int n = h ? h->n : 0, listed;
 
 	if (!h)
 		return;
-	if (h->n > 0 && (read_online_list(h) || hw_enumerate(h->hw, h->now, h->n, &n) == 0)) {
+	listed = h->n > 0 ? read_online_list(h) : 0;
+	if (listed != 0 && (listed > 0 || hw_enumerate(h->hw, h->now, h->n, &n) == 0)) {
 		for (int i = 0; i < h->n && i < n; i++) {
 			bool was = h->cpus[i].online, is = h->now[i].online;
 
@@ -161,5 +179,6 @@ void hotplug_free(struct hotplug *h)
 		return;
 	free(h->cpus);
 	free(h->now);
+	free(h->online_text);
 	free(h);
 }

@@ -2,8 +2,9 @@
  * CPUs that go offline and come back while uncored runs.  Once per sample
  * the sampler asks hotplug_check to compare every CPU's online state with
  * the previous sample's, from one read of the kernel's online list
- * (/sys/devices/system/cpu/online; each CPU's online file only where the
- * backend has no list): each change is logged once and counted.  When
+ * (/sys/devices/system/cpu/online, parsed only when its text differs from
+ * the last one parsed; each CPU's online file only where the backend has
+ * no list): each change is logged once and counted.  When
  * registers are left unrestored (engine.h: a stop or a recovery that could
  * not reach their CPU) they are tried again only when that can help: at
  * the first check, after a CPU came online, and when more were left since
