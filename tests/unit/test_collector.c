@@ -16,6 +16,7 @@
 #include "col_engine.h"
 #include "collector.h"
 #include "engine_build.h"
+#include "place_labels.h"
 
 static char buf[4096];
 #define REASON(c) collector_reason((c), buf, sizeof(buf))
@@ -311,6 +312,67 @@ static void the_registry_is_complete_and_consistent(void **state)
 	assert_null(collector_find("no such collector"));
 }
 
+/* What place_label() must give: the name, then each number or nothing. */
+static void expected_label(char *out, size_t len, const char *name, const int place[3])
+{
+	char num[3][16];
+
+	for (int i = 0; i < 3; i++)
+		if (place[i] >= 0)
+			snprintf(num[i], sizeof(num[i]), "%d", place[i]);
+		else
+			num[i][0] = '\0';
+	snprintf(out, len, "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s" METRIC_LABEL_SEP "%s",
+		 name, num[0], num[1], num[2]);
+}
+
+static void place_labels_are_made_once_and_stay_right(void **state)
+{
+	struct place_labels *labels = NULL;
+	char lb[96], want[96];
+	const char *first = NULL;
+
+	(void)state;
+	/* Twice over more places than the first index and pool hold: found again after growing. */
+	for (int round = 0; round < 2; round++)
+		for (int cpu = -1; cpu < 600; cpu++) {
+			int place[3] = { cpu < 0 ? 1 : -1, cpu < 0 ? 7 : -1, cpu };
+			const char *text = place_label(&labels, "core", place, lb, sizeof(lb));
+
+			expected_label(want, sizeof(want), "core", place);
+			assert_string_equal(text, want);
+			assert_ptr_not_equal(text, lb);
+			if (cpu == -1 && round == 1)
+				assert_ptr_equal(text, first);
+			if (cpu == 599)
+				first = place_label(&labels, "core", (const int[3]){ 1, 7, -1 }, lb,
+						    sizeof(lb));
+		}
+	assert_string_equal(place_label(&labels, "core", (const int[3]){ -1, -1, -1 }, lb,
+					sizeof(lb)),
+			    "core" METRIC_LABEL_SEP METRIC_LABEL_SEP METRIC_LABEL_SEP);
+	assert_string_equal(place_label(&labels, "core", (const int[3]){ 0, 0, 0 }, lb,
+					sizeof(lb)),
+			    "core" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "0");
+	/* A text too long to keep is written to lb, whole or truncated. */
+	{
+		char name[80];
+		char small[8];
+
+		memset(name, 'x', sizeof(name) - 1);
+		name[sizeof(name) - 1] = '\0';
+		expected_label(want, sizeof(want), name, (const int[3]){ 2, -1, 3 });
+		assert_ptr_equal(place_label(&labels, name, (const int[3]){ 2, -1, 3 }, lb,
+					     sizeof(lb)), lb);
+		assert_string_equal(lb, want);
+		assert_ptr_equal(place_label(&labels, "core", (const int[3]){ 5, 5, 5 }, small,
+					     sizeof(small)), small);
+		assert_string_equal(small, "core" METRIC_LABEL_SEP "5" METRIC_LABEL_SEP);
+	}
+	place_labels_free(labels);
+	place_labels_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +385,7 @@ int main(void)
 		cmocka_unit_test(a_disabled_collector_says_so),
 		cmocka_unit_test(a_backend_without_perf_chooses_msr),
 		cmocka_unit_test(the_registry_is_complete_and_consistent),
+		cmocka_unit_test(place_labels_are_made_once_and_stay_right),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
