@@ -409,10 +409,9 @@ static void make_signal_lists(void)
 			}
 }
 
-/* The families with signal, scope and a label or none, into *ret_n. */
-static const struct metric_family *const *signal_families(enum metric_signal signal,
-							  enum metric_scope scope,
-							  bool is_labelled, size_t *ret_n)
+const struct metric_family *const *metric_families_with_signal(enum metric_signal signal,
+								enum metric_scope scope,
+								bool is_labelled, size_t *ret_n)
 {
 	size_t registry_n = metric_source_count();
 
@@ -443,7 +442,8 @@ static const struct metric_sample *find_signal(const struct snapshot *s, enum me
 					       bool is_labelled, const char *label)
 {
 	size_t n;
-	const struct metric_family *const *fam = signal_families(signal, scope, is_labelled, &n);
+	const struct metric_family *const *fam = metric_families_with_signal(signal, scope,
+									     is_labelled, &n);
 
 	for (size_t k = 0; k < n; k++) {
 		const struct metric_sample *v = snapshot_find_sample(s, fam[k], where, label);

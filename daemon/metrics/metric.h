@@ -242,6 +242,17 @@ const struct metric_sample *snapshot_find_sample(const struct snapshot *s,
 						 const char *label_value);
 
 /*
+ * The declared families (metric_families_declared()) with signal and
+ * scope, those with a label (is_labelled) or those without, in that order,
+ * *ret_n of them (NULL and 0 for a signal or scope out of range): what the
+ * lookups by signal below try, in turn.  Worked out once, and again only
+ * when the registry has grown; any thread may ask.
+ */
+const struct metric_family *const *metric_families_with_signal(enum metric_signal signal,
+								enum metric_scope scope,
+								bool is_labelled, size_t *ret_n);
+
+/*
  * The value at where of the first registered family (collector.h order)
  * with signal and scope and no label, or NULL: how the daemon's own
  * readers (episodes, history, the table) find what they derive from.

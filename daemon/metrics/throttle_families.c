@@ -101,36 +101,46 @@ static int share_of(const struct metric_family *f)
 	return -1;
 }
 
+/* Fold value v of f at socket (prev's the same, or NULL) into has[] and worst[]. */
+static void fold_share(const struct metric_family *f, const struct metric_sample *v,
+		       const struct metric_sample *was, bool has[THROTTLE_SHARE_COUNT],
+		       double worst[THROTTLE_SHARE_COUNT])
+{
+	int k = share_of(f);
+
+	if (k < 0)
+		return;
+	has[k] = true;
+	if (was && v->value.d - was->value.d > worst[k])
+		worst[k] = v->value.d - was->value.d;
+}
+
 void throttle_worst_shares(const struct snapshot *prev, const struct snapshot *s, int socket,
 			   bool has[THROTTLE_SHARE_COUNT], double share[THROTTLE_SHARE_COUNT])
 {
 	double span = prev && s && s->mono > prev->mono ? s->mono - prev->mono : 0;
 	double worst[THROTTLE_SHARE_COUNT] = { 0 };
-	const struct metric_family *last = NULL;
-	const struct metric_sample *v = NULL;
-	int n = 0, k = -1;
 
 	for (int i = 0; i < THROTTLE_SHARE_COUNT; i++)
 		has[i] = false;
-	if (s)
-		v = snapshot_samples(s, &n);
-	for (int i = 0; i < n; i++) {
-		const struct metric_family *f = v[i].family;
-		const struct metric_sample *was;
+	/* The families' values at the socket: the labelled ones' chains, the others' one value. */
+	for (int labelled = 0; s && labelled < 2; labelled++) {
+		size_t n;
+		const struct metric_family *const *fam = metric_families_with_signal(
+			METRIC_SIGNAL_THROTTLE_SECONDS, METRIC_SCOPE_SOCKET, labelled, &n);
 
-		if (v[i].where != socket)
-			continue;
-		/* Values of one family often follow each other: ask once. */
-		if (f != last) {
-			last = f;
-			k = share_of(f);
+		for (size_t i = 0; i < n; i++) {
+			const struct metric_sample *v = labelled
+				? snapshot_first_labelled(s, fam[i], socket)
+				: snapshot_find_sample(s, fam[i], socket, NULL);
+
+			for (; v; v = labelled ? snapshot_next_labelled(s, v) : NULL)
+				fold_share(fam[i], v,
+					   span > 0 ? snapshot_find_sample(prev, fam[i], socket,
+									   v->label_value)
+						    : NULL,
+					   has, worst);
 		}
-		if (k < 0 || (f->label && !v[i].label_value))
-			continue;
-		has[k] = true;
-		was = span > 0 ? snapshot_find_sample(prev, f, socket, v[i].label_value) : NULL;
-		if (was && v[i].value.d - was->value.d > worst[k])
-			worst[k] = v[i].value.d - was->value.d;
 	}
 	for (int i = 0; i < THROTTLE_SHARE_COUNT; i++)
 		share[i] = span > 0 && worst[i] < span ? worst[i] / span : span > 0 ? 1 : 0;

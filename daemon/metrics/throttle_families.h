@@ -93,10 +93,10 @@ enum throttle_share {
  * For each enum throttle_share, the largest share of the interval from
  * prev to s (their hardware clock's times, mono) that one series of the
  * throttle families with that json_key counted on socket, whichever
- * collector adds it, into
- * share[] (0 to 1; 0 without prev or an interval), and into has[] whether
- * s has such a series on the socket at all (false: no collector measures
- * the family there).  One walk of s's values.
+ * collector adds it, into share[] (0 to 1; 0 without prev or an
+ * interval), and into has[] whether s has such a series on the socket at
+ * all (false: no collector measures the family there).  Looked up by the
+ * families, not by walking s's values.
  */
 void throttle_worst_shares(const struct snapshot *prev, const struct snapshot *s, int socket,
 			   bool has[THROTTLE_SHARE_COUNT], double share[THROTTLE_SHARE_COUNT]);

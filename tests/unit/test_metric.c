@@ -22,6 +22,7 @@
 #include "json.h"
 #include "prom.h"
 #include "table.h"
+#include "throttle_families.h"
 #include "metric.h"
 #include "snapshot.h"
 #include "strbuf.h"
@@ -571,6 +572,60 @@ static void labels_left_out_when_empty_and_carry_by_source(void **state)
 	snapshot_release(b);
 }
 
+/*
+ * The history's worst throttled shares: per json_key, the largest growth
+ * of one series at the socket over the interval, whichever family of the
+ * key adds it (the critical DRAM seconds are none of them), and whether
+ * the socket has such a series at all.
+ */
+static void throttle_shares_by_key_and_socket(void **state)
+{
+	struct snapshot *a = snapshot_new(big_topology(), &westmere);
+	struct snapshot *b = snapshot_new(big_topology(), &westmere);
+	bool has[THROTTLE_SHARE_COUNT];
+	double share[THROTTLE_SHARE_COUNT];
+	const char *ch0 = "0" METRIC_LABEL_SEP "thermal", *ch1 = "1" METRIC_LABEL_SEP "thermal";
+
+	(void)state;
+	/* The hardware clock's times make the interval; the wall clock's do not. */
+	a->mono = 10;
+	b->mono = 12;
+	a->time = 1000;
+	b->time = 1001;
+	add(a, &throttle_dram_channel_seconds, 0, ch0, 0, 1.0);
+	add(a, &throttle_dram_channel_seconds, 0, ch1, 0, 2.0);
+	add(a, &throttle_dram_critical_seconds, 0, ch0, 0, 0);
+	add(a, &throttle_prochot_seconds, 0, "external", 0, 0.5);
+	add(a, &throttle_frequency_limited_seconds, 1, "thermal", 0, 0);
+	add(b, &throttle_dram_channel_seconds, 0, ch0, 0, 1.5);
+	add(b, &throttle_dram_channel_seconds, 0, ch1, 0, 3.0);
+	add(b, &throttle_dram_critical_seconds, 0, ch0, 0, 1.9);
+	add(b, &throttle_prochot_seconds, 0, "external", 0, 0.5);
+	add(b, &throttle_dram_socket_seconds, 1, "power", 0, 0.25);
+	add(b, &throttle_frequency_limited_seconds, 1, "thermal", 0, 5.0);
+
+	throttle_worst_shares(a, b, 0, has, share);
+	assert_true(has[THROTTLE_SHARE_DRAM]);
+	assert_true(share[THROTTLE_SHARE_DRAM] == 0.5);
+	assert_true(has[THROTTLE_SHARE_PROCHOT]);
+	assert_true(share[THROTTLE_SHARE_PROCHOT] == 0);
+	assert_false(has[THROTTLE_SHARE_FREQUENCY_LIMITED]);
+	assert_true(share[THROTTLE_SHARE_FREQUENCY_LIMITED] == 0);
+	/* Socket 1: a series new in b grew by nothing yet; one that grew by more than the span, 1. */
+	throttle_worst_shares(a, b, 1, has, share);
+	assert_true(has[THROTTLE_SHARE_DRAM]);
+	assert_true(share[THROTTLE_SHARE_DRAM] == 0);
+	assert_false(has[THROTTLE_SHARE_PROCHOT]);
+	assert_true(has[THROTTLE_SHARE_FREQUENCY_LIMITED]);
+	assert_true(share[THROTTLE_SHARE_FREQUENCY_LIMITED] == 1);
+	/* Without a sample before, no interval: every share 0, the series still there. */
+	throttle_worst_shares(NULL, b, 0, has, share);
+	assert_true(has[THROTTLE_SHARE_DRAM] && has[THROTTLE_SHARE_PROCHOT]);
+	assert_true(share[THROTTLE_SHARE_DRAM] == 0 && share[THROTTLE_SHARE_PROCHOT] == 0);
+	snapshot_release(a);
+	snapshot_release(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -584,6 +639,7 @@ int main(void)
 		cmocka_unit_test(reserved_room_is_what_is_asked_and_grows_beyond),
 		cmocka_unit_test(texts_empty_objects_and_percentages),
 		cmocka_unit_test(labels_left_out_when_empty_and_carry_by_source),
+		cmocka_unit_test(throttle_shares_by_key_and_socket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
