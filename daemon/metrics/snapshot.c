@@ -107,14 +107,22 @@ static int fill_shape(struct snapshot *s, const struct cpu_topology *topo)
 	return 0;
 }
 
+/* src into dst (size bytes), truncated and NUL-terminated as snprintf "%s" would. */
+static void copy_text(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 static void copy_cpu_id(struct snapshot_cpu_id *dst, const struct cpu_info *info)
 {
-	snprintf(dst->vendor, sizeof(dst->vendor), "%s", info->vendor);
+	copy_text(dst->vendor, sizeof(dst->vendor), info->vendor);
 	dst->family = info->family;
 	dst->model = info->model;
 	dst->stepping = info->stepping;
-	snprintf(dst->microarch, sizeof(dst->microarch), "%s",
-		 info->microarch ? info->microarch : "");
+	copy_text(dst->microarch, sizeof(dst->microarch), info->microarch ? info->microarch : "");
 }
 
 struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_info *info)
@@ -126,7 +134,7 @@ struct snapshot *snapshot_new(const struct cpu_topology *topo, const struct cpu_
 	atomic_init(&s->refs, 1);
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		atomic_init(&s->rendered[i], NULL);
-	snprintf(s->version, sizeof(s->version), "%s", UNCORED_VERSION);
+	copy_text(s->version, sizeof(s->version), UNCORED_VERSION);
 	if (info)
 		copy_cpu_id(&s->cpu_id, info);
 	if (topo && fill_shape(s, topo) < 0) {

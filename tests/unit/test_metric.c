@@ -611,7 +611,7 @@ static void throttle_shares_by_key_and_socket(void **state)
 	assert_true(share[THROTTLE_SHARE_PROCHOT] == 0);
 	assert_false(has[THROTTLE_SHARE_FREQUENCY_LIMITED]);
 	assert_true(share[THROTTLE_SHARE_FREQUENCY_LIMITED] == 0);
-	/* Socket 1: a series new in b grew by nothing yet; one that grew by more than the span, 1. */
+	/* Socket 1: a series new in b grew by nothing yet; one grown by more than the span is 1. */
 	throttle_worst_shares(a, b, 1, has, share);
 	assert_true(has[THROTTLE_SHARE_DRAM]);
 	assert_true(share[THROTTLE_SHARE_DRAM] == 0);
