@@ -387,6 +387,7 @@ static struct {
 	uint8_t n[METRIC_SIGNAL_COUNT][METRIC_SCOPE_COUNT][2];
 	const struct metric_family *families[METRIC_MAX_FAMILIES];
 } signal_cache = { .lock = PTHREAD_MUTEX_INITIALIZER, .registry_n = SIZE_MAX };
+_Static_assert(METRIC_MAX_FAMILIES <= UINT8_MAX, "signal_cache counts families in a uint8_t");
 
 static void make_signal_lists(void)
 {
