@@ -132,7 +132,7 @@ static int counted_enumerate(void *ctx, struct hw_cpu *ret_cpus, int max, int *r
 /*
  * skylake-sp-2s: once started, a check reads /sys/devices/system/cpu/online
  * (one file) and never enumerates the CPUs one by one, yet sees a CPU go
- * offline and come back.
+ * offline and come back, and an unchanged list changes nothing.
  */
 static void a_check_reads_the_online_list_once(void **state)
 {
@@ -165,6 +165,13 @@ static void a_check_reads_the_online_list_once(void **state)
 	assert_int_equal(sim_set_online(sim, 5, true), 0);
 	hotplug_check(h);
 	assert_int_equal(hotplug_online_count(h), 1);
+	/* The same list again changes nothing; the next change is still seen. */
+	hotplug_check(h);
+	assert_int_equal(hotplug_online_count(h), 1);
+	assert_int_equal(hotplug_offline_count(h), 2);
+	assert_int_equal(sim_set_online(sim, 5, false), 0);
+	hotplug_check(h);
+	assert_int_equal(hotplug_offline_count(h), 3);
 	assert_int_equal(n_enumerates, 0);
 	hotplug_free(h);
 	hw_close(&hw);
