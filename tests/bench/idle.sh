@@ -51,15 +51,6 @@ rollup() {
 	awk -v k="$2:" '$1 == k { print $2 }' /proc/"$1"/smaps_rollup
 }
 
-scrape_all() {
-	for i in 1 2 3; do
-		for doc in metrics api/v1/snapshot api/v1/episodes api/v1/history; do
-			curl -fsS -o /dev/null --max-time 5 "$1/$doc" || true
-			curl -fsS -o /dev/null --max-time 5 -H 'Accept-Encoding: gzip' "$1/$doc" || true
-		done
-	done
-}
-
 echo "node_exporter ..." >&2
 n_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$NODE_EXPORTER" --web.listen-address="127.0.0.1:$n_port" >"$TEST_TMP/n.log" 2>&1 &

@@ -6,6 +6,25 @@ procs() {
 	echo "$1" $(pgrep -P "$1" || true)
 }
 
+# A field of /proc/PID/smaps_rollup (Pss, Pss_Anon, ...) summed over PID and
+# its children, in KiB: PSS counts a page shared by them (the libraries, since
+# the server is forked) once.
+pss_kb() {
+	for p in $(procs "$1"); do cat /proc/"$p"/smaps_rollup; done |
+		awk -v k="$2:" '$1 == k { s += $2 } END { print s }'
+}
+
+# Three scrapes of each document uncored serves at URL, identity and gzip:
+# what its memory is measured after.
+scrape_all() {
+	for i in 1 2 3; do
+		for doc in metrics api/v1/snapshot api/v1/episodes api/v1/history; do
+			curl -fsS -o /dev/null --max-time 5 "$1/$doc" || true
+			curl -fsS -o /dev/null --max-time 5 -H 'Accept-Encoding: gzip' "$1/$doc" || true
+		done
+	done
+}
+
 # CPU time of every thread of PID and its children so far, in nanoseconds
 # (schedstat is exact, /proc/PID/stat counts whole clock ticks).
 cpu_ns() {

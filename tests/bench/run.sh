@@ -3,8 +3,10 @@
 # 2 threads) against prometheus-node-exporter on the same machine, in the
 # same run, both on 127.0.0.1.  Prints one table with both figures, their
 # ratio and whether the target is met.  Resident memory is also shown for
-# uncored on device files of the same machine (no simulator in the process)
-# and for bench_floor (uncored's libraries alone).  Not part of the test suite: it
+# uncored on device files of the same machine (no simulator in the process),
+# with its total PSS and anonymous memory after three scrapes of each
+# document against node_exporter's after three scrapes, and for bench_floor
+# (uncored's libraries alone).  Not part of the test suite: it
 # asserts nothing and always exits 0 unless something could not be run.
 #
 # Usage: tests/bench/run.sh            (from the source tree, as root)
@@ -229,8 +231,18 @@ u_rss=$(rss_kb "$U_PID" VmRSS)
 n_rss=$(rss_kb "$N_PID" VmRSS)
 u_anon=$(rss_kb "$U_PID" RssAnon)
 n_anon=$(rss_kb "$N_PID" RssAnon)
+# uncored on device files: after three scrapes of each document, what a
+# host that Prometheus scrapes pays.
+scrape_all "http://127.0.0.1:$d_port"
 d_rss=$(rss_kb "$D_PID" VmRSS)
 d_anon=$(rss_kb "$D_PID" RssAnon)
+d_pss=$(pss_kb "$D_PID" Pss)
+d_pss_anon=$(pss_kb "$D_PID" Pss_Anon)
+# ... against node_exporter after three scrapes too (the rows above take it
+# as it idled).
+for i in 1 2 3; do curl -fsS -o /dev/null --max-time 5 "$N_URL/metrics" || true; done
+n_rss_scraped=$(rss_kb "$N_PID" VmRSS)
+n_anon_scraped=$(rss_kb "$N_PID" RssAnon)
 f_rss=$(rss_kb "$F_PID" VmRSS)
 f_anon=$(rss_kb "$F_PID" RssAnon)
 curl -fsS -o /dev/null --max-time 5 "$N_URL/metrics" || fail "node_exporter does not answer"
@@ -306,6 +318,8 @@ row "RSS after ${RSS_S} s (VmRSS)" "KiB" "$u_rss" "$n_rss" le 0.2
 row "  of which anonymous" "KiB" "$u_anon" "$n_anon" - -
 row "  RSS, on device files" "KiB" "$d_rss" "$n_rss" - -
 row "  of which anonymous" "KiB" "$d_anon" "$n_anon" - -
+row "  PSS on device files, total" "KiB" "$d_pss" "$n_rss_scraped" le 0.4
+row "  anonymous there (Pss_Anon)" "KiB" "$d_pss_anon" "$n_anon_scraped" le 0.5
 row "  RSS, libraries alone" "KiB" "$f_rss" "$n_rss" - -
 row "  of which anonymous" "KiB" "$f_anon" "$n_anon" - -
 row "  uncored above libraries" "KiB" $((u_rss - f_rss)) "$n_rss" - -
