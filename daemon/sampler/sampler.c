@@ -19,7 +19,6 @@
 #include <time.h>
 
 #include "collector.h"
-#include "config.h"
 #include "episode.h"
 #include "throttle_families.h"
 #include "event.h"
@@ -305,7 +304,6 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->time = realtime_s();
 	snap->mono = (double)hw_now_ns(s->hw) / 1e9;
 	snap->interval_s = s->conf.interval_s;
-	snprintf(snap->version, sizeof(snap->version), "%s", UNCORED_VERSION);
 	hotplug_check(s->hotplug);   /* first: registers it puts back are free for the collectors */
 	for (size_t id = 0; id < n_collectors(); id++)
 		collector_sample(&s->collectors[id], snap);
