@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cpulist.h"
+#include "grow.h"
 #include "text.h"
 
 /* No CPU number above the kernel's NR_CPUS limit of 8192 could appear. */
@@ -28,15 +29,11 @@ static int compare_int(const void *a, const void *b)
 static int append_range(int **cpus, size_t *n, size_t *cap, long lo, long hi)
 {
 	for (long c = lo; c <= hi; c++) {
-		if (*n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 16;
-			int *p = realloc(*cpus, ncap * sizeof(**cpus));
+		int *p = grow_array(*cpus, cap, *n + 1, sizeof(**cpus), 16);
 
-			if (!p)
-				return -ENOMEM;
-			*cpus = p;
-			*cap = ncap;
-		}
+		if (!p)
+			return -ENOMEM;
+		*cpus = p;
 		(*cpus)[(*n)++] = (int)c;
 	}
 	return 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "metric.h"
+#include "grow.h"
 #include "place_labels.h"
 
 /* The longest text kept (a collector's name and three numbers fit with room). */
@@ -54,27 +55,16 @@ static size_t slot_of(const struct place_labels *l, const int place[3])
 /* Room for one more entry of len bytes; false without memory. */
 static bool make_room(struct place_labels *l, size_t len)
 {
-	if (l->n + 1 > l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct place_entry *e = realloc(l->entries, cap * sizeof(*e));
+	struct place_entry *e = grow_array(l->entries, &l->cap, l->n + 1, sizeof(*e), 64);
+	char *p;
 
-		if (!e)
-			return false;
-		l->entries = e;
-		l->cap = cap;
-	}
-	if (l->used + len > l->cap_pool) {
-		size_t cap = l->cap_pool ? 2 * l->cap_pool : 1024;
-		char *p;
-
-		while (cap < l->used + len)
-			cap *= 2;
-		p = realloc(l->pool, cap);
-		if (!p)
-			return false;
-		l->pool = p;
-		l->cap_pool = cap;
-	}
+	if (!e)
+		return false;
+	l->entries = e;
+	p = grow_array(l->pool, &l->cap_pool, l->used + len, 1, 1024);
+	if (!p)
+		return false;
+	l->pool = p;
 	if (2 * (l->n + 1) > l->cap_index) {
 		size_t cap = l->cap_index ? 2 * l->cap_index : 128;
 		uint32_t *index = calloc(cap, sizeof(*index));

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "grow.h"
 #include "hw_dev.h"
 #include "text.h"
 
@@ -178,7 +179,8 @@ static int list_cpus(const struct hwdev *d, int **ret_list, int *ret_n, char *er
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	int *list = NULL, n = 0, cap = 0, cpu;
+	int *list = NULL, n = 0, cpu;
+	size_t cap = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "%s" SYSFS_CPU_DIR, d->root);
@@ -192,18 +194,15 @@ static int list_cpus(const struct hwdev *d, int **ret_list, int *ret_n, char *er
 	while ((de = readdir(dir))) {
 		if (!parse_cpu_name(de->d_name, &cpu))
 			continue;
-		if (n == cap) {
-			int *grown = realloc(list, sizeof(*list) * (cap ? 2 * cap : 64));
+		int *grown = grow_array(list, &cap, (size_t)n + 1, sizeof(*list), 64);
 
-			if (!grown) {
-				closedir(dir);
-				free(list);
-				set_err(err, errlen, "%s: out of memory", path);
-				return -ENOMEM;
-			}
-			list = grown;
-			cap = cap ? 2 * cap : 64;
+		if (!grown) {
+			closedir(dir);
+			free(list);
+			set_err(err, errlen, "%s: out of memory", path);
+			return -ENOMEM;
 		}
+		list = grown;
 		list[n++] = cpu;
 	}
 	closedir(dir);

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "episode.h"
+#include "grow.h"
 #include "event.h"
 #include "metric.h"
 #include "throttle_families.h"
@@ -105,15 +106,10 @@ static struct place *find_place(struct episode_tracker *t, const struct place *k
 		    (key->family ? strcmp(p->labels, key->labels) == 0 : p->kind == key->kind))
 			return p;
 	}
-	if (t->n_places == t->cap_places) {
-		size_t cap = t->cap_places ? t->cap_places * 2 : 16;
-
-		p = realloc(t->places, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		t->places = p;
-		t->cap_places = cap;
-	}
+	p = grow_array(t->places, &t->cap_places, t->n_places + 1, sizeof(*p), 16);
+	if (!p)
+		return NULL;
+	t->places = p;
 	p = &t->places[t->n_places++];
 	*p = *key;
 	p->active = false;

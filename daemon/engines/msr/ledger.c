@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ledger.h"
+#include "grow.h"
 #include "recovery.h"
 #include "state_file.h"
 
@@ -325,15 +326,10 @@ static struct ledger_entry *append(struct ledger *l, int cpu, uint32_t msr, bool
 {
 	struct ledger_entry *e;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 16;
-		struct ledger_entry *v = realloc(l->entries, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		l->entries = v;
-		l->cap = cap;
-	}
+	e = grow_array(l->entries, &l->cap, l->n + 1, sizeof(*e), 16);
+	if (!e)
+		return NULL;
+	l->entries = e;
 	e = &l->entries[l->n++];
 	memset(e, 0, sizeof(*e));
 	e->cpu = cpu;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "grow.h"
 #include "state_file.h"
 #include "trusted_dir.h"
 
@@ -151,15 +152,11 @@ static int replay_apply(struct replay *s, const struct ledger_record *r)
 		return 0;
 	}
 	if (i == s->n) {
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? 2 * s->cap : 64;
-			struct ledger_record *v = realloc(s->v, cap * sizeof(*v));
+		struct ledger_record *v = grow_array(s->v, &s->cap, s->n + 1, sizeof(*v), 64);
 
-			if (!v)
-				return -ENOMEM;
-			s->v = v;
-			s->cap = cap;
-		}
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
 		s->n++;
 	}
 	s->v[i] = *r;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "cpulist.h"
+#include "grow.h"
 #include "err.h"
 #include "perf_pmu.h"
 #include "perf_pmu_text.h"
@@ -144,13 +145,10 @@ static int list_dir(const char *dir, bool skip_dotted, char ***ret_names, size_t
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || (skip_dotted && strchr(de->d_name, '.')))
 			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			p = realloc(names, cap * sizeof(*names));
-			if (!p)
-				goto nomem;
-			names = p;
-		}
+		p = grow_array(names, &cap, n + 1, sizeof(*names), 16);
+		if (!p)
+			goto nomem;
+		names = p;
 		if (!(names[n] = strdup(de->d_name)))
 			goto nomem;
 		n++;
