@@ -93,6 +93,17 @@ struct sim_cpu {
 	struct sim_ctr irperf;                /* AMD: IRPERF */
 };
 
+#define SIM_REG_CACHE 32   /* a power of two */
+
+struct reg_desc;
+
+/* A register found in the model's table: its entry and its index in it. */
+struct sim_reg_hit {
+	uint32_t msr;
+	int index;
+	const struct reg_desc *d;   /* NULL: nothing cached here */
+};
+
 struct sim {
 	const struct sim_model *model;
 	struct sim_scenario *scn;
@@ -115,6 +126,8 @@ struct sim {
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
 	int64_t rw_period;
+	/* sim_reg_find's answers by address (a multiplexed PMU rewrites the same few). */
+	struct sim_reg_hit reg_cache[SIM_REG_CACHE];
 };
 
 /* Where an access lands. */

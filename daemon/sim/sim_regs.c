@@ -63,6 +63,22 @@ const struct reg_desc *sim_reg_find(const struct sim *s, uint32_t msr, int *ret_
 	return NULL;
 }
 
+/* sim_reg_find through s's cache: the model's table never changes, so an answer holds. */
+static const struct reg_desc *reg_find_cached(struct sim *s, uint32_t msr, int *ret_index)
+{
+	struct sim_reg_hit *hit = &s->reg_cache[msr & (SIM_REG_CACHE - 1)];
+	const struct reg_desc *d;
+
+	if (hit->d && hit->msr == msr) {
+		*ret_index = hit->index;
+		return hit->d;
+	}
+	d = sim_reg_find(s, msr, ret_index);
+	if (d)
+		*hit = (struct sim_reg_hit){ .msr = msr, .index = *ret_index, .d = d };
+	return d;
+}
+
 struct loc sim_loc_of(struct sim *s, int cpu)
 {
 	struct sim_cpu *c = &s->cpus[cpu];
@@ -89,7 +105,7 @@ int sim_raw_write(struct sim *s, int cpu, uint32_t msr, uint64_t value, int64_t 
 
 	if (sim_boxes_has_msr(s->boxes, msr))
 		return sim_boxes_write(s->boxes, sim_unit_of(s, cpu), msr, t, value);
-	d = sim_reg_find(s, msr, &i);
+	d = reg_find_cached(s, msr, &i);
 	if (!d || !d->write)
 		return -EIO;
 	l = sim_loc_of(s, cpu);
@@ -104,7 +120,7 @@ int sim_raw_read(struct sim *s, int cpu, uint32_t msr, uint64_t *value, int64_t 
 
 	if (sim_boxes_has_msr(s->boxes, msr))
 		return sim_boxes_read(s->boxes, sim_unit_of(s, cpu), msr, t, value);
-	d = sim_reg_find(s, msr, &i);
+	d = reg_find_cached(s, msr, &i);
 	if (!d || !d->read)
 		return -EIO;
 	l = sim_loc_of(s, cpu);
