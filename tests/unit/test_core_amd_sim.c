@@ -18,76 +18,38 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "conf.h"
-#include "cpu.h"
 #include "helpers.h"
-#include "perf_sys.h"
 #include "prom.h"
-#include "sampler.h"
 #include "sim.h"
 #include "snapshot.h"
 #include "strbuf.h"
+#include "throttle_run.h"
 
-struct run {
-	struct sim *sim;
-	struct hw hw;
-	char root[256];
-	struct cpu_info info;
-	struct cpu_topology topo;
-	struct conf conf;
-	struct sampler *sampler;
-	struct snapshot *snap;
+/* A run of throttle_run.h and its last /metrics text. */
+struct amd_run {
+	struct run m;
 	struct strbuf prom;
 };
 
 /* Run model with the configuration text conf for seconds, one sample a second. */
-static void run(struct run *r, const char *model, const char *conf, int seconds)
+static void run_amd(struct amd_run *r, const char *model, const char *conf, int seconds)
 {
-	char dir[4096], err[512];
-	struct conf_errors errs = { 0 };
-	struct perf_sys *ps = calloc(1, sizeof(*ps));
-
-	memset(r, 0, sizeof(*r));
-	assert_non_null(ps);
-	helpers_source_path("conf/scenarios", dir, sizeof(dir));
-	r->sim = sim_open(model, dir, SIM_CLOCK_STEPPED, err, sizeof(err));
-	if (!r->sim)
-		fail_msg("sim_open %s: %s", model, err);
-	sim_bind(r->sim, &r->hw);
-	helpers_mkdtemp(r->root, sizeof(r->root));
-	assert_int_equal(sim_write_sysfs(r->sim, r->root, err, sizeof(err)), 0);
-	assert_int_equal(sim_perf_sys(r->sim, r->root, ps), 0);
-	hw_set_perf(&r->hw, ps);
-	assert_int_equal(cpu_detect(&r->hw, &r->info, err, sizeof(err)), 0);
-	assert_int_equal(cpu_topology_load(&r->hw, &r->topo, err, sizeof(err)), 0);
-	if (conf_load_string("core.conf", conf, &r->conf, &errs) != 0)
-		fail_msg("%s does not load", conf);
-	if (sampler_new(&r->conf, &r->hw, &r->info, &r->topo, &r->sampler, err, sizeof(err)) != 0)
-		fail_msg("%s: sampler_new: %s", model, err);
-	for (int t = 0; t < seconds; t++) {
-		sim_advance(r->sim, 1.0);
-		snapshot_release(r->snap);
-		r->snap = sampler_sample(r->sampler);
-		assert_non_null(r->snap);
-	}
+	start_conf(&r->m, model, true, conf);
+	run_for(&r->m, seconds);
 	strbuf_init(&r->prom);
-	assert_int_equal(prom_write(r->snap, &r->prom), 0);
+	assert_int_equal(prom_write(r->m.snap, &r->prom), 0);
 }
 
-static void finish(struct run *r)
+/* Every perf event closed, the machine gone; no register check: the kernel owns the core PMU. */
+static void stop_amd(struct amd_run *r)
 {
 	strbuf_free(&r->prom);
-	snapshot_release(r->snap);
-	sampler_free(r->sampler);
-	snapshot_clear();
-	assert_int_equal(sim_perf_open_events(r->sim), 0);
-	cpu_topology_free(&r->topo);
-	hw_close(&r->hw);
-	helpers_rmtree(r->root);
+	stop_sampler(&r->m);
+	close_machine(&r->m);
 }
 
 /* The value of family{...cpu="cpu"[,event="event"]} in the /metrics text; -1 when absent. */
-static double exported(const struct run *r, const char *family, int cpu, const char *event)
+static double exported_cpu(const struct amd_run *r, const char *family, int cpu, const char *event)
 {
 	char key[160];
 	const char *at = r->prom.buf;
@@ -109,11 +71,11 @@ static double exported(const struct run *r, const char *family, int cpu, const c
 	return -1;
 }
 
-static uint64_t truth(struct run *r, int cpu, uint16_t code, uint8_t umask)
+static uint64_t truth(struct amd_run *r, int cpu, uint16_t code, uint8_t umask)
 {
 	uint64_t n = 0;
 
-	assert_int_equal(sim_ground_truth(r->sim, false, cpu, code, umask, false, &n), 0);
+	assert_int_equal(sim_ground_truth(r->m.sim, false, cpu, code, umask, false, &n), 0);
 	return n;
 }
 
@@ -125,7 +87,7 @@ static void assert_near(double got, uint64_t want, const char *what, int cpu)
 }
 
 /* Every always-counted event and default event of cpu against the truth. */
-static void check_cpu(struct run *r, int cpu, bool ref_cycles)
+static void check_cpu(struct amd_run *r, int cpu, bool ref_cycles)
 {
 	static const struct {
 		const char *event;
@@ -136,39 +98,39 @@ static void check_cpu(struct run *r, int cpu, bool ref_cycles)
 		{ "branch_instructions", 0xc2, 0x00 }, { "branch_misses", 0xc3, 0x00 },
 	};
 
-	assert_near(exported(r, "uncored_core_instructions_total", cpu, NULL),
+	assert_near(exported_cpu(r, "uncored_core_instructions_total", cpu, NULL),
 		    truth(r, cpu, 0xc0, 0x00), "instructions", cpu);
-	assert_near(exported(r, "uncored_core_cycles_total", cpu, NULL), truth(r, cpu, 0x76, 0x00),
+	assert_near(exported_cpu(r, "uncored_core_cycles_total", cpu, NULL), truth(r, cpu, 0x76, 0x00),
 		    "cycles", cpu);
 	if (ref_cycles)
-		assert_near(exported(r, "uncored_core_ref_cycles_total", cpu, NULL),
+		assert_near(exported_cpu(r, "uncored_core_ref_cycles_total", cpu, NULL),
 			    truth(r, cpu, 0x120, 0x01), "ref cycles", cpu);
 	else
-		assert_true(exported(r, "uncored_core_ref_cycles_total", cpu, NULL) < 0);
+		assert_true(exported_cpu(r, "uncored_core_ref_cycles_total", cpu, NULL) < 0);
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		assert_near(exported(r, "uncored_core_events_total", cpu, events[i].event),
+		assert_near(exported_cpu(r, "uncored_core_events_total", cpu, events[i].event),
 			    truth(r, cpu, events[i].code, events[i].umask), events[i].event, cpu);
 	/* 6 or 7 events on the 5 counters the watchdog leaves: multiplexed. */
-	assert_true(exported(r, "uncored_core_multiplexing_ratio", cpu, NULL) < 1.0);
-	assert_true(exported(r, "uncored_core_multiplexing_ratio", cpu, NULL) > 0.3);
+	assert_true(exported_cpu(r, "uncored_core_multiplexing_ratio", cpu, NULL) < 1.0);
+	assert_true(exported_cpu(r, "uncored_core_multiplexing_ratio", cpu, NULL) > 0.3);
 }
 
 static void counts_match_the_truth(const char *model, bool ref_cycles)
 {
 	const struct snapshot_collector *c;
-	struct run r;
+	struct amd_run r;
 
-	run(&r, model, "", 10);
-	c = snapshot_find_collector(r.snap, "core");
+	run_amd(&r, model, "", 10);
+	c = snapshot_find_collector(r.m.snap, "core");
 	assert_non_null(c);
 	if (strcmp(snapshot_collector_state(c), "up") != 0)
 		fail_msg("%s: core %s: %s", model, snapshot_collector_state(c), c->reason);
 	assert_string_equal(c->engine, "perf");
-	for (int cpu = 0; cpu < r.topo.n_cpus; cpu += 7)
+	for (int cpu = 0; cpu < r.m.topo.n_cpus; cpu += 7)
 		check_cpu(&r, cpu, ref_cycles);
-	check_cpu(&r, r.topo.n_cpus - 1, ref_cycles);
+	check_cpu(&r, r.m.topo.n_cpus - 1, ref_cycles);
 	helpers_promtool_clean(r.prom.buf, r.prom.len, model);
-	finish(&r);
+	stop_amd(&r);
 }
 
 /* Milan (Zen 3): 6 events on 5 counters; no ref-cycles series at all. */
@@ -196,43 +158,43 @@ static void genoa_and_turin_count_ref_cycles(void **state)
 static void rome_and_the_other_vendors_events(void **state)
 {
 	const struct snapshot_collector *c;
-	struct run r;
+	struct amd_run r;
 
 	(void)state;
-	run(&r, "rome-2s", "[core]\ndefault_events = no\nevent = llc_misses\nevent = branch_misses\n"
+	run_amd(&r, "rome-2s", "[core]\ndefault_events = no\nevent = llc_misses\nevent = branch_misses\n"
 	    "event = intel_cycles, event=0x3c, umask=0x00\n", 3);
-	c = snapshot_find_collector(r.snap, "core");
+	c = snapshot_find_collector(r.m.snap, "core");
 	assert_string_equal(snapshot_collector_state(c), "up");
-	assert_string_equal(snapshot_collector_state(snapshot_find_collector(r.snap, "k10temp")),
+	assert_string_equal(snapshot_collector_state(snapshot_find_collector(r.m.snap, "k10temp")),
 			    "up");
-	c = snapshot_find_collector(r.snap, "hsmp");
+	c = snapshot_find_collector(r.m.snap, "hsmp");
 	assert_true(c->not_applicable);
 	assert_non_null(strstr(c->reason, "no HSMP mailbox"));
-	assert_near(exported(&r, "uncored_core_instructions_total", 3, NULL),
+	assert_near(exported_cpu(&r, "uncored_core_instructions_total", 3, NULL),
 		    truth(&r, 3, 0xc0, 0x00), "instructions", 3);
-	assert_near(exported(&r, "uncored_core_events_total", 3, "branch_misses"),
+	assert_near(exported_cpu(&r, "uncored_core_events_total", 3, "branch_misses"),
 		    truth(&r, 3, 0xc3, 0x00), "branch_misses", 3);
-	assert_true(exported(&r, "uncored_core_ref_cycles_total", 3, NULL) < 0);
-	assert_true(exported(&r, "uncored_core_events_total", 3, "llc_misses") < 0);
-	assert_true(exported(&r, "uncored_core_events_total", 3, "intel_cycles") == 0);
-	assert_true(exported(&r, "uncored_core_multiplexing_ratio", 3, NULL) == 1.0);
+	assert_true(exported_cpu(&r, "uncored_core_ref_cycles_total", 3, NULL) < 0);
+	assert_true(exported_cpu(&r, "uncored_core_events_total", 3, "llc_misses") < 0);
+	assert_true(exported_cpu(&r, "uncored_core_events_total", 3, "intel_cycles") == 0);
+	assert_true(exported_cpu(&r, "uncored_core_multiplexing_ratio", 3, NULL) == 1.0);
 	helpers_promtool_clean(r.prom.buf, r.prom.len, "rome-2s");
-	finish(&r);
+	stop_amd(&r);
 }
 
 /* engine = msr: the msr engine programs Intel's core PMU only; not applicable, and why. */
 static void msr_engine_is_not_applicable(void **state)
 {
 	const struct snapshot_collector *c;
-	struct run r;
+	struct amd_run r;
 
 	(void)state;
-	run(&r, "genoa-2s", "[core]\nengine = msr\n", 2);
-	c = snapshot_find_collector(r.snap, "core");
+	run_amd(&r, "genoa-2s", "[core]\nengine = msr\n", 2);
+	c = snapshot_find_collector(r.m.snap, "core");
 	assert_true(c->not_applicable);
 	assert_non_null(strstr(c->reason, "msr engine programs Intel's core PMU only"));
-	assert_true(exported(&r, "uncored_core_instructions_total", 0, NULL) < 0);
-	finish(&r);
+	assert_true(exported_cpu(&r, "uncored_core_instructions_total", 0, NULL) < 0);
+	stop_amd(&r);
 }
 
 int main(void)

@@ -203,13 +203,10 @@ static void pcu_through_msrs(void **state)
  */
 static void pcu_counter_held_by_another_agent(void **state)
 {
-	char path[4096], spec[4200];
 	struct run r;
 
 	(void)state;
-	helpers_source_path("tests/data/scenarios/pcu-taken.ini", path, sizeof(path));
-	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
-	start_with(&r, spec, false);
+	start_data_scenario(&r, "skylake-sp-2s", "pcu-taken.ini", false);
 	run_for(&r, 60);
 	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"),
 		     pcu_truth(&r, 0, XEON_PCU_PROCHOT_EXTERNAL), "external", 0);
@@ -252,7 +249,6 @@ static void pcu_msr_box_follows_its_die_when_a_cpu_goes_offline(void **state)
  */
 static void granite_rapids_pcu_instances(void **state)
 {
-	char path[4096], spec[4200];
 	struct run r;
 
 	(void)state;
@@ -263,9 +259,7 @@ static void granite_rapids_pcu_instances(void **state)
 	assert_close(exported(&r, &throttle_prochot_seconds, 1, "external"), 0.0, "external", 1);
 	finish(&r);
 
-	helpers_source_path("tests/data/scenarios/prochot-discovery.ini", path, sizeof(path));
-	snprintf(spec, sizeof(spec), "granite-rapids-2s:%s", path);
-	start(&r, spec);
+	start_data_scenario(&r, "granite-rapids-2s", "prochot-discovery.ini", true);
 	run_for(&r, 60);
 	check_pcu(&r);
 	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 12.0, "external", 0);

@@ -34,15 +34,12 @@
  */
 static void a_sleeping_package_throttles_only_while_awake(void **state)
 {
-	char path[4096], spec[4200];
 	const char *label = "0" METRIC_LABEL_SEP "thermal_or_power";
 	struct run r;
 	double before;
 
 	(void)state;
-	helpers_source_path("tests/data/scenarios/package-sleep.ini", path, sizeof(path));
-	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
-	start(&r, spec);
+	start_data_scenario(&r, "skylake-sp-2s", "package-sleep.ini", true);
 	run_for(&r, 3);
 	before = exported(&r, &throttle_dram_channel_seconds, 0, label);
 	assert_close(before, 3.0, "awake channel 0", 0);
@@ -88,13 +85,10 @@ static void channels_without_a_clock_are_left_out(void **state)
  */
 static void a_frozen_pcu_box_reads_as_waiting(void **state)
 {
-	char path[4096], spec[4200];
 	struct run r;
 
 	(void)state;
-	helpers_source_path("tests/data/scenarios/pcu-frozen.ini", path, sizeof(path));
-	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
-	start_with(&r, spec, false);
+	start_data_scenario(&r, "skylake-sp-2s", "pcu-frozen.ini", false);
 	run_for(&r, 9);
 	assert_false(reason_has(&r, "pcu", "frozen"));
 	run_for(&r, 5);
@@ -165,15 +159,12 @@ static void other_user_closes(struct run *r, const int fd[4])
  */
 static void a_shared_channel_exports_its_multiplexing_ratio(void **state)
 {
-	char path[4096], spec[4200];
 	const struct metric_sample *v;
 	int fd[4];
 	struct run r;
 
 	(void)state;
-	helpers_source_path("tests/data/scenarios/throttle-steady.ini", path, sizeof(path));
-	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
-	start(&r, spec);
+	start_data_scenario(&r, "skylake-sp-2s", "throttle-steady.ini", true);
 	other_user_opens(&r, false, fd);
 	run_for(&r, 20);
 	v = snapshot_find_sample(r.snap, &collector_pmu_multiplexing, 1,
@@ -243,16 +234,13 @@ static void failed_box_reads_are_errors_and_add_nothing(void **state)
 static void a_group_that_never_runs_is_an_error(void **state)
 {
 	const char *label = "2" METRIC_LABEL_SEP "thermal_or_power";
-	char path[4096], spec[4200];
 	uint64_t errors;
 	int fd[4];
 	struct run r;
 	double before;
 
 	(void)state;
-	helpers_source_path("tests/data/scenarios/throttle-steady.ini", path, sizeof(path));
-	snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
-	start(&r, spec);
+	start_data_scenario(&r, "skylake-sp-2s", "throttle-steady.ini", true);
 	run_for(&r, 3);
 	other_user_opens(&r, true, fd);
 	run_for(&r, 1);

@@ -70,8 +70,7 @@ static bool kernel_left_pcu_select(uint32_t msr, uint64_t value)
 	return select && !(value & (UINT64_C(1) << 22));
 }
 
-/* Run spec; with_perf false: the machine offers no perf, and the PCU is counted through MSRs. */
-void start_with(struct run *r, const char *spec, bool with_perf)
+void start_conf(struct run *r, const char *spec, bool with_perf, const char *conf_text)
 {
 	char dir[4096], err[512];
 	struct conf_errors errs = { 0 };
@@ -95,19 +94,34 @@ void start_with(struct run *r, const char *spec, bool with_perf)
 	r->n_dies = strstr(spec, "cascade-lake-ap") ? 2 : 1;
 	assert_int_equal(cpu_detect(&r->hw, &r->info, err, sizeof(err)), 0);
 	assert_int_equal(cpu_topology_load(&r->hw, &r->topo, err, sizeof(err)), 0);
+	if (conf_load_string("throttle.conf", conf_text, &r->conf, &errs) != 0)
+		fail_msg("%s does not load", conf_text);
+	r->before = calloc(1, sizeof(*r->before));
+	assert_non_null(r->before);
+	sim_dump(r->sim, collect, r->before);
+	if (sampler_new(&r->conf, &r->hw, &r->info, &r->topo, &r->sampler, err, sizeof(err)) != 0)
+		fail_msg("%s: sampler_new: %s", spec, err);
+}
+
+void start_with(struct run *r, const char *spec, bool with_perf)
+{
 	/*
 	 * The shipped defaults, with the core collector through MSRs, so that
 	 * every register the run touches is uncored's to put back byte for
 	 * byte; through perf the kernel owns the core PMU and leaves a select
 	 * it used with EN clear.
 	 */
-	if (conf_load_string("throttle.conf", "[core]\nengine = msr\n", &r->conf, &errs) != 0)
-		fail_msg("[core] engine = msr does not load");
-	r->before = calloc(1, sizeof(*r->before));
-	assert_non_null(r->before);
-	sim_dump(r->sim, collect, r->before);
-	if (sampler_new(&r->conf, &r->hw, &r->info, &r->topo, &r->sampler, err, sizeof(err)) != 0)
-		fail_msg("%s: sampler_new: %s", spec, err);
+	start_conf(r, spec, with_perf, "[core]\nengine = msr\n");
+}
+
+void start_data_scenario(struct run *r, const char *model, const char *file, bool with_perf)
+{
+	char rel[256], path[4096], spec[4400];
+
+	snprintf(rel, sizeof(rel), "tests/data/scenarios/%s", file);
+	helpers_source_path(rel, path, sizeof(path));
+	snprintf(spec, sizeof(spec), "%s:%s", model, path);
+	start_with(r, spec, with_perf);
 }
 
 void start(struct run *r, const char *spec)
@@ -138,10 +152,7 @@ void finish(struct run *r)
 		assert_non_null(strstr(out.buf, "# TYPE uncored_prochot_seconds_total counter"));
 	helpers_promtool_clean(out.buf, out.len, "throttle run");
 	strbuf_free(&out);
-	snapshot_release(r->snap);
-	sampler_free(r->sampler);
-	snapshot_clear();
-	assert_int_equal(sim_perf_open_events(r->sim), 0);
+	stop_sampler(r);
 	sim_dump(r->sim, collect, after);
 	assert_int_equal(after->n, r->before->n);
 	for (size_t i = 0; i < after->n; i++) {
@@ -155,6 +166,21 @@ void finish(struct run *r)
 				 (unsigned long long)r->before->r[i].value);
 	}
 	free(after);
+	close_machine(r);
+}
+
+void stop_sampler(struct run *r)
+{
+	snapshot_release(r->snap);
+	r->snap = NULL;
+	sampler_free(r->sampler);
+	r->sampler = NULL;
+	snapshot_clear();
+	assert_int_equal(sim_perf_open_events(r->sim), 0);
+}
+
+void close_machine(struct run *r)
+{
 	free(r->before);
 	cpu_topology_free(&r->topo);
 	hw_close(&r->hw);

@@ -48,6 +48,15 @@ void start_with(struct run *r, const char *spec, bool with_perf);
 /* start_with, with perf. */
 void start(struct run *r, const char *spec);
 
+/*
+ * start_with with the configuration text conf_text instead of the shipped
+ * defaults with [core] engine = msr.
+ */
+void start_conf(struct run *r, const char *spec, bool with_perf, const char *conf_text);
+
+/* start_with on model with the scenario tests/data/scenarios/FILE. */
+void start_data_scenario(struct run *r, const char *model, const char *file, bool with_perf);
+
 /* Advance the stepped clock by seconds, one sample each STEP_S; r->snap is the last. */
 void run_for(struct run *r, double seconds);
 
@@ -56,6 +65,12 @@ void run_for(struct run *r, double seconds);
  * event is closed and every control register is as it was at start.
  */
 void finish(struct run *r);
+
+/* The first half of finish() without its checks: the sampler freed, every perf event closed. */
+void stop_sampler(struct run *r);
+
+/* The second half: the machine closed and its files removed. */
+void close_machine(struct run *r);
 
 /* The seconds exported in family f (its die variant on packages of several) for die die, or -1. */
 double exported_die(const struct run *r, const struct metric_family *f, int socket, int die,
