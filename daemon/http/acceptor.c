@@ -38,7 +38,7 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 			       socklen_t sa_len, bool may_wait, bool *asked)
 {
 	unsigned char key[16];
-	struct conn *c;
+	struct conn *c, *victim;
 	unsigned idx;
 	bool room, own, full;
 
@@ -52,7 +52,9 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 		goto refuse;
 	own = srv->opt.max_connections_per_ip &&
 	      http_addr_count(srv, key) >= srv->opt.max_connections_per_ip;
-	if (own && !http_pick_victim(srv, key, mono_ms()))
+	/* Found under the lock held to the end: it stays the one to give way. */
+	victim = own ? http_pick_victim(srv, key, mono_ms()) : NULL;
+	if (own && !victim)
 		goto refuse;
 	full = own || srv->n_live >= srv->max_live;
 	if (full && may_wait && !*asked)
@@ -67,8 +69,8 @@ static enum admit_result admit(struct http_server *srv, int fd, const struct soc
 	if (srv->n_used >= srv->n_slots)
 		goto later;
 	if (full) {
-		struct conn *victim = http_pick_victim(srv, own ? key : NULL, mono_ms());
-
+		if (!victim)
+			victim = http_pick_victim(srv, NULL, mono_ms());
 		if (!victim)
 			goto later;
 		http_doom(srv, victim);
