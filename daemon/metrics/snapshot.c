@@ -7,6 +7,7 @@
  * /metrics text) is freed.  It does not fill in values or format them.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdio.h>
@@ -40,8 +41,19 @@ struct snapshot_string {
 static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct snapshot *current;
 
+/*
+ * A sample's documents are the largest buffers the daemon frees (the
+ * /metrics text, its gzip form and the compressor's state: hundreds of KiB
+ * on a big host), once a sample after a scrape.  glibc keeps freed heap
+ * pages resident, so every process would hold the largest scrape's pages
+ * for good; malloc_trim(0) gives back the free pages.  Only when documents
+ * were made: with no client, a sample frees nothing that large and pays
+ * nothing.
+ */
 static void snapshot_free(struct snapshot *s)
 {
+	bool had_documents = false;
+
 	for (struct snapshot_block *b = s->blocks, *next; b; b = next) {
 		next = b->next;
 		free(b);
@@ -55,10 +67,16 @@ static void snapshot_free(struct snapshot *s)
 	free(s->values);
 	free(s->value_index);
 	free(s->string_buckets);
-	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
-		free(atomic_load(&s->rendered[i]));
+	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++) {
+		struct snapshot_bytes *doc = atomic_load(&s->rendered[i]);
+
+		had_documents |= doc != NULL;
+		free(doc);
+	}
 	history_release(s->history);
 	free(s);
+	if (had_documents)
+		malloc_trim(0);
 }
 
 static int fill_socket(struct snapshot_socket *dst, const struct cpu_socket *src)
