@@ -138,15 +138,33 @@ static uint64_t fixed_value(const struct sim *s, const struct loc *l, int i, int
 	return ctr_value(&c->fixed[i], &src, fixed_counting(c, i), t, s->model->fixed_width);
 }
 
-static void core_rebase(const struct sim *s, const struct loc *l, int64_t t)
+/*
+ * Bring counter n (fixed counter i, IRPERF) up to t: its value so far
+ * becomes its base.  Done before a write changes whether or what it
+ * counts; a counter whose selection does not change keeps its base, since
+ * src_count() counts from 0 and any two bases give the same value.
+ */
+static void rebase_gp(const struct sim *s, const struct loc *l, int n, int64_t t)
 {
-	struct sim_cpu *c = l->cpu;
+	l->cpu->pmc[n] = (struct sim_ctr){ gp_value(s, l, n, t), t };
+}
 
-	for (int n = 0; n < s->model->n_gp; n++)
-		c->pmc[n] = (struct sim_ctr){ gp_value(s, l, n, t), t };
+static void rebase_fixed(const struct sim *s, const struct loc *l, int64_t t)
+{
 	for (int i = 0; i < s->model->n_fixed; i++)
-		c->fixed[i] = (struct sim_ctr){ fixed_value(s, l, i, t), t };
-	c->irperf = (struct sim_ctr){ irperf_value(s, c, t), t };
+		l->cpu->fixed[i] = (struct sim_ctr){ fixed_value(s, l, i, t), t };
+}
+
+static void rebase_irperf(const struct sim *s, const struct loc *l, int64_t t)
+{
+	l->cpu->irperf = (struct sim_ctr){ irperf_value(s, l->cpu, t), t };
+}
+
+static void rebase_all(const struct sim *s, const struct loc *l, int64_t t)
+{
+	for (int n = 0; n < s->model->n_gp; n++)
+		rebase_gp(s, l, n, t);
+	rebase_fixed(s, l, t);
 }
 
 static int read_gp(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v)
@@ -163,14 +181,12 @@ static int write_gp(struct sim *s, const struct loc *l, int i, int64_t t, uint64
 {
 	uint64_t extended = (uint64_t)(int64_t)(int32_t)(uint32_t)v;
 
-	core_rebase(s, l, t);
 	l->cpu->pmc[i] = (struct sim_ctr){ extended & width_mask(s->model->gp_width), t };
 	return 0;
 }
 
 static int write_gp_full(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
 {
-	core_rebase(s, l, t);
 	l->cpu->pmc[i] = (struct sim_ctr){ v & width_mask(s->model->gp_width), t };
 	return 0;
 }
@@ -191,7 +207,7 @@ static int read_evtsel(struct sim *s, const struct loc *l, int i, int64_t t, uin
 
 static int write_evtsel(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
 {
-	core_rebase(s, l, t);
+	rebase_gp(s, l, i, t);
 	l->cpu->evtsel[i] = v;
 	return 0;
 }
@@ -204,17 +220,16 @@ static int read_fixed(struct sim *s, const struct loc *l, int i, int64_t t, uint
 
 static int write_fixed(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
 {
-	core_rebase(s, l, t);
 	l->cpu->fixed[i] = (struct sim_ctr){ v & width_mask(s->model->fixed_width), t };
 	return 0;
 }
 
 /*
  * read_FIELD and write_FIELD for a per-CPU control register kept in
- * struct sim_cpu's FIELD; a write first brings every counter of the CPU
- * up to t, since what counts changes with it.
+ * struct sim_cpu's FIELD; a write first brings the counters it gates up
+ * to t with REBASE, since what they count changes with it.
  */
-#define CPU_CTL_HANDLERS(field)                                                                 \
+#define CPU_CTL_HANDLERS(field, rebase)                                                         \
 	static int read_##field(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v) \
 	{                                                                                       \
 		(void)s, (void)i, (void)t;                                                      \
@@ -224,14 +239,14 @@ static int write_fixed(struct sim *s, const struct loc *l, int i, int64_t t, uin
 	static int write_##field(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v) \
 	{                                                                                       \
 		(void)i;                                                                        \
-		core_rebase(s, l, t);                                                           \
+		rebase(s, l, t);                                                                \
 		l->cpu->field = v;                                                              \
 		return 0;                                                                       \
 	}
 
-CPU_CTL_HANDLERS(fixed_ctrl)
-CPU_CTL_HANDLERS(global_ctrl)   /* Intel IA32_PERF_GLOBAL_CTRL, AMD PerfMonV2 GlobalCtl */
-CPU_CTL_HANDLERS(hwcr)          /* AMD HWCR: IRPERF_EN */
+CPU_CTL_HANDLERS(fixed_ctrl, rebase_fixed)
+CPU_CTL_HANDLERS(global_ctrl, rebase_all)   /* Intel IA32_PERF_GLOBAL_CTRL, AMD PerfMonV2 GlobalCtl */
+CPU_CTL_HANDLERS(hwcr, rebase_irperf)       /* AMD HWCR: IRPERF_EN */
 
 static int read_inuse(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t *v)
 {
@@ -257,11 +272,12 @@ static int read_amd_pmc(struct sim *s, const struct loc *l, int i, int64_t t, ui
 
 static int write_amd_pmc(struct sim *s, const struct loc *l, int i, int64_t t, uint64_t v)
 {
-	core_rebase(s, l, t);
-	if (i & 1)
+	if (i & 1) {
 		l->cpu->pmc[i / 2] = (struct sim_ctr){ v & width_mask(s->model->gp_width), t };
-	else
+	} else {
+		rebase_gp(s, l, i / 2, t);
 		l->cpu->evtsel[i / 2] = v;
+	}
 	return 0;
 }
 

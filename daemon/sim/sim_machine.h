@@ -152,6 +152,9 @@ static inline uint64_t src_count(const struct count_src *src, int64_t t)
 	integral = src->tl ? sim_timeline_integral(src->tl, t) : (unsigned __int128)(t > 0 ? t : 0);
 	if (src->hz)
 		integral *= (uint64_t)src->hz;
+	/* The same quotient; a 64-bit division where it fits is several times cheaper. */
+	if (integral <= UINT64_MAX)
+		return (uint64_t)integral / SIM_NS_PER_S;
 	return (uint64_t)(integral / SIM_NS_PER_S);
 }
 
