@@ -418,6 +418,7 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 	p->watchdog = watchdog && (m->flags & (SIM_F_INTEL | SIM_F_AMD_PMU));
 	p->io = *io;
 	p->io_ctx = ctx;
+	p->next_rotate = SIM_FOREVER;
 	p->n_cpus = sim_model_n_cpus(m);
 	p->n_imc = sim_uncore_gen_find(m->family, m->model) && (m->flags & SIM_F_INTEL) ? m->n_imc : 0;
 	p->n_pcu = sim_model_n_pcu(m);

@@ -106,7 +106,7 @@ int sim_perf_new(const struct sim_model *m, struct sim_kernel *k, bool watchdog,
 void sim_perf_free(struct sim_perf *p);
 
 /* Time of the next rotation; SIM_FOREVER when no PMU multiplexes. */
-int64_t sim_perf_next(const struct sim_perf *p);
+int64_t sim_perf_next(struct sim_perf *p);
 
 /* Rotate the PMUs due at sim_perf_next(). */
 void sim_perf_step(struct sim_perf *p);

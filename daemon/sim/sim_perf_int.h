@@ -87,6 +87,12 @@ struct sim_perf {
 	struct pev *ev;
 	int n_ev, cap_ev;
 	uint64_t next_id;
+	/*
+	 * The earliest next_rotate of the contexts, asked at every access:
+	 * found again only after a context was scheduled in (stale).
+	 */
+	int64_t next_rotate;
+	bool next_stale;
 };
 
 /* What e has counted up to t. */

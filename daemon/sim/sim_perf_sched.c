@@ -310,6 +310,7 @@ void sim_perf_ctx_sched_in(struct sim_perf *p, struct ctx *c, int64_t t)
 	bool left_out = false;
 
 	c->next_rotate = SIM_FOREVER;
+	p->next_stale = true;
 	if (!c->uncore && p->watchdog && (p->m->flags & SIM_F_AMD_PMU))
 		free_slots &= ~(1u << AMD_WATCHDOG_COUNTER);   /* hardware-amd.md §3.2 */
 	else if (!c->uncore && p->watchdog && p->m->n_fixed > 1)
@@ -359,14 +360,16 @@ void sim_perf_resched(struct sim_perf *p, struct ctx *c, int64_t t)
 	sim_perf_ctx_sched_in(p, c, t);
 }
 
-int64_t sim_perf_next(const struct sim_perf *p)
+int64_t sim_perf_next(struct sim_perf *p)
 {
-	int64_t next = SIM_FOREVER;
-
-	for (int i = 0; i < p->n_ctxs; i++)
-		if (p->ctxs[i].next_rotate < next)
-			next = p->ctxs[i].next_rotate;
-	return next;
+	if (p->next_stale) {
+		p->next_rotate = SIM_FOREVER;
+		for (int i = 0; i < p->n_ctxs; i++)
+			if (p->ctxs[i].next_rotate < p->next_rotate)
+				p->next_rotate = p->ctxs[i].next_rotate;
+		p->next_stale = false;
+	}
+	return p->next_rotate;
 }
 
 void sim_perf_step(struct sim_perf *p)
