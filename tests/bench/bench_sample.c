@@ -22,9 +22,10 @@
  * sample per interval (1 s) of real time on the simulator's real clock, and
  * prints the process's CPU time per sample (hsmp's tick thread included).
  * A loop of samples back to back finds every cache warm; once a second it
- * does not, and the simulator's model of the kernel catches up with the
- * second gone by: this is what the collectors cost inside the daemon
- * without the daemon around them.
+ * does not: this is what the collectors cost inside the daemon without the
+ * daemon around them.  The same PACED samples back to back, all
+ * collectors at once on the same clock, come first, so that the two
+ * differ by the pause alone.
  *
  * Usage: bench_sample [SAMPLES] [MODEL[:SCENARIO]] [PACED]
  */
@@ -156,8 +157,12 @@ static int open_machine(const char *spec, enum sim_clock clock, struct hw *hw,
 	return 0;
 }
 
-/* PACED samples of every collector at once, one per interval of real time (see the top). */
-static int paced(const char *spec, int n)
+/*
+ * N samples of every collector at once, one per interval of real time
+ * (see the top), or with pause false back to back: the same work with
+ * every cache warm, which tells what the pause itself costs.
+ */
+static int paced(const char *spec, int n, bool pause)
 {
 	static struct collector cs[SNAPSHOT_MAX_COLLECTORS];
 	size_t n_c = collector_registry_n < SNAPSHOT_MAX_COLLECTORS ? collector_registry_n
@@ -181,15 +186,20 @@ static int paced(const char *spec, int n)
 	for (int k = 0; k < n; k++) {
 		struct snapshot *s;
 
-		nanosleep(&nap, NULL);
+		if (pause)
+			nanosleep(&nap, NULL);
 		s = snapshot_new(&topo, &info);
 		for (size_t i = 0; i < n_c && s; i++)
 			collector_sample(&cs[i], s);
 		snapshot_release(s);
 	}
 	t0 = cpu_time_s() - t0;
-	printf("\npaced: every collector at once, one sample per %.3g s of real time, %d samples: "
-	       "%.1f us CPU per sample\n", conf.interval_s, n, t0 / n * 1e6);
+	if (pause)
+		printf("paced: every collector at once, one sample per %.3g s of real time, %d samples: "
+		       "%.1f us CPU per sample\n", conf.interval_s, n, t0 / n * 1e6);
+	else
+		printf("\nback to back: every collector at once, %d samples: %.1f us CPU per sample\n",
+		       n, t0 / n * 1e6);
 	for (size_t i = n_c; i-- > 0;)
 		collector_stop(&cs[i]);
 	cpu_topology_free(&topo);
@@ -285,5 +295,5 @@ int main(int argc, char **argv)
 	}
 	cpu_topology_free(&topo);
 	hw_close(&hw);
-	return n_paced ? paced(spec, n_paced) : 0;
+	return n_paced ? paced(spec, n_paced, false) || paced(spec, n_paced, true) : 0;
 }

@@ -107,13 +107,15 @@ for model in "$@"; do
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "anonymous KiB (Pss_Anon)" "$anon" "$n_anon" "$(ratio $anon $n_anon)"
 
 	"$BUILD/tests/bench/bench_sample" 100 "$model:idle" "$PACED_N" >"$TEST_TMP/sample.out"
-	base=$(awk 'f && NF == 8 && $8 == "yes" { c += $7 } /^collector/ { f = 1 } END { print c }' "$TEST_TMP/sample.out")
+	base=$(bench_default_cpu "$TEST_TMP/sample.out")
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, no client" "$idle_us" - "$(ratio $idle_us $base)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, 1 scrape / 15 s" "$scrape_us" - "$(ratio $scrape_us $base)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors (bench_sample)" "$base" - -
-	paced=$(awk '/^paced:/ { print $(NF - 4) }' "$TEST_TMP/sample.out")
+	paced=$(bench_paced_cpu "$TEST_TMP/sample.out")
+	b2b=$(bench_back_to_back_cpu "$TEST_TMP/sample.out")
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors paced 1 s" "$paced" - -
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "  no client, against collectors paced" "$idle_us" - "$(ratio $idle_us $paced)"
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "  collectors back to back, paced against it" "$b2b" - "$(ratio $paced $b2b)"
 	if curl -fsS --max-time 5 "$DAEMON_URL/metrics" | grep -q '^uncored_collector_up{collector="hsmp"} 1'; then
 		printf '%-22s %-44s %10s %10s %8s\n' "$model" "HSMP messages per second" \
 			"$(hsmp_per_s "$UNCORED_BIN" "$U_PID" 10)" - -

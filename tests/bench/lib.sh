@@ -47,3 +47,20 @@ hsmp_per_s() {
 	perf probe -q -d probe_uncored:uncored_hsmp >/dev/null 2>&1 || true
 	awk -v n="${n:-}" -v s="$secs" 'BEGIN { if (n == "" || n !~ /^[0-9]+$/) print "-"; else printf "%.1f\n", n / s }'
 }
+
+# The collectors' own CPU per sample, the shipped default (bench_sample):
+# the sum of the rows marked default in OUT.
+bench_default_cpu() {
+	awk 'f && NF == 8 && $8 == "yes" { c += $7 } /^collector/ { f = 1 } END { print c }' "$1"
+}
+
+# The same collectors all at once, paced one sample a second as the daemon
+# runs them (bench_sample's PACED line in OUT), and the same samples back to
+# back: the two differ by the pause alone.
+bench_paced_cpu() {
+	awk '/^paced:/ { print $(NF - 4) }' "$1"
+}
+
+bench_back_to_back_cpu() {
+	awk '/^back to back:/ { print $(NF - 4) }' "$1"
+}

@@ -127,18 +127,6 @@ idle_sample_us() {
 	awk -v a="$c0" -v b="$c1" -v n=$((s1 - s0)) 'BEGIN { printf "%.1f\n", (b - a) / 1e3 / n }'
 }
 
-# The collectors' own CPU per sample, the shipped default (bench_sample):
-# the sum of the rows marked default in OUT.
-bench_default_cpu() {
-	awk 'f && NF == 8 && $8 == "yes" { c += $7 } /^collector/ { f = 1 } END { print c }' "$1"
-}
-
-# The same collectors all at once, paced one sample a second as the daemon
-# runs them (bench_sample's PACED line in OUT).
-bench_paced_cpu() {
-	awk '/^paced:/ { print $(NF - 4) }' "$1"
-}
-
 # Convert a wrk latency ("60.00us", "5.24ms", "1.02s") to microseconds.
 to_us() {
 	echo "$1" | awk '{ v = $1 + 0; u = $1; sub(/^[0-9.]+/, "", u);
@@ -339,6 +327,7 @@ awk 'f && NF == 8 && $8 == "yes" { r += $3; m += $4; sc += $5; x += $6; c += $7 
 read -r msr_reads msr_min sample_calls sample_cross sample_cpu <"$TEST_TMP/sample.sum"
 row "CPU per sample (daemon)" "us" "$u_sample" "$sample_cpu" le 1.5
 row "  against collectors paced 1 s" "us" "$u_sample" "$(bench_paced_cpu "$TEST_TMP/sample.out")" - -
+row "  collectors paced, against back to back" "us" "$(bench_paced_cpu "$TEST_TMP/sample.out")" "$(bench_back_to_back_cpu "$TEST_TMP/sample.out")" - -
 row "CPU per sample (bench_sample)" "us" "$sample_cpu" "-" - -
 row "MSR reads per sample" "reads" "$msr_reads" "$msr_min" eq 1
 row "system calls per sample" "calls" "$sample_calls" "-" - -
@@ -368,6 +357,7 @@ row "  CPU per scrape" "us" "$spr_cpu" "-" - -
 row "  /metrics body" "bytes" "$spr_bytes" "-" - -
 row "  CPU per sample (daemon)" "us" "$spr_idle" "$spr_sample_cpu" le 1.5
 row "    against collectors paced 1 s" "us" "$spr_idle" "$(bench_paced_cpu "$TEST_TMP/sample-spr.out")" - -
+row "    collectors paced, against back to back" "us" "$(bench_paced_cpu "$TEST_TMP/sample-spr.out")" "$(bench_back_to_back_cpu "$TEST_TMP/sample-spr.out")" - -
 row "  CPU per sample (bench)" "us" "$spr_sample_cpu" "-" - -
 row "  MSR reads per sample" "reads" "$spr_reads" "$spr_min" - -
 row "  system calls per sample" "calls" "$spr_calls" "-" - -
@@ -387,6 +377,7 @@ if [ -n "$G_PID" ]; then
 	row "  /metrics body" "bytes" "$g_bytes" "-" - -
 	row "  CPU per sample (daemon)" "us" "$g_idle" "$g_sample_cpu" le 1.5
 	row "    against collectors paced 1 s" "us" "$g_idle" "$(bench_paced_cpu "$TEST_TMP/sample-genoa.out")" - -
+	row "    collectors paced, against back to back" "us" "$(bench_paced_cpu "$TEST_TMP/sample-genoa.out")" "$(bench_back_to_back_cpu "$TEST_TMP/sample-genoa.out")" - -
 	row "  CPU per sample (bench)" "us" "$g_sample_cpu" "-" - -
 	row "  HSMP messages per second" "msg/s" "$g_hsmp" "-" - -
 fi
