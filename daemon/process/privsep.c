@@ -1,5 +1,7 @@
 /*
- * The two processes of the daemon and the socket between them; see privsep.h.
+ * The two processes of the daemon and the socket between them, as the
+ * hardware side sees them; see privsep.h.  The server's side is
+ * privsep_server.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -22,39 +23,10 @@
 #include "log.h"
 #include "privdrop.h"
 #include "privsep.h"
+#include "privsep_wire.h"
 #include "render.h"
-#include "sandbox.h"
 
-#define PRIVSEP_MAGIC 0x75637232u          /* "ucr2" */
-#define PRIVSEP_MAX_DOC (256u << 20)       /* refuse larger: not ours */
-#define PRIVSEP_SEND_TIMEOUT_S 10
 #define PRIVSEP_STOP_WAIT_MS 5000
-
-/* From the hardware side to the server. */
-enum { MSG_SAMPLE = 1, MSG_DOC = 2 };
-struct privsep_msg {
-	uint32_t magic;
-	uint32_t type;
-	uint64_t seq;                      /* the sample's number on this transport */
-	double time;                       /* MSG_SAMPLE: for /healthz */
-	double interval_s;
-	uint32_t doc;                      /* MSG_DOC: the answer to a request */
-	uint32_t gzip;
-	int32_t status;                    /* 0 (len bytes follow) or -errno */
-	uint32_t pad;
-	uint64_t len;
-};
-
-/* From the server to the hardware side. */
-enum { REQ_READY = 1, REQ_DOC = 2 };
-struct privsep_req {
-	uint32_t magic;
-	uint32_t type;
-	uint64_t seq;                      /* REQ_DOC: which sample, */
-	uint32_t doc;                      /* which document, */
-	uint32_t gzip;                     /* in which encoding */
-};
-
 #define PRIVSEP_LOG_LINE 1024          /* log.c's longest message */
 
 struct privsep {
@@ -74,12 +46,7 @@ struct privsep {
 	char log_buf[PRIVSEP_LOG_LINE];
 };
 
-/*
- * Send all of out (never raising SIGPIPE), or read len bytes into in: one
- * of the two is NULL.  0, -EPIPE at end-of-file or when nothing moves, or
- * -errno.
- */
-static int move_all(int fd, const char *out, char *in, size_t len)
+int privsep_move_all(int fd, const char *out, char *in, size_t len)
 {
 	size_t done = 0;
 
@@ -94,17 +61,6 @@ static int move_all(int fd, const char *out, char *in, size_t len)
 		done += (size_t)n;
 	}
 	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	return move_all(fd, buf, NULL, len);
-}
-
-/* 0, -EPIPE at end-of-file (before any byte of buf), or -errno. */
-static int read_all(int fd, void *buf, size_t len)
-{
-	return move_all(fd, NULL, buf, len);
 }
 
 static void mark_dead(struct privsep *p)
@@ -128,7 +84,7 @@ void privsep_publish(struct snapshot *s, void *arg)
 	old = p->held;
 	p->held = s;
 	m.seq = ++p->seq;
-	r = write_all(p->fd, &m, sizeof(m));
+	r = privsep_write_all(p->fd, &m, sizeof(m));
 	pthread_mutex_unlock(&p->lock);
 	if (old)
 		snapshot_release(old);
@@ -169,9 +125,9 @@ static int answer(struct privsep *p, const struct privsep_req *q)
 	if (m.status == 0)
 		m.len = len;
 	pthread_mutex_lock(&p->lock);
-	r = write_all(p->fd, &m, sizeof(m));
+	r = privsep_write_all(p->fd, &m, sizeof(m));
 	if (r == 0 && m.status == 0)
-		r = write_all(p->fd, body, len);
+		r = privsep_write_all(p->fd, body, len);
 	pthread_mutex_unlock(&p->lock);
 	if (s)
 		snapshot_release(s);
@@ -186,7 +142,7 @@ static int answer(struct privsep *p, const struct privsep_req *q)
 static int serve_one(struct privsep *p)
 {
 	struct privsep_req q;
-	int r = read_all(p->fd, &q, sizeof(q));
+	int r = privsep_read_all(p->fd, &q, sizeof(q));
 
 	if (r < 0)
 		return r;
@@ -358,284 +314,6 @@ bool privsep_stop(struct privsep *p, char *how, size_t howlen)
 	return was_alive && status == 0;
 }
 
-/* In the server: close every fd but stdin, stdout, stderr and keep[0..1]. */
-static void close_all_but(int a, int b)
-{
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-
-	if (lo > 3)
-		close_range(3, (unsigned)lo - 1, 0);
-	if (hi > lo + 1)
-		close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
-	close_range((unsigned)hi + 1, ~0u, 0);
-}
-
-/*
- * In the server: the documents HTTP threads asked for and wait for, one
- * entry per document of a sample (a second asker waits for the first's
- * answer), and the end of the transport.  The reading thread fills them.
- */
-struct wanted {
-	struct wanted *next;
-	struct snapshot *s;                /* where the answer goes */
-	uint64_t seq;                      /* the sample asked for: s's, or a newer one's */
-	uint32_t doc, gzip;
-	bool done;
-	int status;
-};
-
-static struct {
-	pthread_mutex_t lock;              /* wanted, gone */
-	pthread_cond_t cond;
-	pthread_mutex_t write_lock;        /* keeps each request whole on the socket */
-	int fd;
-	bool gone;
-	uint64_t latest;                   /* the newest sample's number */
-	struct wanted *wanted;
-} server = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
-	     .write_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
-
-static struct wanted *find_wanted(uint64_t seq, uint32_t doc, uint32_t gzip)
-{
-	for (struct wanted *w = server.wanted; w; w = w->next)
-		if (w->seq == seq && w->doc == doc && w->gzip == gzip)
-			return w;
-	return NULL;
-}
-
-static int send_request(const struct privsep_req *q)
-{
-	int r;
-
-	pthread_mutex_lock(&server.write_lock);
-	r = write_all(server.fd, q, sizeof(*q));
-	pthread_mutex_unlock(&server.write_lock);
-	return r;
-}
-
-/* Wait on the server's condition until deadline; 0 or -ETIMEDOUT. */
-static int wait_until(const struct timespec *deadline)
-{
-	int e = pthread_cond_timedwait(&server.cond, &server.lock, deadline);
-
-	return e == ETIMEDOUT ? -ETIMEDOUT : 0;
-}
-
-/*
- * In the server: ask the hardware side for document doc of sample seq, to
- * be kept in s, and wait for the answer until deadline; 0 or -errno.
- */
-static int ask(struct snapshot *s, uint64_t seq, enum render_doc doc, bool gzip,
-	       const struct timespec *deadline)
-{
-	struct wanted me = { .s = s, .seq = seq, .doc = (uint32_t)doc, .gzip = gzip };
-	struct privsep_req q = { .magic = PRIVSEP_MAGIC, .type = REQ_DOC, .seq = seq,
-				 .doc = (uint32_t)doc, .gzip = gzip };
-	int r = 0;
-
-	/* One request per document: a second asker waits for the first's answer. */
-	while (r == 0 && !render_has(s, doc, gzip) && !server.gone && find_wanted(seq, me.doc, me.gzip))
-		r = wait_until(deadline);
-	if (r < 0 || render_has(s, doc, gzip))
-		return r;
-	if (server.gone)
-		return -EPIPE;
-	me.next = server.wanted;
-	server.wanted = &me;
-	pthread_mutex_unlock(&server.lock);
-	r = send_request(&q);
-	pthread_mutex_lock(&server.lock);
-	while (r == 0 && !me.done && !server.gone)
-		r = wait_until(deadline);
-	if (r == 0)
-		r = me.done ? me.status : -EPIPE;
-	for (struct wanted **w = &server.wanted; *w; w = &(*w)->next)
-		if (*w == &me) {
-			*w = me.next;
-			break;
-		}
-	pthread_cond_broadcast(&server.cond);   /* those that waited for this answer */
-	return r;
-}
-
-/*
- * In the server, render_fetch_fn (render.h): ask the hardware side for a
- * document of s.  It keeps only the newest sample: when s was superseded
- * meanwhile, the newest sample's document is asked for and kept in s
- * instead (a fresher answer to a request that came in before it).
- */
-static int server_fetch(struct snapshot *s, enum render_doc doc, bool gzip)
-{
-	struct timespec deadline;
-	uint64_t seq = s->samples;
-	int r;
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += PRIVSEP_SEND_TIMEOUT_S;
-	pthread_mutex_lock(&server.lock);
-	for (int tries = 0;; tries++) {
-		r = ask(s, seq, doc, gzip, &deadline);
-		if (r != -ESTALE || server.latest == seq || tries == 3)
-			break;
-		seq = server.latest;
-	}
-	pthread_mutex_unlock(&server.lock);
-	return r;
-}
-
-/* In the server: a sample as a snapshot HTTP can serve; its documents come on request. */
-static int receive_sample(const struct privsep_msg *m)
-{
-	struct snapshot *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	atomic_init(&s->refs, 1);
-	s->time = m->time;
-	s->interval_s = m->interval_s;
-	s->samples = m->seq;
-	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
-		atomic_init(&s->rendered[i], NULL);
-	pthread_mutex_lock(&server.lock);
-	server.latest = m->seq;
-	pthread_mutex_unlock(&server.lock);
-	snapshot_publish(s);
-	return 0;
-}
-
-/* In the server: an answer, given to the thread that waits for it (none: dropped). */
-static int receive_doc(const struct privsep_msg *m)
-{
-	struct snapshot_bytes *b = NULL;
-	struct wanted *w;
-	int r;
-
-	if (m->doc >= RENDER_N_DOCS || m->status > 0 || (m->status == 0 && m->len > PRIVSEP_MAX_DOC))
-		return -EBADMSG;
-	if (m->status == 0) {
-		b = render_bytes_new(m->len);
-		if (!b)
-			return -ENOMEM;
-		r = read_all(server.fd, b->data, m->len);
-		if (r < 0) {
-			free(b);
-			return r;
-		}
-	}
-	pthread_mutex_lock(&server.lock);
-	w = find_wanted(m->seq, m->doc, m->gzip);
-	if (w) {
-		if (b)
-			render_store(w->s, (enum render_doc)m->doc, m->gzip != 0, b);
-		b = NULL;
-		w->status = m->status;
-		w->done = true;
-		pthread_cond_broadcast(&server.cond);
-	}
-	pthread_mutex_unlock(&server.lock);
-	free(b);
-	return 0;
-}
-
-/* In the server: read the hardware side's messages until the transport ends. */
-static int receive_all(void)
-{
-	struct privsep_req ready = { .magic = PRIVSEP_MAGIC, .type = REQ_READY };
-	bool acked = false;
-	int r;
-
-	for (;;) {
-		struct privsep_msg m;
-
-		r = read_all(server.fd, &m, sizeof(m));
-		if (r < 0)
-			break;
-		if (m.magic != PRIVSEP_MAGIC || (m.type != MSG_SAMPLE && m.type != MSG_DOC)) {
-			r = -EBADMSG;
-			break;
-		}
-		if (m.type == MSG_DOC) {
-			r = receive_doc(&m);
-		} else {
-			/* Once the sample is served (a request may come first: it is answered). */
-			r = receive_sample(&m);
-			if (r == 0 && !acked && send_request(&ready) == 0)
-				acked = true;
-		}
-		if (r < 0)
-			break;
-	}
-	pthread_mutex_lock(&server.lock);
-	server.gone = true;
-	pthread_cond_broadcast(&server.cond);
-	pthread_mutex_unlock(&server.lock);
-	return r;
-}
-
-/* The server process: see privsep.h.  Never returns. */
-/*
- * In the server: a session of its own, without a controlling terminal
- * (nothing it does reaches a terminal the daemon was started from, such as
- * TIOCSTI into a root shell), standard input from /dev/null, standard
- * output and error into the pipe the hardware side copies to its log
- * (non-blocking: a message is dropped rather than the server held up).
- */
-static int detach(int log_w)
-{
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-	if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(log_w, STDOUT_FILENO) < 0 ||
-	    dup2(log_w, STDERR_FILENO) < 0)
-		return -1;
-	if (null > STDERR_FILENO)
-		close(null);
-	if (log_w > STDERR_FILENO)
-		close(log_w);
-	if (fcntl(STDERR_FILENO, F_SETFL, O_NONBLOCK) < 0)
-		return -1;
-	return setsid() < 0 ? -1 : 0;
-}
-
-static void server_main(struct http_options ho, const char *user, int fd, int log_w, pid_t parent)
-{
-	struct http_server *http;
-	char err[512];
-	int r;
-
-	if (detach(log_w) < 0) {
-		log_error("server: detaching from the terminal: %s", strerror(errno));
-		_exit(1);
-	}
-	close_all_but(ho.listen_fd, fd);
-	if (geteuid() == 0 && (!user || user[0] == '\0' || strcmp(user, "root") == 0))
-		user = "nobody";
-	if (privdrop_to_user(user, err, sizeof(err)) < 0) {
-		log_error("server: %s", err);
-		_exit(1);
-	}
-	/* After the uid change, which clears it; and the parent may already be gone. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-		_exit(1);
-	server.fd = fd;
-	render_set_fetch(server_fetch);
-	http = http_start(&ho, err, sizeof(err));
-	if (!http) {
-		log_error("http: %s", err);
-		_exit(1);
-	}
-	if (sandbox_install(err, sizeof(err)) < 0) {
-		log_error("server: %s", err);
-		_exit(1);
-	}
-	r = receive_all();
-	if (r != -EPIPE) {
-		log_error("server: reading the documents: %s", strerror(-r));
-		_exit(1);
-	}
-	/* The hardware side closed the socket: it has stopped. */
-	_exit(0);
-}
-
 /* The uid user runs as: root for "" and "root"; -1 for a user that does not exist. */
 static long uid_of(const char *user)
 {
@@ -730,7 +408,7 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 	if (p->pid == 0) {
 		close(sv[0]);
 		close(logp[0]);
-		server_main(*ho, user, sv[1], logp[1], parent);
+		privsep_server_main(*ho, user, sv[1], logp[1], parent);
 	}
 	close(sv[1]);
 	close(logp[1]);

@@ -1,0 +1,72 @@
+/*
+ * What the two sides of the privilege separation (privsep.h) share: the
+ * messages on the socket between them and the calls that move them.
+ * Internal to privsep.c (the hardware side) and privsep_server.c (the
+ * server process).
+ */
+#ifndef UNCORED_PRIVSEP_WIRE_H
+#define UNCORED_PRIVSEP_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "http.h"
+
+#define PRIVSEP_MAGIC 0x75637232u          /* "ucr2" */
+#define PRIVSEP_MAX_DOC (256u << 20)       /* refuse larger: not ours */
+#define PRIVSEP_SEND_TIMEOUT_S 10
+
+/* From the hardware side to the server. */
+enum { MSG_SAMPLE = 1, MSG_DOC = 2 };
+struct privsep_msg {
+	uint32_t magic;
+	uint32_t type;
+	uint64_t seq;                      /* the sample's number on this transport */
+	double time;                       /* MSG_SAMPLE: for /healthz */
+	double interval_s;
+	uint32_t doc;                      /* MSG_DOC: the answer to a request */
+	uint32_t gzip;
+	int32_t status;                    /* 0 (len bytes follow) or -errno */
+	uint32_t pad;
+	uint64_t len;
+};
+
+/* From the server to the hardware side. */
+enum { REQ_READY = 1, REQ_DOC = 2 };
+struct privsep_req {
+	uint32_t magic;
+	uint32_t type;
+	uint64_t seq;                      /* REQ_DOC: which sample, */
+	uint32_t doc;                      /* which document, */
+	uint32_t gzip;                     /* in which encoding */
+};
+
+/*
+ * Send all of out (never raising SIGPIPE), or read len bytes into in: one
+ * of the two is NULL.  0, -EPIPE at end-of-file or when nothing moves, or
+ * -errno.
+ */
+int privsep_move_all(int fd, const char *out, char *in, size_t len);
+
+/* Send len bytes of buf whole: 0 or -errno (-EPIPE: the other side is gone). */
+static inline int privsep_write_all(int fd, const void *buf, size_t len)
+{
+	return privsep_move_all(fd, buf, NULL, len);
+}
+
+/* Read len bytes into buf: 0, -EPIPE at end-of-file (before any byte of buf), or -errno. */
+static inline int privsep_read_all(int fd, void *buf, size_t len)
+{
+	return privsep_move_all(fd, NULL, buf, len);
+}
+
+/*
+ * The server process, forked by privsep_start(): serves on ho.listen_fd as
+ * user, talks to the hardware side (parent) on fd, writes its standard
+ * output and error to log_w.  Never returns.
+ */
+_Noreturn void privsep_server_main(struct http_options ho, const char *user, int fd, int log_w,
+				   pid_t parent);
+
+#endif
