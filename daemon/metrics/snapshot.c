@@ -283,10 +283,19 @@ void snapshot_publish(struct snapshot *s)
 	}
 }
 
+static void (*refresh_hook)(void);
+
+void snapshot_set_refresh_hook(void (*hook)(void))
+{
+	refresh_hook = hook;
+}
+
 struct snapshot *snapshot_acquire(void)
 {
 	struct snapshot *s;
 
+	if (refresh_hook)
+		refresh_hook();
 	pthread_mutex_lock(&current_lock);
 	s = current;
 	if (s)

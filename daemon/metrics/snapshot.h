@@ -238,7 +238,21 @@ void snapshot_publish(struct snapshot *s);
  */
 void snapshot_set_publish_hook(void (*hook)(struct snapshot *s, void *arg), void *arg);
 
-/* The current snapshot with a new reference, or NULL before the first publish. */
+/*
+ * Call hook() at the start of every snapshot_acquire(), in the acquiring
+ * thread, before the current snapshot is taken: the privilege
+ * separation's server publishes the hardware side's newest sample from
+ * there, when a client asks, rather than being woken for each sample.
+ * hook may publish (never acquire: it would call itself); several threads
+ * may call it at once.  NULL (the default) removes it.  Set it before
+ * any thread acquires.
+ */
+void snapshot_set_refresh_hook(void (*hook)(void));
+
+/*
+ * The current snapshot with a new reference, or NULL before the first
+ * publish.  Runs the refresh hook first, when one is set.
+ */
 struct snapshot *snapshot_acquire(void);
 
 /* Drop a reference; frees the snapshot on the last one.  NULL is allowed. */
