@@ -489,6 +489,10 @@ static int run_daemon(const struct options *o, struct conf *conf)
 		log_error("sampler: cannot start its thread");
 		goto out_sampler;
 	}
+	/*
+	 * After the first sample, in this order: it is on the sample page when
+	 * the server says it serves, so READY=1 below means a client is answered.
+	 */
 	if (privsep_wait_first(d.server, 60000) < 0) {
 		log_error("server process %d did not start serving", (int)privsep_pid(d.server));
 		goto out_sampler;

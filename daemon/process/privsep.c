@@ -20,11 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "privdrop.h"
 #include "privsep.h"
 #include "privsep_wire.h"
 #include "render.h"
+#include "sample_page.h"
 
 #define PRIVSEP_STOP_WAIT_MS 5000
 #define PRIVSEP_LOG_LINE 1024          /* log.c's longest message */
@@ -36,12 +36,14 @@ struct privsep {
 	atomic_bool dead;
 	/*
 	 * The sample last published and its number on the transport, to
-	 * answer requests.  Under lock, which also keeps each message whole
-	 * on the socket.
+	 * answer requests, and the page that tells the server of it (written
+	 * only here).  Under lock, which also keeps each message whole on the
+	 * socket.
 	 */
 	pthread_mutex_t lock;
 	struct snapshot *held;
 	uint64_t seq;
+	struct sample_page *page;
 	size_t log_len;                    /* bytes of an unfinished line in log_buf */
 	char log_buf[PRIVSEP_LOG_LINE];
 };
@@ -72,10 +74,8 @@ static void mark_dead(struct privsep *p)
 void privsep_publish(struct snapshot *s, void *arg)
 {
 	struct privsep *p = arg;
-	struct privsep_msg m = { .magic = PRIVSEP_MAGIC, .type = MSG_SAMPLE, .time = s->time,
-				 .interval_s = s->interval_s };
+	struct sample_header h = { .time = s->time, .interval_s = s->interval_s };
 	struct snapshot *old;
-	int r;
 
 	if (atomic_load(&p->dead))
 		return;
@@ -83,16 +83,12 @@ void privsep_publish(struct snapshot *s, void *arg)
 	pthread_mutex_lock(&p->lock);
 	old = p->held;
 	p->held = s;
-	m.seq = ++p->seq;
-	r = privsep_write_all(p->fd, &m, sizeof(m));
+	h.samples = ++p->seq;
+	/* After held: a request for this sample, which the server can make from now on, finds it. */
+	sample_page_write(p->page, &h);
 	pthread_mutex_unlock(&p->lock);
 	if (old)
 		snapshot_release(old);
-	if (r < 0) {
-		log_error("privsep: the server does not take the samples (%s); it is stopped or hung",
-			  strerror(-r));
-		mark_dead(p);
-	}
 }
 
 /*
@@ -286,6 +282,7 @@ bool privsep_stop(struct privsep *p, char *how, size_t howlen)
 	close(p->fd);
 	if (p->held)
 		snapshot_release(p->held);
+	sample_page_unmap(p->page);
 	pthread_mutex_destroy(&p->lock);
 	for (int waited = 0; waited < PRIVSEP_STOP_WAIT_MS; waited += 10) {
 		r = waitpid(p->pid, &status, WNOHANG);
@@ -366,52 +363,48 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 	struct timeval tv = { .tv_sec = PRIVSEP_SEND_TIMEOUT_S };
 	struct privsep *p;
 	pid_t parent = getpid();
-	int sv[2], logp[2];
+	int sv[2] = { -1, -1 }, logp[2] = { -1, -1 }, e;
+	struct sample_page_source page;
 
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errlen, "privsep: out of memory");
 		return -ENOMEM;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		int e = errno;
-
-		snprintf(err, errlen, "privsep: socketpair: %s", strerror(e));
+	e = sample_page_create(&page, &p->page, err, errlen);
+	if (e < 0) {
 		free(p);
-		return -e;
+		return e;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		e = errno;
+		snprintf(err, errlen, "privsep: socketpair: %s", strerror(e));
+		goto fail;
 	}
 	if (pipe2(logp, O_CLOEXEC) < 0) {
-		int e = errno;
-
+		e = errno;
 		snprintf(err, errlen, "privsep: pipe: %s", strerror(e));
-		close(sv[0]);
-		close(sv[1]);
-		free(p);
-		return -e;
+		goto fail;
 	}
-	/* A server that stops reading is taken for dead rather than stalling the sampler. */
+	/* A server that stops reading its answers is taken for dead rather than stalling us. */
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(sv[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	fflush(NULL);
 	p->pid = fork();
 	if (p->pid < 0) {
-		int e = errno;
-
+		e = errno;
 		snprintf(err, errlen, "privsep: fork the server: %s", strerror(e));
-		close(sv[0]);
-		close(sv[1]);
-		close(logp[0]);
-		close(logp[1]);
-		free(p);
-		return -e;
+		goto fail;
 	}
 	if (p->pid == 0) {
+		/* The page's writable mapping stayed behind (MADV_DONTFORK). */
 		close(sv[0]);
 		close(logp[0]);
-		privsep_server_main(*ho, user, sv[1], logp[1], parent);
+		privsep_server_main(*ho, user, sv[1], page, logp[1], parent);
 	}
 	close(sv[1]);
 	close(logp[1]);
+	sample_page_source_close(&page);   /* the mapping is what the page is written through */
 	fcntl(logp[0], F_SETFL, O_NONBLOCK);
 	p->fd = sv[0];
 	p->log_fd = logp[0];
@@ -419,4 +412,15 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 	pthread_mutex_init(&p->lock, NULL);
 	*ret = p;
 	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (sv[i] >= 0)
+			close(sv[i]);
+		if (logp[i] >= 0)
+			close(logp[i]);
+	}
+	sample_page_source_close(&page);
+	sample_page_unmap(p->page);
+	free(p);
+	return -e;
 }

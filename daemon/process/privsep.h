@@ -8,7 +8,8 @@
  * the server asks for it.  The server, forked from it after the listening
  * socket is bound but before the hardware is opened (it shares none of the
  * machine's memory) and before any thread starts,
- * keeps only the listening socket and its end of the transport, leaves
+ * keeps only the listening socket, its end of the transport and a
+ * read-only mapping of the sample page (below), leaves
  * the daemon's session and terminal (setsid(); standard input from
  * /dev/null, standard output and error into a pipe the hardware side
  * copies to its log), becomes a user other than the hardware side's
@@ -18,10 +19,22 @@
  * and nothing else: it can read no file, open no socket, signal no
  * process, and a system call outside its filter kills it.
  *
- * Transport: a socketpair (AF_UNIX, SOCK_STREAM).  After each sample the
- * hardware side sends a small header (the sample's number, time and
- * interval, for /healthz), nothing more: no document is formatted for
- * clients that may never ask.  When a client asks the server for a
+ * Transport: a socketpair (AF_UNIX, SOCK_STREAM) and the sample page
+ * (sample_page.h).  After each sample the hardware side writes a small
+ * header (the sample's number, time and interval, for /healthz) to the
+ * page, nothing more: no document is formatted for clients that may
+ * never ask, and nothing is sent, so the server is not woken.  It reads
+ * the page when an HTTP request acquires the snapshot
+ * (snapshot_set_refresh_hook) and publishes the newer sample's header
+ * then; with no client it does not run at all between samples (and keeps
+ * the sample a client last asked for, with its documents, until a
+ * request finds a newer one on the page).  The page
+ * is a memfd the hardware side alone maps writable (MADV_DONTFORK), sealed
+ * before the fork against any new writable mapping, write(2) or change of
+ * size (under a file size limit below a page, a System V segment marked
+ * for removal, the starting user's alone): the server maps it
+ * read-only before it changes user and installs its sandbox, and cannot
+ * make that mapping writable.  When a client asks the server for a
  * document of a sample whose copy it lacks, the server sends a request
  * (sample, document, encoding) and the thread waits; the hardware side's
  * main loop, which polls the socket for the server's death anyway, reads
@@ -41,9 +54,16 @@
  * each side's death: the hardware side reads end-of-file when the server
  * dies (it then restores every register and exits non-zero, so systemd
  * restarts the service), and the server reads end-of-file when the
- * hardware side goes away, and exits.  The server says, once, when it
- * has its first sample, so that READY=1 is sent only when a client could
- * be answered.
+ * hardware side goes away, and exits.  A server that stops reading the
+ * answers it asked for is taken for dead after 10 s of a full socket.  A
+ * server that hangs without dying and asks nothing (its HTTP threads
+ * stuck) is not noticed: nothing is sent to it any more, where the
+ * samples' messages once filled its socket after about an hour; its
+ * clients time out, and sampling and the watchdog go on.  The server
+ * says, once, when it serves (its page mapped, HTTP started, its sandbox
+ * installed); the hardware side publishes its first sample to the page
+ * before it waits for that word, so that READY=1 is sent only when a
+ * client could be answered.
  *
  * The server ignores the stop signals (they stay blocked, as the hardware
  * side left them): it ends when the hardware side, having restored the
@@ -85,10 +105,10 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 
 /*
  * The snapshot publish hook (snapshot_set_publish_hook, arg = the
- * handle): tell the server of sample s, and keep s, in place of the
- * sample before, to answer its requests.  When the server cannot take it (gone, or
- * not reading for 10 s) the handle is marked dead and privsep_fd()
- * becomes readable.
+ * handle): write sample s's header to the sample page, where the server
+ * finds it when a client asks, and keep s, in place of the sample
+ * before, to answer its requests.  Sends nothing and never blocks on
+ * the server.
  */
 void privsep_publish(struct snapshot *s, void *arg);
 
@@ -108,9 +128,10 @@ int privsep_log_fd(const struct privsep *p);
 void privsep_relay_log(struct privsep *p);
 
 /*
- * Wait up to timeout_ms for the server to say it has its first sample,
- * answering what it asks meanwhile.  Returns 0, -EPIPE when the server
- * went away, or -ETIMEDOUT.
+ * Wait up to timeout_ms for the server to say it serves, answering what
+ * it asks meanwhile.  Publish the first sample before: the server serves
+ * what the page holds, "no sample yet" while it holds none.  Returns 0,
+ * -EPIPE when the server went away, or -ETIMEDOUT.
  */
 int privsep_wait_first(struct privsep *p, int timeout_ms);
 

@@ -1,6 +1,7 @@
 /*
  * The server process of the privilege separation (privsep.h): it serves
- * HTTP, asks the hardware side for the documents clients want, and reads
+ * HTTP, publishes the sample page's newest sample when a request needs
+ * it, asks the hardware side for the documents clients want, and reads
  * its answers.
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include "privdrop.h"
 #include "privsep_wire.h"
 #include "render.h"
+#include "sample_page.h"
 #include "sandbox.h"
 #include "snapshot.h"
 
@@ -56,10 +58,18 @@ static struct {
 	pthread_mutex_t write_lock;        /* keeps each request whole on the socket */
 	int fd;
 	bool gone;
-	uint64_t latest;                   /* the newest sample's number */
 	struct wanted *wanted;
+	const struct sample_page *page;    /* the hardware side's newest sample, read-only */
+	/*
+	 * Serializes server_refresh(): the number of the sample it published
+	 * last, and its reference to that snapshot.
+	 */
+	pthread_mutex_t refresh_lock;
+	uint64_t published;
+	struct snapshot *current;
 } server = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
-	     .write_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+	     .write_lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1,
+	     .refresh_lock = PTHREAD_MUTEX_INITIALIZER };
 
 static struct wanted *find_wanted(uint64_t seq, uint32_t doc, uint32_t gzip)
 {
@@ -133,6 +143,7 @@ static int ask(struct snapshot *s, uint64_t seq, enum render_doc doc, bool gzip,
 static int server_fetch(struct snapshot *s, enum render_doc doc, bool gzip)
 {
 	struct timespec deadline;
+	struct sample_header h;
 	uint64_t seq = s->samples;
 	int r;
 
@@ -141,32 +152,57 @@ static int server_fetch(struct snapshot *s, enum render_doc doc, bool gzip)
 	pthread_mutex_lock(&server.lock);
 	for (int tries = 0;; tries++) {
 		r = ask(s, seq, doc, gzip, &deadline);
-		if (r != -ESTALE || server.latest == seq || tries == 3)
+		if (r != -ESTALE || !sample_page_read(server.page, &h) || h.samples == seq ||
+		    tries == 3)
 			break;
-		seq = server.latest;
+		seq = h.samples;
 	}
 	pthread_mutex_unlock(&server.lock);
 	return r;
 }
 
-/* In the server: a sample as a snapshot HTTP can serve; its documents come on request. */
-static int receive_sample(const struct privsep_msg *m)
+/* In the server: sample h as a snapshot HTTP can serve; its documents come on request. */
+static struct snapshot *header_snapshot(const struct sample_header *h)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 
 	if (!s)
-		return -ENOMEM;
+		return NULL;
 	atomic_init(&s->refs, 1);
-	s->time = m->time;
-	s->interval_s = m->interval_s;
-	s->samples = m->seq;
+	s->time = h->time;
+	s->interval_s = h->interval_s;
+	s->samples = h->samples;
 	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
 		atomic_init(&s->rendered[i], NULL);
-	pthread_mutex_lock(&server.lock);
-	server.latest = m->seq;
-	pthread_mutex_unlock(&server.lock);
-	snapshot_publish(s);
-	return 0;
+	return s;
+}
+
+/*
+ * In the server, the snapshot refresh hook (snapshot.h), run as an HTTP
+ * thread acquires the snapshot: when the page holds a newer sample than
+ * the one published, publish it.  One thread at a time, so that none
+ * publishes an older sample over a newer one.  The snapshot it replaces
+ * (with the documents a client had asked for) is let go after the lock,
+ * so that freeing it holds no other thread up.  Nothing happens between
+ * samples unless a client asks: the server is not woken for them.
+ */
+static void server_refresh(void)
+{
+	struct snapshot *s, *old = NULL;
+	struct sample_header h;
+
+	if (!sample_page_read(server.page, &h))
+		return;                    /* the hardware side is writing for long: the one we have */
+	pthread_mutex_lock(&server.refresh_lock);
+	if (h.samples > server.published && (s = header_snapshot(&h))) {
+		old = server.current;
+		server.current = s;
+		server.published = h.samples;
+		atomic_fetch_add(&s->refs, 1);   /* server.current's */
+		snapshot_publish(s);
+	}
+	pthread_mutex_unlock(&server.refresh_lock);
+	snapshot_release(old);
 }
 
 /* In the server: an answer, given to the thread that waits for it (none: dropped). */
@@ -203,33 +239,24 @@ static int receive_doc(const struct privsep_msg *m)
 	return 0;
 }
 
-/* In the server: read the hardware side's messages until the transport ends. */
+/*
+ * In the server: say it serves (the page holds the first sample by now,
+ * or a client is told "no sample yet"), then read the hardware side's
+ * answers until the transport ends.
+ */
 static int receive_all(void)
 {
 	struct privsep_req ready = { .magic = PRIVSEP_MAGIC, .type = REQ_READY };
-	bool acked = false;
-	int r;
+	int r = send_request(&ready);
 
-	for (;;) {
+	while (r == 0) {
 		struct privsep_msg m;
 
 		r = privsep_read_all(server.fd, &m, sizeof(m));
-		if (r < 0)
-			break;
-		if (m.magic != PRIVSEP_MAGIC || (m.type != MSG_SAMPLE && m.type != MSG_DOC)) {
+		if (r == 0 && (m.magic != PRIVSEP_MAGIC || m.type != MSG_DOC))
 			r = -EBADMSG;
-			break;
-		}
-		if (m.type == MSG_DOC) {
+		if (r == 0)
 			r = receive_doc(&m);
-		} else {
-			/* Once the sample is served (a request may come first: it is answered). */
-			r = receive_sample(&m);
-			if (r == 0 && !acked && send_request(&ready) == 0)
-				acked = true;
-		}
-		if (r < 0)
-			break;
 	}
 	pthread_mutex_lock(&server.lock);
 	server.gone = true;
@@ -262,7 +289,8 @@ static int detach(int log_w)
 }
 
 /* The server process: see privsep.h and privsep_wire.h.  Never returns. */
-void privsep_server_main(struct http_options ho, const char *user, int fd, int log_w, pid_t parent)
+void privsep_server_main(struct http_options ho, const char *user, int fd,
+			 struct sample_page_source page, int log_w, pid_t parent)
 {
 	struct http_server *http;
 	char err[512];
@@ -272,7 +300,16 @@ void privsep_server_main(struct http_options ho, const char *user, int fd, int l
 		log_error("server: detaching from the terminal: %s", strerror(errno));
 		_exit(1);
 	}
-	close_all_but(ho.listen_fd, fd);
+	/*
+	 * Mapped once, here, before the user changes (a System V segment is
+	 * the starting user's alone) and the sandbox is installed: no
+	 * system call touches the page after it, and its memfd is closed.
+	 */
+	if (sample_page_map(&page, &server.page, err, sizeof(err)) < 0) {
+		log_error("server: %s", err);
+		_exit(1);
+	}
+	close_all_but(ho.listen_fd, fd);   /* the page's memfd too */
 	if (geteuid() == 0 && (!user || user[0] == '\0' || strcmp(user, "root") == 0))
 		user = "nobody";
 	if (privdrop_to_user(user, err, sizeof(err)) < 0) {
@@ -284,6 +321,7 @@ void privsep_server_main(struct http_options ho, const char *user, int fd, int l
 		_exit(1);
 	server.fd = fd;
 	render_set_fetch(server_fetch);
+	snapshot_set_refresh_hook(server_refresh);
 	http = http_start(&ho, err, sizeof(err));
 	if (!http) {
 		log_error("http: %s", err);

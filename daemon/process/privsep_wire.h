@@ -2,7 +2,8 @@
  * What the two sides of the privilege separation (privsep.h) share: the
  * messages on the socket between them and the calls that move them.
  * Internal to privsep.c (the hardware side) and privsep_server.c (the
- * server process).
+ * server process).  The message layouts are private to one build: both
+ * sides are the same executable.
  */
 #ifndef UNCORED_PRIVSEP_WIRE_H
 #define UNCORED_PRIVSEP_WIRE_H
@@ -12,20 +13,23 @@
 #include <sys/types.h>
 
 #include "http.h"
+#include "sample_page.h"
 
 #define PRIVSEP_MAGIC 0x75637232u          /* "ucr2" */
 #define PRIVSEP_MAX_DOC (256u << 20)       /* refuse larger: not ours */
 #define PRIVSEP_SEND_TIMEOUT_S 10
 
-/* From the hardware side to the server. */
-enum { MSG_SAMPLE = 1, MSG_DOC = 2 };
+/*
+ * From the hardware side to the server: only answers.  The samples
+ * themselves are told through the sample page (sample_page.h), which
+ * wakes nobody.
+ */
+enum { MSG_DOC = 2 };
 struct privsep_msg {
 	uint32_t magic;
 	uint32_t type;
 	uint64_t seq;                      /* the sample's number on this transport */
-	double time;                       /* MSG_SAMPLE: for /healthz */
-	double interval_s;
-	uint32_t doc;                      /* MSG_DOC: the answer to a request */
+	uint32_t doc;                      /* the answer to a request */
 	uint32_t gzip;
 	int32_t status;                    /* 0 (len bytes follow) or -errno */
 	uint32_t pad;
@@ -63,10 +67,11 @@ static inline int privsep_read_all(int fd, void *buf, size_t len)
 
 /*
  * The server process, forked by privsep_start(): serves on ho.listen_fd as
- * user, talks to the hardware side (parent) on fd, writes its standard
- * output and error to log_w.  Never returns.
+ * user, talks to the hardware side (parent) on fd, learns of its samples
+ * from the sample page page names (mapped read-only, then let go),
+ * writes its standard output and error to log_w.  Never returns.
  */
-_Noreturn void privsep_server_main(struct http_options ho, const char *user, int fd, int log_w,
-				   pid_t parent);
+_Noreturn void privsep_server_main(struct http_options ho, const char *user, int fd,
+				   struct sample_page_source page, int log_w, pid_t parent);
 
 #endif

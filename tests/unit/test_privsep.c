@@ -8,12 +8,14 @@
  * sample, ends with status 0 when the transport closes, and its death is
  * noticed on privsep_fd().
  */
+#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,9 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 #include <cmocka.h>
 
 #include "http.h"
@@ -72,6 +76,7 @@ static struct snapshot *fake_snapshot(const char *metrics)
  */
 struct answerer {
 	struct privsep *p;
+	int port;
 	pthread_t thread;
 	atomic_bool stop;
 	atomic_int answered;
@@ -256,6 +261,118 @@ static void test_superseded_sample(void **state)
 	assert_true(privsep_stop(a.p, how, sizeof(how)));
 }
 
+/*
+ * The server's threads: the sum of their voluntary context switches (each
+ * time one went to sleep), and in *asleep whether each sleeps now.
+ */
+static long server_switches(pid_t pid, bool *asleep)
+{
+	char path[320], line[256];
+	struct dirent *e;
+	long sum = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	assert_non_null(d);
+	*asleep = true;
+	while ((e = readdir(d))) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)pid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;   /* a thread that ended */
+		while (fgets(line, sizeof(line), f)) {
+			long n;
+
+			if (strncmp(line, "State:", 6) == 0 && !strchr(line + 6, 'S'))
+				*asleep = false;
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1)
+				sum += n;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+/*
+ * The sum once every thread of the server sleeps and the sum held over a
+ * millisecond (up to 10 s): a thread that still settles (State S, but
+ * put off the CPU before it went to sleep) has counted by then.
+ */
+static long quiet_switches(pid_t pid)
+{
+	bool asleep = false, settled = false;
+	long n = -1;
+
+	for (int i = 0; i < 10000 && !settled; i++) {
+		long before = n;
+
+		n = server_switches(pid, &asleep);
+		settled = asleep && n == before;
+		if (!settled)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	assert_true(settled);
+	return n;
+}
+
+/* Wait up to 10 s until the server read all this side sent (SIOCOUTQ: bytes unread). */
+static void sent_all_read(struct privsep *p)
+{
+	int unread = 1;
+
+	for (int i = 0; i < 10000; i++) {
+		assert_int_equal(ioctl(privsep_fd(p), SIOCOUTQ, &unread), 0);
+		if (unread == 0)
+			return;
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	fail_msg("the server left %d bytes unread for 10 s", unread);
+}
+
+/*
+ * With no client, a sample wakes no thread of the server: its threads
+ * sleep through 50 samples (each one read, where the server read what
+ * was sent to it, before the next), and the first client after them gets
+ * the newest sample's document.
+ */
+static void test_samples_wake_nobody(void **state)
+{
+	struct answerer a = { 0 };
+	char buf[4096], text[64];
+	struct snapshot *s;
+	long before, after;
+
+	(void)state;
+	a.p = start(&a.port);
+	s = fake_snapshot("test_metric 0\n");
+	privsep_publish(s, a.p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(a.p, 10000), 0);
+	before = quiet_switches(privsep_pid(a.p));
+	for (int i = 1; i <= 50; i++) {
+		snprintf(text, sizeof(text), "test_metric %d\n", i);
+		s = fake_snapshot(text);
+		privsep_publish(s, a.p);
+		snapshot_release(s);
+		sent_all_read(a.p);
+	}
+	after = quiet_switches(privsep_pid(a.p));
+	assert_int_equal(after - before, 0);
+	assert_int_equal(pthread_create(&a.thread, NULL, answer_loop, &a), 0);
+	get(a.port, "/metrics", buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\r\n\r\ntest_metric 50\n"));
+	assert_int_equal(answered(&a, 1), 1);
+	atomic_store(&a.stop, true);
+	assert_int_equal(pthread_join(a.thread, NULL), 0);
+	assert_true(privsep_stop(a.p, buf, sizeof(buf)));
+}
+
 static void test_death_noticed(void **state)
 {
 	struct pollfd pfd;
@@ -279,6 +396,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serves_published_bytes),
 		cmocka_unit_test(test_superseded_sample),
+		cmocka_unit_test(test_samples_wake_nobody),
 		cmocka_unit_test(test_death_noticed),
 	};
 
