@@ -4,9 +4,10 @@
  * side formats, asking for each document of a sample once, in the encoding
  * a client asked for, and never before a client asks (a document absent
  * there is absent in the server too, and a request for a sample
- * superseded meanwhile is answered with the newest); it says when it has its first
- * sample, ends with status 0 when the transport closes, and its death is
- * noticed on privsep_fd().
+ * superseded meanwhile is answered with the newest); it learns of samples
+ * from the sample page without being woken, says when it serves (a
+ * client is told "no sample yet" until the first), ends with status 0
+ * when the transport closes, and its death is noticed on privsep_fd().
  */
 #include <dirent.h>
 #include <errno.h>
@@ -262,6 +263,32 @@ static void test_superseded_sample(void **state)
 }
 
 /*
+ * The server says it serves before any sample was published (the daemon
+ * publishes its first before it waits for that word); until one is, a
+ * client is told there is none, and the first is served as it comes.
+ */
+static void test_no_sample_yet(void **state)
+{
+	struct snapshot *s;
+	char buf[4096], how[160];
+	struct privsep *p;
+	int port;
+
+	(void)state;
+	p = start(&port);
+	assert_int_equal(privsep_wait_first(p, 10000), 0);
+	get(port, "/healthz", buf, sizeof(buf));
+	assert_non_null(strstr(buf, " 503 "));
+	assert_non_null(strstr(buf, "\r\n\r\nno sample yet\n"));
+	s = fake_snapshot("test_metric 1\n");
+	privsep_publish(s, p);
+	snapshot_release(s);
+	get(port, "/healthz", buf, sizeof(buf));
+	assert_non_null(strstr(buf, " 200 "));
+	assert_true(privsep_stop(p, how, sizeof(how)));
+}
+
+/*
  * The server's threads: the sum of their voluntary context switches (each
  * time one went to sleep), and in *asleep whether each sleeps now.
  */
@@ -396,6 +423,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_serves_published_bytes),
 		cmocka_unit_test(test_superseded_sample),
+		cmocka_unit_test(test_no_sample_yet),
 		cmocka_unit_test(test_samples_wake_nobody),
 		cmocka_unit_test(test_death_noticed),
 	};
