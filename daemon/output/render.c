@@ -141,6 +141,31 @@ static int cached(struct snapshot *s, enum render_doc doc, bool gzip, struct sna
 	return 0;
 }
 
+/* s's cached block of doc in that encoding, taken out of s, or NULL. */
+static struct snapshot_bytes *take_cached(struct snapshot *s, enum render_doc doc, bool gzip)
+{
+	return atomic_exchange(&s->rendered[doc * 2 + gzip], NULL);
+}
+
+int render_take(struct snapshot *s, enum render_doc doc, bool gzip, struct snapshot_bytes **ret)
+{
+	struct snapshot_bytes *plain;
+	int r;
+
+	*ret = take_cached(s, doc, gzip);
+	if (*ret)
+		return 0;
+	plain = take_cached(s, doc, false);
+	r = plain ? 0 : format(s, doc, &plain);
+	if (r < 0 || !gzip) {
+		*ret = r < 0 ? NULL : plain;
+		return r;
+	}
+	r = compress(plain, ret);
+	free(plain);
+	return r;
+}
+
 int render_get(struct snapshot *s, enum render_doc doc, bool gzip, const char **ret_body,
 	       size_t *ret_len)
 {

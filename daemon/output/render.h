@@ -33,6 +33,16 @@ int render_get(struct snapshot *s, enum render_doc doc, bool gzip, const char **
 	       size_t *ret_len);
 
 /*
+ * The body of doc for s in that encoding in *ret, the caller's to free():
+ * taken out of s when s holds it (formatted ahead), else formatted (and
+ * compressed) anew; s keeps no copy of it, nor of the identity form a gzip
+ * body was made from.  For a process that hands each document on once and
+ * has no use for a copy (the hardware side, privsep.h).  The same returns
+ * as render_get().
+ */
+int render_take(struct snapshot *s, enum render_doc doc, bool gzip, struct snapshot_bytes **ret);
+
+/*
  * Where documents come from in a process that holds no values (the
  * privilege-separated server, privsep.h): fetch(s, doc, gzip) gets the
  * bytes of doc for s from whoever formats them and stores them in s with

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pwd.h>
 #include <pthread.h>
@@ -92,9 +93,13 @@ void privsep_publish(struct snapshot *s, void *arg)
 }
 
 /*
- * Answer the server's request q: the document, formatted (and compressed)
- * here on first use and kept with the sample (render.h), or why not.  The
- * formatting runs outside the lock, so a sample is published meanwhile.
+ * Answer the server's request q: the document, formatted (and compressed),
+ * or why not.  The server keeps what it is sent and asks once per sample
+ * and document, so nothing is kept here: a copy would double the largest
+ * buffers of the daemon (the /metrics text, the JSON snapshot), and their
+ * pages, with the compressor's, are given back as soon as the answer is
+ * sent.  The formatting runs outside the lock, so a sample is published
+ * meanwhile.
  * A request for a sample already superseded is answered from the newest
  * one at once: at a short interval on a busy host, asking again for each
  * newer sample could be superseded every time.
@@ -104,8 +109,7 @@ static int answer(struct privsep *p, const struct privsep_req *q)
 	struct privsep_msg m = { .magic = PRIVSEP_MAGIC, .type = MSG_DOC, .seq = q->seq,
 				 .doc = q->doc, .gzip = q->gzip, .status = -ESTALE };
 	struct snapshot *s = NULL;
-	const char *body = NULL;
-	size_t len = 0;
+	struct snapshot_bytes *body = NULL;
 	int r;
 
 	pthread_mutex_lock(&p->lock);
@@ -117,16 +121,20 @@ static int answer(struct privsep *p, const struct privsep_req *q)
 	if (s && q->doc >= RENDER_N_DOCS)
 		m.status = -EINVAL;
 	else if (s)
-		m.status = render_get(s, (enum render_doc)q->doc, q->gzip != 0, &body, &len);
+		m.status = render_take(s, (enum render_doc)q->doc, q->gzip != 0, &body);
 	if (m.status == 0)
-		m.len = len;
+		m.len = body->len;
 	pthread_mutex_lock(&p->lock);
 	r = privsep_write_all(p->fd, &m, sizeof(m));
 	if (r == 0 && m.status == 0)
-		r = privsep_write_all(p->fd, body, len);
+		r = privsep_write_all(p->fd, body->data, body->len);
 	pthread_mutex_unlock(&p->lock);
 	if (s)
 		snapshot_release(s);
+	if (body) {
+		free(body);
+		malloc_trim(0);
+	}
 	return r;
 }
 

@@ -1,7 +1,8 @@
 /*
  * Documents made once per snapshot: racing threads share one copy, gzip
  * bodies inflate to the identity body, a snapshot without history says so,
- * and Accept-Encoding is read as RFC 9110 says.
+ * a taken document is the caller's alone, and Accept-Encoding is read as
+ * RFC 9110 says.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -121,6 +122,46 @@ static void a_snapshot_without_history_has_no_history_document(void **state)
 	snapshot_release(s);
 }
 
+/*
+ * render_take: the same bytes render_get makes, the caller's, and s keeps
+ * none (a body held ahead is handed over, not copied).
+ */
+static void a_taken_document_is_the_callers_alone(void **state)
+{
+	struct snapshot *s = westmere_snapshot(), *ref = westmere_snapshot();
+
+	(void)state;
+	for (int gz = 0; gz < 2; gz++) {
+		struct snapshot_bytes *b;
+		const char *body;
+		size_t len;
+
+		assert_int_equal(render_take(s, RENDER_METRICS, gz, &b), 0);
+		assert_false(render_has(s, RENDER_METRICS, false));
+		assert_false(render_has(s, RENDER_METRICS, true));
+		assert_int_equal(render_get(ref, RENDER_METRICS, gz, &body, &len), 0);
+		assert_int_equal(b->len, len);
+		assert_memory_equal(b->data, body, len);
+		free(b);
+	}
+	/* Held ahead: that very block, and s has it no more. */
+	{
+		struct snapshot_bytes *held, *b = NULL;
+		const char *body;
+		size_t len;
+
+		assert_int_equal(render_get(s, RENDER_EPISODES, false, &body, &len), 0);
+		held = atomic_load(&s->rendered[RENDER_EPISODES * 2]);
+		assert_int_equal(render_take(s, RENDER_EPISODES, false, &b), 0);
+		assert_ptr_equal(b, held);
+		assert_false(render_has(s, RENDER_EPISODES, false));
+		free(b);
+		assert_int_equal(render_take(s, RENDER_HISTORY, true, &b), -ENOENT);
+	}
+	snapshot_release(ref);
+	snapshot_release(s);
+}
+
 static void accept_encoding(void **state)
 {
 	(void)state;
@@ -154,6 +195,7 @@ int main(void)
 		cmocka_unit_test(racing_threads_share_one_copy),
 		cmocka_unit_test(gzip_bodies_inflate_to_the_identity_body),
 		cmocka_unit_test(a_snapshot_without_history_has_no_history_document),
+		cmocka_unit_test(a_taken_document_is_the_callers_alone),
 		cmocka_unit_test(accept_encoding),
 	};
 
