@@ -345,8 +345,30 @@ static void core_free(struct core_state *st)
 {
 	if (!st)
 		return;
+	free(st->readings);
+	free(st->group_events);
 	free(st->cpus);
 	free(st);
+}
+
+/*
+ * Each CPU's event list and readings, as long as the configured events
+ * make them: 224 CPUs with room for every possible event held 0.4 MiB,
+ * most of it never used.  0 or -ENOMEM.
+ */
+static int alloc_lists(struct core_state *st)
+{
+	size_t per = N_FIXED + (size_t)st->n_events, n = (size_t)(st->n_cpus ? st->n_cpus : 1);
+
+	st->group_events = calloc(n * per, sizeof(*st->group_events));
+	st->readings = calloc(n * per, sizeof(*st->readings));
+	if (!st->group_events || !st->readings)
+		return -ENOMEM;
+	for (int i = 0; i < st->n_cpus; i++) {
+		st->cpus[i].group_events = st->group_events + (size_t)i * per;
+		st->cpus[i].readings = st->readings + (size_t)i * per;
+	}
+	return 0;
 }
 
 static int core_start(struct collector *c)
@@ -393,6 +415,8 @@ static int core_start(struct collector *c)
 		st->cpus[i].cpu = c->topo->cpus[i].cpu;
 	c->state = st;
 	err = collect_events(c, st);
+	if (!err)
+		err = alloc_lists(st);
 	if (!err)
 		err = start_cpus(c, st);
 	if (err) {

@@ -41,8 +41,9 @@ struct core_cpu {
 				      Zen 2/3 (no ref-cycles); slots n_fixed..N_FIXED-1 unused */
 	size_t n_group;            /* N_FIXED slots, then the events that exist here */
 	int slot[CORE_MAX_EVENTS];   /* event k's place in the group, -1 when not asked */
-	struct engine_event group_events[N_FIXED + CORE_MAX_EVENTS];
-	struct engine_reading readings[N_FIXED + CORE_MAX_EVENTS];
+	/* N_FIXED + the configured events each, in core_state's lists (most never the whole 16). */
+	struct engine_event *group_events;
+	struct engine_reading *readings;
 };
 
 struct core_state {
@@ -53,6 +54,8 @@ struct core_state {
 	const struct event_spec *events[CORE_MAX_EVENTS];
 	int n_cpus;
 	struct core_cpu *cpus;
+	struct engine_event *group_events;     /* every CPU's, n_cpus x (N_FIXED + n_events) */
+	struct engine_reading *readings;       /* likewise */
 };
 
 enum core_per {
