@@ -42,13 +42,13 @@ static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct snapshot *current;
 
 /*
- * A sample's documents are the largest buffers the daemon frees (the
- * /metrics text, its gzip form and the compressor's state: hundreds of KiB
- * on a big host), once a sample after a scrape.  glibc keeps freed heap
- * pages resident, so every process would hold the largest scrape's pages
- * for good; malloc_trim(0) gives back the free pages.  Only when documents
- * were made: with no client, a sample frees nothing that large and pays
- * nothing.
+ * A sample's documents (the /metrics text, the JSON snapshot, their gzip
+ * forms: hundreds of KiB on a big host) are the largest buffers a process
+ * that serves them frees, once a sample after a scrape.  glibc keeps freed
+ * heap pages resident, so the process would hold the largest scrape's
+ * pages for good; malloc_trim(0) gives back the free pages.  Only when the
+ * sample had documents: with no client, a sample frees nothing that large
+ * and pays nothing.
  */
 static void snapshot_free(struct snapshot *s)
 {
