@@ -7,7 +7,6 @@
  * /metrics text) is freed.  It does not fill in values or format them.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdio.h>
@@ -41,19 +40,8 @@ struct snapshot_string {
 static pthread_mutex_t current_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct snapshot *current;
 
-/*
- * A sample's documents (the /metrics text, the JSON snapshot, their gzip
- * forms: hundreds of KiB on a big host) are the largest buffers a process
- * that serves them frees, once a sample after a scrape.  glibc keeps freed
- * heap pages resident, so the process would hold the largest scrape's
- * pages for good; malloc_trim(0) gives back the free pages.  Only when the
- * sample had documents: with no client, a sample frees nothing that large
- * and pays nothing.
- */
 static void snapshot_free(struct snapshot *s)
 {
-	bool had_documents = false;
-
 	for (struct snapshot_block *b = s->blocks, *next; b; b = next) {
 		next = b->next;
 		free(b);
@@ -67,16 +55,10 @@ static void snapshot_free(struct snapshot *s)
 	free(s->values);
 	free(s->value_index);
 	free(s->string_buckets);
-	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++) {
-		struct snapshot_bytes *doc = atomic_load(&s->rendered[i]);
-
-		had_documents |= doc != NULL;
-		free(doc);
-	}
+	for (int i = 0; i < SNAPSHOT_N_RENDERED; i++)
+		free(atomic_load(&s->rendered[i]));
 	history_release(s->history);
 	free(s);
-	if (had_documents)
-		malloc_trim(0);
 }
 
 static int fill_socket(struct snapshot_socket *dst, const struct cpu_socket *src)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -25,6 +26,8 @@
 #include "sample_page.h"
 #include "sandbox.h"
 #include "snapshot.h"
+
+#define PRIVSEP_SERVER_MMAP_BYTES (64 * 1024)
 
 /* In the server: close every fd but stdin, stdout, stderr and keep[0..1]. */
 static void close_all_but(int a, int b)
@@ -319,6 +322,16 @@ void privsep_server_main(struct http_options ho, const char *user, int fd,
 	/* After the uid change, which clears it; and the parent may already be gone. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(1);
+	/*
+	 * The server's large blocks are the documents it keeps for a sample
+	 * (the /metrics text, the JSON snapshot: 100 KiB and more on a big
+	 * host).  As mappings of their own they go back to the system when
+	 * the sample is freed, where heap pages would stay resident; and
+	 * nothing has to walk the heap to give them back (malloc_trim) under
+	 * the lock every HTTP thread's malloc takes.  A fixed threshold:
+	 * glibc would otherwise raise it to the largest block freed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, PRIVSEP_SERVER_MMAP_BYTES);
 	server.fd = fd;
 	render_set_fetch(server_fetch);
 	snapshot_set_refresh_hook(server_refresh);
