@@ -543,8 +543,9 @@ int main(int argc, char **argv)
 	/*
 	 * One malloc arena: a thread's own arena (the sampler's, an HTTP
 	 * thread's) keeps pages resident that the main one has free.  (A low
-	 * fixed mmap threshold would return freed documents too, but costs
-	 * a mapping and its page faults for every sample's arrays.)
+	 * fixed mmap threshold here would cost a mapping and its page faults
+	 * for every sample's arrays; the server, which has none, sets one for
+	 * its documents: privsep_server.c.)
 	 */
 	mallopt(M_ARENA_MAX, 1);
 	ignore_write_signals();
