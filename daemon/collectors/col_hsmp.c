@@ -9,9 +9,12 @@
  * HSMP gives states, not times: the seconds are sampled, not counted.
  * PROCHOT and the reasons are read on a fast tick of their own ([hsmp]
  * tick, 0.1 s by default), by a thread of the collector between samples
- * and once more at each sample; each reading adds the time since the
- * previous one to PROCHOT, and to each reason whose bit is set, so a total
- * is off by up to one tick per episode.  The longest gap between two
+ * and once more at each sample.  The thread starts at the first sample,
+ * not at start: the daemon starts its collectors as root and then drops
+ * to its user, which it refuses to do while another thread runs (a
+ * thread keeps the capabilities it had).  Each reading adds the time
+ * since the previous one to PROCHOT, and to each reason whose bit is set,
+ * so a total is off by up to one tick per episode.  The longest gap between two
  * readings in the last interval is exported as
  * uncored_sample_resolution_seconds{collector="hsmp"}.  On the simulator's
  * stepped clock no time passes between samples, so the thread's readings
@@ -125,7 +128,7 @@ struct hsmp_state {
 	unsigned counting;                    /* sockets read at the last reading */
 	/* The ticker thread. */
 	pthread_cond_t wake;
-	bool has_thread, stopping;
+	bool tried_thread, has_thread, stopping;
 	pthread_t thread;
 	double tick_s;
 	/* DIMMs are read by the sampler alone. */
@@ -232,8 +235,6 @@ static int probe_socket(struct collector *c, struct hsmp_socket *hs)
 	return 0;
 }
 
-static void start_ticker(struct collector *c, struct hsmp_state *st);
-
 /*
  * The signals the part's HSMP messages give: PROCHOT of any source, and
  * the thermal and power frequency limits of the source bitmap (Genoa on).
@@ -272,8 +273,6 @@ static int hsmp_start(struct collector *c)
 		st->sockets[i].socket = c->topo->sockets[i].socket;
 		r = probe_socket(c, &st->sockets[i]);
 	}
-	if (r == 0)
-		start_ticker(c, st);
 	return r;
 }
 
@@ -385,13 +384,19 @@ static void *ticker(void *arg)
 	}
 }
 
-/* Start the ticker where [hsmp] tick asks for one; without it, readings happen at samples only. */
+/*
+ * Start the ticker where [hsmp] tick asks for one, once, at the first
+ * sample (see the top); without it, readings happen at samples only.
+ */
 static void start_ticker(struct collector *c, struct hsmp_state *st)
 {
 	const struct hsmp_settings *set = collector_settings(c->conf, c->ops);
 	struct ticker_arg *arg;
 	pthread_condattr_t attr;
 
+	if (st->tried_thread)
+		return;
+	st->tried_thread = true;
 	st->tick_s = set->tick_s;
 	if (st->tick_s <= 0)
 		return;
@@ -439,6 +444,7 @@ static void hsmp_sample(struct collector *c, struct snapshot *s)
 
 	if (!st)
 		return;
+	start_ticker(c, st);
 	tick(c->hw, st);
 	pthread_mutex_lock(&st->lock);
 	for (int i = 0; i < st->n_sockets; i++)
