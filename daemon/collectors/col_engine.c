@@ -119,3 +119,15 @@ int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu 
 		collector_refuse(c, "perf engine: %s", err);
 	return r;
 }
+
+enum col_engine_turn col_engine_turn(const struct collector *c, const struct engine_reading *r0,
+				     uint64_t *waiting_ns)
+{
+	if (c->engine != ENGINE_PERF || !r0->enabled_ns || r0->running_ns) {
+		*waiting_ns = 0;
+		return COL_ENGINE_COUNTED;
+	}
+	*waiting_ns += r0->enabled_ns;
+	return (double)*waiting_ns < c->conf->interval_s * 1e9 / 2 ? COL_ENGINE_WAITS
+								  : COL_ENGINE_HELD_OFF;
+}

@@ -78,4 +78,25 @@ int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu 
 int col_engine_new(struct collector *c, enum engine_kind kind, enum conf_conflict_policy policy,
 		   struct engine *ret_engine, char *err, size_t errlen);
 
+
+/* A group's turn on the counters in an interval, from its leader's reading (col_engine_turn). */
+enum col_engine_turn {
+	COL_ENGINE_COUNTED,      /* it counted (the msr engine has no turns: always) */
+	COL_ENGINE_WAITS,        /* perf has not put it on the counters yet: nothing to add, no error */
+	COL_ENGINE_HELD_OFF,     /* not on them for half a sampling interval or more: an error */
+};
+
+/*
+ * Under perf, a group not put on the counters in an interval waits its
+ * turn, which perf's rotation gives it within milliseconds (its PMU's
+ * perf_event_mux_interval_ms), as in the first samples just after the
+ * open: the unit it counts in still counts.  Waiting half of c's sampling
+ * interval or more, another user holds the counters (hardware-linux.md
+ * §4.5 item 6).  *waiting_ns, the caller's for the group (0 at open),
+ * adds up the wait and is cleared when the group counts.  r0 is the
+ * leader's reading of a read that did not fail.
+ */
+enum col_engine_turn col_engine_turn(const struct collector *c, const struct engine_reading *r0,
+				     uint64_t *waiting_ns);
+
 #endif

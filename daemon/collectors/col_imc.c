@@ -24,9 +24,9 @@
  * channels on Ice Lake-SP, 4 of which exist only on paper, §6) is left
  * out, with the reason in the status, until it clocks; one that has
  * clocked once keeps its series while it sleeps.  A group read that fails,
- * or whose group was never on its counters (another user holds them,
- * §4.5 item 6), is an error (uncored_sample_errors_total) and adds
- * nothing: never a 0.  Under perf each channel's smallest time running over
+ * or whose group perf keeps off its counters for half an interval
+ * (another user holds them, §4.5 item 6; col_engine_turn), is an error
+ * (uncored_sample_errors_total) and adds nothing: never a 0.  Under perf each channel's smallest time running over
  * time enabled is exported (uncored_pmu_multiplexing_ratio).
  *
  * A machine without iMC PMUs (a virtual machine, a BIOS that hides the
@@ -100,6 +100,7 @@ struct imc_channel {
 	int index;                        /* the N of uncore_imc_N */
 	int die;                          /* its die of the package */
 	struct engine_group *g[MAX_GROUPS];
+	uint64_t waiting_ns[MAX_GROUPS];  /* perf has not put the group on counters for this long */
 	uint64_t raw[MAX_EVENTS];         /* totals; [0] is the clock */
 	double seconds[MAX_EVENTS];
 	bool has;
@@ -371,7 +372,21 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 		if (!ch->g[k])
 			continue;
 		groups++;
-		if (engine_read(&st->engine, ch->g[k], r) < 0 || !group_ran(r, 1 + st->grp_n[k])) {
+		if (engine_read(&st->engine, ch->g[k], r) < 0 || r[0].state == ENGINE_FAILED) {
+			c->errors++;
+			continue;
+		}
+		switch (col_engine_turn(c, &r[0], &ch->waiting_ns[k])) {
+		case COL_ENGINE_COUNTED:
+			break;
+		case COL_ENGINE_WAITS:
+			read++;
+			continue;
+		case COL_ENGINE_HELD_OFF:
+			c->errors++;
+			continue;
+		}
+		if (!group_ran(r, 1 + st->grp_n[k])) {
 			c->errors++;
 			continue;
 		}

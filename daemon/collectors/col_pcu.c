@@ -28,8 +28,9 @@
  * said in the status, and adds nothing, never 0 seconds.  Under perf a box
  * is frozen when its clock did not advance (pclk never stops); through
  * MSRs when, besides, BOX_CTL has FRZ set.  A group read that fails, or whose
- * group perf never put on the counters (another user holds them, §4.5
- * item 6), is an error (uncored_sample_errors_total) and adds nothing.
+ * group perf does not put on the counters for half an interval (another
+ * user holds them, §4.5 item 6), is an error (uncored_sample_errors_total)
+ * and adds nothing.
  * Under perf each box's smallest time running over time enabled is
  * exported (uncored_pmu_multiplexing_ratio).
  */
@@ -124,6 +125,7 @@ static const struct {
 /* One group: clockticks first, then events of enum xeon_pcu_event. */
 struct pcu_group {
 	struct engine_group *g;
+	uint64_t waiting_ns;             /* perf has not put it on counters for this long */
 	size_t n;
 	enum xeon_pcu_event which[MAX_PER_GROUP];
 	struct engine_event ev[MAX_PER_GROUP];
@@ -394,21 +396,6 @@ static int pcu_start(struct collector *c)
 }
 
 /*
- * Whether a group's clock reading r0 can be used: a failed read, or a
- * group perf never put on the counters this interval, is an error; under
- * the msr engine a counter just claimed has counted nothing yet, no error.
- */
-static bool group_usable(struct collector *c, const struct engine_reading *r0)
-{
-	if (r0->state == ENGINE_FAILED ||
-	    (c->engine == ENGINE_PERF && r0->enabled_ns && !r0->running_ns)) {
-		c->errors++;
-		return false;
-	}
-	return true;
-}
-
-/*
  * Whether the box of ps whose clock reading r0 did not advance is frozen:
  * under perf, yes; through MSRs when its BOX_CTL (read on the unit's CPU)
  * has FRZ set.
@@ -429,7 +416,11 @@ static bool box_frozen(struct collector *c, const struct pcu_state *st,
 	       (ctl & PMON_BOX_CTL_FRZ);
 }
 
-/* Read group pg of a box into one interval of that box.  Returns whether it was read. */
+/*
+ * Read group pg of a box into one interval of that box.  Returns whether
+ * it was read: a group that waits its turn on the counters is, with
+ * nothing to add.
+ */
 static bool sample_group(struct collector *c, struct pcu_state *st, const struct pcu_socket *ps,
 			 struct pcu_box *box, struct pcu_group *pg, struct pcu_interval *iv)
 {
@@ -441,8 +432,20 @@ static bool sample_group(struct collector *c, struct pcu_state *st, const struct
 			c->errors++;
 		return false;
 	}
-	if (!group_usable(c, &r[0]))
+	/* A read that failed, or a group that another user keeps off the counters, is an error. */
+	if (r[0].state == ENGINE_FAILED) {
+		c->errors++;
 		return false;
+	}
+	switch (col_engine_turn(c, &r[0], &pg->waiting_ns)) {
+	case COL_ENGINE_COUNTED:
+		break;
+	case COL_ENGINE_WAITS:
+		return true;
+	case COL_ENGINE_HELD_OFF:
+		c->errors++;
+		return false;
+	}
 	if (box_frozen(c, st, ps, &r[0])) {
 		box->frozen = true;
 		return false;

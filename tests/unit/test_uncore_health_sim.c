@@ -2,8 +2,9 @@
  * The health of the PCU and iMC collectors on the simulated server models:
  * a package asleep (no iMC clock) converts throttle cycles at the DCLK
  * rate, channels that never clock are left out, a frozen PCU box is
- * waiting rather than 0, and a box shared with another perf user exports
- * its multiplexing ratio.  Stepped clock (throttle_run.h).
+ * waiting rather than 0, a box shared with another perf user exports its
+ * multiplexing ratio, and a group waiting its turn on the counters is no
+ * error.  Stepped clock (throttle_run.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -258,9 +259,41 @@ static void a_group_that_never_runs_is_an_error(void **state)
 	finish(&r);
 }
 
+/*
+ * perf puts a group that waits for counters on them at the PMU's next
+ * rotation, every 4 ms (perf_event_mux_interval_ms): read 1 ms after the
+ * open, as the daemon's first samples are, the PCU box's second group has
+ * not run yet.  That is its turn to come, not another user holding the
+ * counters: the pcu and imc collectors are up, with no error, then and a
+ * second later.
+ */
+static void a_group_waiting_its_first_turn_is_no_error(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start(&r, "skylake-sp-2s:idle");
+	sim_advance(r.sim, 0.001);
+	r.snap = sampler_sample(r.sampler);
+	assert_non_null(r.snap);
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "imc" : "pcu";
+
+		assert_string_equal(snapshot_collector_state(snapshot_find_collector(r.snap, name)),
+				    "up");
+		assert_int_equal(errors_of(&r, name), 0);
+	}
+	run_for(&r, 1);
+	assert_int_equal(errors_of(&r, "pcu"), 0);
+	assert_int_equal(errors_of(&r, "imc"), 0);
+	check_pcu(&r);
+	finish(&r);
+}
+
 int main(void)
 {
 	struct CMUnitTest tests[] = {
+		cmocka_unit_test(a_group_waiting_its_first_turn_is_no_error),
 		cmocka_unit_test(a_group_that_never_runs_is_an_error),
 		cmocka_unit_test(failed_box_reads_are_errors_and_add_nothing),
 		cmocka_unit_test(a_sleeping_package_throttles_only_while_awake),
