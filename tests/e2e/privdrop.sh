@@ -67,27 +67,3 @@ stop_daemon "$DAEMON_PID" || fail "late cpu: exit status after SIGTERM"
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$tree" --dump >"$TEST_TMP/after"
 diff "$TEST_TMP/before" "$TEST_TMP/after" >&2 || fail "late cpu: registers not restored"
 echo "privdrop: a CPU online after the drop opened by the opener (root, CAP_SYS_RAWIO only): ok"
-
-# --- AMD EPYC: the hsmp collector reads PROCHOT on a thread of its own.  The
-# drop refuses to run beside another thread (that thread would keep root's
-# capabilities), so the thread starts after it: the daemon runs as the user,
-# every one of its threads without a capability, and hsmp counts.
-write_conf "$TEST_TMP/amd.conf" 0
-sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/amd.conf"
-start_daemon 0 "$TEST_TMP/log.amd" --config "$TEST_TMP/amd.conf" --simulate genoa-2s
-grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "/proc/$DAEMON_PID/status" ||
-	fail "amd: uid: $(grep Uid "/proc/$DAEMON_PID/status")"
-hsmp_up() {
-	curl -fsS "$DAEMON_URL/metrics" | grep -q '^uncored_collector_up{collector="hsmp"} 1$'
-}
-wait_until 10 hsmp_up || fail "amd: hsmp not up: $(cat "$TEST_TMP/log.amd")"
-n_threads=0
-for st in /proc/"$DAEMON_PID"/task/*/status; do
-	grep -q "^CapEff:[[:space:]]*0000000000000000" "$st" || fail "amd: thread $st kept a capability"
-	grep -q "^CapPrm:[[:space:]]*0000000000000000" "$st" || fail "amd: thread $st kept a permitted capability"
-	n_threads=$((n_threads + 1))
-done
-# The main thread, the sampler's and hsmp's tick.
-[ "$n_threads" -ge 3 ] || fail "amd: $n_threads threads, where hsmp's tick should run beside the sampler"
-stop_daemon "$DAEMON_PID" || fail "amd: exit status after SIGTERM"
-echo "privdrop: AMD EPYC, hsmp's tick thread started after the drop, no capability in any thread: ok"

@@ -37,6 +37,12 @@ for model in $models; do
 	if grep '^uncored_collector_up{' "$TEST_TMP/$model.prom" | grep -v ' 1$' >"$TEST_TMP/down"; then
 		fail "$model: a collector is down: $(cat "$TEST_TMP/down"); log: $(cat "$log")"
 	fi
+	# hsmp reads PROCHOT on a thread of its own, started after the drop (which
+	# refuses to run beside another thread): beside the main and sampler threads.
+	if grep -q '^uncored_collector_up{collector="hsmp"} 1$' "$TEST_TMP/$model.prom"; then
+		n=$(ls /proc/"$DAEMON_PID"/task | wc -l)
+		[ "$n" -ge 3 ] || fail "$model: $n threads: no hsmp tick beside the sampler"
+	fi
 	if grep '^uncored_sample_errors_total{' "$TEST_TMP/$model.prom" | grep -v ' 0$' >"$TEST_TMP/errors"; then
 		fail "$model: errors: $(cat "$TEST_TMP/errors"); log: $(cat "$log")"
 	fi
