@@ -3,7 +3,8 @@
 # starts, drops to its user (the package's 'uncored', or 'nobody' where
 # this machine has no such user) with no capability left in any thread,
 # every collector the model has is up from the first sample on, with no
-# error, and a stop restores every register.
+# error, and again after a reload restarts them all as the user, and a stop
+# restores every register.
 # The other tests run with an empty user; a collector that breaks the drop
 # (a thread started before it, a device opened after it) fails here.
 . "$(dirname "$0")/lib.sh"
@@ -14,6 +15,8 @@ getent passwd uncored >/dev/null || user=nobody
 id "$user" >/dev/null 2>&1 || skip "no '$user' user"
 uid=$(id -u "$user")
 
+# The user reads the configuration again at each reload.
+chmod 755 "$TEST_TMP"
 # The shipped file with its user where this machine has one, and a quicker
 # interval, so that two samples come within a second.
 printf '[daemon]\nuser = %s\ninterval = 0.25\n' "$user" |
@@ -21,9 +24,22 @@ printf '[daemon]\nuser = %s\ninterval = 0.25\n' "$user" |
 models=$("$UNCORED_BIN" --help | sed -n 's/.*models: //p')
 [ -n "$models" ] || fail "--help lists no models"
 
+# Every collector in the scrape FILE up, none with an error; WHEN names the scrape.
+all_up() {
+	grep -q '^uncored_collector_up{' "$1" || fail "$model, $2: no collector up"
+	if grep '^uncored_collector_up{' "$1" | grep -v ' 1$' >"$TEST_TMP/down"; then
+		fail "$model, $2: a collector is down: $(cat "$TEST_TMP/down"); log: $(cat "$log")"
+	fi
+	if grep '^uncored_sample_errors_total{' "$1" | grep -v ' 0$' >"$TEST_TMP/errors"; then
+		fail "$model, $2: errors: $(cat "$TEST_TMP/errors"); log: $(cat "$log")"
+	fi
+}
+
 for model in $models; do
 	log="$TEST_TMP/$model.log"
-	start_daemon 0 "$log" --config "$TEST_TMP/u.conf" --simulate "$model"
+	conf="$TEST_TMP/$model.conf"
+	cp "$TEST_TMP/u.conf" "$conf"
+	start_daemon 0 "$log" --config "$conf" --simulate "$model"
 	# The first samples, just after the open, and one a whole interval later.
 	wait_until 10 has_samples "$DAEMON_URL" 3 || fail "$model: no samples: $(cat "$log")"
 	for st in /proc/"$DAEMON_PID"/task/*/status; do
@@ -33,19 +49,22 @@ for model in $models; do
 			fail "$model: $st kept a capability: $(grep CapEff "$st")"
 	done
 	curl -fsS "$DAEMON_URL/metrics" >"$TEST_TMP/$model.prom"
-	grep -q '^uncored_collector_up{' "$TEST_TMP/$model.prom" || fail "$model: no collector up"
-	if grep '^uncored_collector_up{' "$TEST_TMP/$model.prom" | grep -v ' 1$' >"$TEST_TMP/down"; then
-		fail "$model: a collector is down: $(cat "$TEST_TMP/down"); log: $(cat "$log")"
-	fi
+	all_up "$TEST_TMP/$model.prom" "after start"
 	# hsmp reads PROCHOT on a thread of its own, started after the drop (which
 	# refuses to run beside another thread): beside the main and sampler threads.
 	if grep -q '^uncored_collector_up{collector="hsmp"} 1$' "$TEST_TMP/$model.prom"; then
 		n=$(ls /proc/"$DAEMON_PID"/task | wc -l)
 		[ "$n" -ge 3 ] || fail "$model: $n threads: no hsmp tick beside the sampler"
 	fi
-	if grep '^uncored_sample_errors_total{' "$TEST_TMP/$model.prom" | grep -v ' 0$' >"$TEST_TMP/errors"; then
-		fail "$model: errors: $(cat "$TEST_TMP/errors"); log: $(cat "$log")"
-	fi
+	# A reload that changes the interval restarts every collector, now as the
+	# user: each opens its hardware again with what the drop kept.
+	sed -i 's/^interval = 0.25$/interval = 0.3/' "$conf"
+	kill -HUP "$DAEMON_PID"
+	wait_until 10 log_has "$log" "configuration applied" || fail "$model: reload not applied: $(cat "$log")"
+	s0=$(samples_total "$DAEMON_URL")
+	wait_until 10 has_samples "$DAEMON_URL" $((s0 + 2)) || fail "$model: no samples after the reload"
+	curl -fsS "$DAEMON_URL/metrics" >"$TEST_TMP/$model.reloaded.prom"
+	all_up "$TEST_TMP/$model.reloaded.prom" "after the reload"
 	stop_daemon "$DAEMON_PID" || fail "$model: exit status after SIGTERM: $(cat "$log")"
 	grep -q "every register restored" "$log" || fail "$model: no restore: $(cat "$log")"
 	echo "shipped: $model as $user, $(grep -c '^uncored_collector_up{' "$TEST_TMP/$model.prom") collectors up: ok"
