@@ -25,7 +25,13 @@
  * does not: this is what the collectors cost inside the daemon without the
  * daemon around them.  The same PACED samples back to back, all
  * collectors at once on the same clock, come first, so that the two
- * differ by the pause alone.
+ * differ by the pause alone.  Each prints where its time went: each
+ * collector that is up and the snapshot, on the sampling thread, and the
+ * rest (the sleep, and collectors' threads).  On a model whose core PMU
+ * multiplexes (genoa-2s), a pause also carries the simulated kernel's
+ * rotations, one per CPU every 4 ms, played out by whichever thread next
+ * asks the simulator: that is the simulator's cost, in the figure of the
+ * daemon as in this one, where a real kernel would spend it.
  *
  * Usage: bench_sample [SAMPLES] [MODEL[:SCENARIO]] [PACED]
  */
@@ -53,12 +59,22 @@ extern const struct collector_ops uncore_collector_ops;
 #include "sim.h"
 #include "snapshot.h"
 
-static double cpu_time_s(void)
+/* The CPU time of the process, or with CLOCK_THREAD_CPUTIME_ID of this thread, in seconds. */
+static double cpu_time_s(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* This thread's CPU time since *t, in seconds; *t becomes now. */
+static double lap(double *t)
+{
+	double now = cpu_time_s(CLOCK_THREAD_CPUTIME_ID), d = now - *t;
+
+	*t = now;
+	return d;
 }
 
 /* Reads the uncore collector needs per socket: each owned counter and its select, the fixed counter, its control and the global control. */
@@ -173,7 +189,7 @@ static int paced(const char *spec, int n, bool pause)
 	struct conf conf;
 	struct sim *sim;
 	struct timespec nap;
-	double t0;
+	double t0, t, snap = 0, part[SNAPSHOT_MAX_COLLECTORS] = { 0 };
 
 	if (open_machine(spec, SIM_CLOCK_REAL, &hw, &info, &topo, &sim) < 0)
 		return 1;
@@ -182,24 +198,41 @@ static int paced(const char *spec, int n, bool pause)
 		collector_start(&cs[i], collector_registry[i], &hw, &info, &topo, &conf);
 	nap.tv_sec = (time_t)conf.interval_s;
 	nap.tv_nsec = (long)((conf.interval_s - (double)nap.tv_sec) * 1e9);
-	t0 = cpu_time_s();
+	t0 = cpu_time_s(CLOCK_PROCESS_CPUTIME_ID);
 	for (int k = 0; k < n; k++) {
 		struct snapshot *s;
 
 		if (pause)
 			nanosleep(&nap, NULL);
+		t = cpu_time_s(CLOCK_THREAD_CPUTIME_ID);
 		s = snapshot_new(&topo, &info);
-		for (size_t i = 0; i < n_c && s; i++)
+		snap += lap(&t);
+		for (size_t i = 0; i < n_c && s; i++) {
 			collector_sample(&cs[i], s);
+			part[i] += lap(&t);
+		}
 		snapshot_release(s);
+		snap += lap(&t);
 	}
-	t0 = cpu_time_s() - t0;
+	t0 = cpu_time_s(CLOCK_PROCESS_CPUTIME_ID) - t0;
 	if (pause)
 		printf("paced: every collector at once, one sample per %.3g s of real time, %d samples: "
 		       "%.1f us CPU per sample\n", conf.interval_s, n, t0 / n * 1e6);
 	else
 		printf("\nback to back: every collector at once, %d samples: %.1f us CPU per sample\n",
 		       n, t0 / n * 1e6);
+	/*
+	 * Where it went, in this thread: each collector that is up, and the
+	 * snapshot; the rest is the sleep itself and the threads of collectors
+	 * (hsmp's tick).
+	 */
+	for (size_t i = 0; i < n_c; i++) {
+		if (cs[i].up)
+			printf("  %-26s %9.1f us\n", cs[i].ops->name, part[i] / n * 1e6);
+		t0 -= part[i];
+	}
+	printf("  %-26s %9.1f us\n", "snapshot, new and freed", snap / n * 1e6);
+	printf("  %-26s %9.1f us\n", "the rest (sleep, threads)", (t0 - snap) / n * 1e6);
 	for (size_t i = n_c; i-- > 0;)
 		collector_stop(&cs[i]);
 	cpu_topology_free(&topo);
@@ -264,14 +297,14 @@ int main(int argc, char **argv)
 		writes0 = hw.n_writes;
 		calls0 = perf_sys_calls(hw.perf);
 		group_reads0 = hw.perf->counts.n_read;
-		t0 = cpu_time_s();
+		t0 = cpu_time_s(CLOCK_PROCESS_CPUTIME_ID);
 		for (int k = 0; k < samples; k++) {
 			sim_advance(sim, conf.interval_s);
 			snapshot_release(s);
 			s = snapshot_new(&topo, &info);
 			collector_sample(&c, s);
 		}
-		t0 = cpu_time_s() - t0;
+		t0 = cpu_time_s(CLOCK_PROCESS_CPUTIME_ID) - t0;
 		if (ops == &core_collector_ops)
 			minimum = core_collector_reads_per_sample(&c);
 		else if (ops == &uncore_collector_ops)

@@ -10,9 +10,11 @@
 #     server, opener when there is one), their sum, and their anonymous
 #     memory, after three scrapes of each document, against node_exporter's
 #     RSS and anonymous memory after three scrapes,
-#   - the collectors' own CPU per sample (bench_sample), the target's base,
-#     and the same collectors all at once, paced one sample a second as the
-#     daemon runs them (bench_sample PACED), with the daemon's ratio to it,
+#   - the collectors' own CPU per sample as the daemon runs them: all at
+#     once, paced one sample a second (bench_sample PACED), the base of the
+#     ratios above and of the target (no client: at most 1.5 times it),
+#     and the same collectors in bench_sample's warm loop, back to back,
+#     with the daemon's ratio to that too,
 #   - where the model has AMD's HSMP mailbox (genoa-2s), HSMP messages per
 #     second, over a window of its own (lib.sh hsmp_per_s),
 # and, once, the history document's cost with a full ring (bench_history).
@@ -107,14 +109,14 @@ for model in "$@"; do
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "anonymous KiB (Pss_Anon)" "$anon" "$n_anon" "$(ratio $anon $n_anon)"
 
 	"$BUILD/tests/bench/bench_sample" 100 "$model:idle" "$PACED_N" >"$TEST_TMP/sample.out"
-	base=$(bench_default_cpu "$TEST_TMP/sample.out")
-	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, no client" "$idle_us" - "$(ratio $idle_us $base)"
-	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, 1 scrape / 15 s" "$scrape_us" - "$(ratio $scrape_us $base)"
-	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors (bench_sample)" "$base" - -
 	paced=$(bench_paced_cpu "$TEST_TMP/sample.out")
+	warm=$(bench_default_cpu "$TEST_TMP/sample.out")
 	b2b=$(bench_back_to_back_cpu "$TEST_TMP/sample.out")
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, no client" "$idle_us" - "$(ratio $idle_us $paced)"
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, 1 scrape / 15 s" "$scrape_us" - "$(ratio $scrape_us $paced)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors paced 1 s" "$paced" - -
-	printf '%-22s %-44s %10s %10s %8s\n' "$model" "  no client, against collectors paced" "$idle_us" - "$(ratio $idle_us $paced)"
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "CPU us per sample, collectors, warm loop" "$warm" - -
+	printf '%-22s %-44s %10s %10s %8s\n' "$model" "  no client, against the warm loop" "$idle_us" - "$(ratio $idle_us $warm)"
 	printf '%-22s %-44s %10s %10s %8s\n' "$model" "  collectors back to back, paced against it" "$b2b" - "$(ratio $paced $b2b)"
 	if curl -fsS --max-time 5 "$DAEMON_URL/metrics" | grep -q '^uncored_collector_up{collector="hsmp"} 1'; then
 		printf '%-22s %-44s %10s %10s %8s\n' "$model" "HSMP messages per second" \
@@ -122,7 +124,7 @@ for model in "$@"; do
 	fi
 	stop_daemon "$U_PID" || echo "note: uncored on $model: exit status $?" >&2
 done
-echo "(node_exporter PSS $n_pss KiB; ratios of CPU rows are to bench_sample)"
+echo "(node_exporter PSS $n_pss KiB; the first two CPU rows' ratios are to the collectors paced 1 s)"
 # What the windows above cannot show: the history ring fills over an hour,
 # and its document, formatted only when a client reads it, costs this much
 # a step then (bench_history).
