@@ -57,6 +57,7 @@ struct engine_group {
 	struct part *parts;
 	size_t n_parts;
 	bool offline;                   /* closed because its CPU went offline */
+	char refused[320];              /* the kernel's refusal to open it again (reopen) */
 };
 
 /* ---- PMUs ---- */
@@ -482,8 +483,43 @@ static int go_offline(struct engine_group *g)
 {
 	close_parts(g);
 	g->offline = true;
-	mark(g, 0, g->n, ENGINE_FAILED, "the CPU is offline", -ENXIO);
+	mark(g, 0, g->n, ENGINE_FAILED, "the CPU is offline", 0);   /* the whole reason */
 	return -ENXIO;
+}
+
+/*
+ * Open again a group whose events are gone (go_offline, or detached by
+ * the kernel): -ENXIO while its CPU is offline.  The CPU back, the kernel
+ * may still refuse: perf_event_paranoid above 2 after the drop of
+ * CAP_SYS_ADMIN (hardware-linux.md §6), a seccomp filter, a file limit.
+ * Then the group stays closed, tried again at each read, and each reading
+ * says why with its errno, not that the CPU is offline.  0 once open.
+ */
+static int reopen(struct engine_perf *ep, struct engine_group *g)
+{
+	char err[256];
+	int r, level;
+
+	close_parts(g);
+	if (is_offline(ep, g->cpu))
+		return go_offline(g);
+	r = open_all(ep, g, err, sizeof(err));
+	if (r == -ENODEV || r == -ENXIO)
+		return go_offline(g);   /* offline again meanwhile */
+	if (r < 0) {
+		g->offline = true;
+		if (r == -EACCES && perf_sys_read_paranoid(ep->cfg.ps, &level) == 0 && level > 2)
+			snprintf(g->refused, sizeof(g->refused), "back online, but the kernel refuses "
+				 "its events at perf_event_paranoid %d without CAP_SYS_ADMIN (set it "
+				 "to 2, or restart uncored)", level);
+		else
+			snprintf(g->refused, sizeof(g->refused), "back online, but the kernel refused "
+				 "its events: %s", err);
+		mark(g, 0, g->n, ENGINE_FAILED, g->refused, 0);
+		return r;
+	}
+	g->offline = false;
+	return 0;
 }
 
 static void account(struct engine_group *g, const struct part *pt)
@@ -519,11 +555,10 @@ static void account(struct engine_group *g, const struct part *pt)
  */
 static int reopen_detached(struct engine_perf *ep, struct engine_group *g)
 {
-	char err[256];
+	int r = reopen(ep, g);
 
-	close_parts(g);
-	if (is_offline(ep, g->cpu) || open_all(ep, g, err, sizeof(err)) < 0)
-		return go_offline(g);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < g->n; i++)
 		g->r[i].resets++;
 	mark(g, 0, g->n, ENGINE_WAITING, "the CPU went offline and back since the last read: the "
@@ -545,16 +580,8 @@ static int perf_read(void *ctx, struct engine_group *g, struct engine_reading *r
 	struct engine_perf *ep = ctx;
 	int r = 0;
 
-	if (g->offline) {
-		char err[256];
-
-		if (is_offline(ep, g->cpu) || open_all(ep, g, err, sizeof(err)) < 0) {
-			mark(g, 0, g->n, ENGINE_FAILED, "the CPU is offline", -ENXIO);
-			r = -ENXIO;
-			goto out;
-		}
-		g->offline = false;
-	}
+	if (g->offline && (r = reopen(ep, g)) < 0)
+		goto out;
 	for (size_t k = 0; k < g->n_parts; k++) {
 		struct part *pt = &g->parts[k];
 		int e = perf_group_read(pt->pg, g->deltas + pt->first);
