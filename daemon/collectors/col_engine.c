@@ -58,11 +58,19 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 		r = -EACCES;
 	}
 	if (r == 0) {
+		size_t n;
+
 		ret->kind = ENGINE_PERF;
 		if (want == CONF_ENGINE_PERF)
 			snprintf(ret->why, sizeof(ret->why), "engine = perf in [%s]", section);
 		else
 			snprintf(ret->why, sizeof(ret->why), "%s (engine = auto)", kernel_has(pmu));
+		/* perf with no way around the drop (no msr route, or asked for): say what it costs. */
+		n = strlen(ret->why);
+		if (perf_sys_reopens_refused(ps, &level))
+			snprintf(ret->why + n, sizeof(ret->why) - n, "; at perf_event_paranoid %d, "
+				 "without CAP_SYS_ADMIN after the drop, a CPU back online or a reload "
+				 "cannot open its events again", level);
 		return 0;
 	}
 	if (want == CONF_ENGINE_PERF) {

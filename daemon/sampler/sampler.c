@@ -428,6 +428,14 @@ void sampler_stop(struct sampler *s)
 	s->thread_running = false;
 }
 
+bool sampler_counts_through_perf(const struct sampler *s)
+{
+	for (size_t id = 0; id < n_collectors(); id++)
+		if (s->collectors[id].started && s->collectors[id].engine == ENGINE_PERF)
+			return true;
+	return false;
+}
+
 uint64_t sampler_progress(const struct sampler *s)
 {
 	return atomic_load(&s->progress);

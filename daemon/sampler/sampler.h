@@ -48,6 +48,9 @@ int sampler_start(struct sampler *s);
 /* Ask the thread to finish its current sample and wait for it. Idempotent. */
 void sampler_stop(struct sampler *s);
 
+/* Whether a collector that started counts through perf (its c->engine). */
+bool sampler_counts_through_perf(const struct sampler *s);
+
 /* Number of samples taken so far; only grows while the sampler makes progress. */
 uint64_t sampler_progress(const struct sampler *s);
 
