@@ -302,7 +302,10 @@ if "$UNCORED_BIN" --help 2>&1 | grep -qw genoa-2s; then
 	g_sample_cpu=$(bench_default_cpu "$TEST_TMP/sample-genoa.out")
 fi
 
-row "RSS after ${RSS_S} s (VmRSS)" "KiB" "$u_rss" "$n_rss" le 0.2
+# The sum of VmRSS counts each library page once per process (two since the
+# server is a process of its own) and holds the simulator: the memory
+# targets are the PSS and anonymous rows on device files below.
+row "RSS after ${RSS_S} s (VmRSS)" "KiB" "$u_rss" "$n_rss" - -
 row "  of which anonymous" "KiB" "$u_anon" "$n_anon" - -
 row "  RSS, on device files" "KiB" "$d_rss" "$n_rss" - -
 row "  of which anonymous" "KiB" "$d_anon" "$n_anon" - -
