@@ -78,7 +78,6 @@ int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu 
 int col_engine_new(struct collector *c, enum engine_kind kind, enum conf_conflict_policy policy,
 		   struct engine *ret_engine, char *err, size_t errlen);
 
-
 /* A group's turn on the counters in an interval, from its leader's reading (col_engine_turn). */
 enum col_engine_turn {
 	COL_ENGINE_COUNTED,      /* it counted (the msr engine has no turns: always) */

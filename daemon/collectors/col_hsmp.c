@@ -14,8 +14,8 @@
  * to its user, which it refuses to do while another thread runs (a
  * thread keeps the capabilities it had).  Each reading adds the time
  * since the previous one to PROCHOT, and to each reason whose bit is set,
- * so a total is off by up to one tick per episode.  The longest gap between two
- * readings in the last interval is exported as
+ * so a total is off by up to one tick per episode.  The longest gap
+ * between two readings in the last interval is exported as
  * uncored_sample_resolution_seconds{collector="hsmp"}.  On the simulator's
  * stepped clock no time passes between samples, so the thread's readings
  * add nothing and the resolution is the sampling interval: tests step the

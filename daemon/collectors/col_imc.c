@@ -26,8 +26,9 @@
  * clocked once keeps its series while it sleeps.  A group read that fails,
  * or whose group perf keeps off its counters for half an interval
  * (another user holds them, §4.5 item 6; col_engine_turn), is an error
- * (uncored_sample_errors_total) and adds nothing: never a 0.  Under perf each channel's smallest time running over
- * time enabled is exported (uncored_pmu_multiplexing_ratio).
+ * (uncored_sample_errors_total) and adds nothing: never a 0.  Under perf
+ * each channel's smallest time running over time enabled is exported
+ * (uncored_pmu_multiplexing_ratio).
  *
  * A machine without iMC PMUs (a virtual machine, a BIOS that hides the
  * iMC PMON devices, §4.5 item 4) is said so, not exported as zero.

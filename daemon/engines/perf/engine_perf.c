@@ -493,7 +493,7 @@ static int go_offline(struct engine_group *g)
  * may still refuse: perf_event_paranoid above 2 after the drop of
  * CAP_SYS_ADMIN (hardware-linux.md §6), a seccomp filter, a file limit.
  * Then the group stays closed, tried again at each read, and each reading
- * says why with its errno, not that the CPU is offline.  0 once open.
+ * says why, not that the CPU is offline.  0 once open.
  */
 static int reopen(struct engine_perf *ep, struct engine_group *g)
 {
