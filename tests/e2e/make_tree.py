@@ -169,7 +169,8 @@ if __name__ == "__main__":
         i = args.index("--model")
         model = args[i + 1:i + 2]
         del args[i:i + 2]
-        if len(model) != 1 or len(args) not in (1, 2) or args[1:] not in ([], ["--dump"]):
+        if len(model) != 1 or len(args) not in (1, 2) or args[1:] not in ([], ["--dump"]) or \
+                args[0].startswith("-"):
             sys.exit(__doc__)
         sim_tree("--dump" if args[1:] else "--machine", model[0], args[0])
         sys.exit(0)
@@ -196,6 +197,10 @@ if __name__ == "__main__":
         args.remove("--pmus")
         if CORES != 6 or DIES != 1:
             sys.exit("make_tree.py: --pmus: only the 2 x 6 x 2 tree of westmere-ep-2s\n" + __doc__)
+    # A root that looks like an option (--help) is a mistake: its tree, of
+    # sparse files tens of GiB long, would land in the current directory.
+    if args and args[0].startswith("-"):
+        sys.exit(__doc__)
     if len(args) == 2 and args[1] == "--dump":
         dump(args[0])
     elif len(args) == 1:
