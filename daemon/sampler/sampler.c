@@ -291,6 +291,36 @@ static int journal_of(enum ledger_journal j)
 	return j == LEDGER_JOURNAL_UNSET ? 0 : SNAPSHOT_JOURNAL_DOWN;
 }
 
+/* Whether state (snapshot_collector_state) is one a running collector moves between. */
+static bool running_state(const char *state)
+{
+	return !strcmp(state, "up") || !strcmp(state, "partial") || !strcmp(state, "down");
+}
+
+/*
+ * Say which collectors changed state since the sample before: a warning,
+ * with the reason, when one stops counting on some or all of its units
+ * (partial, down: a CPU back online that cannot be opened again, a box
+ * another agent froze), a notice when it counts on all of them again.
+ * What a collector is at start, and after a reload restarts it, is said
+ * by start_collector.
+ */
+static void log_state_changes(const struct snapshot *before, const struct snapshot *now)
+{
+	for (int i = 0; before && i < now->n_collectors && i < before->n_collectors; i++) {
+		const struct snapshot_collector *c = &now->collectors[i];
+		const char *was = snapshot_collector_state(&before->collectors[i]);
+		const char *is = snapshot_collector_state(c);
+
+		if (!strcmp(was, is) || !running_state(was) || !running_state(is))
+			continue;
+		if (c->up)
+			log_notice("collector %s: up again", c->name);
+		else
+			log_warning("collector %s: %s: %s", c->name, is, c->reason);
+	}
+}
+
 struct snapshot *sampler_sample(struct sampler *s)
 {
 	double t0 = monotonic_s();
@@ -321,6 +351,7 @@ struct snapshot *sampler_sample(struct sampler *s)
 					 s->quiet_episodes ? NULL : log_episode, s) < 0)
 		log_warning("episodes: out of memory, this sample lists none");
 	add_history(s, snap, snap->mono);
+	log_state_changes(s->previous, snap);
 
 	/* One reference stays with us as previous, one goes to the caller, one to publish. */
 	atomic_fetch_add(&snap->refs, 2);

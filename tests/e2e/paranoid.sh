@@ -82,6 +82,8 @@ if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status && id no
 	jq -e "$core | .state == \"partial\" and .errors > 0 and .units_counting == .units - 1 and
 		(.reason | test(\"back online, but the kernel refuses its events at perf_event_paranoid 3\"))" \
 		"$TEST_TMP/amd.json" >/dev/null || fail "amd: cpu 6 back: $(jq -c "$core" "$TEST_TMP/amd.json")"
+	grep -q "collector core: partial: .*back online, but the kernel refuses its events" \
+		"$TEST_TMP/amd.log" || fail "amd: the log does not say so: $(cat "$TEST_TMP/amd.log")"
 	stop_daemon "$DAEMON_PID" || fail "amd: exit status after SIGTERM"
 fi
 echo "paranoid: ok"
