@@ -139,3 +139,13 @@ enum col_engine_turn col_engine_turn(const struct collector *c, const struct eng
 	return (double)*waiting_ns < c->conf->interval_s * 1e9 / 2 ? COL_ENGINE_WAITS
 								  : COL_ENGINE_HELD_OFF;
 }
+
+void col_engine_note_unread(struct collector *c, unsigned n, unsigned of, const char *what,
+			    const char *why)
+{
+	if (!n)
+		collector_recover(c, "unread");
+	else
+		collector_degrade(c, "unread", "%u of %u %s not read this interval: %s", n, of, what,
+				  why);
+}

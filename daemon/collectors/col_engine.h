@@ -98,4 +98,16 @@ enum col_engine_turn {
 enum col_engine_turn col_engine_turn(const struct collector *c, const struct engine_reading *r0,
 				     uint64_t *waiting_ns);
 
+/* Why a group held off the counters was not read (COL_ENGINE_HELD_OFF). */
+#define COL_ENGINE_HELD_OFF_WHY "another user holds the counters: perf kept the group off " \
+	"them for half the interval or more"
+
+/*
+ * Say in c's status that n of its of units (what: "PCU boxes", "memory
+ * channels") were not read this interval, with why, the first one's
+ * reason; or, with n 0, that every one was (the note goes).
+ */
+void col_engine_note_unread(struct collector *c, unsigned n, unsigned of, const char *what,
+			    const char *why);
+
 #endif

@@ -108,6 +108,7 @@ struct imc_channel {
 	bool judged;                      /* read over an interval at least once */
 	double dclk_hz;                   /* the highest DCLK rate seen; 0: never clocked */
 	double ratio;                     /* the last interval's smallest running/enabled; <0 none */
+	char unread[COLLECTOR_TEXT_MAX];  /* why a group was not read this interval; "" when read */
 	char raw_label[MAX_EVENTS][64];   /* ["DIE" SEP] "N" SEP "event" */
 	char seconds_label[MAX_EVENTS][64];
 };
@@ -365,30 +366,40 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 			   struct imc_channel *ch, struct snapshot *s)
 {
 	int groups = 0, read = 0;
+	char buf[COLLECTOR_TEXT_MAX];
 
 	ch->ratio = -1;
+	ch->unread[0] = '\0';
 	for (int k = 0; k < st->n_groups; k++) {
 		struct engine_reading r[GROUP_SIZE];
+		const char *why = NULL;
+		bool failed;
 
 		if (!ch->g[k])
 			continue;
 		groups++;
-		if (engine_read(&st->engine, ch->g[k], r) < 0 || r[0].state == ENGINE_FAILED) {
+		failed = engine_read(&st->engine, ch->g[k], r) < 0;
+		if (failed)
+			why = "the group could not be read";
+		else if (r[0].state == ENGINE_FAILED)
+			why = engine_reading_reason(&st->engine, &r[0], buf, sizeof(buf));
+		else
+			switch (col_engine_turn(c, &r[0], &ch->waiting_ns[k])) {
+			case COL_ENGINE_COUNTED:
+				if (!group_ran(r, 1 + st->grp_n[k]))
+					why = "a member of the group was not on a counter";
+				break;
+			case COL_ENGINE_WAITS:
+				read++;
+				continue;
+			case COL_ENGINE_HELD_OFF:
+				why = COL_ENGINE_HELD_OFF_WHY;
+				break;
+			}
+		if (why) {
 			c->errors++;
-			continue;
-		}
-		switch (col_engine_turn(c, &r[0], &ch->waiting_ns[k])) {
-		case COL_ENGINE_COUNTED:
-			break;
-		case COL_ENGINE_WAITS:
-			read++;
-			continue;
-		case COL_ENGINE_HELD_OFF:
-			c->errors++;
-			continue;
-		}
-		if (!group_ran(r, 1 + st->grp_n[k])) {
-			c->errors++;
+			if (!ch->unread[0])
+				snprintf(ch->unread, sizeof(ch->unread), "%s", why);
 			continue;
 		}
 		read++;
@@ -456,7 +467,8 @@ static void note_clockless(struct collector *c, const struct imc_state *st,
 static void imc_sample(struct collector *c, struct snapshot *s)
 {
 	struct imc_state *st = c->state;
-	unsigned n = 0, counting = 0;
+	unsigned n = 0, counting = 0, n_unread = 0;
+	const char *unread = NULL;
 
 	/* The units: every memory channel of every socket (and die) but the clockless. */
 	for (int i = 0; st && i < st->n_sockets; i++) {
@@ -466,11 +478,17 @@ static void imc_sample(struct collector *c, struct snapshot *s)
 
 			n += !(ch->judged && ch->dclk_hz <= 0);
 			counting += here;
+			if (ch->unread[0]) {
+				n_unread++;
+				unread = unread ? unread : ch->unread;
+			}
 		}
 		note_clockless(c, st, &st->sockets[i]);
 	}
-	if (st)
-		collector_units(c, n, counting);
+	if (!st)
+		return;
+	col_engine_note_unread(c, n_unread, n, "memory channels", unread);
+	collector_units(c, n, counting);
 }
 
 static void imc_stop(struct collector *c)

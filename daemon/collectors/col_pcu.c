@@ -137,6 +137,7 @@ struct pcu_box {
 	size_t n_groups;
 	double ratio;                    /* the last interval's smallest running/enabled; <0 none */
 	bool frozen;                     /* the last interval's clock did not advance */
+	char unread[COLLECTOR_TEXT_MAX]; /* why a group was not read this interval; "" when read */
 };
 
 /* One interval's counts and seconds of a unit, or of one of its boxes. */
@@ -425,16 +426,20 @@ static bool sample_group(struct collector *c, struct pcu_state *st, const struct
 			 struct pcu_box *box, struct pcu_group *pg, struct pcu_interval *iv)
 {
 	struct engine_reading r[MAX_PER_GROUP];
+	char buf[COLLECTOR_TEXT_MAX];
 	double ratio;
+	bool failed;
 
-	if (!pg->g || engine_read(&st->engine, pg->g, r) < 0) {
-		if (pg->g)
-			c->errors++;
+	if (!pg->g)
 		return false;
-	}
 	/* A read that failed, or a group that another user keeps off the counters, is an error. */
-	if (r[0].state == ENGINE_FAILED) {
+	failed = engine_read(&st->engine, pg->g, r) < 0;
+	if (failed || r[0].state == ENGINE_FAILED) {
 		c->errors++;
+		if (!box->unread[0])
+			snprintf(box->unread, sizeof(box->unread), "%s", failed ?
+				 "the group could not be read" :
+				 engine_reading_reason(&st->engine, &r[0], buf, sizeof(buf)));
 		return false;
 	}
 	switch (col_engine_turn(c, &r[0], &pg->waiting_ns)) {
@@ -444,6 +449,8 @@ static bool sample_group(struct collector *c, struct pcu_state *st, const struct
 		return true;
 	case COL_ENGINE_HELD_OFF:
 		c->errors++;
+		if (!box->unread[0])
+			snprintf(box->unread, sizeof(box->unread), "%s", COL_ENGINE_HELD_OFF_WHY);
 		return false;
 	}
 	if (box_frozen(c, st, ps, &r[0])) {
@@ -501,6 +508,7 @@ static void sample_socket(struct collector *c, struct pcu_state *st, struct pcu_
 
 		ps->box[b].ratio = -1;
 		ps->box[b].frozen = false;
+		ps->box[b].unread[0] = '\0';
 		for (size_t k = 0; k < ps->box[b].n_groups; k++)
 			read += sample_group(c, st, ps, &ps->box[b], &ps->box[b].groups[k], &iv);
 		*counting += read > 0 && read == ps->box[b].n_groups;
@@ -527,7 +535,8 @@ static void sample_socket(struct collector *c, struct pcu_state *st, struct pcu_
 static void pcu_sample(struct collector *c, struct snapshot *s)
 {
 	struct pcu_state *st = c->state;
-	unsigned n = 0, counting = 0;
+	unsigned n = 0, counting = 0, n_unread = 0;
+	const char *unread = NULL;
 
 	for (int i = 0; st && i < st->n_sockets; i++) {
 		struct pcu_socket *ps = &st->sockets[i];
@@ -536,6 +545,12 @@ static void pcu_sample(struct collector *c, struct snapshot *s)
 		/* The units: every PCU box (perf PMU instance, or MSR box) of every socket. */
 		n += (unsigned)ps->n_boxes;
 		sample_socket(c, st, ps, &counting);
+		for (int b = 0; b < ps->n_boxes; b++) {
+			if (!ps->box[b].unread[0])
+				continue;
+			n_unread++;
+			unread = unread ? unread : ps->box[b].unread;
+		}
 		for (int b = 0; c->engine == ENGINE_PERF && b < ps->n_boxes; b++)
 			if (ps->box[b].ratio >= 0)
 				collector_add_multiplexing(c, s, socket,
@@ -552,8 +567,10 @@ static void pcu_sample(struct collector *c, struct snapshot *s)
 						    ps->sec_label[w], 0, ps->seconds[w]);
 		}
 	}
-	if (st)
-		collector_units(c, n, counting);
+	if (!st)
+		return;
+	col_engine_note_unread(c, n_unread, n, "PCU boxes", unread);
+	collector_units(c, n, counting);
 }
 
 static void pcu_stop(struct collector *c)

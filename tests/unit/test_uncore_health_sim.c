@@ -194,8 +194,9 @@ static uint64_t errors_of(const struct run *r, const char *collector)
 
 /*
  * Failed reads of the boxes' perf groups are errors and add nothing: while
- * every PCU and iMC read fails, the pcu and imc error counts grow and the
- * hot channel's seconds stand still; once reads work again the kernel's
+ * every PCU and iMC read fails, the pcu and imc error counts grow, their
+ * status says how many boxes were not read and why, and the hot channel's
+ * seconds stand still; once reads work again the kernel's
  * counts, which went on, are caught up to the ground truth.
  */
 static void failed_box_reads_are_errors_and_add_nothing(void **state)
@@ -216,10 +217,15 @@ static void failed_box_reads_are_errors_and_add_nothing(void **state)
 	run_for(&r, 3);
 	assert_true(errors_of(&r, "imc") > imc_errors);
 	assert_true(errors_of(&r, "pcu") > pcu_errors);
+	assert_true(reason_has(&r, "pcu", "2 of 2 PCU boxes not read this interval: the group "
+			       "could not be read"));
+	assert_true(reason_has(&r, "imc", "memory channels not read this interval"));
 	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, label), before,
 		     "reads failing, channel 2", 1);
 	sim_fail_box_reads(r.sim, 0);
 	run_for(&r, 2);
+	assert_false(reason_has(&r, "pcu", "not read"));
+	assert_false(reason_has(&r, "imc", "not read"));
 	check_imc(&r, 6);
 	check_pcu(&r);
 	finish(&r);
@@ -229,7 +235,7 @@ static void failed_box_reads_are_errors_and_add_nothing(void **state)
  * A channel whose counters another user holds with a pinned group (the
  * kernel schedules pinned groups first): uncored's flexible groups there
  * never run, time_running stays 0, and each such read is an error that adds
- * nothing, never 0 counts; once the other user closes, the channel counts
+ * nothing, never 0 counts, with the reason in the status; once the other user closes, the channel counts
  * again.
  */
 static void a_group_that_never_runs_is_an_error(void **state)
@@ -253,6 +259,8 @@ static void a_group_that_never_runs_is_an_error(void **state)
 			 (unsigned long long)errors_of(&r, "imc"), (unsigned long long)errors + 4);
 	assert_close(exported(&r, &throttle_dram_channel_seconds, 1, label), before,
 		     "channel 2 held by a pinned group", 1);
+	assert_true(reason_has(&r, "imc", "1 of 12 memory channels not read this interval: "
+			       "another user holds the counters"));
 	other_user_closes(&r, fd);
 	run_for(&r, 3);
 	assert_true(exported(&r, &throttle_dram_channel_seconds, 1, label) > before + 1.0);

@@ -652,11 +652,12 @@ static int perf_n_boxes(void *ctx, enum engine_pmu pmu)
 	return n;
 }
 
-/* The kernel's errors, by the operation that failed. */
+/* The kernel's errors: every failure of this engine is a group read's (mark). */
 static const char *perf_hint(void *ctx, int err, enum engine_fault fault)
 {
 	(void)ctx;
-	return hw_hint(err, fault == ENGINE_FAULT_READ ? HW_OP_READ : HW_OP_WRITE);
+	(void)fault;
+	return perf_group_hint(err, PERF_GROUP_OP_READ);
 }
 
 static const struct engine_ops engine_perf_ops = {
