@@ -345,10 +345,12 @@ void privsep_server_main(struct http_options ho, const char *user, int fd,
 		_exit(1);
 	}
 	r = receive_all();
-	if (r != -EPIPE) {
-		log_error("server: reading the documents: %s", strerror(-r));
-		_exit(1);
-	}
-	/* The hardware side closed the socket: it has stopped. */
-	_exit(0);
+	/*
+	 * The hardware side closed the socket: it has stopped.  A reset says
+	 * the same: it closed with our READY unread (its start-up failed).
+	 */
+	if (r == -EPIPE || r == -ECONNRESET)
+		_exit(0);
+	log_error("server: reading the documents: %s", strerror(-r));
+	_exit(1);
 }

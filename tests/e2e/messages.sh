@@ -2,8 +2,9 @@
 # What the daemon says at start: the address it really listens on (the
 # port chosen for port 0; the socket systemd passed), and expected cases
 # (a collector disabled by the configuration, one this CPU lacks) at info
-# level, not as warnings.  JOURNAL_STREAM makes each line carry its level
-# as journald reads it (<6> info, <5> notice, <4> warning).
+# level, not as warnings; a failed start says its reason alone.
+# JOURNAL_STREAM makes each line carry its level as journald reads it (<6>
+# info, <5> notice, <4> warning).
 . "$(dirname "$0")/lib.sh"
 
 # --listen with port 0: the line names the port the kernel chose, and it answers there.
@@ -51,4 +52,17 @@ if command -v systemd-socket-activate >/dev/null; then
 		"$TEST_TMP/sa.log" || fail "socket activation: $(grep 'serving on' "$TEST_TMP/sa.log")"
 	stop_daemon "$pid" || fail "socket-activated daemon: exit status after SIGTERM"
 fi
+# A start that fails once the server process is forked (the hardware does
+# not open: a scenario that writes a register genoa-2s lacks) says what
+# failed and nothing else: not how the server it stopped ended, nor the
+# reset the server read when the start-up closed on its unread READY.
+write_conf "$TEST_TMP/fail.conf" 0
+for try in 1 2 3 4 5; do
+	rc=0
+	"$UNCORED_BIN" --config "$TEST_TMP/fail.conf" --listen 127.0.0.1:0 \
+		--simulate genoa-2s:counter-wrap >"$TEST_TMP/fail.log" 2>&1 || rc=$?
+	[ "$rc" = 1 ] || fail "failed start, try $try: exit $rc: $(cat "$TEST_TMP/fail.log")"
+	[ "$(wc -l <"$TEST_TMP/fail.log")" = 1 ] && grep -q "counter-wrap.ini:[0-9]*: msr: " "$TEST_TMP/fail.log" ||
+		fail "failed start, try $try: more than the reason: $(cat "$TEST_TMP/fail.log")"
+done
 echo "messages: ok"
