@@ -277,10 +277,17 @@ static int feed_socket(const struct feed *f, const struct snapshot *s,
 							       METRIC_SCOPE_SOCKET, sock->socket);
 	int r;
 
-	/* Where the family of the same event is measured, its series is the episode. */
+	/*
+	 * Where the family of the same event is measured, its series is the
+	 * episode: the status bits would open a second one for the same
+	 * assertion (prochot beside prochot_seconds).
+	 */
+	bool prochot_family = snapshot_has_value(s, &throttle_prochot_seconds, sock->socket) ||
+			      snapshot_has_value(s, &throttle_prochot_die_seconds, sock->socket);
+
 	r = snapshot_has_value(s, &throttle_dram_socket_seconds, sock->socket) ? 0 :
 	    feed_place(f, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);
-	if (r == 0)
+	if (r == 0 && !prochot_family)
 		r = feed_place(f, EPISODE_PROCHOT, sock->socket, -1, prochot);
 	if (r == 0 && pkg)
 		r = feed_place(f, EPISODE_PACKAGE_THERMAL_THROTTLING, sock->socket, -1,

@@ -426,6 +426,33 @@ static void family_series_are_episodes(void **state)
 	episode_tracker_free(t);
 }
 
+/*
+ * A PROCHOT that a core's status bits show and a family measures (the
+ * PCU's prochot cycles, Skylake-SP on): one episode, the family's, where
+ * the status bits opened a second one for the same assertion.
+ */
+static void prochot_measured_by_its_family_is_one_episode(void **state)
+{
+	const struct sample quiet = { 1, false, 0, 0, false, true, false, false, false, false };
+	const struct sample hot = { 2, false, 0, 0, false, true, false, true, false, false };
+	struct episode_tracker *t = episode_tracker_new(4);
+	struct snapshot *sa = make(&quiet), *sb = make(&hot);
+	struct log l = { 0 };
+
+	(void)state;
+	episode_monotonic_clock = fake_clock;
+	snapshot_add_sample(sa, &throttle_prochot_seconds, 1, "external", 0, 0);
+	snapshot_add_sample(sb, &throttle_prochot_seconds, 1, "external", 0, 0.5);
+	assert_int_equal(episode_update_from_snapshot(t, NULL, sa, log_change, &l), 0);
+	assert_int_equal(episode_update_from_snapshot(t, sa, sb, log_change, &l), 0);
+	assert_int_equal(l.n, 1);
+	assert_int_equal(sb->n_episodes, 1);
+	assert_string_equal(sb->episodes[0].kind, "prochot_seconds");
+	snapshot_release(sa);
+	snapshot_release(sb);
+	episode_tracker_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +466,7 @@ int main(void)
 		cmocka_unit_test(derived_from_snapshots),
 		cmocka_unit_test(unavailable_event_is_no_signal),
 		cmocka_unit_test(family_series_are_episodes),
+		cmocka_unit_test(prochot_measured_by_its_family_is_one_episode),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
