@@ -458,7 +458,12 @@ static void hotplug_reopens_and_totals_carry_on(void **state)
 	assert_int_equal(sim_set_online(m->sim, cpu, true), 0);
 	for (size_t i = 0; i < N_FIXED3; i++)
 		mark[i] = truth(m, false, cpu, &fixed3[i]);
+	/* Reopened and read in the same instant: counting, with nothing yet. */
 	assert_int_equal(engine_read(&m->e, g, r), 0);
+	for (size_t i = 0; i < N_FIXED3; i++) {
+		assert_int_equal(r[i].state, ENGINE_COUNTING);
+		assert_int_equal(r[i].delta, 0);
+	}
 	sim_advance(m->sim, 1);
 	assert_int_equal(engine_read(&m->e, g, r), 0);
 	assert_counts_on(m, cpu, r, total, mark);

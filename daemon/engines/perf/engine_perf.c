@@ -535,7 +535,12 @@ static void account(struct engine_group *g, const struct part *pt)
 		r->running_ns = d->running_ns;
 		r->err = 0;
 		r->fault = ENGINE_FAULT_NONE;
-		if (d->ran) {
+		/*
+		 * Read in the instant it was opened and enabled (on the
+		 * simulator's stepped clock, a CPU back online): counting,
+		 * with nothing yet, not a group that is not enabled.
+		 */
+		if (d->ran || (!d->enabled_ns && pt->pg->n_reads <= 1)) {
 			r->state = ENGINE_COUNTING;
 			r->reason = NULL;
 		} else {
