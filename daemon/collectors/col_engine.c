@@ -128,16 +128,37 @@ int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu 
 	return r;
 }
 
-enum col_engine_turn col_engine_turn(const struct collector *c, const struct engine_reading *r0,
-				     uint64_t *waiting_ns)
+void col_engine_lost(struct collector *c, char *why, size_t whylen, const char *text)
 {
-	if (c->engine != ENGINE_PERF || !r0->enabled_ns || r0->running_ns) {
+	c->errors++;
+	if (!why[0])
+		snprintf(why, whylen, "%s", text);
+}
+
+enum col_engine_read col_engine_read(struct collector *c, struct engine *e, struct engine_group *g,
+				     struct engine_reading *r, uint64_t *waiting_ns, char *why,
+				     size_t whylen)
+{
+	char buf[COLLECTOR_TEXT_MAX];
+
+	if (engine_read(e, g, r) < 0) {
+		col_engine_lost(c, why, whylen, "the group could not be read");
+		return COL_ENGINE_LOST;
+	}
+	if (r[0].state == ENGINE_FAILED) {
+		col_engine_lost(c, why, whylen, engine_reading_reason(e, &r[0], buf, sizeof(buf)));
+		return COL_ENGINE_LOST;
+	}
+	if (c->engine != ENGINE_PERF || !r[0].enabled_ns || r[0].running_ns) {
 		*waiting_ns = 0;
 		return COL_ENGINE_COUNTED;
 	}
-	*waiting_ns += r0->enabled_ns;
-	return (double)*waiting_ns < c->conf->interval_s * 1e9 / 2 ? COL_ENGINE_WAITS
-								  : COL_ENGINE_HELD_OFF;
+	*waiting_ns += r[0].enabled_ns;
+	if ((double)*waiting_ns < c->conf->interval_s * 1e9 / 2)
+		return COL_ENGINE_WAITS;
+	col_engine_lost(c, why, whylen, "another user holds the counters: perf kept the group off "
+			"them for half the interval or more");
+	return COL_ENGINE_LOST;
 }
 
 void col_engine_note_unread(struct collector *c, unsigned n, unsigned of, const char *what,

@@ -78,29 +78,35 @@ int col_engine_open(struct collector *c, enum conf_engine want, enum engine_pmu 
 int col_engine_new(struct collector *c, enum engine_kind kind, enum conf_conflict_policy policy,
 		   struct engine *ret_engine, char *err, size_t errlen);
 
-/* A group's turn on the counters in an interval, from its leader's reading (col_engine_turn). */
-enum col_engine_turn {
-	COL_ENGINE_COUNTED,      /* it counted (the msr engine has no turns: always) */
+/* What reading a group gave for an interval (col_engine_read). */
+enum col_engine_read {
+	COL_ENGINE_COUNTED,      /* its readings hold the interval's counts */
 	COL_ENGINE_WAITS,        /* perf has not put it on the counters yet: nothing to add, no error */
-	COL_ENGINE_HELD_OFF,     /* not on them for half a sampling interval or more: an error */
+	COL_ENGINE_LOST,         /* an error (counted in c->errors, the reason in why): nothing */
 };
 
 /*
+ * Read group g of c's engine e into r (one reading per member, the leader
+ * first) and say what the interval gave.  A read that fails is lost.
  * Under perf, a group not put on the counters in an interval waits its
  * turn, which perf's rotation gives it within milliseconds (its PMU's
  * perf_event_mux_interval_ms), as in the first samples just after the
  * open: the unit it counts in still counts.  Waiting half of c's sampling
  * interval or more, another user holds the counters (hardware-linux.md
- * §4.5 item 6).  *waiting_ns, the caller's for the group (0 at open),
- * adds up the wait and is cleared when the group counts.  r0 is the
- * leader's reading of a read that did not fail.
+ * §4.5 item 6): lost.  *waiting_ns, the caller's for the group (0 at
+ * open), adds up the wait and is cleared when the group counts.  A lost
+ * group's reason goes to why (whylen bytes) unless it holds one already,
+ * so that a unit of several groups keeps its first.
  */
-enum col_engine_turn col_engine_turn(const struct collector *c, const struct engine_reading *r0,
-				     uint64_t *waiting_ns);
+enum col_engine_read col_engine_read(struct collector *c, struct engine *e, struct engine_group *g,
+				     struct engine_reading *r, uint64_t *waiting_ns, char *why,
+				     size_t whylen);
 
-/* Why a group held off the counters was not read (COL_ENGINE_HELD_OFF). */
-#define COL_ENGINE_HELD_OFF_WHY "another user holds the counters: perf kept the group off " \
-	"them for half the interval or more"
+/*
+ * Count a group the caller finds lost after col_engine_read (an error in
+ * c->errors), with its reason text in why unless it holds one already.
+ */
+void col_engine_lost(struct collector *c, char *why, size_t whylen, const char *text);
 
 /*
  * Say in c's status that n of its of units (what: "PCU boxes", "memory

@@ -25,7 +25,7 @@
  * out, with the reason in the status, until it clocks; one that has
  * clocked once keeps its series while it sleeps.  A group read that fails,
  * or whose group perf keeps off its counters for half an interval
- * (another user holds them, §4.5 item 6; col_engine_turn), is an error
+ * (another user holds them, §4.5 item 6; col_engine_read), is an error
  * (uncored_sample_errors_total) and adds nothing: never a 0.  Under perf
  * each channel's smallest time running over time enabled is exported
  * (uncored_pmu_multiplexing_ratio).
@@ -366,40 +366,28 @@ static bool sample_channel(struct collector *c, struct imc_state *st, int socket
 			   struct imc_channel *ch, struct snapshot *s)
 {
 	int groups = 0, read = 0;
-	char buf[COLLECTOR_TEXT_MAX];
 
 	ch->ratio = -1;
 	ch->unread[0] = '\0';
 	for (int k = 0; k < st->n_groups; k++) {
 		struct engine_reading r[GROUP_SIZE];
-		const char *why = NULL;
-		bool failed;
 
 		if (!ch->g[k])
 			continue;
 		groups++;
-		failed = engine_read(&st->engine, ch->g[k], r) < 0;
-		if (failed)
-			why = "the group could not be read";
-		else if (r[0].state == ENGINE_FAILED)
-			why = engine_reading_reason(&st->engine, &r[0], buf, sizeof(buf));
-		else
-			switch (col_engine_turn(c, &r[0], &ch->waiting_ns[k])) {
-			case COL_ENGINE_COUNTED:
-				if (!group_ran(r, 1 + st->grp_n[k]))
-					why = "a member of the group was not on a counter";
-				break;
-			case COL_ENGINE_WAITS:
-				read++;
-				continue;
-			case COL_ENGINE_HELD_OFF:
-				why = COL_ENGINE_HELD_OFF_WHY;
-				break;
-			}
-		if (why) {
-			c->errors++;
-			if (!ch->unread[0])
-				snprintf(ch->unread, sizeof(ch->unread), "%s", why);
+		switch (col_engine_read(c, &st->engine, ch->g[k], r, &ch->waiting_ns[k], ch->unread,
+					sizeof(ch->unread))) {
+		case COL_ENGINE_COUNTED:
+			break;
+		case COL_ENGINE_WAITS:
+			read++;
+			continue;
+		case COL_ENGINE_LOST:
+			continue;
+		}
+		if (!group_ran(r, 1 + st->grp_n[k])) {
+			col_engine_lost(c, ch->unread, sizeof(ch->unread),
+					"a member of the group was not on a counter");
 			continue;
 		}
 		read++;

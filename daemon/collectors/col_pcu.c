@@ -426,31 +426,17 @@ static bool sample_group(struct collector *c, struct pcu_state *st, const struct
 			 struct pcu_box *box, struct pcu_group *pg, struct pcu_interval *iv)
 {
 	struct engine_reading r[MAX_PER_GROUP];
-	char buf[COLLECTOR_TEXT_MAX];
 	double ratio;
-	bool failed;
 
 	if (!pg->g)
 		return false;
-	/* A read that failed, or a group that another user keeps off the counters, is an error. */
-	failed = engine_read(&st->engine, pg->g, r) < 0;
-	if (failed || r[0].state == ENGINE_FAILED) {
-		c->errors++;
-		if (!box->unread[0])
-			snprintf(box->unread, sizeof(box->unread), "%s", failed ?
-				 "the group could not be read" :
-				 engine_reading_reason(&st->engine, &r[0], buf, sizeof(buf)));
-		return false;
-	}
-	switch (col_engine_turn(c, &r[0], &pg->waiting_ns)) {
+	switch (col_engine_read(c, &st->engine, pg->g, r, &pg->waiting_ns, box->unread,
+				sizeof(box->unread))) {
 	case COL_ENGINE_COUNTED:
 		break;
 	case COL_ENGINE_WAITS:
 		return true;
-	case COL_ENGINE_HELD_OFF:
-		c->errors++;
-		if (!box->unread[0])
-			snprintf(box->unread, sizeof(box->unread), "%s", COL_ENGINE_HELD_OFF_WHY);
+	case COL_ENGINE_LOST:
 		return false;
 	}
 	if (box_frozen(c, st, ps, &r[0])) {
