@@ -416,12 +416,12 @@ static void stop_server(struct daemon *d, int rc)
 	if (!d->server)
 		return;
 	/* When the daemon itself fails, that is the news: the server's end is a detail. */
-	if (privsep_stop(d->server, how, sizeof(how)))
-		;
-	else if (rc == 0)
-		log_warning("server process: %s", how);
-	else
-		log_notice("server process %s", how);
+	if (!privsep_stop(d->server, how, sizeof(how))) {
+		if (rc == 0)
+			log_warning("server process: %s", how);
+		else
+			log_notice("server process %s", how);
+	}
 	d->server = NULL;
 }
 
