@@ -40,6 +40,9 @@ UNCORED_TEST_INTERVAL=1
 UNCORED_TEST_DAEMON_LIMIT=$((4 * IDLE_S + 120))
 export UNCORED_BIN UNCORED_SOURCE_ROOT
 . "$SRC/tests/e2e/lib.sh"
+# The binary itself, not the tests' guard (tests/e2e/own_paths_guard): its
+# exec would count in the start-up time, and perf probes the binary.
+UNCORED_BIN=$UNCORED_REAL_BIN
 . "$SRC/tests/bench/lib.sh"
 NODE_EXPORTER=$(command -v prometheus-node-exporter)
 

@@ -38,6 +38,9 @@ UNCORED_TEST_INTERVAL=1
 UNCORED_TEST_DAEMON_LIMIT=$((RSS_S + 4 * WRK_S + 120))
 export UNCORED_BIN UNCORED_SOURCE_ROOT
 . "$SRC/tests/e2e/lib.sh"
+# The binary itself, not the tests' guard (tests/e2e/own_paths_guard): its
+# exec would count in the start-up time, and perf probes the binary.
+UNCORED_BIN=$UNCORED_REAL_BIN
 . "$SRC/tests/bench/lib.sh"
 # A free TCP port on 127.0.0.1 (the benchmark runs alone, nothing else binds meanwhile).
 free_port() {

@@ -15,7 +15,7 @@ core = 3
 celsius = 90
 INI
 once() {
-	"$UNCORED_BIN" --once --format prometheus --simulate "$1:$TEST_TMP/hot.ini" >"$TEST_TMP/$1.prom" \
+	"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --format prometheus --simulate "$1:$TEST_TMP/hot.ini" >"$TEST_TMP/$1.prom" \
 		2>"$TEST_TMP/log" || fail "$1: --once failed: $(cat "$TEST_TMP/log")"
 }
 value() {
@@ -66,11 +66,11 @@ for m in genoa-2s turin-2s; do
 	grep -q '^uncored_core_ref_cycles_total{socket="1",core="3",cpu=".*"} [1-9]' "$TEST_TMP/$m.prom" ||
 		fail "$m: no ref cycles"
 done
-"$UNCORED_BIN" --list-events --model genoa-2s >"$TEST_TMP/events.txt" 2>&1 || fail "--list-events genoa"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --model genoa-2s >"$TEST_TMP/events.txt" 2>&1 || fail "--list-events genoa"
 grep -q "ref_cycles  *event=0x120 umask=0x01" "$TEST_TMP/events.txt" &&
 	grep -q "l2_cache_misses  *event=0x64 umask=0x09" "$TEST_TMP/events.txt" ||
 	fail "genoa events: $(cat "$TEST_TMP/events.txt")"
-"$UNCORED_BIN" --list-events --model milan >"$TEST_TMP/events.txt" 2>&1 || fail "--list-events milan"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --model milan >"$TEST_TMP/events.txt" 2>&1 || fail "--list-events milan"
 grep -q "ref_cycles  *not counted" "$TEST_TMP/events.txt" || fail "milan ref cycles: $(cat "$TEST_TMP/events.txt")"
 printf '[core]\nengine = msr\n' >"$TEST_TMP/msr.conf"
 "$UNCORED_BIN" --once --config "$TEST_TMP/msr.conf" --simulate genoa-2s >"$TEST_TMP/msr.txt" 2>&1 || fail "genoa msr --once"
@@ -79,13 +79,13 @@ grep -q "core     not applicable .*msr engine programs Intel's core PMU only" "$
 echo "core ok"
 
 # Intel: k10temp is not applicable, and says so.
-"$UNCORED_BIN" --once --simulate skylake-sp-2s >"$TEST_TMP/sky.txt" 2>&1 || fail "skylake --once"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate skylake-sp-2s >"$TEST_TMP/sky.txt" 2>&1 || fail "skylake --once"
 grep -q "k10temp  not applicable .*AMD's temperature driver" "$TEST_TMP/sky.txt" || fail "skylake k10temp: $(grep k10temp "$TEST_TMP/sky.txt")"
 
 
 # HSMP: not applicable on Rome (Zen 2) with why; on Genoa PROCHOT seconds with source "any",
 # the frequency-limit reasons, and the sampling resolution; on a device-file tree said absent.
-"$UNCORED_BIN" --once --simulate rome-2s >"$TEST_TMP/rome.txt" 2>&1 || fail "rome --once"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate rome-2s >"$TEST_TMP/rome.txt" 2>&1 || fail "rome --once"
 grep -q "hsmp     not applicable .*no HSMP mailbox" "$TEST_TMP/rome.txt" || fail "rome hsmp: $(grep hsmp "$TEST_TMP/rome.txt")"
 grep -q '^uncored_prochot_seconds_total{socket="1",source="any"} ' "$TEST_TMP/genoa-2s.prom" &&
 	grep -q '^uncored_frequency_limited_seconds_total{socket="1",reason="power"} 0' "$TEST_TMP/genoa-2s.prom" &&
@@ -102,7 +102,7 @@ channel = 3
 slot = 0
 celsius = 90
 INI
-"$UNCORED_BIN" --once --format prometheus --simulate "genoa-2s:$TEST_TMP/dimm.ini" >"$TEST_TMP/dimm.prom" 2>"$TEST_TMP/log" ||
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --format prometheus --simulate "genoa-2s:$TEST_TMP/dimm.ini" >"$TEST_TMP/dimm.prom" 2>"$TEST_TMP/log" ||
 	fail "dimm --once: $(cat "$TEST_TMP/log")"
 grep -qx 'uncored_dimm_temperature_celsius{socket="1",channel="3",slot="0",sensor="0"} 90' "$TEST_TMP/dimm.prom" &&
 	grep -qx 'uncored_dimm_refresh_multiplier{socket="1",channel="3",slot="0"} 2' "$TEST_TMP/dimm.prom" &&
@@ -116,7 +116,7 @@ echo "dimm ok"
 
 # A device-file tree of Genoa carries the k10temp files; HSMP, an ioctl, is said absent.
 "$UNCORED_SIM_TREE_BIN" --machine genoa-2s "$TEST_TMP/tree" || fail "sim-tree genoa-2s"
-"$UNCORED_BIN" --once --root "$TEST_TMP/tree" >"$TEST_TMP/tree.txt" 2>&1 || fail "--root genoa tree: $(cat "$TEST_TMP/tree.txt")"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --root "$TEST_TMP/tree" >"$TEST_TMP/tree.txt" 2>&1 || fail "--root genoa tree: $(cat "$TEST_TMP/tree.txt")"
 grep -q "k10temp  up " "$TEST_TMP/tree.txt" &&
 	grep -q "hsmp     not applicable .*HSMP is an ioctl on /dev/hsmp, which a device-file tree cannot carry" "$TEST_TMP/tree.txt" ||
 	fail "genoa tree: $(grep -A9 '^collectors' "$TEST_TMP/tree.txt")"

@@ -21,6 +21,7 @@ else
 		fail "shipped conf/uncored.conf with user = root refused"
 	shipped="$TEST_TMP/shipped.conf"
 fi
+# own-paths: --check-config names the shipped file's state file; nothing opens it.
 cat >"$TEST_TMP/want" <<EOF
 $shipped: configuration ok
 $shipped: not checked: the CPU and its msr and cpuid devices under / (start-up opens them)
@@ -53,11 +54,14 @@ rc=0
 [ "$rc" = 1 ] && grep -q "missing.conf" "$TEST_TMP/err" || fail "missing config: $(cat "$TEST_TMP/err")"
 
 # Usage errors: one line naming the problem and pointing at --help, exit 2.
+# The test's own configuration, a port the kernel picks and a root of its
+# own come first, so that a run the parser let through by mistake would
+# touch nothing shared.
 usage_error() {
 	want=$1
 	shift
 	rc=0
-	"$UNCORED_BIN" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" || rc=$?
+	"$UNCORED_BIN" --config "$DEFAULTS_CONF" --listen 127.0.0.1:0 --root "$TEST_TMP/none" "$@" >"$TEST_TMP/out" 2>"$TEST_TMP/err" || rc=$?
 	[ "$rc" = 2 ] || fail "uncored $*: exit $rc, expected 2"
 	[ "$(cat "$TEST_TMP/err")" = "uncored: $want; see 'uncored --help'" ] ||
 		fail "uncored $*: said '$(cat "$TEST_TMP/err")', expected 'uncored: $want; ...'"
@@ -75,16 +79,16 @@ usage_error "--once and --check-config cannot be used together" --once --check-c
 usage_error "--model goes with --list-events" --once --model westmere-ep
 usage_error "--model and --simulate both name the machine; give one" --list-events --model westmere-ep --simulate westmere-ep-2s
 # The same format twice is no conflict.
-"$UNCORED_BIN" --once --json --format json --simulate westmere-ep-2s >/dev/null 2>&1 || fail "--json --format json"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --json --format json --simulate westmere-ep-2s >/dev/null 2>&1 || fail "--json --format json"
 
 # An unknown model names the known ones.
 rc=0
-"$UNCORED_BIN" --once --simulate pentium-4 2>"$TEST_TMP/err" || rc=$?
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate pentium-4 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "westmere-ep-2s" "$TEST_TMP/err" || fail "unknown model: $(cat "$TEST_TMP/err")"
 
 # An unknown scenario names the directory and the known ones.
 rc=0
-"$UNCORED_BIN" --once --simulate westmere-ep-2s:nope --scenario-dir "$SCENARIOS" 2>"$TEST_TMP/err" || rc=$?
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate westmere-ep-2s:nope --scenario-dir "$SCENARIOS" 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -qx "uncored: --simulate 'westmere-ep-2s:nope': unknown scenario 'nope' in $SCENARIOS; known: conflict, counter-wrap, .*dram-heatwave, .*idle, .*prochot-storm.*" "$TEST_TMP/err" ||
 	fail "unknown scenario: $(cat "$TEST_TMP/err")"
 
@@ -94,7 +98,7 @@ dir=$("$UNCORED_BIN" --help | sed -n 's/^ *scenarios: files in //p')
 
 # AMD EPYC is not refused: the Intel-only collectors say they are not applicable, and why;
 # the core collector counts through perf.
-"$UNCORED_BIN" --once --simulate rome-2s >"$TEST_TMP/out" 2>"$TEST_TMP/err" ||
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate rome-2s >"$TEST_TMP/out" 2>"$TEST_TMP/err" ||
 	fail "rome-2s: $(cat "$TEST_TMP/err")"
 grep -q "AuthenticAMD family 23 model 0x31 (rome)" "$TEST_TMP/out" &&
 	grep -q "thermal  not applicable .*no IA32_THERM_STATUS.*k10temp" "$TEST_TMP/out" &&
@@ -102,21 +106,21 @@ grep -q "AuthenticAMD family 23 model 0x31 (rome)" "$TEST_TMP/out" &&
 	fail "rome-2s: $(cat "$TEST_TMP/out")"
 
 # --list-events --model works for AMD generations; an unknown AMD part is refused with one sentence.
-"$UNCORED_BIN" --list-events --model turin >"$TEST_TMP/out" 2>&1 &&
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --model turin >"$TEST_TMP/out" 2>&1 &&
 	grep -q "AuthenticAMD family 26 model 0x0 (turin), from the model table" "$TEST_TMP/out" ||
 	fail "--list-events --model turin: $(cat "$TEST_TMP/out")"
 
 # A malformed scenario is refused with its location.
 printf '[scenario]\nperiod = soon\n' >"$TEST_TMP/broken.ini"
 rc=0
-"$UNCORED_BIN" --once --simulate "westmere-ep-2s:$TEST_TMP/broken.ini" 2>"$TEST_TMP/err" || rc=$?
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate "westmere-ep-2s:$TEST_TMP/broken.ini" 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "broken.ini:2" "$TEST_TMP/err" || fail "broken scenario: $(cat "$TEST_TMP/err")"
 
 # Garbage in a topology file of a device tree.
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/tree"
 echo "banana" >"$TEST_TMP/tree/sys/devices/system/cpu/cpu3/topology/core_id"
 rc=0
-"$UNCORED_BIN" --once --root "$TEST_TMP/tree" 2>"$TEST_TMP/err" || rc=$?
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --root "$TEST_TMP/tree" 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "cpu3/topology/core_id" "$TEST_TMP/err" || fail "garbage topology: $(cat "$TEST_TMP/err")"
 
 # No msr driver: the hint says modprobe.
@@ -124,11 +128,11 @@ mkdir -p "$TEST_TMP/nomsr/sys/devices/system/cpu/cpu0/topology"
 echo 0 >"$TEST_TMP/nomsr/sys/devices/system/cpu/cpu0/topology/physical_package_id"
 echo 0 >"$TEST_TMP/nomsr/sys/devices/system/cpu/cpu0/topology/core_id"
 rc=0
-"$UNCORED_BIN" --once --root "$TEST_TMP/nomsr" 2>"$TEST_TMP/err" || rc=$?
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --root "$TEST_TMP/nomsr" 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "modprobe msr" "$TEST_TMP/err" || fail "no msr driver: $(cat "$TEST_TMP/err")"
 
 # --list-events: Westmere has the thermal events, Nehalem marks them unavailable.
-"$UNCORED_BIN" --list-events --simulate westmere-ep-2s >"$TEST_TMP/wsm"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --simulate westmere-ep-2s >"$TEST_TMP/wsm"
 grep -q "^  \* dram_thermal_throttled_cycles *event=0x67 umask=0x01$" "$TEST_TMP/wsm" || fail "list-events westmere: $(cat "$TEST_TMP/wsm")"
 grep -q "^  \* dram_thermal_throttle_episodes *event=0x67 umask=0x01 edge cmask=1$" "$TEST_TMP/wsm" || fail "list-events episodes encoding"
 grep -q "^    thermal_throttling_temp_core0 *event=0x80 umask=0x01$" "$TEST_TMP/wsm" || fail "list-events: a non-default event"
@@ -139,11 +143,13 @@ for name in clockticks instructions cycles ref_cycles; do
 	grep -q "^    $name " "$TEST_TMP/wsm" || fail "list-events: $name not under always counted"
 	grep -q "^  [* ] $name  *event=0x" "$TEST_TMP/wsm" && fail "list-events offers $name for event lines"
 done
-"$UNCORED_BIN" --list-events --simulate nehalem-ep-2s >"$TEST_TMP/nhm"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --simulate nehalem-ep-2s >"$TEST_TMP/nhm"
 grep -q "dram_thermal_throttled_cycles.*(not on this model)$" "$TEST_TMP/nhm" || fail "list-events nehalem"
-"$UNCORED_BIN" --list-events --simulate skylake-sp-2s | grep -q "uncore: not available" || fail "list-events skylake"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --simulate skylake-sp-2s | grep -q "uncore: not available" || fail "list-events skylake"
 
-# --list-events --model needs no privilege and no hardware: run it as nobody.
+# --list-events --model needs no privilege and no hardware: run it as nobody,
+# who reads the test's configuration.
+chmod 711 "$TEST_TMP"
 as_nobody() {
 	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 		setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
@@ -151,21 +157,21 @@ as_nobody() {
 		"$@"
 	fi
 }
-as_nobody "$UNCORED_BIN" --list-events --model westmere-ep >"$TEST_TMP/model" 2>"$TEST_TMP/err" ||
+as_nobody "$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --model westmere-ep >"$TEST_TMP/model" 2>"$TEST_TMP/err" ||
 	fail "--list-events --model as nobody: $(cat "$TEST_TMP/err")"
 head -1 "$TEST_TMP/model" | grep -qx "GenuineIntel family 6 model 0x2c (westmere-ep), from the model table" ||
 	fail "--list-events --model header: $(head -1 "$TEST_TMP/model")"
 grep -q "number of counters is read from CPUID at start" "$TEST_TMP/model" || fail "--model core block"
-as_nobody "$UNCORED_BIN" --list-events --model broadwell-de | grep -q "uncore: not available" || fail "--model broadwell-de"
-as_nobody "$UNCORED_BIN" --list-events --model nehalem-ep-2s | head -1 | grep -q "(nehalem-ep), from simulated" ||
+as_nobody "$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --model broadwell-de | grep -q "uncore: not available" || fail "--model broadwell-de"
+as_nobody "$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --model nehalem-ep-2s | head -1 | grep -q "(nehalem-ep), from simulated" ||
 	fail "--model with a simulated model"
 rc=0
-"$UNCORED_BIN" --list-events --model pentium-4 2>"$TEST_TMP/err" || rc=$?
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --model pentium-4 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "^uncored: --model: unknown CPU model 'pentium-4'; known: .*westmere-ep, .*skylake-sp" "$TEST_TMP/err" &&
 	grep -q "(or a simulated model: westmere-ep-2s" "$TEST_TMP/err" || fail "--model pentium-4: $(cat "$TEST_TMP/err")"
 # Without --model, as nobody, the machine is read from /proc/cpuinfo.
 rc=0
-as_nobody "$UNCORED_BIN" --list-events >"$TEST_TMP/self" 2>"$TEST_TMP/err" || rc=$?
+as_nobody "$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events >"$TEST_TMP/self" 2>"$TEST_TMP/err" || rc=$?
 # Intel and AMD EPYC are listed; other parts refused with the vendor named.
 vendor=$(awk -F': ' '/^vendor_id/ { print $2; exit }' /proc/cpuinfo)
 if [ "$rc" = 0 ]; then

@@ -67,11 +67,22 @@ ulimit -n 1000   # for the fd limit case, below; every daemon from here on inher
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/tree2"   # its own registers
 # Its listen address is the file's (--listen would set it for start and
 # reload alike): a port the kernel picks now, free until the daemon binds it.
-reload_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c" "$reload_port" "root = $TEST_TMP/tree2"
-"$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.hostile" 2>&1 &
-reloader=$!
-PIDS="$PIDS $reloader"
+# Another test may take that port first: then the start is refused ("is in
+# use"), and another port is tried.
+for try in 1 2 3 4 5; do
+	reload_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	UNCORED_TEST_STATE_FILE="$TEST_TMP/state/ledger" write_conf "$c" "$reload_port" "root = $TEST_TMP/tree2"
+	"$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.hostile" 2>&1 &
+	reloader=$!
+	PIDS="$PIDS $reloader"
+	started() { log_has "$TEST_TMP/log.hostile" 'serving on' || ! kill -0 "$reloader" 2>/dev/null; }
+	wait_until 30 started || fail "the daemon did not start in 30 s: $(cat "$TEST_TMP/log.hostile")"
+	log_has "$TEST_TMP/log.hostile" 'serving on' && break
+	wait "$reloader" 2>/dev/null || true
+	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$reloader" | tr '\n' ' ')
+	log_has "$TEST_TMP/log.hostile" "$reload_port is in use" && [ "$try" -lt 5 ] ||
+		fail "the daemon did not start: $(cat "$TEST_TMP/log.hostile")"
+done
 wait_healthy "http://127.0.0.1:$reload_port" "$reloader" "$TEST_TMP/log.hostile"
 refusals=0
 bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message after "c.conf:LINE: "
@@ -91,6 +102,7 @@ bad() { # bad NAME 'key = value' EXPECTED-MESSAGE: that line last; the message a
 }
 bad user 'user = no-such-user-here' "user: no user 'no-such-user-here' on this machine (create it, for example with systemd-sysusers)"
 bad server_user 'server_user = no-such-user-here' "server_user: no user 'no-such-user-here' on this machine (create it, for example with systemd-sysusers)"
+# own-paths: an address no machine here has, refused before any bind.
 bad listen 'listen = 192.0.2.1:9796' "listen: 192.0.2.1 is not an address of this machine"
 bad root "root = $TEST_TMP/missing" "root: $TEST_TMP/missing: No such file or directory"
 bad state_file "state_file = $TEST_TMP/state" "state_file: $TEST_TMP/state: not a regular file, so it is not trusted and not replayed"

@@ -109,7 +109,12 @@ up_everywhere() {
 	for cpu in 0 28; do
 		advance $cpu 0x717 0x718 0x719 0x71a
 	done
-	sleep 1
+	# The next sample counts them: wait for it, then judge what it shows.
+	counted() {
+		m=$(curl -fsS --max-time 5 "$DAEMON_URL/metrics") &&
+			metric_value "$m" 'uncored_prochot_seconds_total{socket="1",source="internal"}' >/dev/null
+	}
+	wait_until 30 counted || true
 	m=$(curl -fsS "$DAEMON_URL/metrics")
 	[ "$(metric_value "$m" 'uncored_collector_up{collector="pcu"}')" = 1 ] || fail "$1: pcu collector down"
 	for s in 0 1; do

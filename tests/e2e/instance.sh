@@ -52,9 +52,11 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2
 		flock -n "$tree/run/uncored/instance.lock" true 2>/dev/null; then
 		fail "user nobody could take the instance lock"
 	fi
-	setpriv --reuid=nobody --regid=nogroup --clear-groups flock "$tree/dev/cpu" sleep 10 >/dev/null 2>&1 &
+	setpriv --reuid=nobody --regid=nogroup --clear-groups flock "$tree/dev/cpu" sleep 60 >/dev/null 2>&1 &
 	squatter=$!
 	PIDS="$PIDS $squatter"
+	squatted() { ! flock -n "$tree/dev/cpu" true; }
+	wait_until 30 squatted || fail "squat: nobody did not take the lock of $tree/dev/cpu in 30 s"
 	start_daemon 0 "$TEST_TMP/log.squat" --config "$TEST_TMP/a.conf" --root "$tree"
 	stop_daemon "$DAEMON_PID" || fail "squat: exit status $? after SIGTERM: $(cat "$TEST_TMP/log.squat")"
 	kill "$squatter"

@@ -10,6 +10,20 @@ SCENARIOS="$UNCORED_SOURCE_ROOT/conf/scenarios"
 TEST_TMP=$(mktemp -d /tmp/uncored-e2e.XXXXXX)
 PIDS=""
 
+# Every uncored a test runs goes through tests/e2e/own_paths_guard, which
+# refuses a run that would touch a machine-wide default (no --config, the
+# machine's root or state file, the default port) and records it here; the
+# cleanup below fails the test for it, whatever the test made of the refusal.
+# A test of another binary sets UNCORED_REAL_BIN before sourcing this file.
+UNCORED_REAL_BIN=${UNCORED_REAL_BIN:-$UNCORED_BIN}
+UNCORED_GUARD_LOG=$TEST_TMP/own-paths-refusals
+export UNCORED_REAL_BIN UNCORED_GUARD_LOG
+UNCORED_BIN=$UNCORED_SOURCE_ROOT/tests/e2e/own_paths_guard
+# For a run that tests what the defaults do: every default but the state
+# file, which is the test's own.
+DEFAULTS_CONF=$TEST_TMP/defaults.conf
+printf '[daemon]\nstate_file = %s\n' "$TEST_TMP/defaults-ledger" >"$DEFAULTS_CONF"
+
 cleanup() {
 	for pid in $PIDS; do
 		kill "$pid" 2>/dev/null || true
@@ -17,6 +31,12 @@ cleanup() {
 	for pid in $PIDS; do
 		wait "$pid" 2>/dev/null || true
 	done
+	if [ -s "$UNCORED_GUARD_LOG" ]; then
+		echo "FAIL: uncored was run on the machine's own paths (tests/e2e/own_paths_guard):" >&2
+		cat "$UNCORED_GUARD_LOG" >&2
+		rm -rf "$TEST_TMP"
+		exit 1
+	fi
 	rm -rf "$TEST_TMP"
 }
 trap cleanup EXIT INT TERM
@@ -56,6 +76,15 @@ signal_taken() {
 # Usage: log_has FILE RE
 log_has() {
 	grep -Eq "$2" "$1" 2>/dev/null
+}
+
+# Fail unless the log FILE of a running daemon gets a line matching the
+# extended regular expression RE within ${UNCORED_TEST_LOG_LIMIT:-30} s: a
+# line a daemon writes is waited for, never grepped at once (on a busy
+# machine the grep can come first).  Usage: expect_log FILE RE WHAT
+expect_log() {
+	wait_until "${UNCORED_TEST_LOG_LIMIT:-30}" log_has "$1" "$2" ||
+		fail "$3: no line matching '$2' after ${UNCORED_TEST_LOG_LIMIT:-30} s: $(cat "$1")"
 }
 
 # The port a daemon reports in its "serving on 127.0.0.1:PORT" line, once
@@ -123,7 +152,7 @@ start_daemon() {
 	# open, and on SIGTERM (cleanup) it takes its sleep down with it.
 	(
 		exec >/dev/null 2>&1
-		sleep "${UNCORED_TEST_DAEMON_LIMIT:-120}" &
+		sleep "${UNCORED_TEST_DAEMON_LIMIT:-280}" &
 		sleeper=$!
 		trap 'kill "$sleeper"; exit 0' TERM
 		wait "$sleeper"

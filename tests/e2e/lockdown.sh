@@ -23,11 +23,11 @@ printf '%s\n' "$metrics" | grep -q '^uncored_core_temperature_celsius{socket="1"
 printf '%s\n' "$metrics" | grep -q '^uncored_uncore_events_total' &&
 	fail "uncore counters exported although the collector never ran"
 
-grep -q 'collector uncore: off: .*refuses MSR writes.*read-only' "$TEST_TMP/log" ||
-	fail "the log does not say uncore writes are refused: $(cat "$TEST_TMP/log")"
-grep -q 'collector core: perf engine: ' "$TEST_TMP/log" ||
-	fail "the log does not say the core collector counts through perf: $(cat "$TEST_TMP/log")"
-grep -q 'collector thermal: up' "$TEST_TMP/log" || fail "thermal collector not reported up"
+expect_log "$TEST_TMP/log" 'collector uncore: off: .*refuses MSR writes.*read-only' \
+	"the log does not say uncore writes are refused"
+expect_log "$TEST_TMP/log" 'collector core: perf engine: ' \
+	"the log does not say the core collector counts through perf"
+expect_log "$TEST_TMP/log" 'collector thermal: up' "thermal collector not reported up"
 
 kill -0 "$DAEMON_PID" || fail "daemon died"
 stop_daemon "$DAEMON_PID" || fail "exit status $? after SIGTERM"

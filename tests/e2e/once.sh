@@ -177,12 +177,12 @@ sed -n '/^socket 0:/,/^$/p' "$TEST_TMP/hot.txt" | grep -q '^  DRAM throttled  *0
 	fail "socket 0's summary is not quiet: $(cat "$TEST_TMP/hot.txt")"
 
 # Every channel of a socket hot: 8 episode lines, then how many more; --verbose lists them all.
-"$UNCORED_BIN" --once --simulate granite-rapids-2s:dram-heatwave >"$TEST_TMP/wave.txt" 2>/dev/null ||
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate granite-rapids-2s:dram-heatwave >"$TEST_TMP/wave.txt" 2>/dev/null ||
 	fail "--once on the heatwave failed"
 n=$(sed -n '/^episodes:/,/^$/p' "$TEST_TMP/wave.txt" | grep -c '^  socket')
 [ "$n" = 8 ] || fail "brief --once lists $n episodes, not 8: $(cat "$TEST_TMP/wave.txt")"
 more=$(sed -n 's/^  \([0-9]*\) more (--verbose lists them)$/\1/p' "$TEST_TMP/wave.txt")
-"$UNCORED_BIN" --once --verbose --simulate granite-rapids-2s:dram-heatwave >"$TEST_TMP/wave-v.txt" \
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --verbose --simulate granite-rapids-2s:dram-heatwave >"$TEST_TMP/wave-v.txt" \
 	2>/dev/null || fail "--once --verbose on the heatwave failed"
 nv=$(sed -n '/^episodes:/,/^$/p' "$TEST_TMP/wave-v.txt" | grep -c '^  socket')
 [ -n "$more" ] && [ "$nv" = $((8 + more)) ] ||

@@ -153,7 +153,7 @@ mkdir -m 0755 "$root/run/notify"
 timeout 60 python3 "$here/notify_listen.py" "$root/run/notify/sock" 50 >"$TEST_TMP/notes" &
 listener=$!
 PIDS="$PIDS $listener"
-for _ in $(seq 1 50); do [ -S "$root/run/notify/sock" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -S "$root/run/notify/sock" ] && break; sleep 0.1; done
 [ -S "$root/run/notify/sock" ] || fail "notify socket not created"
 chmod 0666 "$root/run/notify/sock"   # the daemon has dropped to uncored when it sends READY=1
 # systemd-socket-activate takes no port 0: a port that was free a moment ago,

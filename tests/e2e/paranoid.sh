@@ -69,8 +69,8 @@ if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status && id no
 	sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/amd.conf"
 	start_daemon 0 "$TEST_TMP/amd.log" --config "$TEST_TMP/amd.conf" \
 		--simulate "genoa-2s:$UNCORED_SOURCE_ROOT/tests/data/scenarios/paranoid-hotplug.ini"
-	grep -q "privileges: perf_event_paranoid is 3: running as 'nobody' without CAP_SYS_ADMIN" \
-		"$TEST_TMP/amd.log" || fail "amd: no warning at start: $(cat "$TEST_TMP/amd.log")"
+	expect_log "$TEST_TMP/amd.log" "privileges: perf_event_paranoid is 3: running as 'nobody' without CAP_SYS_ADMIN" \
+		"amd: no warning at start"
 	wait_until 10 log_has "$TEST_TMP/amd.log" "cpu 6 came online" ||
 		fail "amd: cpu 6 did not come back: $(cat "$TEST_TMP/amd.log")"
 	s0=$(samples_total "$DAEMON_URL")
@@ -82,8 +82,8 @@ if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status && id no
 	jq -e "$core | .state == \"partial\" and .errors > 0 and .units_counting == .units - 1 and
 		(.reason | test(\"back online, but the kernel refuses its events at perf_event_paranoid 3\"))" \
 		"$TEST_TMP/amd.json" >/dev/null || fail "amd: cpu 6 back: $(jq -c "$core" "$TEST_TMP/amd.json")"
-	grep -q "collector core: partial: .*back online, but the kernel refuses its events" \
-		"$TEST_TMP/amd.log" || fail "amd: the log does not say so: $(cat "$TEST_TMP/amd.log")"
+	expect_log "$TEST_TMP/amd.log" "collector core: partial: .*back online, but the kernel refuses its events" \
+		"amd: the log does not say so"
 	stop_daemon "$DAEMON_PID" || fail "amd: exit status after SIGTERM"
 fi
 echo "paranoid: ok"

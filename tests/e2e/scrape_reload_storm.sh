@@ -1,10 +1,15 @@
 #!/bin/sh
-# 10,000 scrapes of /metrics over keep-alive connections while SIGHUP
-# reloads run in a loop every 50 ms, alternating between two configurations
-# whose conflict policies differ so every applied reload restarts the uncore
-# and core collectors (their totals carried over).  Every scrape must answer
-# 200 and no counter (uncored_samples_total, every uncore and core total) may
-# go backwards between two scrapes of one client; SIGTERM then exits 0.
+# Up to 10,000 scrapes of /metrics (or 40 s of them, whichever comes first)
+# over keep-alive connections while SIGHUP reloads run in a loop every
+# 50 ms, alternating between two configurations whose conflict policies
+# differ so every applied reload restarts the uncore and core collectors
+# (their totals carried over).  Every scrape made must answer 200 and no
+# counter (uncored_samples_total, every uncore and core total) may go
+# backwards between two scrapes of one client; SIGTERM then exits 0.  How
+# many scrapes and reloads fit in the time is the machine's speed, not the
+# daemon's behaviour, and is not checked (tests/bench measures it): the
+# storm starts once a reload has been applied, and the reloads go on until
+# five have been.
 #
 # This is also the leak check after a run with reloads and scrapes: in the
 # sanitizer build (tests/run-all, -Db_sanitize=address with
@@ -36,23 +41,25 @@ touch "$TEST_TMP/reloading"
 reloader=$!
 PIDS="$PIDS $reloader"
 
+applied() { [ "$(grep -c "configuration applied" "$TEST_TMP/log")" -ge "$1" ]; }
+wait_until 60 applied 1 || fail "no reload applied in 60 s: $(tail -20 "$TEST_TMP/log")"
 storm_rc=0
-timeout 50 python3 "$(dirname "$0")/scrape_storm.py" 127.0.0.1 "$DAEMON_PORT" 10000 4 || storm_rc=$?
+timeout 120 python3 "$(dirname "$0")/scrape_storm.py" 127.0.0.1 "$DAEMON_PORT" 10000 4 40 >"$TEST_TMP/storm" ||
+	storm_rc=$?
+wait_until 60 applied 5 || fail "only $(grep -c "configuration applied" "$TEST_TMP/log") reloads applied in 60 s"
 rm -f "$TEST_TMP/reloading"
 wait "$reloader" || true
 [ "$storm_rc" = 0 ] || fail "scrape storm failed (status $storm_rc); daemon log: $(tail -20 "$TEST_TMP/log")"
 n_reloads=$(cat "$TEST_TMP/n_reloads")
-[ "$n_reloads" -ge 20 ] || fail "only $n_reloads reloads ran during the storm"
-applied=$(grep -c "configuration applied" "$TEST_TMP/log" || true)
-[ "$applied" -ge 5 ] || fail "only $applied reloads were applied during the storm"
+applied=$(grep -c "configuration applied" "$TEST_TMP/log")
 kill -0 "$DAEMON_PID" || fail "daemon died during the storm"
 
 rc=0
 stop_daemon "$DAEMON_PID" || rc=$?
 if grep -q "LeakSanitizer" "$TEST_TMP/log"; then
 	cat "$TEST_TMP/log" >&2
-	fail "LeakSanitizer reports a leak after $n_reloads reloads and 10000 scrapes"
+	fail "LeakSanitizer reports a leak after $n_reloads reloads and $(cat "$TEST_TMP/storm")"
 fi
 grep -q "ERROR: AddressSanitizer\|runtime error:" "$TEST_TMP/log" && fail "sanitizer report: $(cat "$TEST_TMP/log")"
 [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM: $(tail -20 "$TEST_TMP/log")"
-echo "scrape_reload_storm: 10000 scrapes, $n_reloads reloads ($applied applied), no leak: ok"
+echo "scrape_reload_storm: $(cat "$TEST_TMP/storm"), $n_reloads reloads ($applied applied), no leak: ok"

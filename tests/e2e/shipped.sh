@@ -10,16 +10,24 @@
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root"
+# The package's two users (systemd/uncored.sysusers), or where this machine
+# has not got them, two of Debian's own: the server must run as another uid.
 user=uncored
-getent passwd uncored >/dev/null || user=nobody
-id "$user" >/dev/null 2>&1 || skip "no '$user' user"
+server_user=uncored-http
+if ! getent passwd uncored >/dev/null || ! getent passwd uncored-http >/dev/null; then
+	user=nobody
+	server_user=daemon
+fi
+id "$user" >/dev/null 2>&1 && id "$server_user" >/dev/null 2>&1 || skip "no '$user' and '$server_user' users"
 uid=$(id -u "$user")
 
 # The user reads the configuration again at each reload.
 chmod 755 "$TEST_TMP"
-# The shipped file with its user where this machine has one, and a quicker
-# interval, so that two samples come within a second.
-printf '[daemon]\nuser = %s\ninterval = 0.25\n' "$user" |
+# The shipped file with its users where this machine has them, a quicker
+# interval, so that two samples come within a second, and a state file of
+# the test's own.
+printf '[daemon]\nuser = %s\nserver_user = %s\ninterval = 0.25\nstate_file = %s\n' \
+	"$user" "$server_user" "$TEST_TMP/ledger" |
 	cat "$UNCORED_SOURCE_ROOT/conf/uncored.conf" - >"$TEST_TMP/u.conf"
 models=$("$UNCORED_BIN" --help | sed -n 's/.*models: //p')
 [ -n "$models" ] || fail "--help lists no models"

@@ -203,10 +203,11 @@ if command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
 	if setpriv --reuid=nobody --regid=nogroup --clear-groups flock -n "$ledger" true 2>/dev/null; then
 		fail "user nobody could take the state file's lock"
 	fi
-	setpriv --reuid=nobody --regid=nogroup --clear-groups flock "$TEST_TMP/state" sleep 10 >/dev/null 2>&1 &
+	setpriv --reuid=nobody --regid=nogroup --clear-groups flock "$TEST_TMP/state" sleep 60 >/dev/null 2>&1 &
 	squatter=$!
 	PIDS="$PIDS $squatter"
-	sleep 0.2
+	squatted() { ! flock -n "$TEST_TMP/state" true; }
+	wait_until 30 squatted || fail "squat: nobody did not take the directory's lock in 30 s"
 	restart_and_stop squat
 	grep -q 'did not stop cleanly; cleaned up [1-9]' "$TEST_TMP/log.squat" ||
 		fail "squat: no recovery: $(cat "$TEST_TMP/log.squat")"

@@ -3,13 +3,12 @@
 # with tests/collectors/col_tick.c (UNCORED_TICK_BIN) and nothing else
 # edited shows it in --list-events, --check-config, --once (table, JSON,
 # Prometheus), /metrics, /api/v1/snapshot and across a reload.
+: "${UNCORED_TICK_BIN:?UNCORED_TICK_BIN must point at the daemon built with the tick collector}"
+UNCORED_REAL_BIN=$UNCORED_TICK_BIN
 . "$(dirname "$0")/lib.sh"
 
-: "${UNCORED_TICK_BIN:?UNCORED_TICK_BIN must point at the daemon built with the tick collector}"
-UNCORED_BIN=$UNCORED_TICK_BIN
-
 # --list-events asks every collector.
-"$UNCORED_BIN" --list-events --simulate westmere-ep-2s >"$TEST_TMP/events"
+"$UNCORED_BIN" --config "$DEFAULTS_CONF" --list-events --simulate westmere-ep-2s >"$TEST_TMP/events"
 grep -q "^tick (a test collector, one count per sample):$" "$TEST_TMP/events" ||
 	fail "--list-events: no tick block: $(cat "$TEST_TMP/events")"
 grep -q "^  ticks  *one per sample$" "$TEST_TMP/events" || fail "--list-events: no ticks event"

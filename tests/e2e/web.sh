@@ -41,7 +41,7 @@ rm -f "$artifacts/web.png" "$artifacts/web-down.png"
 PLAYWRIGHT_CORE="$pw" UNCORED_URL="$DAEMON_URL" USER_DATA_DIR="$TEST_TMP/chromium-profile" \
 SCREENSHOT="$artifacts/web.png" SCREENSHOT_DOWN="$artifacts/web-down.png" \
 STOP_REQUEST="$TEST_TMP/stop-request" STOPPED="$TEST_TMP/stopped" EXPECT_CORES=12 \
-	timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_check.js" &
+	timeout -s KILL 240 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_check.js" &
 node_pid=$!
 PIDS="$PIDS $node_pid"
 

@@ -122,7 +122,7 @@ PLAYWRIGHT_CORE="$pw" UNCORED_URLS="$urls" HOT_CHANNELS="icelake-sp-2s=1" \
 PROCHOT_URLS="$prochot_urls" UNMEASURED_URLS="$unmeasured_urls" AMD_URLS="$amd_urls" \
 AMD_SCREENSHOT="$artifacts/web-families-genoa.png" AMD_SCREENSHOT_MODEL=genoa-2s USER_DATA_DIR="$TEST_TMP/chromium-profile" \
 SCREENSHOT="$artifacts/web-families.png" SCREENSHOT_MODEL=sapphire-rapids-2s \
-	timeout -s KILL 120 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_families_check.js" ||
+	timeout -s KILL 240 node "$UNCORED_SOURCE_ROOT/tests/e2e/web_families_check.js" ||
 	fail "web page check of the throttle families failed"
 [ -s "$artifacts/web-families.png" ] || fail "no screenshot at $artifacts/web-families.png"
 # UNCORED_SCREENSHOT_TO=FILE copies the Sapphire Rapids picture there (the README's: docs/web-sapphire-rapids.png).

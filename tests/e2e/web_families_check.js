@@ -56,13 +56,14 @@ async function checkModel(page, model, url) {
 	const hot = hotChannel(model);
 	await page.goto(url + '/', { timeout: 15000 });
 	const card = (s) => `article.socket[data-socket="${s}"]`;
+	/* The page may open in the scenario's cool part of the minute (40-60 s): wait more than a period. */
 	await page.waitForFunction(() => {
 		const st = (s) => {
 			const e = document.querySelector(`article.socket[data-socket="${s}"] .dram-state`);
 			return e ? e.getAttribute('data-state') : null;
 		};
 		return st(1) === 'throttling' && st(0) === 'ok';
-	}, null, { timeout: 20000 }).catch(async () => {
+	}, null, { timeout: 75000 }).catch(async () => {
 		const t = await page.textContent('main').catch(() => '?');
 		fail(`${model}: socket 1 not throttling or socket 0 not ok: ${t.slice(0, 600)}`);
 	});
