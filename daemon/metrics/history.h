@@ -20,8 +20,17 @@
  * family: the mean over the step's samples of its worst series' share of
  * the interval; else, for DRAM, throttled cycles over uncore clock ticks
  * and, for PROCHOT, the share of samples in which it was asserted) and IPC
- * (instructions over core cycles).  A value the socket cannot give is
- * null in the JSON, never zero.
+ * (instructions over core cycles) and the hottest DIMM's temperature.  A
+ * value the socket cannot give is null in the JSON, never zero.
+ *
+ * Where the heat was: each memory place of a socket (a channel, a DIMM
+ * slot of it, a die's channel; struct history_place_reading) keeps, per
+ * step, its DRAM throttled share, its hottest sensor and its share of
+ * samples at twice the refresh rate, packed in 2 bytes each and only for
+ * what the place has, so that a page opened after the heat can still say
+ * where it was.  The document gives each place's figures over the points
+ * it holds (the last hour), not a series per place, which would multiply
+ * the document's size by the number of places.
  *
  * Steps end on the monotonic clock; the times in the document are wall
  * clock, for display only.
@@ -35,6 +44,24 @@
 
 #define HISTORY_STEP_S 5.0
 #define HISTORY_SPAN_S 3600.0
+
+/* The most memory places a socket's history keeps; readings of more are ignored. */
+#define HISTORY_MAX_PLACES 64
+
+/*
+ * One sample's readings of one memory place: die, channel and slot are its
+ * label values, -1 where the hardware has no such level (a channel counted
+ * as a whole has slot -1).  has_* false: the place has no such reading.
+ */
+struct history_place_reading {
+	int die, channel, slot;
+	bool has_dram_share;           /* its share of the interval DRAM-throttled, the worst cause */
+	double dram_share;
+	bool has_celsius;              /* its hottest sensor (AMD HSMP) */
+	double celsius;
+	bool has_refresh;              /* whether it ran at twice the refresh rate (hot; AMD HSMP) */
+	bool refresh_doubled;
+};
 
 /* One sample's readings of one socket.  has_* false: not measured. */
 struct history_reading {
@@ -65,6 +92,9 @@ struct history_reading {
 	bool has_ipc;                  /* both totals below are counted */
 	uint64_t instructions;
 	uint64_t cycles;
+	/* The socket's memory places this sample, n_places of them (read during history_add only). */
+	int n_places;
+	const struct history_place_reading *places;
 };
 
 /*
@@ -99,6 +129,12 @@ bool history_add(struct history *h, double mono_s, double wall_s,
 
 /* Number of points in the ring now (0 .. capacity). */
 int history_points(const struct history *h);
+
+/*
+ * Bytes h has allocated for itself: the ring, the steps and the places
+ * (documents and their text not counted).  Sampler thread only.
+ */
+size_t history_memory_bytes(const struct history *h);
 
 /*
  * The current step's document with a new reference (before the first step

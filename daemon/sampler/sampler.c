@@ -26,6 +26,7 @@
 #include "hotplug.h"
 #include "ledger.h"
 #include "log.h"
+#include "memory_places.h"
 #include "sampler.h"
 #include "self_metrics.h"
 
@@ -41,6 +42,7 @@ struct sampler {
 	bool quiet_episodes;           /* episodes are not logged (--once prints them) */
 	struct history *history;       /* NULL when out of memory at start */
 	struct history_reading *readings; /* [topo->n_sockets], for history_add */
+	struct history_place_reading *places; /* [topo->n_sockets][HISTORY_MAX_PLACES], theirs */
 	struct snapshot *previous;
 	struct hotplug *hotplug;       /* NULL when out of memory at start */
 	uint64_t n_samples;
@@ -109,7 +111,8 @@ static void start_history(struct sampler *s)
 	int *ids = calloc((size_t)n + 1, sizeof(*ids));
 
 	s->readings = calloc((size_t)n + 1, sizeof(*s->readings));
-	if (ids && s->readings) {
+	s->places = calloc(((size_t)n + 1) * HISTORY_MAX_PLACES, sizeof(*s->places));
+	if (ids && s->readings && s->places) {
 		for (int i = 0; i < n; i++)
 			ids[i] = s->topo->sockets[i].socket;
 		s->history = history_new(n, ids, HISTORY_STEP_S, HISTORY_SPAN_S);
@@ -205,8 +208,14 @@ static void add_history(struct sampler *s, struct snapshot *snap, double mono_s)
 {
 	if (!s->history)
 		return;
-	for (int i = 0; i < snap->n_sockets && i < s->topo->n_sockets; i++)
+	for (int i = 0; i < snap->n_sockets && i < s->topo->n_sockets; i++) {
+		struct history_place_reading *places = &s->places[(size_t)i * HISTORY_MAX_PLACES];
+
 		history_reading_of(s->previous, snap, &snap->sockets[i], &s->readings[i]);
+		s->readings[i].places = places;
+		s->readings[i].n_places = memory_places_of(s->previous, snap, snap->sockets[i].socket,
+							   places, HISTORY_MAX_PLACES);
+	}
 	history_add(s->history, mono_s, snap->time, s->readings);
 	snap->history = history_acquire(s->history);
 }
@@ -508,6 +517,7 @@ void sampler_free(struct sampler *s)
 	history_free(s->history);
 	hotplug_free(s->hotplug);
 	free(s->readings);
+	free(s->places);
 	free(s->pending);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);

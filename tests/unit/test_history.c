@@ -63,10 +63,10 @@ static void empty_history_has_every_socket_and_no_points(void **state)
 	assert_doc(h, "{\"step_seconds\": 5, \"capacity\": 4, \"sockets\": ["
 		   "{\"socket\": 0, \"time\": [], \"hottest_core_celsius\": [], \"package_celsius\": [], "
 		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], \"frequency_limited_fraction\": [], "
-		   "\"ipc\": []}, "
+		   "\"ipc\": [], \"places\": []}, "
 		   "{\"socket\": 1, \"time\": [], \"hottest_core_celsius\": [], \"package_celsius\": [], "
 		   "\"margin_celsius\": [], \"dram_throttled_fraction\": [], \"prochot_fraction\": [], \"frequency_limited_fraction\": [], "
-		   "\"ipc\": []}]}\n");
+		   "\"ipc\": [], \"places\": []}]}\n");
 	history_free(h);
 }
 
@@ -91,11 +91,11 @@ static void a_step_folds_its_samples(void **state)
 		   "{\"socket\": 0, \"time\": [1700000005], \"hottest_core_celsius\": [65], "
 		   "\"package_celsius\": [55], \"margin_celsius\": [30], "
 		   "\"dram_throttled_fraction\": [0.25], \"prochot_fraction\": [0.5], "
-		   "\"frequency_limited_fraction\": [null], \"ipc\": [1.5]}, "
+		   "\"frequency_limited_fraction\": [null], \"ipc\": [1.5], \"places\": []}, "
 		   "{\"socket\": 1, \"time\": [1700000005], \"hottest_core_celsius\": [null], "
 		   "\"package_celsius\": [null], \"margin_celsius\": [null], "
 		   "\"dram_throttled_fraction\": [null], \"prochot_fraction\": [null], "
-		   "\"frequency_limited_fraction\": [null], \"ipc\": [null]}]}\n");
+		   "\"frequency_limited_fraction\": [null], \"ipc\": [null], \"places\": []}]}\n");
 	history_free(h);
 }
 
@@ -152,12 +152,12 @@ static void a_package_line_from_another_sensor_is_named(void **state)
 		   "{\"socket\": 0, \"time\": [1], \"hottest_core_celsius\": [61], "
 		   "\"package_celsius\": [55], \"margin_celsius\": [34], "
 		   "\"dram_throttled_fraction\": [0.25], \"prochot_fraction\": [0.5], "
-		   "\"frequency_limited_fraction\": [null], \"ipc\": [1.5]}, "
+		   "\"frequency_limited_fraction\": [null], \"ipc\": [1.5], \"places\": []}, "
 		   "{\"socket\": 1, \"package_sensor\": \"Tctl\", \"time\": [1], "
 		   "\"hottest_core_celsius\": [null], \"package_celsius\": [47.5], "
 		   "\"margin_celsius\": [null], \"dram_throttled_fraction\": [null], "
 		   "\"prochot_fraction\": [null], \"frequency_limited_fraction\": [null], "
-		   "\"ipc\": [null]}]}\n");
+		   "\"ipc\": [null], \"places\": []}]}\n");
 	history_free(h);
 }
 
@@ -292,6 +292,123 @@ static void bad_arguments_are_refused(void **state)
 	assert_null(history_new(-1, ids, 5, 10));
 }
 
+/* Socket 0's part of d's text from its "places" on, to the end of its object. */
+static char *places_of_socket0(const char *text)
+{
+	const char *at = strstr(text, "\"places\": ");
+	const char *end;
+
+	assert_non_null(at);
+	end = strstr(at, "]}, {\"socket\": 1");
+	assert_non_null(end);
+	return strndup(at, (size_t)(end - at) + 1);
+}
+
+/*
+ * Channel 2 throttled half of one step and none of the next; channel 3
+ * counted, never throttled; a DIMM at 90.3 C then 91 C with its refresh
+ * doubled in one sample of the first step (6 samples).  Each place has only the figures of its
+ * kind of reading, over the points held: mean share and the last
+ * throttled step's end; highest and last temperature (1/16 C packing).
+ */
+static void places_keep_where_the_heat_was(void **state)
+{
+	struct history *h = history_new(2, ids, 5, 20);
+	struct history_reading r[2] = { { 0 }, { 0 } };
+	struct history_place_reading p[3];
+	struct history_doc *d;
+	char *places;
+
+	(void)state;
+	assert_non_null(h);
+	for (int k = 0; k <= 10; k++) {
+		p[0] = (struct history_place_reading){ .die = -1, .channel = 2, .slot = -1,
+			.has_dram_share = true, .dram_share = k <= 5 ? 0.5 : 0 };
+		p[1] = (struct history_place_reading){ .die = -1, .channel = 3, .slot = -1,
+			.has_dram_share = true, .dram_share = 0 };
+		p[2] = (struct history_place_reading){ .die = -1, .channel = 1, .slot = 0,
+			.has_celsius = true, .celsius = k <= 5 ? 90.3 : 91, .has_refresh = true,
+			.refresh_doubled = k == 2 };
+		r[0].places = p;
+		r[0].n_places = 3;
+		history_add(h, k, 1000 + k, r);
+	}
+	assert_int_equal(history_points(h), 2);
+	d = history_acquire(h);
+	places = places_of_socket0(doc_text(d));
+	assert_string_equal(places, "\"places\": ["
+		"{\"channel\": 2, \"dram_throttled_fraction\": 0.25, \"dram_throttled_last\": 1005}, "
+		"{\"channel\": 3, \"dram_throttled_fraction\": 0, \"dram_throttled_last\": null}, "
+		"{\"channel\": 1, \"slot\": 0, \"celsius_max\": 91, \"celsius_last\": 91, "
+		"\"refresh_doubled_fraction\": 0.08333, \"refresh_doubled_last\": 1005}]");
+	assert_non_null(strstr(doc_text(d), "\"hottest_dimm_celsius\": [90.3125, 91]"));
+	/* Socket 1 had no places: none, and no DIMM series. */
+	assert_non_null(strstr(doc_text(d), "\"ipc\": [null, null], \"places\": []}]}"));
+	free(places);
+	history_release(d);
+	history_free(h);
+}
+
+/* A place that appears late has no reading for the points before it; the ring forgets them too. */
+static void a_place_seen_late_counts_from_then(void **state)
+{
+	struct history *h = history_new(1, ids, 5, 10);
+	struct history_reading r = { 0 };
+	struct history_place_reading p = { .die = 1, .channel = 0, .slot = 1,
+		.has_dram_share = true, .dram_share = 1 };
+	struct history_doc *d;
+	size_t before;
+
+	(void)state;
+	for (int k = 0; k <= 5; k++)
+		history_add(h, k, 2000 + k, &r);
+	before = history_memory_bytes(h);
+	r.places = &p;
+	r.n_places = 1;
+	for (int k = 6; k <= 10; k++)
+		history_add(h, k, 2000 + k, &r);
+	/* One place of shares: its struct and 2 bytes a point, nothing for temperatures. */
+	assert_true(history_memory_bytes(h) > before + 2 * 2);
+	assert_true(history_memory_bytes(h) < before + 2 * 2 + 256);
+	d = history_acquire(h);
+	assert_non_null(strstr(doc_text(d), "\"places\": [{\"die\": 1, \"channel\": 0, \"slot\": 1, "
+			       "\"dram_throttled_fraction\": 1, \"dram_throttled_last\": 2010}]"));
+	history_release(d);
+	/* Two more steps without it: the ring (2 points) has no reading of it left. */
+	r.n_places = 0;
+	for (int k = 11; k <= 20; k++)
+		history_add(h, k, 2000 + k, &r);
+	d = history_acquire(h);
+	assert_non_null(strstr(doc_text(d), "\"dram_throttled_fraction\": null, \"dram_throttled_last\": null}]"));
+	history_release(d);
+	history_free(h);
+}
+
+/* At most HISTORY_MAX_PLACES places a socket; more readings are left out, not kept. */
+static void places_are_bounded(void **state)
+{
+	struct history *h = history_new(1, ids, 5, 10);
+	struct history_place_reading p[HISTORY_MAX_PLACES + 3];
+	struct history_reading r = { .places = p, .n_places = HISTORY_MAX_PLACES + 3 };
+	struct history_doc *d;
+	const char *text;
+	int n = 0;
+
+	(void)state;
+	for (int i = 0; i < HISTORY_MAX_PLACES + 3; i++)
+		p[i] = (struct history_place_reading){ .die = -1, .channel = i, .slot = -1,
+			.has_dram_share = true };
+	for (int k = 0; k <= 5; k++)
+		history_add(h, k, 3000 + k, &r);
+	d = history_acquire(h);
+	text = doc_text(d);
+	for (const char *at = text; (at = strstr(at, "\"channel\": ")); at++)
+		n++;
+	assert_int_equal(n, HISTORY_MAX_PLACES);
+	history_release(d);
+	history_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,6 +422,9 @@ int main(void)
 		cmocka_unit_test(documents_outlive_their_history),
 		cmocka_unit_test(a_document_read_late_has_its_own_points),
 		cmocka_unit_test(bad_arguments_are_refused),
+		cmocka_unit_test(places_keep_where_the_heat_was),
+		cmocka_unit_test(a_place_seen_late_counts_from_then),
+		cmocka_unit_test(places_are_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
