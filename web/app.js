@@ -4,7 +4,12 @@
  * only a difference of two snapshots can tell (DRAM throttling now and its
  * fraction of time), polls /api/v1/history for the charts of the last hour
  * (drawn by charts.js), and says plainly when the daemon stops answering.
- * Plain DOM, textContent only: nothing from the daemon is parsed as HTML.
+ * The page answers first: a verdict line from the last hour (the history)
+ * and from now (the snapshots), then each socket's card, whose rows say
+ * whether a figure is now or the last hour.  The channel and DIMM map is
+ * drawn from the history's places, so a page opened after the heat still
+ * shows where it was.  Plain DOM, textContent only: nothing from the
+ * daemon is parsed as HTML.
  */
 'use strict';
 
@@ -22,6 +27,7 @@ const state = {
 	downSince: null,
 	episodes: [],
 	thermalAbsent: false, /* the thermal collector does not apply (AMD): its fields are not on this CPU */
+	snapshot: null,      /* the last /api/v1/snapshot document drawn */
 	history: null,       /* the last /api/v1/history document drawn */
 	historyTime: null,   /* when it was fetched (browser clock) */
 };
@@ -141,8 +147,8 @@ function dimmFact(sock) {
 }
 
 /* The throttle families' socket fields (throttle_families.h), by what the card calls them. */
-const FAMILIES = { dram: 'dram_throttled_seconds', prochot: 'prochot_seconds',
-	freq: 'frequency_limited_seconds' };
+const FAMILIES = { dram: 'dram_throttled_seconds', dramSlot: 'dram_slot_throttled_seconds',
+	prochot: 'prochot_seconds', freq: 'frequency_limited_seconds' };
 
 /*
  * Every number under a family's field, by its path of label values, cause
@@ -222,34 +228,11 @@ function deriveSocket(sock, time) {
 		d.prochotDelta = cur.prochot - prev.prochot;
 	state.prev.set(sock.socket, cur);
 	state.derived.set(sock.socket, d);
-	remember(sock.socket, d.dram, time);
 }
 
-/* ---- where the heat is: each DIMM's share over the last interval and the last hour ---- */
+/* ---- where the heat is: each DIMM's share now (snapshots) and over the last hour (history) ---- */
 
 const HOUR_S = 3600;
-const dimmHour = new Map();   /* socket -> [{time, leaves}] of the last hour's polls */
-
-function remember(socket, dram, time) {
-	if (!dram || !dram.leaves)
-		return;
-	const list = (dimmHour.get(socket) || []).filter((p) => p.time > time - HOUR_S);
-	list.push({ time, leaves: dram.leaves });
-	dimmHour.set(socket, list);
-}
-
-/* A series' share of the time the page watched it in the last hour. */
-function hourShare(socket, path) {
-	let delta = 0, dt = 0;
-	for (const p of dimmHour.get(socket) || []) {
-		const l = p.leaves.get(path);
-		if (l) {
-			delta += l.delta;
-			dt += l.dt;
-		}
-	}
-	return dt > 0 ? Math.min(1, delta / dt) : null;
-}
 
 /* Shade 0-4 of a share: 0 none, then up to 1 %, 10 %, 50 %, more. */
 function shade(share) {
@@ -257,49 +240,80 @@ function shade(share) {
 }
 
 /*
- * The socket's memory as a grid: a column per channel, a row per slot (or
- * die), each cell filled by its share throttled in the last interval and
- * outlined by the last hour's; causes are folded (the worst one).  Null
- * where the DRAM family has no channels.
+ * A cell of the map per channel and row, a row per die (packages of
+ * several dies), else per DIMM slot where the hardware counts slots, else
+ * one row for the channel as a whole.  The history's places give each
+ * cell its share of the last hour (outline, "was"), the last two
+ * snapshots its share now (fill).
+ */
+function mapCells(sock) {
+	const d = state.derived.get(sock.socket) || {};
+	const h = hourOf(sock.socket);
+	const dies = hasDies(sock);
+	const cells = new Map();   /* "row/channel" -> {row, channel, now, hour, last} */
+	const cell = (row, channel) => {
+		const key = row + '/' + channel;
+		if (!cells.has(key))
+			cells.set(key, { row, channel: String(channel), now: 0, hour: null, last: null });
+		return cells.get(key);
+	};
+	const rowOf = (die, slot) => dies ? (die === undefined ? null : 'die ' + die) :
+		slot === undefined ? 'all' : 'slot ' + slot;
+	for (const p of h ? h.places : [])
+		if (isNum(p.dram_throttled_fraction)) {
+			const row = rowOf(p.die, p.slot);
+			if (row === null)
+				continue;
+			const c = cell(row, p.channel);
+			c.hour = Math.max(c.hour || 0, p.dram_throttled_fraction);
+			if (isNum(p.dram_throttled_last))
+				c.last = Math.max(c.last || 0, p.dram_throttled_last);
+		}
+	for (const sh of [d.dram, d.dramSlot])
+		for (const [path, l] of (sh && sh.leaves) || []) {
+			const parts = path.split('/');
+			if (parts.length < 2)
+				continue;
+			const row = dies ? rowOf(parts[1], undefined) : rowOf(undefined, parts[2]);
+			const c = cell(row, dies ? parts[2] : parts[1]);
+			c.now = Math.max(c.now, l.dt > 0 ? Math.min(1, l.delta / l.dt) : 0);
+		}
+	/* Slots where the hardware counts them: the channel-wide counts are in the card's row. */
+	if ([...cells.values()].some((c) => c.row.startsWith('slot ')))
+		for (const [k, c] of cells)
+			if (c.row === 'all')
+				cells.delete(k);
+	return cells;
+}
+
+/*
+ * The socket's memory as a grid: a column per channel, filled by its
+ * share throttled now and outlined by the last hour's (the worst cause);
+ * null where the DRAM family has no channels.
  */
 function heatMap(sock) {
-	const d = state.derived.get(sock.socket);
-	const dram = d && d.dram;
-	if (!dram || !dram.leaves || dram.leaves.size === 0)
+	const cells = mapCells(sock);
+	if (cells.size === 0)
 		return temperatureMap(sock);
-	const dies = hasDies(sock);
-	const cells = new Map();   /* "row/channel" -> {row, channel, now, hour} */
-	for (const [path, l] of dram.leaves) {
-		const parts = path.split('/');
-		if (parts.length < 2)
-			return null;
-		const channel = dies ? parts[2] : parts[1];
-		const row = dies ? parts[1] : parts.length > 2 ? parts[2] : '0';
-		if (channel === undefined)
-			return null;
-		const key = row + '/' + channel;
-		const now = l.dt > 0 ? Math.min(1, l.delta / l.dt) : 0;
-		const hour = hourShare(sock.socket, path);
-		const c = cells.get(key) || { row, channel, now: 0, hour: null };
-		c.now = Math.max(c.now, now);
-		c.hour = hour === null ? c.hour : Math.max(c.hour || 0, hour);
-		cells.set(key, c);
-	}
-	const rows = [...new Set([...cells.values()].map((c) => c.row))].sort((a, b) => a - b);
+	const num = (a, b) => Number(a.replace(/\D+/g, '')) - Number(b.replace(/\D+/g, ''));
+	const rows = [...new Set([...cells.values()].map((c) => c.row))].sort(num);
 	const channels = [...new Set([...cells.values()].map((c) => c.channel))].sort((a, b) => a - b);
-	const rowName = dies ? 'die' : 'slot';
-	const table = el('table', { class: 'dimm-map', 'aria-label':
-		`DRAM throttled by channel and ${rowName}, socket ${sock.socket}` });
+	const span = hourOf(sock.socket) ? spanWords(hourOf(sock.socket).span) : null;
+	const table = el('table', { class: 'dimm-map', 'aria-label': `DRAM throttled by channel, socket ${sock.socket}` });
+	table.append(el('caption', { text: `DRAM throttled: fill now, outline ${span || 'the last hour'}` }));
 	table.append(el('tr', {}, el('th', { text: '' }),
 		...channels.map((ch) => el('th', { scope: 'col', text: 'ch ' + ch }))));
 	for (const row of rows) {
-		const tr = el('tr', {}, el('th', { scope: 'row', text: `${rowName} ${row}` }));
+		const tr = el('tr', {}, el('th', { scope: 'row', text: row === 'all' ? 'channel' : row }));
 		for (const ch of channels) {
 			const c = cells.get(row + '/' + ch);
-			const words = c ? `channel ${ch}, ${rowName} ${row}: ${(100 * c.now).toFixed(1)} % throttled now, ` +
-				(c.hour === null ? 'no hour yet' : `${(100 * c.hour).toFixed(1)} % in the last hour`) : 'not counted';
-			tr.append(el('td', { class: 'dimm', 'data-channel': ch, ['data-' + rowName]: row,
+			const words = c ? `channel ${ch}${row === 'all' ? '' : ', ' + row}: ${pct(c.now)} throttled now, ` +
+				(c.hour === null ? 'no history yet' : `${pct(c.hour)} of ${span}`) +
+				(c.last ? `, last at ${hhmmss(c.last)}` : '') : 'not counted';
+			tr.append(el('td', { class: 'dimm', 'data-channel': ch, 'data-row': row,
+				'data-slot': row.startsWith('slot ') ? row.slice(5) : null,
 				'data-hot': c && c.now > 0 ? 'true' : 'false',
+				'data-was': c && c.hour > 0 ? 'true' : 'false',
 				'data-now': c ? shade(c.now) : null, 'data-hour': c ? shade(c.hour) : null,
 				title: words, 'aria-label': words }));
 		}
@@ -311,27 +325,39 @@ function heatMap(sock) {
 /*
  * Where the socket has DIMM temperatures instead of DRAM throttled time
  * (AMD): the same grid, each cell a DIMM, filled dark where it runs at
- * twice the refresh rate, its temperature in its title.
+ * twice the refresh rate now and outlined where it did in the last hour,
+ * its temperatures in its title.
  */
 function temperatureMap(sock) {
 	const dimms = dimmsOf(sock);
 	if (dimms === null || dimms.size === 0)
 		return null;
+	const h = hourOf(sock.socket);
+	const span = h ? spanWords(h.span) : null;
+	const hour = new Map();
+	for (const p of h ? h.places : [])
+		hour.set(p.channel + '/' + p.slot, p);
 	const num = (a, b) => Number(a) - Number(b);
 	const slots = [...new Set([...dimms.values()].map((x) => x.slot))].sort(num);
 	const channels = [...new Set([...dimms.values()].map((x) => x.channel))].sort(num);
 	const table = el('table', { class: 'dimm-map', 'aria-label': `DIMM temperatures by channel and slot, socket ${sock.socket}` });
+	table.append(el('caption', { text: `DIMMs at twice the refresh rate (hot): fill now, outline ${span || 'the last hour'}` }));
 	table.append(el('tr', {}, el('th', { text: '' }),
 		...channels.map((ch) => el('th', { scope: 'col', text: 'ch ' + ch }))));
 	for (const slot of slots) {
 		const tr = el('tr', {}, el('th', { scope: 'row', text: `slot ${slot}` }));
 		for (const ch of channels) {
 			const x = dimms.get(ch + '/' + slot);
+			const p = hour.get(ch + '/' + slot);
+			const was = p && isNum(p.refresh_doubled_fraction) ? p.refresh_doubled_fraction : null;
 			const words = !x ? 'no DIMM' : `channel ${ch}, slot ${slot}: ` +
-				(x.celsius === null ? 'no temperature' : `${x.celsius} °C`) +
-				(x.refresh === null ? '' : `, refresh ${x.refresh}×`);
+				(x.celsius === null ? 'no temperature' : `${x.celsius} °C now`) +
+				(x.refresh === null ? '' : `, refresh ${x.refresh}×`) +
+				(p && isNum(p.celsius_max) ? `; at most ${p.celsius_max} °C in ${span}` : '') +
+				(was ? `, refresh doubled ${pct(was)} of it` : '');
 			tr.append(el('td', { class: 'dimm', 'data-channel': ch, 'data-slot': slot,
-				'data-hot': x && dimmHot(x) ? 'true' : 'false', 'data-now': x ? (dimmHot(x) ? 4 : 0) : null,
+				'data-hot': x && dimmHot(x) ? 'true' : 'false', 'data-was': was > 0 ? 'true' : 'false',
+				'data-now': x ? (dimmHot(x) ? 4 : 0) : null, 'data-hour': x ? shade(was) : null,
 				title: words, 'aria-label': words }));
 		}
 		table.append(tr);
@@ -339,14 +365,219 @@ function temperatureMap(sock) {
 	return table;
 }
 
-/* Colour band from the distance to TjMax (see the legend). */
+/*
+ * Colour band from the distance to TjMax (see the legend); "nolimit" for
+ * a reading with no limit to judge it against (AMD: no source names one),
+ * rather than a made-up limit.
+ */
 function band(temp, tjmax) {
 	if (!isNum(temp))
 		return null;
 	if (!isNum(tjmax))
-		return temp >= 90 ? 3 : temp >= 80 ? 2 : temp >= 65 ? 1 : 0;
+		return 'nolimit';
 	const margin = tjmax - temp;
 	return margin < 5 ? 3 : margin < 15 ? 2 : margin < 30 ? 1 : 0;
+}
+
+/*
+ * Why an AMD temperature is not coloured against a limit: k10temp hides
+ * temp1_crit on Zen and no kernel interface or MSR publishes the HTC
+ * limit (shared/hardware-amd.md §2.1-2.2, drivers/hwmon/k10temp.c).
+ */
+const NO_LIMIT_WHY = 'no limit known: on AMD EPYC the kernel (k10temp) publishes no Tctl or Tccd limit ' +
+	'and AMD names none per part; the SMU\'s thermal frequency limit and PROCHOT (HSMP) say when it acts';
+
+/*
+ * Whether an AMD socket controls its temperature now: HSMP reports a
+ * thermal frequency limit (cHTC-Active) or PROCHOT since the last poll.
+ */
+function amdThermalControl(sock) {
+	const d = state.derived.get(sock.socket) || {};
+	const thermal = d.freq && d.freq.leaves && d.freq.leaves.get('thermal');
+	return (thermal && thermal.delta > 0) || (d.prochot && d.prochot.state === 'throttling');
+}
+
+/* The card's temperature: on AMD Tctl, said to have no known limit, red while the SMU acts on it. */
+function temperatureFact(sock, t) {
+	if (t === null)
+		return 'no reading';
+	if (t.source !== 'Tctl')
+		return `${t.value} °C (${t.source})`;
+	const acting = amdThermalControl(sock);
+	return el('span', { class: 'temp-fact', 'data-state': acting ? 'throttling' : 'nolimit', title: NO_LIMIT_WHY,
+		text: `${t.value} °C (Tctl) · no limit known` + (acting ? ' · thermal control active now (HSMP)' : '') });
+}
+
+/*
+ * AMD's cores have no sensor of their own: the grid shows each CCD's
+ * temperature (k10temp Tccd1..12) instead, judged like Tctl.  Empty where
+ * the socket has none (Turin: Tctl only).
+ */
+function ccdCells(sock) {
+	const k = sock.k10temp_celsius;
+	if (!k || typeof k !== 'object')
+		return [];
+	const acting = amdThermalControl(sock);
+	return Object.entries(k).filter(([name, v]) => /^Tccd\d+$/.test(name) && isNum(v))
+		.map(([name, v]) => [Number(name.slice(4)), v]).sort((a, b) => a[0] - b[0])
+		.map(([n, v]) => {
+			const words = `CCD ${n}: ${v} °C (k10temp Tccd${n}); ` + (acting ? 'thermal control active now; ' : '') + NO_LIMIT_WHY;
+			return el('div', { class: 'ccd-cell', role: 'listitem', 'data-ccd': n,
+				'data-band': acting ? 'hot' : 'nolimit', title: words, 'aria-label': words },
+			el('span', { class: 'core-id', text: 'CCD ' + n, 'aria-hidden': 'true' }),
+			el('span', { class: 'core-temp', text: v + '°', 'aria-hidden': 'true' }));
+		});
+}
+
+/* ---- the last hour, from /api/v1/history ---- */
+
+/* "the last hour", or "the last 12 min" while the daemon has not kept an hour yet. */
+function spanWords(span) {
+	if (span >= HOUR_S - 60)
+		return 'the last hour';
+	return span >= 120 ? `the last ${Math.round(span / 60)} min` : `the last ${Math.round(span)} s`;
+}
+
+function mean(values) {
+	let n = 0, sum = 0;
+	for (const v of values || [])
+		if (isNum(v)) {
+			n++;
+			sum += v;
+		}
+	return n ? sum / n : null;
+}
+
+/*
+ * What the history says of socket id: over how long (span, seconds), the
+ * mean DRAM throttled, PROCHOT and frequency-limited shares, the share of
+ * points with a core at TjMax, the hottest DIMM and the places; null
+ * before the first point.
+ */
+function hourOf(id) {
+	const doc = state.history;
+	const s = doc && (doc.sockets || []).find((x) => x.socket === id);
+	if (!s || !Array.isArray(s.time) || s.time.length === 0)
+		return null;
+	const margins = (s.margin_celsius || []).filter(isNum);
+	const dimms = (s.hottest_dimm_celsius || []).filter(isNum);
+	return {
+		span: s.time.length * (doc.step_seconds || 5),
+		dram: mean(s.dram_throttled_fraction),
+		prochot: mean(s.prochot_fraction),
+		freq: mean(s.frequency_limited_fraction),
+		atTjmax: margins.length ? margins.filter((m) => m <= 0).length / margins.length : null,
+		hottestDimm: dimms.length ? Math.max(...dimms) : null,
+		places: Array.isArray(s.places) ? s.places : [],
+	};
+}
+
+function pct(f) {
+	return (100 * f).toFixed(f > 0 && f < 0.001 ? 3 : f < 0.1 ? 1 : 0) + ' %';
+}
+
+/*
+ * Where the history's places say the memory was hottest: the channel
+ * with the largest figure (a share of time, key), and the slots of it
+ * close to that (within 10 %); null when no place of the socket had any.
+ * Words: "channel 2 slots 0, 1", "die 1, channel 3".
+ */
+function hottestPlace(places, key) {
+	let best = null;
+	for (const p of places)
+		if (isNum(p[key]) && p[key] > 0 && (best === null || p[key] > best[key] ||
+			(p[key] === best[key] && p.slot !== undefined && best.slot === undefined)))
+			best = p;
+	if (best === null)
+		return null;
+	const same = (p) => p.channel === best.channel && p.die === best.die;
+	const slots = places.filter((p) => same(p) && p.slot !== undefined && isNum(p[key]) && p[key] > 0);
+	const top = slots.length ? Math.max(...slots.map((p) => p[key])) : 0;
+	const named = slots.filter((p) => p[key] >= 0.9 * top).map((p) => p.slot).sort((a, b) => a - b);
+	let words = (best.die !== undefined ? `die ${best.die}, ` : '') + `channel ${best.channel}`;
+	if (named.length)
+		words += (named.length > 1 ? ' slots ' : ' slot ') + named.join(', ');
+	const last = Math.max(...places.filter(same).map((p) => isNum(p[key.replace('_fraction', '_last')]) ?
+		p[key.replace('_fraction', '_last')] : -Infinity));
+	return { words, share: best[key], channel: best.channel, slots: named, last: Number.isFinite(last) ? last : null };
+}
+
+/* "channel 2, slot 0" of a family's now path ("thermal/2/0"), by the socket's label levels. */
+function nowWhere(sock, sh) {
+	if (!sh || !sh.where)
+		return null;
+	const parts = sh.where.split('/');
+	const names = dramLevels(sock)[parts.length - 1] || [];
+	const said = parts.slice(1).map((v, i) => (names[i] ? names[i] + ' ' : '') + v);
+	return said.length ? said.join(' ') : null;
+}
+
+/*
+ * The conditions worth a verdict on one socket, the worst first: DRAM
+ * throttled (where), a DIMM the SMU runs at twice the refresh rate,
+ * PROCHOT, a core at TjMax; each with its share of the span and whether
+ * it holds now.  Frequency limits are not heat by themselves (a power cap
+ * limits too) and have their own row.
+ */
+function conditions(sock) {
+	const h = hourOf(sock.socket);
+	const d = state.derived.get(sock.socket) || {};
+	const span = h ? spanWords(h.span) : null;
+	const out = [];
+	const dramNow = d.dram && d.dram.state === 'throttling';
+	const dramWhere = h && hottestPlace(h.places, 'dram_throttled_fraction');
+	if ((h && h.dram > 0) || dramNow || dramWhere) {
+		const where = dramWhere ? dramWhere.words : nowWhere(sock, d.dram);
+		const share = dramWhere ? dramWhere.share : h ? h.dram : null;
+		let text = `DRAM throttled ${share !== null && share > 0 ? pct(share) + ' of ' + span : 'now'}`;
+		if (share !== null && share > 0)
+			text += dramNow ? ', throttling now' : dramWhere && dramWhere.last ? `, last at ${hhmmss(dramWhere.last)}` : ', not now';
+		out.push({ socket: sock.socket, where, score: share || 0.001, now: dramNow, text, kind: 'dram' });
+	}
+	const dimms = dimmsOf(sock);
+	const hotNow = dimms ? [...dimms.values()].filter(dimmHot) : [];
+	const refresh = h && hottestPlace(h.places, 'refresh_doubled_fraction');
+	if (refresh || hotNow.length) {
+		const where = refresh ? refresh.words : `channel ${hotNow[0].channel} slot ${hotNow[0].slot}`;
+		const share = refresh ? refresh.share : null;
+		let text = 'DIMM hot (refresh doubled) ' + (share ? `${pct(share)} of ${span}` : 'now');
+		if (share)
+			text += hotNow.length ? ', hot now' : refresh.last ? `, last at ${hhmmss(refresh.last)}` : '';
+		out.push({ socket: sock.socket, where, score: share || 0.001, now: hotNow.length > 0, text, kind: 'dimm' });
+	}
+	const prochotNow = (d.prochot && d.prochot.state === 'throttling') || sock.package_prochot_active === true ||
+		(sock.cores || []).some((c) => c.prochot_active === true);
+	if ((h && h.prochot > 0) || prochotNow) {
+		const share = h && h.prochot > 0 ? h.prochot : null;
+		out.push({ socket: sock.socket, where: null, score: share || 0.001, now: prochotNow, kind: 'prochot',
+			text: `PROCHOT ${share ? pct(share) + ' of ' + span : 'now'}` + (share ? (prochotNow ? ', asserted now' : ', not now') : '') });
+	}
+	const tjNow = (sock.cores || []).some((c) => c.thermal_throttling === true);
+	if ((h && h.atTjmax > 0) || tjNow) {
+		const share = h && h.atTjmax > 0 ? h.atTjmax : null;
+		out.push({ socket: sock.socket, where: null, score: share || 0.001, now: tjNow, kind: 'tjmax',
+			text: `a core at TjMax ${share ? pct(share) + ' of ' + span : 'now'}` + (share ? (tjNow ? ', throttling now' : ', not now') : '') });
+	}
+	return out;
+}
+
+/* The verdict line: the worst condition of any socket, or that there was no heat. */
+function renderVerdict(s) {
+	const all = (s.sockets || []).flatMap(conditions).sort((a, b) => (b.now - a.now) || (b.score - a.score));
+	const box = $('verdict');
+	const spans = (s.sockets || []).map((x) => hourOf(x.socket)).filter((x) => x !== null);
+	const span = spans.length ? spanWords(Math.min(...spans.map((x) => x.span))) : null;
+	const say = (c) => `Socket ${c.socket}${c.where ? ', ' + c.where : ''}: ${c.text}`;
+	if (all.length === 0) {
+		box.textContent = span ? `No heat in ${span}` : 'No heat now (no history yet)';
+		box.setAttribute('data-state', 'ok');
+	} else {
+		box.textContent = say(all[0]) + (all.length > 1 ? `; also ${say(all[1])}` +
+			(all.length > 2 ? ` (and ${all.length - 2} more)` : '') : '');
+		box.setAttribute('data-state', all[0].now ? 'throttling' : 'was');
+	}
+	box.setAttribute('data-socket', all.length ? all[0].socket : '');
+	box.setAttribute('data-kind', all.length ? all[0].kind : '');
 }
 
 /* ---- rendering ---- */
@@ -398,27 +629,76 @@ function dramLevels(sock) {
 		{ 1: ['channel'], 2: ['die', 'channel'], 3: ['die', 'channel', 'slot'] } : DRAM_LEVELS;
 }
 
+/* A family's share over the history's span, with where (DRAM: the hottest place); null without history. */
+function hourText(sock, key) {
+	const h = hourOf(sock.socket);
+	if (h === null || !isNum(h[key]))
+		return null;
+	let text = `${pct(h[key])} of ${spanWords(h.span)}`;
+	if (key === 'dram') {
+		const where = hottestPlace(h.places, 'dram_throttled_fraction');
+		if (where)
+			text += ` (worst: ${where.words}, ${pct(where.share)}` + (where.last ? `, last at ${hhmmss(where.last)})` : ')');
+	}
+	return text;
+}
+
+/* One row's value: what it is now, then, where the history has it, over the last hour. */
+function nowAndHour(nowSpan, hour) {
+	const dd = el('span', { class: 'now-hour' }, nowSpan);
+	if (hour)
+		dd.append(el('span', { class: 'hour', text: ' · ' + hour }));
+	return dd;
+}
+
 function familyFacts(sock) {
 	const d = state.derived.get(sock.socket) || {};
 	const unknown = { state: 'unknown', fraction: null, where: null };
-	const dram = d.dram || unknown, freq = d.freq || unknown, hot = d.prochot || unknown;
+	const dram = d.dram || unknown, freq = d.freq || unknown;
 	const stateOf = (sh) => sh.state === 'absent' ? 'unknown' : sh.state;
 	return [
-		['DRAM throttling', stateSpan('dram-state', stateOf(dram), FAMILY_LABELS[dram.state])],
-		['DRAM throttled', el('span', { class: 'dram-fraction', 'data-state': dram.state,
-			text: dram.state === 'absent' ? 'not measured on this CPU' : shareText(dram, dramLevels(sock)) })],
-		['PROCHOT', prochotFact(sock)],
-		['PROCHOT time', el('span', { class: 'prochot-fraction', 'data-state': hot.state,
-			text: hot.state === 'absent' ? 'not measured on this CPU' :
-				shareText(hot, { 1: ['die'] }) })],
-		['Frequency limited', el('span', { class: 'freq-fraction', 'data-state': freq.state,
-			text: freq.state === 'absent' ? 'not measured on this CPU' :
-				shareText(freq, { 1: ['die'] }) })],
-		['DIMM temperature', dimmFact(sock)],
+		['DRAM throttling, now', stateSpan('dram-state', stateOf(dram), FAMILY_LABELS[dram.state])],
+		['DRAM throttled, now · last hour', nowAndHour(el('span', { class: 'dram-fraction', 'data-state': dram.state,
+			text: dram.state === 'absent' ? 'not measured on this CPU' : shareText(dram, dramLevels(sock)) }),
+		dram.state === 'absent' ? null : hourText(sock, 'dram'))],
+		['PROCHOT, now · last hour', prochotRow(sock)],
+		['Frequency limited, now · last hour', nowAndHour(el('span', { class: 'freq-fraction', 'data-state': freq.state,
+			text: freq.state === 'absent' ? 'not measured on this CPU' : shareText(freq, { 1: ['die'] }) }),
+		freq.state === 'absent' ? null : hourText(sock, 'freq'))],
+		['DIMM temperature, now', dimmFact(sock)],
 	];
 }
 
-function prochotFact(sock) {
+/*
+ * One PROCHOT row from every source the host has: the measured share of
+ * time (the throttle family, external or internal or "any"), the
+ * PROCHOT# status bit, the Westmere uncore's assertion count, and the
+ * history's share.  The bit is the external pin only, so where a share
+ * is above zero it is said to be clear, never "not asserted".
+ */
+function prochotRow(sock) {
+	const d = state.derived.get(sock.socket) || {};
+	const hot = d.prochot || { state: 'unknown', fraction: null, where: null };
+	const h = hourOf(sock.socket);
+	const hourShare = h && isNum(h.prochot) ? h.prochot : null;
+	const nowShare = hot.state === 'throttling' ? hot.fraction : null;
+	const anyShare = (nowShare || 0) > 0 || (hourShare || 0) > 0;
+	const row = el('span', { class: 'prochot-row' });
+	let text;
+	if (hot.state === 'absent')
+		text = 'time not measured on this CPU';
+	else if (hot.state === 'unknown')
+		text = 'measuring…';
+	else
+		text = nowShare > 0 ? `asserted ${shareText(hot, { 1: ['die'] })} now` : 'none now';
+	row.append(el('span', { class: 'prochot-fraction', 'data-state': hot.state, text }));
+	row.append(document.createTextNode('; '), prochotFact(sock, anyShare));
+	if (hourShare !== null)
+		row.append(el('span', { class: 'hour', text: ` · ${pct(hourShare)} of ${spanWords(h.span)}` }));
+	return row;
+}
+
+function prochotFact(sock, anyShare) {
 	const cores = sock.cores || [];
 	const known = sock.package_prochot_active !== undefined && sock.package_prochot_active !== null ||
 		cores.some((c) => typeof c.prochot_active === 'boolean');
@@ -426,10 +706,12 @@ function prochotFact(sock) {
 	const d = state.derived.get(sock.socket);
 	if (!known && !hasRegister(sock, 'package_prochot_active'))
 		return stateSpan('prochot-state', 'absent', 'no status bit on this CPU');
-	let text = !known ? 'no reading' : active ? 'asserted now' : 'not asserted';
+	let text = !known ? 'no reading of the PROCHOT# bit' : active ? 'PROCHOT# asserted now' :
+		anyShare ? 'PROCHOT# pin clear now' : 'not asserted';
 	if (d && d.prochotDelta !== null && d.prochotDelta > 0)
 		text += ` (${d.prochotDelta} assertions since last poll)`;
-	return stateSpan('prochot-state', !known ? 'unknown' : active ? 'active' : 'ok', text);
+	/* The pin clear beside a measured share is no all-clear: not green. */
+	return stateSpan('prochot-state', !known ? 'unknown' : active ? 'active' : anyShare ? 'pin-clear' : 'ok', text);
 }
 
 /*
@@ -486,21 +768,29 @@ function socketCard(sock) {
 	const t = socketTemperature(sock);
 	const tj = isNum(sock.tjmax_celsius) ? sock.tjmax_celsius : null;
 	const facts = [
-		['Temperature', t === null ? 'no reading' : `${t.value} °C (${t.source})`],
-		['Margin to TjMax', !hasRegister(sock, 'tjmax_celsius') ? 'no TjMax on this CPU' :
+		['Temperature, now', temperatureFact(sock, t)],
+		['Margin to TjMax, now', !hasRegister(sock, 'tjmax_celsius') ? 'no TjMax on this CPU' :
 			t === null || tj === null ? '—' : `${tj - t.value} °C (TjMax ${tj} °C)`],
 		...familyFacts(sock),
-		['Package throttling', boolFact(sock, 'package_thermal_throttling', 'throttling now', 'no', 'package-state')],
+		['Package throttling, now', boolFact(sock, 'package_thermal_throttling', 'throttling now', 'no', 'package-state')],
 	];
 	const dl = el('dl', { class: 'facts' });
 	for (const [k, v] of facts)
 		dl.append(el('dt', { text: k }), el('dd', {}, typeof v === 'string' ? document.createTextNode(v) : v));
 	const cores = (sock.cores || []).slice().sort((a, b) => a.core - b.core);
-	const grid = el('div', { class: 'grid', role: 'list', 'aria-label': `Cores of socket ${sock.socket}` });
-	for (const c of cores)
-		grid.append(coreCell(sock, c));
+	const ccds = cores.some((c) => isNum(c.temperature_celsius)) ? [] : ccdCells(sock);
+	const grid = el('div', { class: 'grid', role: 'list', 'aria-label': ccds.length ?
+		`CCD temperatures of socket ${sock.socket} (its ${cores.length} cores have no sensor of their own)` :
+		`Cores of socket ${sock.socket}` });
+	if (ccds.length)
+		grid.append(...ccds);
+	else
+		for (const c of cores)
+			grid.append(coreCell(sock, c));
+	const note = ccds.length ? el('p', { class: 'hint grid-note',
+		text: `CCD temperatures (k10temp Tccd): its ${cores.length} cores have no sensor of their own; no limit known.` }) : null;
 	return el('article', { class: 'socket', 'data-socket': sock.socket, 'aria-labelledby': 'socket-h-' + sock.socket },
-		el('h3', { id: 'socket-h-' + sock.socket, text: `Socket ${sock.socket}` }), dl, heatMap(sock), grid);
+		el('h3', { id: 'socket-h-' + sock.socket, text: `Socket ${sock.socket}` }), dl, heatMap(sock), note, grid);
 }
 
 function renderCollectors(list) {
@@ -534,6 +824,7 @@ function renderSnapshot(s) {
 	$('updated').textContent = `Sample at ${hhmmss(s.time)}, every ${s.interval_seconds} s`;
 	state.thermalAbsent = (s.collectors || []).some((c) => c.name === 'thermal' && c.state === 'not_applicable');
 	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
+	renderVerdict(s);
 	renderCollectors(s.collectors);
 	Signals.render(s);
 }
@@ -605,6 +896,7 @@ async function pollSnapshot() {
 		for (const sock of s.sockets || [])
 			deriveSocket(sock, s.time);
 		state.lastTime = s.time;
+		state.snapshot = s;
 		renderSnapshot(s);
 		renderEpisodes(s.time);
 		answered();
@@ -643,6 +935,9 @@ async function pollHistory() {
 		state.historyTime = Date.now() / 1000;
 		$('history-stale').hidden = true;
 		renderHistory();
+		/* The verdict, the cards' last hour and the map read the history too. */
+		if (state.snapshot)
+			renderSnapshot(state.snapshot);
 	} catch (err) {
 		/* Keep drawing the last document; say how old it is. */
 		if (state.history) {

@@ -1,7 +1,8 @@
 /*
  * uncored web page: the last hour of each socket as one small SVG chart,
- * all charts on one shared time axis.  Top band: hottest core, package
- * and margin to TjMax in °C (lines).  Middle band: DRAM throttled and
+ * all charts on one shared time axis.  Top band: hottest core, package,
+ * margin to TjMax and, where the socket has DIMM sensors, the hottest
+ * DIMM in °C (lines).  Middle band: DRAM throttled and
  * PROCHOT fractions of time (filled areas, drawn only where non-zero, one
  * path per run so each throttling interval is its own shape).  Bottom row:
  * that socket's throttle episodes.  Hover or focus a chart (arrow keys
@@ -27,6 +28,7 @@ const Charts = (() => {
 		{ key: 'hottest_core_celsius', label: 'hottest core', unit: '°C', cls: 'line-core' },
 		{ key: 'package_celsius', label: 'package', unit: '°C', cls: 'line-package' },
 		{ key: 'margin_celsius', label: 'margin to TjMax', unit: '°C', cls: 'line-margin' },
+		{ key: 'hottest_dimm_celsius', label: 'hottest DIMM', unit: '°C', cls: 'line-dimm' },
 	];
 	const AREAS = [
 		{ key: 'dram_throttled_fraction', label: 'DRAM throttled', cls: 'area-dram' },
@@ -70,7 +72,7 @@ const Charts = (() => {
 
 	function tempDomain(s) {
 		let lo = Infinity, hi = -Infinity;
-		for (const k of ['hottest_core_celsius', 'package_celsius', 'margin_celsius'])
+		for (const k of SERIES.map((ser) => ser.key))
 			for (const v of s[k] || [])
 				if (isNum(v)) {
 					lo = Math.min(lo, v);
@@ -139,7 +141,8 @@ const Charts = (() => {
 	function readoutText(s, i) {
 		const parts = [clockSeconds(s.time[i])];
 		for (const ser of SERIES)
-			parts.push(`${seriesLabel(s, ser)} ${fmt(s[ser.key][i], ser.unit)}`);
+			if (Array.isArray(s[ser.key]))   /* the hottest DIMM only where the socket has DIMM sensors */
+				parts.push(`${seriesLabel(s, ser)} ${fmt(s[ser.key][i], ser.unit)}`);
 		for (const ar of AREAS)
 			parts.push(`${ar.label} ${fmt(s[ar.key][i], '%')}`);
 		parts.push(`IPC ${fmt(s.ipc[i], '')}`);
