@@ -54,6 +54,12 @@ assert any("uncored_collector_applicable" in e for es in exprs.values() for e in
     "no panel shows collector applicability"
 assert any("uncored_dram_throttled_seconds_total" in e and "slot" in e and "channel" in e
            for es in exprs.values() for e in es), "no per-DIMM panel (by channel and slot)"
+# AMD EPYC is judged like Intel: Tctl, Tccd, DIMM temperature and refresh, each saying when no host has it.
+for what, needle in (("Tctl", 'sensor="Tctl"'), ("Tccd", 'sensor=~"Tccd'),
+                     ("DIMM temperature", "uncored_dimm_temperature_celsius"),
+                     ("DIMM refresh", "uncored_dimm_extended_refresh_seconds_total")):
+    panels = [t for t, es in exprs.items() if any(needle in e for e in es)]
+    assert panels and all(novalue[t] for t in panels), f"no AMD {what} panel with a noValue text"
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 PY
 timeout 60 promtool check rules "$tmp/dashboard.rules.yml" >/dev/null
