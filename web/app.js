@@ -143,7 +143,9 @@ function dimmFact(sock) {
 		`${hottest.celsius} °C, hottest (channel ${hottest.channel}, slot ${hottest.slot})`;
 	text += hot.length ? '; refresh 2× on ' + hot.map((d) => `channel ${d.channel} slot ${d.slot}`).join(', ') :
 		'; refresh 1× on all';
-	return el('span', { class: 'dimm-temp', 'data-state': hot.length ? 'hot' : 'ok', text });
+	const h = hourOf(sock.socket);
+	return nowAndHour(el('span', { class: 'dimm-temp', 'data-state': hot.length ? 'hot' : 'ok', text }),
+		h && h.hottestDimm !== null ? `at most ${h.hottestDimm} °C in ${spanWords(h.span)}` : null);
 }
 
 /* The throttle families' socket fields (throttle_families.h), by what the card calls them. */
@@ -665,7 +667,7 @@ function familyFacts(sock) {
 		['Frequency limited, now · last hour', nowAndHour(el('span', { class: 'freq-fraction', 'data-state': freq.state,
 			text: freq.state === 'absent' ? 'not measured on this CPU' : shareText(freq, { 1: ['die'] }) }),
 		freq.state === 'absent' ? null : hourText(sock, 'freq'))],
-		['DIMM temperature, now', dimmFact(sock)],
+		['DIMM temperature, now · last hour', dimmFact(sock)],
 	];
 }
 
@@ -810,6 +812,16 @@ function renderCollectors(list) {
 	}
 }
 
+/*
+ * The verdict and the cards: from the last snapshot and the last history,
+ * so drawn again when either arrives (the signals section only with a new
+ * snapshot, since it measures between two).
+ */
+function renderSockets(s) {
+	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
+	renderVerdict(s);
+}
+
 function renderSnapshot(s) {
 	const cpu = s.cpu || {};
 	const parts = [];
@@ -823,8 +835,7 @@ function renderSnapshot(s) {
 	$('host').textContent = parts.join(' · ');
 	$('updated').textContent = `Sample at ${hhmmss(s.time)}, every ${s.interval_seconds} s`;
 	state.thermalAbsent = (s.collectors || []).some((c) => c.name === 'thermal' && c.state === 'not_applicable');
-	$('sockets').replaceChildren(...(s.sockets || []).map(socketCard));
-	renderVerdict(s);
+	renderSockets(s);
 	renderCollectors(s.collectors);
 	Signals.render(s);
 }
@@ -937,7 +948,7 @@ async function pollHistory() {
 		renderHistory();
 		/* The verdict, the cards' last hour and the map read the history too. */
 		if (state.snapshot)
-			renderSnapshot(state.snapshot);
+			renderSockets(state.snapshot);
 	} catch (err) {
 		/* Keep drawing the last document; say how old it is. */
 		if (state.history) {
