@@ -190,7 +190,7 @@ async function checkBadges(page) {
 async function checkIdle(page) {
 	await page.goto(process.env.IDLE_URL + '/', { timeout: 15000 });
 	await waitPage(page, 'sapphire-rapids-2s:idle: no "No heat in the last …"',
-		() => /^No heat in the last /.test(document.getElementById('verdict').textContent), null, 20000);
+		() => /^No heat in the last /.test(document.getElementById('verdict').textContent), null, 30000);
 	console.log('sapphire-rapids-2s:idle: no heat ok');
 }
 
