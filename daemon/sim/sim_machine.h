@@ -249,7 +249,7 @@ bool sim_cpu_is_online(const struct sim *s, int cpu, int64_t t);
 /* Remove the PMU tree sim_attach_perf wrote, if any (best effort). */
 void sim_remove_pmu_root(struct sim *s);
 
-/* ---- building (sim_build.c) ---- */
+/* ---- checking (sim_check.c) and building (sim_build.c) ---- */
 
 /* Check every rule of the scenario against the model: 0, or -EINVAL with a sentence in err. */
 int sim_check_scenario(const struct sim *s, char *err, size_t errlen);
