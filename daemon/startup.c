@@ -152,6 +152,8 @@ int machine_open(const struct options *o, const struct conf *conf, struct machin
 			log_error("--simulate '%s': %s", o->simulate, err);
 			return -1;
 		}
+		for (int i = 0; sim_note(sim, i); i++)
+			log_notice("--simulate '%s': %s", o->simulate, sim_note(sim, i));
 		sim_bind(sim, &m->hw);
 		m->sim = sim;
 		/* The simulator's kernel: the collectors count through it as through Linux. */

@@ -498,6 +498,9 @@ static void sim_free(struct sim *s)
 	sim_kernel_free(s->kernel);
 	sim_boxes_free(s->boxes);
 	free(s->rewrites);
+	for (int i = 0; i < s->n_notes; i++)
+		free(s->notes[i]);
+	free(s->notes);
 	sim_scenario_free(s->scn);
 	pthread_mutex_destroy(&s->lock);
 	free(s);

@@ -62,6 +62,14 @@ enum sim_boot {
 struct sim *sim_open_boot(const char *spec, const char *scenario_dir, enum sim_clock clock,
 			  enum sim_boot boot, char *err, size_t errlen);
 
+/*
+ * The i-th note on the scenario (from 0; NULL past the last): a rule the
+ * model accepts but whose condition nothing on it reads, as "FILE:LINE:
+ * [SECTION]: why" (DRAM throttling on AMD EPYC, which counts none).  For
+ * the caller to say at start.
+ */
+const char *sim_note(const struct sim *sim, int i);
+
 /* Fill hw with ops bound to sim.  hw_close() on it frees the sim. */
 void sim_bind(struct sim *sim, struct hw *ret_hw);
 

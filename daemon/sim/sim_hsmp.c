@@ -14,7 +14,9 @@
  *
  * State: GET_PROC_HOT is 1 while a [prochot.N] rule holds on the socket;
  * GET_SOCKET_FREQ_LIMIT gives the reference clock in MHz, source bit 1
- * (PROCHOT) then, and the bit of every [frequency-limit.N] rule that holds.
+ * (PROCHOT) then, bit 3 (PPT Limit, the package power limit, §1.4) while a
+ * package [power-limit.N] rule holds, and the bit of every
+ * [frequency-limit.N] rule that holds.
  * DIMMs (§1.5): address bit 7 mode 1, bit 6 sensor, bit 4 DIMM, bits 3:0
  * channel; GET_DIMM_THERMAL gives the temperature as 11-bit two's
  * complement quarter degrees in [31:21], the age in [16:8] and the address
@@ -34,6 +36,7 @@
 #define SMU_VERSION         0x00450c00u
 #define FREQ_LIMIT_MHZ_SHIFT 16
 #define SOURCE_PROCHOT      (1u << 1)
+#define SOURCE_PPT          (1u << 3)
 #define DIMM_IDLE_C         40
 #define DIMM_2X_FROM_C      85
 #define DIMM_AGE_MS         10
@@ -69,6 +72,22 @@ static bool firmware_has(unsigned proto, uint32_t id)
 	if (proto == 2)
 		return id >= 0x01 && id <= 0x14;
 	return id >= 0x01 && id <= 0x22 && id != 0x15;
+}
+
+bool sim_hsmp_has_prochot(const struct sim_model *m)
+{
+	return m->hsmp_proto && firmware_has((unsigned)m->hsmp_proto, MSG_PROC_HOT);
+}
+
+bool sim_hsmp_has_freq_limit(const struct sim_model *m)
+{
+	return m->hsmp_proto && firmware_has((unsigned)m->hsmp_proto, MSG_FREQ_LIMIT);
+}
+
+bool sim_hsmp_has_dimms(const struct sim_model *m)
+{
+	return m->hsmp_proto && firmware_has((unsigned)m->hsmp_proto, MSG_DIMM_THERMAL) &&
+	       m->n_dimm_channels > 0;
 }
 
 /* Whether rule r holds at t (its window and duty cycle in the scenario's period). */
@@ -107,7 +126,7 @@ static int dimm_celsius(const struct sim *s, int socket, uint32_t addr, int64_t 
 {
 	int channel = (int)(addr & DIMM_ADDR_CHANNEL), slot = (addr & DIMM_ADDR_SLOT) ? 1 : 0;
 
-	if (!(addr & DIMM_ADDR_MODE1) || (addr & ~0xffu) || slot != 0 ||
+	if (!(addr & DIMM_ADDR_MODE1) || (addr & ~0xffu) || slot >= SIM_DIMM_SLOTS ||
 	    channel >= s->model->n_dimm_channels)
 		return -EINVAL;
 	*ret = DIMM_IDLE_C;
@@ -140,7 +159,9 @@ static int dimm_reply(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
 /* The firmware's reply to a supported id. */
 static int reply(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
 {
-	bool prochot = sim_timeline_value_at(&s->sockets[m->sock_ind].prochot, t) != 0;
+	const struct sim_socket *sk = &s->sockets[m->sock_ind];
+	bool prochot = sim_timeline_value_at(&sk->prochot, t) != 0;
+	bool ppt = sim_timeline_value_at(&sk->pkg_limit, t) != 0;
 
 	switch (m->msg_id) {
 	case MSG_TEST:
@@ -157,7 +178,8 @@ static int reply(const struct sim *s, struct hw_hsmp_msg *m, int64_t t)
 		break;
 	case MSG_FREQ_LIMIT:
 		m->args[0] = (uint32_t)(s->model->ref_hz / 1000000) << FREQ_LIMIT_MHZ_SHIFT |
-			     (prochot ? SOURCE_PROCHOT : 0) | limit_bits(s, m->sock_ind, t);
+			     (prochot ? SOURCE_PROCHOT : 0) | (ppt ? SOURCE_PPT : 0) |
+			     limit_bits(s, m->sock_ind, t);
 		break;
 	case MSG_DIMM_RANGE:
 	case MSG_DIMM_THERMAL:

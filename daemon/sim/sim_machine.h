@@ -125,6 +125,8 @@ struct sim {
 	char *pmu_root;                /* sim_attach_perf's PMU tree, removed at close */
 	const struct sim_rule **rewrites;
 	int n_rewrites, rw_idx;
+	char **notes;                  /* sim_note: rules whose condition nothing reads */
+	int n_notes;
 	int64_t rw_period;
 	/* sim_reg_find's answers by address (a multiplexed PMU rewrites the same few). */
 	struct sim_reg_hit reg_cache[SIM_REG_CACHE];
@@ -243,6 +245,18 @@ int sim_hwmon_read(const struct sim *s, const char *relpath, int64_t t, char *bu
 /* Answer HSMP message m at t as /dev/hsmp would (sim_hsmp.c, hw_ops.hsmp). */
 int sim_hsmp_send(const struct sim *s, struct hw_hsmp_msg *m, int64_t t);
 
+/* DIMM slots of each channel the simulated boards populate (sim_hsmp.c): slot 0 only. */
+#define SIM_DIMM_SLOTS 1
+
+/* Whether m's /dev/hsmp answers GET_PROC_HOT (Milan on). */
+bool sim_hsmp_has_prochot(const struct sim_model *m);
+
+/* Whether m's /dev/hsmp answers GET_SOCKET_FREQ_LIMIT (Genoa on). */
+bool sim_hsmp_has_freq_limit(const struct sim_model *m);
+
+/* Whether m's /dev/hsmp reports DIMMs (GET_DIMM_THERMAL, Genoa on) on channels of its own. */
+bool sim_hsmp_has_dimms(const struct sim_model *m);
+
 /* Whether cpu is online at t (not taken offline by a test nor by the scenario). */
 bool sim_cpu_is_online(const struct sim *s, int cpu, int64_t t);
 
@@ -251,8 +265,12 @@ void sim_remove_pmu_root(struct sim *s);
 
 /* ---- checking (sim_check.c) and building (sim_build.c) ---- */
 
-/* Check every rule of the scenario against the model: 0, or -EINVAL with a sentence in err. */
-int sim_check_scenario(const struct sim *s, char *err, size_t errlen);
+/*
+ * Check every rule of the scenario against the model: 0, or -EINVAL with
+ * a sentence in err (-ENOMEM).  Keeps a note (sim_note) for each rule
+ * whose condition nothing on the model reads.
+ */
+int sim_check_scenario(struct sim *s, char *err, size_t errlen);
 
 /* Allocate and paint the sockets, cores, CPUs and server boxes: 0 or -ENOMEM. */
 int sim_build_machine(struct sim *s);

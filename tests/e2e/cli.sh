@@ -89,7 +89,7 @@ rc=0
 # An unknown scenario names the directory and the known ones.
 rc=0
 "$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate westmere-ep-2s:nope --scenario-dir "$SCENARIOS" 2>"$TEST_TMP/err" || rc=$?
-[ "$rc" = 1 ] && grep -qx "uncored: --simulate 'westmere-ep-2s:nope': unknown scenario 'nope' in $SCENARIOS; known: conflict, counter-wrap, .*dram-heatwave, .*idle, .*prochot-storm.*" "$TEST_TMP/err" ||
+[ "$rc" = 1 ] && grep -qx "uncored: --simulate 'westmere-ep-2s:nope': unknown scenario 'nope' in $SCENARIOS; known: .*conflict, counter-wrap, .*dram-heatwave, .*idle, .*prochot-storm.*" "$TEST_TMP/err" ||
 	fail "unknown scenario: $(cat "$TEST_TMP/err")"
 
 # --help names a scenario directory that exists.
@@ -115,6 +115,38 @@ printf '[scenario]\nperiod = soon\n' >"$TEST_TMP/broken.ini"
 rc=0
 "$UNCORED_BIN" --config "$DEFAULTS_CONF" --once --simulate "westmere-ep-2s:$TEST_TMP/broken.ini" 2>"$TEST_TMP/err" || rc=$?
 [ "$rc" = 1 ] && grep -q "broken.ini:2" "$TEST_TMP/err" || fail "broken scenario: $(cat "$TEST_TMP/err")"
+
+# A rule for hardware the model lacks is refused with its location: slot 1 on a board with one
+# DIMM per channel, a DIMM sensor on Westmere-EP (no HSMP), a frequency limit on Milan (HSMP
+# without GET_SOCKET_FREQ_LIMIT), a channel beyond the model's.
+write_conf "$TEST_TMP/u.conf" 0
+lacks() {
+	model=$1 text=$2 want=$3
+	printf '%b' "$text" >"$TEST_TMP/lacks.ini"
+	rc=0
+	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate "$model:$TEST_TMP/lacks.ini" \
+		>"$TEST_TMP/out" 2>"$TEST_TMP/err" || rc=$?
+	[ "$rc" = 1 ] && grep -qxF "uncored: --simulate '$model:$TEST_TMP/lacks.ini': $TEST_TMP/lacks.ini:$want" "$TEST_TMP/err" ||
+		fail "$model: exit $rc, expected ...lacks.ini:$want, got: $(cat "$TEST_TMP/err")"
+}
+lacks genoa-2s '[dimm-temperature.1]\nsocket = 1\nchannel = 4\nslot = 1\ncelsius = 90\n' \
+	"4: slot: expected 0 or 'all' (model 'genoa-2s' has one DIMM, in slot 0, on each channel)"
+lacks westmere-ep-2s '[scenario]\nperiod = 60\n[dimm-temperature.1]\nsocket = 0\nchannel = 0\nslot = 0\ncelsius = 90\n' \
+	"3: [dimm-temperature.1]: expected a model whose HSMP reports DIMM temperatures (GET_DIMM_THERMAL: AMD Genoa and later), model 'westmere-ep-2s' has none"
+lacks milan-2s '[frequency-limit.1]\nsocket = 0\nreason = thermal\n' \
+	"1: [frequency-limit.1]: expected a model whose HSMP reports frequency-limit sources (GET_SOCKET_FREQ_LIMIT: AMD Genoa and later), model 'milan-2s' has none"
+lacks genoa-2s '[dimm-temperature.1]\nsocket = 0\nchannel = 12\nslot = 0\ncelsius = 90\n' \
+	"3: channel: expected 0 to 11 or 'all' (model 'genoa-2s' has 12 memory channels per socket)"
+lacks sapphire-rapids-2s '[dram-throttle.1]\nsocket = 1\nchannel = 8\n' \
+	"3: channel: expected 0 to 7 or 'all' (model 'sapphire-rapids-2s' has 8 memory channels per socket)"
+
+# A rule nothing on the model reads runs, and start-up says so with its location: AMD EPYC
+# counts no DRAM throttling, so dram-heatwave's DRAM rule shows nothing on genoa-2s.
+"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate genoa-2s:dram-heatwave \
+	--scenario-dir "$SCENARIOS" >"$TEST_TMP/out" 2>"$TEST_TMP/err" || fail "genoa-2s:dram-heatwave: $(cat "$TEST_TMP/err")"
+grep -qxF "uncored: --simulate 'genoa-2s:dram-heatwave': $SCENARIOS/dram-heatwave.ini:13: [dram-throttle.1]: nothing on model 'genoa-2s' reads it: AMD EPYC counts no DRAM throttling; a [dimm-temperature.N] rule heats a DIMM, which HSMP reports from Genoa on; the rule changes nothing there" "$TEST_TMP/err" ||
+	fail "genoa-2s:dram-heatwave: no notice of its DRAM rule: $(cat "$TEST_TMP/err")"
+[ "$(grep -c 'reads it' "$TEST_TMP/err")" = 1 ] || fail "genoa-2s:dram-heatwave: notices: $(cat "$TEST_TMP/err")"
 
 # Garbage in a topology file of a device tree.
 python3 "$(dirname "$0")/make_tree.py" --boot linux "$TEST_TMP/tree"
