@@ -144,7 +144,8 @@ lacks sapphire-rapids-2s '[dram-throttle.1]\nsocket = 1\nchannel = 8\n' \
 # counts no DRAM throttling, so dram-heatwave's DRAM rule shows nothing on genoa-2s.
 "$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate genoa-2s:dram-heatwave \
 	--scenario-dir "$SCENARIOS" >"$TEST_TMP/out" 2>"$TEST_TMP/err" || fail "genoa-2s:dram-heatwave: $(cat "$TEST_TMP/err")"
-grep -qxF "uncored: --simulate 'genoa-2s:dram-heatwave': $SCENARIOS/dram-heatwave.ini:13: [dram-throttle.1]: nothing on model 'genoa-2s' reads it: AMD EPYC counts no DRAM throttling; a [dimm-temperature.N] rule heats a DIMM, which HSMP reports from Genoa on; the rule changes nothing there" "$TEST_TMP/err" ||
+line=$(grep -nxF '[dram-throttle.1]' "$SCENARIOS/dram-heatwave.ini" | cut -d: -f1)
+grep -qxF "uncored: --simulate 'genoa-2s:dram-heatwave': $SCENARIOS/dram-heatwave.ini:$line: [dram-throttle.1]: nothing on model 'genoa-2s' reads it: AMD EPYC counts no DRAM throttling; a [dimm-temperature.N] rule heats a DIMM, which HSMP reports from Genoa on; the rule changes nothing there" "$TEST_TMP/err" ||
 	fail "genoa-2s:dram-heatwave: no notice of its DRAM rule: $(cat "$TEST_TMP/err")"
 [ "$(grep -c 'reads it' "$TEST_TMP/err")" = 1 ] || fail "genoa-2s:dram-heatwave: notices: $(cat "$TEST_TMP/err")"
 

@@ -6,7 +6,8 @@
 # package sensor and package throttling; it names its temperature sensors (k10temp's Tctl, no
 # package sensor), its PROCHOT time and frequency limits (hsmp), and its
 # hottest DIMM with the DIMMs at twice the refresh rate; the JSON has the
-# same DIMM, and the throttling signals say which of them the host sees.
+# same DIMM, and the throttling signals say which of them the host sees.  Then the shipped
+# AMD scenarios (amd-prochot, amd-dimm-hot, amd-frequency-limits) on Genoa, Turin and Milan.
 . "$(dirname "$0")/lib.sh"
 
 UNCORED_TEST_INTERVAL=1 write_conf "$TEST_TMP/u.conf" 9
@@ -50,5 +51,73 @@ for model in genoa-2s turin-2s; do
 		(.sockets[1] | has("dram_throttled_seconds") | not)' "$TEST_TMP/$model.json" >/dev/null ||
 		fail "$model JSON: $(jq -c '.sockets[1] | del(.cores)' "$TEST_TMP/$model.json")"
 	echo "$model: ok"
+done
+
+# The shipped AMD scenarios show their heat in its family and place from the first seconds.
+for model in genoa-2s turin-2s milan-2s; do
+	once() {
+		"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once ${2:+--json} --simulate "$model:$1" \
+			--scenario-dir "$SCENARIOS" >"$TEST_TMP/$model-$1.${2:-txt}" 2>"$TEST_TMP/log" ||
+			fail "$model:$1: --once failed: $(cat "$TEST_TMP/log")"
+	}
+	in_block() {
+		sed -n "/^socket $2:/,/^$/p" "$TEST_TMP/$model-$1.txt" | grep -qxE "$3" ||
+			fail "$model:$1 socket $2 has no line /$3/: $(cat "$TEST_TMP/$model-$1.txt")"
+	}
+	# amd-prochot: PROCHOT on socket 0 with cores 0 and 1 at 98 C and 94 C (Tccd1, Tccd2 where
+	# k10temp has them); from Genoa on the frequency limit says PROCHOT too.
+	once amd-prochot
+	in_block amd-prochot 0 '  PROCHOT +any: 1\.000 s'
+	in_block amd-prochot 1 '  PROCHOT +0 s in all 1 series'
+	if [ "$model" = turin-2s ]; then
+		in_block amd-prochot 0 '  temperature sensors +Tctl 98 C'
+	else
+		in_block amd-prochot 0 '  temperature sensors +Tctl 98 C, hottest of [0-9]+ more: Tccd1 98 C'
+	fi
+	in_block amd-prochot 1 '  temperature sensors +Tctl 45 C.*'
+	once amd-prochot json
+	jq -e '.sockets[0].prochot_seconds.any == 1 and .sockets[1].prochot_seconds.any == 0' \
+		"$TEST_TMP/$model-amd-prochot.json" >/dev/null || fail "$model:amd-prochot JSON"
+	if [ "$model" = milan-2s ]; then
+		# Milan's HSMP has no DIMMs and no frequency-limit sources: their scenarios are refused.
+		for sc in amd-dimm-hot amd-frequency-limits; do
+			rc=0
+			"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --simulate "$model:$sc" \
+				--scenario-dir "$SCENARIOS" >/dev/null 2>"$TEST_TMP/log" || rc=$?
+			[ "$rc" = 1 ] && grep -qE "^uncored: --simulate '$model:$sc': $SCENARIOS/$sc\.ini:[0-9]+: \[[a-z-]+\.1\]: expected a model whose HSMP reports .*, model '$model' has none$" "$TEST_TMP/log" ||
+				fail "$model:$sc: exit $rc: $(cat "$TEST_TMP/log")"
+		done
+		echo "$model: shipped scenarios ok"
+		continue
+	fi
+	in_block amd-prochot 0 '  frequency limited +prochot: 1\.000 s'
+
+	# amd-dimm-hot: socket 1 channel 4 slot 0 at 90 C and twice the refresh rate, channel 5 at
+	# 80 C and 1x; socket 0 idles at 40 C.
+	once amd-dimm-hot
+	in_block amd-dimm-hot 1 '  DIMM temperature +hottest channel 4 slot 0: 90 C; refresh 2x: channel 4 slot 0'
+	in_block amd-dimm-hot 0 '  DIMM temperature +hottest channel [0-9]+ slot 0: 40 C; refresh 1x on all 12'
+	in_block amd-dimm-hot 1 '  PROCHOT +0 s in all 1 series'
+	once amd-dimm-hot json
+	jq -e '.sockets[1].dimm_refresh_multiplier["0"]["4"] == 2 and
+		.sockets[1].dimm_refresh_multiplier["0"]["5"] == 1 and
+		([.sockets[1].dimm_temperature_celsius[]["4"]["0"]] | max == 90) and
+		([.sockets[1].dimm_temperature_celsius[]["5"]["0"]] | max == 80) and
+		([.sockets[0].dimm_temperature_celsius[][][]] | max == 40)' \
+		"$TEST_TMP/$model-amd-dimm-hot.json" >/dev/null ||
+		fail "$model:amd-dimm-hot JSON: $(jq -c '.sockets[1].dimm_temperature_celsius' "$TEST_TMP/$model-amd-dimm-hot.json")"
+
+	# amd-frequency-limits: socket 1 limited for heat and power at once, its cores at 92 C;
+	# socket 0 at its rated maximum (OPN Max), which accrues nothing.
+	once amd-frequency-limits
+	in_block amd-frequency-limits 1 '  frequency limited, thermal +1\.000 s'
+	in_block amd-frequency-limits 1 '  frequency limited, power +1\.000 s'
+	in_block amd-frequency-limits 1 '  temperature sensors +Tctl 92 C.*'
+	in_block amd-frequency-limits 0 '  frequency limited +0 s in all 8 series'
+	once amd-frequency-limits json
+	jq -e '.sockets[1].frequency_limited_seconds | .thermal == 1 and .power == 1 and
+		.current == 0 and .vr_hot == 0' "$TEST_TMP/$model-amd-frequency-limits.json" >/dev/null ||
+		fail "$model:amd-frequency-limits JSON: $(jq -c '.sockets[].frequency_limited_seconds' "$TEST_TMP/$model-amd-frequency-limits.json")"
+	echo "$model: shipped scenarios ok"
 done
 echo "once_amd: ok"

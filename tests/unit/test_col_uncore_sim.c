@@ -167,8 +167,11 @@ static void sim_every_scenario_restores_every_register(void **state)
 		 * socket 0; the policies differ there on purpose and have tests
 		 * of their own below.  In the lockdown scenario every write is
 		 * refused and the collector cannot start at all (test_faults).
+		 * The AMD scenarios (amd-*) name HSMP's DIMMs and frequency
+		 * limits, which this Intel model refuses.
 		 */
-		if (strcmp(names[i], "conflict") == 0 || strcmp(names[i], "lockdown") == 0)
+		if (strcmp(names[i], "conflict") == 0 || strcmp(names[i], "lockdown") == 0 ||
+		    strncmp(names[i], "amd-", 4) == 0)
 			continue;
 		sim_run_open(&r, names[i]);
 		sim_run_open(&twin, names[i]);

@@ -41,12 +41,18 @@
 /*
  * The big model is for benchmarks; one idle run pins its shape.  The AMD
  * models run the scenarios whose rules they simulate (the Intel registers'
- * scenarios would repeat the idle files).
+ * scenarios would repeat the idle files): their own (amd-*, which the Intel
+ * models leave out), and power-cap, whose
+ * package limit is HSMP's PPT source from Genoa on.  A model that refuses
+ * a scenario (a rule for hardware it lacks) writes no files for it.
  */
 static bool is_wanted(const char *model, const char *scenario)
 {
 	static const char *const amd_models[] = { "rome-2s", "milan-2s", "genoa-2s", "turin-2s" };
-	static const char *const amd_scenarios[] = { "idle", "cpu-offline", "prochot-storm" };
+	static const char *const amd_scenarios[] = {
+		"idle", "cpu-offline", "prochot-storm", "power-cap", "amd-dimm-hot", "amd-prochot",
+		"amd-frequency-limits",
+	};
 
 	for (size_t i = 0; i < sizeof(amd_models) / sizeof(amd_models[0]); i++) {
 		if (strcmp(model, amd_models[i]) != 0)
@@ -56,6 +62,8 @@ static bool is_wanted(const char *model, const char *scenario)
 				return true;
 		return false;
 	}
+	if (strncmp(scenario, "amd-", 4) == 0)
+		return false;   /* AMD's own: prochot-storm says the same of an Intel model */
 	return strcmp(model, "big") != 0 || strcmp(scenario, "idle") == 0;
 }
 

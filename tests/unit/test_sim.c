@@ -1028,7 +1028,8 @@ static void open_errors(void **state)
 			      err, sizeof(err));
 	assert_null(s);
 	/* A name that is not there is answered with the shipped scenarios, sorted. */
-	snprintf(expected, sizeof(expected), "unknown scenario 'no-such' in %s; known: conflict, "
+	snprintf(expected, sizeof(expected), "unknown scenario 'no-such' in %s; known: "
+		 "amd-dimm-hot, amd-frequency-limits, amd-prochot, conflict, "
 		 "counter-wrap, cpu-offline, dimm-hot-channel, dram-heatwave, global-disable, idle, "
 		 "lockdown, perf-profiler, perf-uncore, power-cap, prochot-storm, vr-prochot",
 		 scenario_dir());
