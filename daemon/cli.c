@@ -17,6 +17,9 @@
 
 void usage(FILE *f, const char *scenarios)
 {
+	char *names[SIM_MAX_SCENARIOS];
+	int n;
+
 	fprintf(f,
 		"usage: uncored [--config FILE] [--simulate MODEL[:SCENARIO]] [--root DIR] [--listen ADDR:PORT]\n"
 		"       uncored --once [--json | --format text|json|prometheus] [--verbose] [same options]\n"
@@ -33,8 +36,13 @@ void usage(FILE *f, const char *scenarios)
 		"  -s, --simulate SPEC      run on simulated hardware; models:");
 	for (const char *const *m = sim_model_names(); *m; m++)
 		fprintf(f, " %s", *m);
-	fprintf(f, "\n"
-		"                           scenarios: files in %s\n"
+	fprintf(f, "\n                           scenarios in %s:", scenarios);
+	n = sim_scenario_names(scenarios, names, SIM_MAX_SCENARIOS);
+	for (int i = 0; i < n; i++) {
+		fprintf(f, " %s", names[i]);
+		free(names[i]);
+	}
+	fprintf(f, "%s\n"
 		"      --scenario-dir DIR   where scenario names are looked up\n"
 		"      --root DIR           prefix for /dev/cpu and /sys (testing)\n"
 		"      --listen ADDR:PORT   listen address, overrides the configuration\n"
@@ -49,7 +57,7 @@ void usage(FILE *f, const char *scenarios)
 		"                           skylake-sp, ...) or a simulated model\n"
 		"  -V, --version            print the version and exit\n"
 		"  -h, --help               print this help and exit\n",
-		scenarios);
+		n ? "" : " none");
 }
 
 static int parse_format(const char *s, enum once_format *ret)

@@ -34,7 +34,10 @@ struct options {
 };
 
 
-/* Print the usage text to f; scenarios is where scenario names are looked up. */
+/*
+ * Print the usage text to f: the simulated models, and the scenarios of
+ * scenarios, the directory where scenario names are looked up.
+ */
 void usage(FILE *f, const char *scenarios);
 
 /* Parse argv into o.  Returns 0, or EXIT_USAGE after printing why. */

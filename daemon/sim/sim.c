@@ -521,19 +521,15 @@ static int compare_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* "unknown scenario 'NAME' in DIR; known: a, b, c" (the .ini files there, sorted). */
-static void unknown_scenario(const char *name, const char *dir, char *err, size_t errlen)
+int sim_scenario_names(const char *dir, char **names, int max)
 {
-	char *names[64];
-	int n = 0;
-	size_t used;
 	struct dirent *de;
 	DIR *d = opendir(dir);
+	int n = 0;
 
-	used = (size_t)snprintf(err, errlen, "unknown scenario '%s' in %s", name, dir);
 	if (!d)
-		return;
-	while ((de = readdir(d)) && n < 64) {
+		return 0;
+	while ((de = readdir(d)) && n < max) {
 		size_t len = strlen(de->d_name);
 
 		if (len <= 4 || strcmp(de->d_name + len - 4, ".ini") != 0)
@@ -544,6 +540,17 @@ static void unknown_scenario(const char *name, const char *dir, char *err, size_
 	}
 	closedir(d);
 	qsort(names, (size_t)n, sizeof(names[0]), compare_names);
+	return n;
+}
+
+/* "unknown scenario 'NAME' in DIR; known: a, b, c" (the .ini files there, sorted). */
+static void unknown_scenario(const char *name, const char *dir, char *err, size_t errlen)
+{
+	char *names[SIM_MAX_SCENARIOS];
+	int n = sim_scenario_names(dir, names, SIM_MAX_SCENARIOS);
+	size_t used;
+
+	used = (size_t)snprintf(err, errlen, "unknown scenario '%s' in %s", name, dir);
 	for (int i = 0; i < n; i++) {
 		if (used < errlen)
 			used += (size_t)snprintf(err + used, errlen - used, "%s%s", i ? ", " : "; known: ",

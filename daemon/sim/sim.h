@@ -82,6 +82,16 @@ double sim_now(struct sim *sim);
 /* The model names sim_open() knows, NULL-terminated. */
 const char *const *sim_model_names(void);
 
+/* The most scenario names sim_scenario_names() returns. */
+#define SIM_MAX_SCENARIOS 64
+
+/*
+ * The scenarios in dir, the names its *.ini files give (what
+ * "MODEL:NAME" looks up), sorted, at most max: the count, 0 when dir
+ * cannot be read.  Each name is allocated; the caller frees them.
+ */
+int sim_scenario_names(const char *dir, char **names, int max);
+
 /*
  * Call fn for every register of every CPU whose value the model stores
  * (control registers, counters, status registers), in a fixed order.  The

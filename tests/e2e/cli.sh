@@ -92,9 +92,15 @@ rc=0
 [ "$rc" = 1 ] && grep -qx "uncored: --simulate 'westmere-ep-2s:nope': unknown scenario 'nope' in $SCENARIOS; known: .*conflict, counter-wrap, .*dram-heatwave, .*idle, .*prochot-storm.*" "$TEST_TMP/err" ||
 	fail "unknown scenario: $(cat "$TEST_TMP/err")"
 
-# --help names a scenario directory that exists.
-dir=$("$UNCORED_BIN" --help | sed -n 's/^ *scenarios: files in //p')
+# --help names a scenario directory that exists, and its scenarios (e2e-doc_lists holds the
+# documents to them).
+dir=$("$UNCORED_BIN" --help | sed -n 's/^ *scenarios in \(.*\): .*/\1/p')
 [ -d "$dir" ] && [ -f "$dir/idle.ini" ] || fail "--help names scenario directory '$dir'"
+"$UNCORED_BIN" --help --scenario-dir "$SCENARIOS" | grep -qE "^ +scenarios in $SCENARIOS: amd-dimm-hot .* idle .* vr-prochot$" ||
+	fail "--help does not list the scenarios: $("$UNCORED_BIN" --help --scenario-dir "$SCENARIOS")"
+mkdir "$TEST_TMP/empty"
+"$UNCORED_BIN" --help --scenario-dir "$TEST_TMP/empty" | grep -qxE " +scenarios in $TEST_TMP/empty: none" ||
+	fail "--help with no scenarios: $("$UNCORED_BIN" --help --scenario-dir "$TEST_TMP/empty")"
 
 # AMD EPYC is not refused: the Intel-only collectors say they are not applicable, and why;
 # the core collector counts through perf.
