@@ -222,7 +222,9 @@ samples_grow() {
 }
 
 # Start a real Prometheus server on loopback scraping the given targets
-# every second; sets PROM_URL.  Usage: start_prometheus RULES_FILE_OR_EMPTY TARGET...
+# every second (every PROM_INTERVAL, when set, e.g. 750ms), evaluating its
+# rules as often; sets PROM_URL.
+# Usage: start_prometheus RULES_FILE_OR_EMPTY TARGET...
 # PROM_FLAGS, when set, adds flags (--enable-feature=exemplar-storage).
 start_prometheus() {
 	command -v prometheus >/dev/null || skip "prometheus is not installed"
@@ -230,8 +232,8 @@ start_prometheus() {
 	shift
 	{
 		echo "global:"
-		echo "  scrape_interval: 1s"
-		echo "  evaluation_interval: 1s"
+		echo "  scrape_interval: ${PROM_INTERVAL:-1s}"
+		echo "  evaluation_interval: ${PROM_INTERVAL:-1s}"
 		if [ -n "$rules" ]; then
 			echo "rule_files: ['$rules']"
 		fi
