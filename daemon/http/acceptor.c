@@ -301,6 +301,18 @@ static void drop_parked(struct http_server *srv, struct acceptor *a, uint64_t no
 	unpark(a, (unsigned)(p - a->parked));
 }
 
+/* http_tune_socket() on a newly accepted socket; a failure is logged once. */
+static void tune(struct http_server *srv, int fd)
+{
+	static atomic_bool said;
+	int r = http_tune_socket(fd, srv->write_timeout_s);
+
+	if (r < 0 && !atomic_exchange(&said, true))
+		log_warning("http: capping an accepted socket's send buffer and write deadline "
+			    "(SO_SNDBUF, TCP_USER_TIMEOUT): %s; a client that does not read may "
+			    "hold more of the host's TCP memory (said once)", strerror(-r));
+}
+
 /*
  * Accept what the listen queue holds (a batch at most).  When all places
  * are taken, a newcomer that has not sent its request yet is kept aside
@@ -336,6 +348,7 @@ static void accept_batch(struct http_server *srv, struct acceptor *a)
 			}
 			return;
 		}
+		tune(srv, fd);
 		p->fd = fd;
 		p->asked = false;
 		p->since_ms = mono_ms();
@@ -354,13 +367,14 @@ static void accept_batch(struct http_server *srv, struct acceptor *a)
 /* At most once a minute, what the limits did to clients (lock held). */
 static void report(struct http_server *srv)
 {
-	if (srv->n_deadline || srv->n_evicted || srv->n_refused || srv->n_pipelined)
+	if (srv->n_deadline || srv->n_evicted || srv->n_refused || srv->n_pipelined || srv->n_reset)
 		log_info("http: in the last %d s, %u connections closed at their request deadline, "
 			 "%u gave their place to a client that asked, %u refused over "
-			 "max_connections_per_ip, %u closed after %u pipelined answers not read",
+			 "max_connections_per_ip, %u closed after %u pipelined answers not read, "
+			 "%u reset for not reading",
 			 HTTP_LOG_EVERY_S, srv->n_deadline, srv->n_evicted, srv->n_refused,
-			 srv->n_pipelined, HTTP_PIPELINE_MAX);
-	srv->n_deadline = srv->n_evicted = srv->n_refused = srv->n_pipelined = 0;
+			 srv->n_pipelined, HTTP_PIPELINE_MAX, srv->n_reset);
+	srv->n_deadline = srv->n_evicted = srv->n_refused = srv->n_pipelined = srv->n_reset = 0;
 }
 
 /*
@@ -396,7 +410,8 @@ void *http_acceptor_main(void *arg)
 			timeout = (int)(srv->next_deadline_ms - now);
 		/* No connection, deadline or count to report: sleep until a client or a wake-up. */
 		if (!srv->n_used && !srv->next_deadline_ms && !a.n_parked && !a.blocked &&
-		    !srv->n_deadline && !srv->n_evicted && !srv->n_refused && !srv->n_pipelined)
+		    !srv->n_deadline && !srv->n_evicted && !srv->n_refused && !srv->n_pipelined &&
+		    !srv->n_reset)
 			timeout = -1;
 		/* Every slot taken (half of them closing): wait for a CLOSED.
 		 * No place to be had (blocked) is no reason to stop accepting:

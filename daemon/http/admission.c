@@ -4,7 +4,9 @@
  * request deadline, and which connection gives its place up when all are
  * taken (http_internal.h).
  */
+#include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -168,9 +170,15 @@ void http_slot_free(struct http_server *srv, struct conn *c)
  * Close a waiting connection early: shutdown() makes libmicrohttpd see the
  * end of the stream at once and close it.  Only started connections: their
  * fd cannot have been closed and reused, because CLOSED takes the lock.
+ * One answering a client that does not read (its socket takes no more) is
+ * reset, so that what its socket holds is freed with it.
  */
 void http_doom(struct http_server *srv, struct conn *c)
 {
+	if (c->busy && http_blocked_on_reader(c->fd)) {
+		http_reset_on_close(c->fd);
+		srv->n_reset++;
+	}
 	shutdown(c->fd, SHUT_RDWR);
 	c->doomed = true;
 	srv->n_live--;
@@ -218,12 +226,33 @@ bool http_input_pending(int fd)
 	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
 }
 
-/* The socket takes no more bytes: an answer waits for its client to read. */
-static bool blocked_on_reader(int fd)
+bool http_blocked_on_reader(int fd)
 {
 	struct pollfd p = { .fd = fd, .events = POLLOUT };
 
 	return poll(&p, 1, 0) == 0;
+}
+
+/* --- what a connection may leave in the kernel ----------------------------- */
+
+int http_tune_socket(int fd, unsigned write_timeout_s)
+{
+	int sndbuf = (int)HTTP_SNDBUF_BYTES;
+	unsigned user_timeout_ms = write_timeout_s * 1000u;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf)) < 0)
+		return -errno;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms,
+		       sizeof(user_timeout_ms)) < 0)
+		return -errno;
+	return 0;
+}
+
+void http_reset_on_close(int fd)
+{
+	struct linger now = { .l_onoff = 1, .l_linger = 0 };
+
+	(void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &now, sizeof(now));
 }
 
 /*
@@ -243,7 +272,7 @@ static bool evictable(const struct conn *c, uint64_t now)
 	if (c->fd < 0 || !c->started || c->doomed || now - held < HTTP_EVICT_MIN_AGE_MS)
 		return false;
 	if (c->busy)
-		return blocked_on_reader(c->fd);
+		return http_blocked_on_reader(c->fd);
 	return !http_input_pending(c->fd);
 }
 
@@ -359,14 +388,19 @@ void http_request_completed(void *cls, struct MHD_Connection *mc, void **con_cls
 	struct conn *c = http_conn_of(mc);
 
 	(void)con_cls;
-	(void)toe;
 	if (!c)
 		return;
 	pthread_mutex_lock(&srv->lock);
+	/* Writing the answer made no progress for write_timeout: the client
+	 * does not read, and what the socket holds goes with it. */
+	if (toe == MHD_REQUEST_TERMINATED_TIMEOUT_REACHED && c->busy && !c->doomed) {
+		http_reset_on_close(c->fd);
+		srv->n_reset++;
+	}
 	MHD_set_connection_option(mc, MHD_CONNECTION_OPTION_TIMEOUT, srv->idle_timeout_s);
 	c->busy = false;
 	c->since_ms = mono_ms();
-	if (!c->doomed && (http_input_pending(c->fd) || blocked_on_reader(c->fd)))
+	if (!c->doomed && (http_input_pending(c->fd) || http_blocked_on_reader(c->fd)))
 		c->streak++;
 	else
 		c->streak = 0;

@@ -45,6 +45,16 @@
  * busy host). */
 #define HTTP_EVICT_MIN_AGE_MS 100u
 #define HTTP_DEFAULT_WRITE_TIMEOUT_S 2u
+/*
+ * SO_SNDBUF of every accepted connection: what the kernel may hold of the
+ * answers a client has not taken.  Linux doubles it for its bookkeeping and
+ * stops the autotuning that grows a send buffer to tcp_wmem's maximum
+ * (4 MiB by default), so each connection holds at most 128 KiB of the
+ * host's TCP memory on the server's side, where a client that did not read
+ * held up to 4 MiB (and kept it after the close, as an orphan).  128 KiB in
+ * flight still fill a 1 Gbit/s link at 1 ms round trip.
+ */
+#define HTTP_SNDBUF_BYTES (64u * 1024u)
 /* Requests answered in a row while the client had not taken the previous
  * answer (or had sent the next request already): the last one closes. */
 #define HTTP_PIPELINE_MAX 16u
@@ -117,6 +127,7 @@ struct http_server {
 	size_t addr_cap;
 	uint64_t next_deadline_ms;     /* earliest deadline of a waiting connection; 0: none */
 	unsigned n_deadline, n_evicted, n_refused, n_pipelined; /* since the last report */
+	unsigned n_reset;              /* since the last report: reset for not reading */
 	bool full;                     /* every slot taken: the acceptor waits for CLOSED */
 	struct addr_debt debts[HTTP_DEBT_SLOTS]; /* lossy: a busy table forgets the least */
 };
@@ -155,6 +166,25 @@ void http_doom(struct http_server *srv, struct conn *c);
 void http_sweep(struct http_server *srv, uint64_t now);
 /* Whether fd has bytes to read. */
 bool http_input_pending(int fd);
+/* The socket takes no more bytes: an answer waits for its client to read. */
+bool http_blocked_on_reader(int fd);
+/*
+ * What every accepted socket gets before it is served: SO_SNDBUF capped at
+ * HTTP_SNDBUF_BYTES, and TCP_USER_TIMEOUT at write_timeout_s, so that the
+ * kernel resets a connection whose client has taken none of what it was
+ * sent for that long, also once it is closed and no longer the server's
+ * (an orphan would otherwise keep its bytes as long as the client keeps
+ * its end open, answering the kernel's window probes).  0, or -errno of
+ * the first setsockopt that failed.
+ */
+int http_tune_socket(int fd, unsigned write_timeout_s);
+/*
+ * Make the close of fd abortive (SO_LINGER on, 0 s): the kernel sends a
+ * reset and frees what it holds for the connection at once, instead of
+ * keeping the bytes the client has not taken.  For a client dropped
+ * because it does not read; one that reads keeps the orderly close.
+ */
+void http_reset_on_close(int fd);
 /* The connection that gives up its place to a newcomer, or NULL; only: of that address (admission.c). */
 struct conn *http_pick_victim(struct http_server *srv, const unsigned char *only, uint64_t now);
 /* libmicrohttpd's notify callbacks: a connection started or closed; an answer finished. */

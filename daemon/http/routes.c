@@ -430,9 +430,15 @@ static enum MHD_Result route(const struct http_server *srv, struct MHD_Connectio
 /*
  * Answer a checked request.  The answer has the write deadline: libmicrohttpd
  * drops the connection when writing it makes no progress for write_timeout
- * (http_request_completed gives the next request its own deadline back).  After
- * HTTP_PIPELINE_MAX answers in a row to a client that asked ahead of reading,
- * the connection closes after this one.
+ * (http_request_completed gives the next request its own deadline back, and
+ * makes the drop a reset).  A pipelined request is not answered while the
+ * socket takes no more: libmicrohttpd (0.9.75, Debian 12) finishes an
+ * answer whose last byte the kernel took only on the socket's next
+ * POLLOUT, and only then reads on, so with the send buffer capped
+ * (HTTP_SNDBUF_BYTES) a client that asks ahead of reading has no more than
+ * that buffer's worth of answers in the kernel.  After HTTP_PIPELINE_MAX
+ * answers in a row to a client that asked ahead of reading (small ones, that
+ * its socket took), the connection closes after this one.
  */
 static enum MHD_Result answer(struct http_server *srv, struct MHD_Connection *c, const char *url)
 {

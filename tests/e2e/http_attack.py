@@ -33,6 +33,17 @@ daemon's sampling interval.
 
 RUNS (default 1): the whole, attack and scraper, that many times in a row.
 
+  tcpmem   SOCKETS connections (environment UNCORED_TCPMEM_SOCKETS, default
+           1000) from one address (127.0.3.1), each pipelining 16
+           'GET /metrics' and never reading; a connection the server closes
+           or resets is opened again 0.5 s later, 16 * SOCKETS opens in all
+           at most.  The
+           host's TCP memory (/proc/net/sockstat, 'TCP: ... mem', pages) is
+           read before the attack and all through it: the attack fails when
+           it grows by more than LIMIT MiB (UNCORED_TCPMEM_LIMIT_MB, default
+           64), and the scraper's only limit is 5 s an answer (its p99 is
+           printed, not judged); the sampler is not judged either.
+
 Exit status 0 when every scrape was answered with 200 within 1 s, during and
 after the attack, and the sample counter advanced by at least half of what
 the interval promises, in every run; 1 otherwise.  The script ends by itself.
@@ -40,6 +51,7 @@ the interval promises, in every run; 1 otherwise.  The script ends by itself.
 import collections
 import errno
 import multiprocessing
+import os
 import resource
 import select
 import selectors
@@ -51,6 +63,9 @@ SCRAPER_ADDR = "127.0.0.250"
 SCRAPE_EVERY = 0.2
 SCRAPE_LIMIT = 1.0
 CONNECTING = 256
+# tcpmem: a connection the server closed is opened again this much later,
+# so that refusals do not spend the attack's opens at once.
+REOPEN_AFTER = 0.5
 KEEPALIVE_CONNS = 10000
 
 
@@ -198,20 +213,148 @@ def slow_readers(port, stop, addrs, per_addr, pipelined):
         s.close()
 
 
-def scrape(port):
-    """One /metrics exchange; returns (seconds, samples_total) or raises."""
+def non_readers(port, stop, src, count, request, max_opens, opens):
+    """Hold count connections from src, each sending request once connected
+    and never reading; one the server closes or resets (a hang-up or an
+    error: nothing is read) is closed here and opened again, max_opens
+    opens in all; at most CONNECTING connections are being opened at a
+    time.  opens (a shared value) counts the opens."""
+    poller = select.poll()
+    conns = {}
+    gone = select.POLLRDHUP | select.POLLHUP | select.POLLERR
+    connecting = 0
+    closed = collections.deque()  # when each connection closed here was, oldest first
+
+    def open_more():
+        nonlocal connecting
+        now = time.monotonic()
+        while closed and now - closed[0] >= REOPEN_AFTER:
+            closed.popleft()
+        while (len(conns) + len(closed) < count and connecting < CONNECTING and
+               opens.value < max_opens):
+            s = open_conn(port, src)
+            opens.value += 1
+            if s is None:
+                return
+            conns[s.fileno()] = [s, False]
+            poller.register(s, select.POLLOUT | gone)
+            connecting += 1
+
+    open_more()
+    while not stop.is_set():
+        for fd, ev in poller.poll(100):
+            if fd not in conns:
+                continue
+            s, sent = conns[fd]
+            if ev & gone:
+                poller.unregister(fd)
+                del conns[fd]
+                s.close()
+                closed.append(time.monotonic())
+                connecting -= not sent
+                continue
+            if ev & select.POLLOUT and not sent:
+                try:
+                    s.send(request)
+                except OSError:
+                    pass
+                conns[fd][1] = True
+                connecting -= 1
+                poller.modify(fd, gone)
+        open_more()
+    for s, _ in conns.values():
+        s.close()
+
+
+def tcp_mem_pages():
+    """The host's TCP memory in pages: 'mem' of the 'TCP:' line of
+    /proc/net/sockstat (the kernel's count, over every namespace)."""
+    with open("/proc/net/sockstat") as f:
+        for line in f:
+            if line.startswith("TCP:"):
+                words = line.split()
+                return int(words[words.index("mem") + 1])
+    raise RuntimeError("no TCP line in /proc/net/sockstat")
+
+
+def tcpmem_run(port, seconds, after, label):
+    """The tcpmem attack with the scraper beside it and the host's TCP
+    memory read all through it; the lines to print and whether it held."""
+    sockets = int(os.environ.get("UNCORED_TCPMEM_SOCKETS", "1000"))
+    limit_mb = float(os.environ.get("UNCORED_TCPMEM_LIMIT_MB", "64"))
+    page_kb = os.sysconf("SC_PAGE_SIZE") / 1024
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 16
+    stop = multiprocessing.Event()
+    opens = multiprocessing.Value("l", 0, lock=False)
+    base = tcp_mem_pages()
+    t = multiprocessing.Process(target=non_readers,
+                                args=(port, stop, "127.0.3.1", sockets, request, 16 * sockets,
+                                      opens))
+    t.start()
+    times, failures = [], []
+    peak = base
+    t0 = time.monotonic()
+    t_end = t0 + seconds
+    t_stop = t_end + after
+    while True:
+        now = time.monotonic()
+        if now >= t_stop:
+            break
+        if now >= t_end and not stop.is_set():
+            stop.set()
+            t.join(10)
+        if not stop.is_set():
+            peak = max(peak, tcp_mem_pages())
+        try:
+            took, _ = scrape(port, 5.0)
+            times.append(took)
+        except (OSError, RuntimeError) as e:
+            failures.append("%.1f s: %s" % (now - t0, e))
+        if not stop.is_set():
+            peak = max(peak, tcp_mem_pages())
+        time.sleep(max(0.0, SCRAPE_EVERY - (time.monotonic() - now)))
+    stop.set()
+    t.join(10)
+    if t.is_alive():
+        t.kill()
+    grown_mb = (peak - base) * page_kb / 1024
+    lines = ["%s: %d sockets from one address, %d opened in all; host TCP memory %.1f MiB "
+             "before, %.1f MiB at most during the attack (+%.1f MiB, limit %.0f MiB), "
+             "%.1f MiB after"
+             % (label, sockets, opens.value, base * page_kb / 1024, peak * page_kb / 1024,
+                grown_mb, limit_mb, tcp_mem_pages() * page_kb / 1024)]
+    ok = grown_mb <= limit_mb
+    if not ok:
+        lines.append("%s: the host's TCP memory grew by more than %.0f MiB" % (label, limit_mb))
+    times.sort()
+    if times:
+        lines.append("%s: %d scrapes answered, p50 %.1f ms, p99 %.1f ms, max %.1f ms"
+                     % (label, len(times), 1e3 * times[len(times) // 2],
+                        1e3 * times[min(len(times) - 1, int(len(times) * 0.99))], 1e3 * times[-1]))
+    else:
+        lines.append("%s: no scrape answered" % label)
+        ok = False
+    for f in failures:
+        lines.append("%s: scrape failed: %s" % (label, f))
+        ok = False
+    return ok, lines
+
+
+def scrape(port, limit=SCRAPE_LIMIT):
+    """One /metrics exchange within limit seconds; returns (seconds,
+    samples_total) or raises."""
     t0 = time.monotonic()
     s = socket.socket()
     s.bind((SCRAPER_ADDR, 0))
-    s.settimeout(SCRAPE_LIMIT)
+    s.settimeout(limit)
     try:
         s.connect(("127.0.0.1", port))
         s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         data = b""
         while True:
-            left = SCRAPE_LIMIT - (time.monotonic() - t0)
+            left = limit - (time.monotonic() - t0)
             if left <= 0:
-                raise TimeoutError("no complete answer within %.1f s" % SCRAPE_LIMIT)
+                raise TimeoutError("no complete answer within %.1f s" % limit)
             s.settimeout(left)
             chunk = s.recv(262144)
             if not chunk:
@@ -321,8 +464,11 @@ def main():
     raise_fd_limit(KEEPALIVE_CONNS + 512 if attack == "keepalive" else 4096)
     failed = 0
     for run in range(1, runs + 1):
-        ok, lines = one_run(port, attack, seconds, after, interval,
-                            attack if runs == 1 else "%s run %d/%d" % (attack, run, runs))
+        label = attack if runs == 1 else "%s run %d/%d" % (attack, run, runs)
+        if attack == "tcpmem":
+            ok, lines = tcpmem_run(port, seconds, after, label)
+        else:
+            ok, lines = one_run(port, attack, seconds, after, interval, label)
         print("\n".join(lines), flush=True)
         failed += not ok
     if runs > 1:

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -715,6 +716,234 @@ static void test_slow_reader(void **state)
 	stop_server(sv);
 }
 
+/* --- what a connection leaves in the kernel ------------------------------- */
+
+#define MID_ASSET (20u * 1024u)
+#define HUGE_ASSET (1024u * 1024u)
+static unsigned char big_asset[HUGE_ASSET];
+static const struct http_asset big_assets[] = {
+	{ "/mid.bin", "application/octet-stream", big_asset, MID_ASSET },
+	{ "/huge.bin", "application/octet-stream", big_asset, HUGE_ASSET },
+};
+
+static struct server *start_big_server(void)
+{
+	for (size_t i = 0; i < sizeof(big_asset); i++)
+		big_asset[i] = (unsigned char)('a' + i % 26);
+	return start_server_opt((struct http_options){
+		.max_connections = 4, .request_timeout_s = 10, .write_timeout_s = 1,
+		.max_header_bytes = 8192, .interval_s = 1.0,
+		.assets = big_assets, .n_assets = ARRAY_SIZE(big_assets) });
+}
+
+/* A client that sends req times over, with a small receive buffer (small). */
+static int pipeliner(int port, const char *req, unsigned times, bool small)
+{
+	int fd = connect_port(port), rcv = 4096;
+	size_t len = strlen(req);
+	char *all = malloc(len * times);
+
+	assert_non_null(all);
+	if (small)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
+	for (unsigned i = 0; i < times; i++)
+		memcpy(all + i * len, req, len);
+	assert_int_equal(send(fd, all, len * times, MSG_NOSIGNAL), (ssize_t)(len * times));
+	free(all);
+	return fd;
+}
+
+/*
+ * The sockets of this host's TCP connections between local port a and
+ * remote port b; with *txq (may be NULL) the most bytes one of them holds
+ * that its peer has not acknowledged.
+ */
+static int tcp_sockets(int a, int b, unsigned *txq)
+{
+	FILE *f = fopen("/proc/net/tcp", "r");
+	char line[256];
+	int n = 0;
+
+	assert_non_null(f);
+	if (txq)
+		*txq = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned la, lp, ra, rp, st, tx;
+
+		if (sscanf(line, " %*d: %x:%x %x:%x %x %x", &la, &lp, &ra, &rp, &st, &tx) == 6 &&
+		    (int)lp == a && (int)rp == b) {
+			n++;
+			if (txq && tx > *txq)
+				*txq = tx;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+static int local_port(int fd)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	return ntohs(sa.sin_port);
+}
+
+/*
+ * Wait (5 s at most) for the server to end fd's connection; returns the
+ * errno of the end (ECONNRESET for a reset, 0 for an orderly close), the
+ * bytes that came before it read and dropped.
+ */
+static int end_of(int fd)
+{
+	static char sink[65536];
+	double t0 = mono_s();
+
+	while (mono_s() - t0 < 5.0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		while ((n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT)) > 0)
+			;
+		if (n == 0)
+			return 0;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return errno;
+	}
+	fail_msg("the server did not end the connection within 5 s");
+	return -1;
+}
+
+/*
+ * A client that does not read is dropped with a reset, and the server's
+ * socket is gone with what it held (no orphan left in the kernel): one
+ * answer larger than the socket takes (libmicrohttpd's write deadline), and
+ * pipelined answers the socket has no room for (held, then reset at the
+ * deadline).  After a write_timeout of 1 s, not before; an asker is served
+ * meanwhile.
+ */
+static void test_non_reader_reset(void **state)
+{
+	struct server *sv = start_big_server();
+	int idle = connect_port(sv->port);
+	int huge = pipeliner(sv->port, "GET /huge.bin HTTP/1.1\r\nHost: x\r\n\r\n", 1, true);
+	int piped = pipeliner(sv->port, "GET /mid.bin HTTP/1.1\r\nHost: x\r\n\r\n", 16, true);
+	int hp = local_port(huge), pp = local_port(piped);
+	double t0 = mono_s();
+
+	(void)state;
+	/* The count sees a connection the server keeps (request_timeout 10 s). */
+	assert_int_equal(tcp_sockets(sv->port, local_port(idle), NULL), 1);
+	request(sv->port, "GET", "/mid.bin", resp);
+	assert_int_equal(status_of(resp), 200);
+	assert_int_equal(end_of(huge), ECONNRESET);
+	assert_int_equal(end_of(piped), ECONNRESET);
+	print_message("both reset %.1f s after their requests\n", mono_s() - t0);
+	assert_true(mono_s() - t0 >= 0.9);
+	assert_int_equal(tcp_sockets(sv->port, hp, NULL), 0);
+	assert_int_equal(tcp_sockets(sv->port, pp, NULL), 0);
+	close(idle);
+	close(huge);
+	close(piped);
+	stop_server(sv);
+}
+
+/* Bytes waiting in fd's receive queue. */
+static int queued(int fd)
+{
+	int n = 0;
+
+	return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
+}
+
+/* Read exactly one response with a Content-Length body from fd into resp. */
+static void read_one_response(int fd)
+{
+	size_t got = 0, need = 0;
+	char v[32];
+
+	/* The head a byte at a time: nothing of the next answer is taken. */
+	while (!strstr(resp, "\r\n\r\n")) {
+		assert_true(got < RESP_MAX - 1);
+		if (recv(fd, resp + got, 1, 0) != 1)
+			fail_msg("recv: %s after %zu bytes", strerror(errno), got);
+		resp[++got] = '\0';
+	}
+	assert_non_null(header(resp, "Content-Length", v, sizeof(v)));
+	need = got + strtoul(v, NULL, 10);
+	assert_true(need < RESP_MAX);
+	while (got < need) {
+		ssize_t n = recv(fd, resp + got, need - got, 0);
+
+		if (n <= 0)
+			fail_msg("recv: %s after %zu of %zu bytes", n ? strerror(errno) : "end", got,
+				 need);
+		got += (size_t)n;
+	}
+	resp[got] = '\0';
+}
+
+/*
+ * A client that pipelines requests whose answers fill its socket and the
+ * server's, and reads them only then, gets every one, whole and in order:
+ * the answers that found the socket full waited (held) until it took
+ * more, then went on.
+ */
+static void test_pipelined_reader_served(void **state)
+{
+	enum { N = 12 };
+	struct server *sv = start_big_server();
+	/* Not a small receive buffer: on loopback, one under the segment size
+	 * (64 KiB) stalls the transfer past the write deadline. */
+	int fd = pipeliner(sv->port, "GET /mid.bin HTTP/1.1\r\nHost: x\r\n\r\n", N, false);
+	double t0 = mono_s();
+
+	(void)state;
+	/* Its receive queue full (it grows no more) before it reads. */
+	for (int last = -1; queued(fd) != last && mono_s() - t0 < 0.5; usleep(100 * 1000))
+		last = queued(fd);
+	for (int i = 0; i < N; i++) {
+		resp[0] = '\0';
+		read_one_response(fd);
+		assert_int_equal(status_of(resp), 200);
+		assert_memory_equal(body_of(resp), big_asset, MID_ASSET);
+	}
+	close(fd);
+	stop_server(sv);
+}
+
+/*
+ * A client that pipelines requests and does not read has no more of their
+ * answers in the kernel than the capped send buffer holds (128 KiB, and
+ * the answer that filled it), where the buffer grew to take every answer
+ * (16 here, 330 KB) before the cap.
+ */
+static void test_pipeline_bounded_in_kernel(void **state)
+{
+	struct server *sv = start_big_server();
+	int fd = pipeliner(sv->port, "GET /mid.bin HTTP/1.1\r\nHost: x\r\n\r\n", 16, true);
+	int port = local_port(fd);
+	unsigned txq = 0, last = 1;
+	double t0 = mono_s();
+
+	(void)state;
+	/* Until the server's send queue grows no more, 0.8 s at most (before
+	 * the write deadline drops it). */
+	while (txq != last && mono_s() - t0 < 0.8) {
+		last = txq;
+		usleep(100 * 1000);
+		assert_int_equal(tcp_sockets(sv->port, port, &txq), 1);
+	}
+	print_message("%u bytes of answers in the server's socket\n", txq);
+	assert_true(txq > 0);
+	assert_true(txq <= 128u * 1024u + MID_ASSET + 512u);
+	close(fd);
+	stop_server(sv);
+}
+
 /* When every place is taken by idle connections, a client that asks gets in. */
 /*
  * An address at its limit whose connections wait for their next request
@@ -919,6 +1148,9 @@ int main(void)
 		cmocka_unit_test(test_version_and_target),
 		cmocka_unit_test(test_fresh_not_evicted),
 		cmocka_unit_test(test_slow_reader),
+		cmocka_unit_test(test_non_reader_reset),
+		cmocka_unit_test(test_pipelined_reader_served),
+		cmocka_unit_test(test_pipeline_bounded_in_kernel),
 		cmocka_unit_test(test_fd_limit_check),
 		cmocka_unit_test(test_start_checks_rlimit),
 		cmocka_unit_test(test_bind_bad_addresses),
