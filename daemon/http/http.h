@@ -43,6 +43,13 @@
  *     (the client does not read) is dropped with its connection.
  *   - After 16 answers in a row to a client that asked ahead of reading
  *     them (pipelined requests it does not take), the connection closes.
+ *   - What a client that does not read leaves in the kernel is bounded:
+ *     each accepted socket's send buffer is capped (SO_SNDBUF 64 KiB,
+ *     128 KiB as the kernel counts it), the next pipelined request is read
+ *     only once the socket takes more, a connection dropped for not
+ *     reading (the write deadline, or its place given up) is reset so the
+ *     kernel frees its memory at once, and TCP_USER_TIMEOUT (write_timeout)
+ *     has the kernel reset a closed one whose last bytes make no progress.
  *   - A client that sends a request and hangs up at once frees its
  *     connection at once (libmicrohttpd polls with poll(), which sees the
  *     end of the stream; its epoll mode misses a FIN behind the data).
