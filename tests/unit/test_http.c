@@ -723,6 +723,7 @@ static void test_slow_reader(void **state)
 static unsigned char big_asset[HUGE_ASSET];
 static const struct http_asset big_assets[] = {
 	{ "/mid.bin", "application/octet-stream", big_asset, MID_ASSET },
+	{ "/64k.bin", "application/octet-stream", big_asset, 64u * 1024u },
 	{ "/huge.bin", "application/octet-stream", big_asset, HUGE_ASSET },
 };
 
@@ -848,6 +849,36 @@ static void test_non_reader_reset(void **state)
 	close(idle);
 	close(huge);
 	close(piped);
+	stop_server(sv);
+}
+
+/*
+ * An answer the server finished and closed on (HTTP/1.0) but whose client
+ * does not read is left to the kernel, as an orphan holding its last bytes:
+ * the kernel resets it after write_timeout without progress
+ * (TCP_USER_TIMEOUT), where it kept it for as long as the client answered
+ * its window probes.
+ */
+static void test_orphan_reset_by_kernel(void **state)
+{
+	struct server *sv = start_big_server();
+	/* More than the client's window takes, less than the server's socket does. */
+	int fd = pipeliner(sv->port, "GET /64k.bin HTTP/1.0\r\n\r\n", 1, true);
+	int port = local_port(fd);
+	double t0 = mono_s(), gone_s = -1;
+
+	(void)state;
+	while (mono_s() - t0 < 10.0) {
+		if (tcp_sockets(sv->port, port, NULL) == 0) {
+			gone_s = mono_s() - t0;
+			break;
+		}
+		usleep(50 * 1000);
+	}
+	print_message("the server's end gone after %.1f s\n", gone_s);
+	assert_true(gone_s >= 0);
+	assert_int_equal(end_of(fd), ECONNRESET);
+	close(fd);
 	stop_server(sv);
 }
 
@@ -1151,6 +1182,7 @@ int main(void)
 		cmocka_unit_test(test_non_reader_reset),
 		cmocka_unit_test(test_pipelined_reader_served),
 		cmocka_unit_test(test_pipeline_bounded_in_kernel),
+		cmocka_unit_test(test_orphan_reset_by_kernel),
 		cmocka_unit_test(test_fd_limit_check),
 		cmocka_unit_test(test_start_checks_rlimit),
 		cmocka_unit_test(test_bind_bad_addresses),
