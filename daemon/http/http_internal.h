@@ -52,7 +52,8 @@
  * (4 MiB by default), so each connection holds at most 128 KiB of the
  * host's TCP memory on the server's side, where a client that did not read
  * held up to 4 MiB (and kept it after the close, as an orphan).  128 KiB in
- * flight still fill a 1 Gbit/s link at 1 ms round trip.
+ * flight still fill about 1 Gbit/s at a 1 ms round trip (a scrape within a
+ * data centre); a far scraper gets 128 KiB per round trip.
  */
 #define HTTP_SNDBUF_BYTES (64u * 1024u)
 /* Requests answered in a row while the client had not taken the previous
