@@ -140,7 +140,7 @@ in_root /usr/sbin/uncored --once --simulate westmere-ep-2s >"$TEST_TMP/once" 2>&
 grep -q '^socket 1:' "$TEST_TMP/once" || fail "--once printed no socket 1: $(cat "$TEST_TMP/once")"
 in_root /usr/sbin/uncored --help >"$TEST_TMP/help"
 grep -q '(default /etc/uncored/uncored.conf)' "$TEST_TMP/help" || fail "--help: default config is not /etc/uncored/uncored.conf"
-grep -q 'files in /usr/share/uncored/scenarios' "$TEST_TMP/help" || fail "--help: scenarios are not in /usr/share/uncored/scenarios"
+grep -q 'scenarios in /usr/share/uncored/scenarios: .*dram-heatwave' "$TEST_TMP/help" || fail "--help: scenarios are not in /usr/share/uncored/scenarios"
 in_root /usr/sbin/uncored --check-config /etc/uncored/uncored.conf >/dev/null ||
 	fail "the shipped configuration does not pass --check-config"
 zcat "$root/usr/share/man/man8/uncored.8.gz" | grep -q '^\.I /etc/uncored/uncored.conf' ||
