@@ -27,7 +27,7 @@ which would measure the kernel rather than the server.
 
 The attack runs for SECONDS, then stops (every attacking socket closed); the
 scraper goes on for AFTER more seconds.  The scraper, from 127.0.0.250, asks
-for /metrics every 0.2 s on a fresh connection with a 1 s limit on the whole
+for /metrics every 0.2 s on a fresh connection with a 1.5 s limit on the whole
 exchange, and reads uncored_samples_total from each answer.  INTERVAL is the
 daemon's sampling interval.
 
@@ -44,7 +44,7 @@ RUNS (default 1): the whole, attack and scraper, that many times in a row.
            64), and the scraper's only limit is 5 s an answer (its p99 is
            printed, not judged); the sampler is not judged either.
 
-Exit status 0 when every scrape was answered with 200 within 1 s, during and
+Exit status 0 when every scrape was answered with 200 within 1.5 s, during and
 after the attack, and the sample counter advanced by at least half of what
 the interval promises, in every run; 1 otherwise.  The script ends by itself.
 """
@@ -61,7 +61,10 @@ import time
 
 SCRAPER_ADDR = "127.0.0.250"
 SCRAPE_EVERY = 0.2
-SCRAPE_LIMIT = 1.0
+# A scraper queued behind the attackers would wait for the server to drop
+# them, write_timeout (2 s) at the least: the limit stays below that, and
+# leaves a busy machine's scheduler half a second more than a second.
+SCRAPE_LIMIT = 1.5
 CONNECTING = 256
 # tcpmem: a connection the server closed is opened again this much later,
 # so that refusals do not spend the attack's opens at once.
