@@ -326,7 +326,12 @@ static int start_cpus(struct collector *c, struct core_state *st)
 	for (int i = 0; i < st->n_cpus; i++) {
 		struct core_cpu *cc = &st->cpus[i];
 
-		if (cc->state != CPU_PENDING || (!st->amd && cc->pm.version < 2))
+		/*
+		 * An offline CPU was not prepared (no CPUID leaf 0xA on Intel, and
+		 * AMD needs none): it waits, and late_open opens it once it is back.
+		 */
+		if (cc->state != CPU_PENDING || hw_cpu_online(c->hw, cc->cpu) != 1 ||
+		    (!st->amd && cc->pm.version < 2))
 			continue;
 		why[0] = '\0';
 		err = open_cpu(c, st, cc, why, sizeof(why));

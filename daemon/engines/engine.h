@@ -151,7 +151,8 @@ struct engine_ops {
 	 * Open a group of n events on pmu/target and start counting what can
 	 * be counted.  An event that finds no counter is not an error: it reads
 	 * as ENGINE_WAITING.  Returns 0, or a negative errno with a sentence in
-	 * err (for example the target is offline or has no such PMU).
+	 * err: -ENXIO when the target CPU is offline (every engine), another
+	 * when, for example, it has no such PMU.
 	 */
 	int (*open)(void *ctx, enum engine_pmu pmu, int target, const struct engine_event *events,
 		    size_t n, struct engine_group **ret_group, char *err, size_t errlen);

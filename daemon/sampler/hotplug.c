@@ -173,6 +173,17 @@ uint64_t hotplug_online_count(const struct hotplug *h)
 	return h ? h->n_online : 0;
 }
 
+int hotplug_cpu_online(const struct hotplug *h, int cpu)
+{
+	/* CPU numbers are usually their places: a sample asks for each, so look there first. */
+	if (h && cpu >= 0 && cpu < h->n && h->cpus[cpu].cpu == cpu)
+		return h->cpus[cpu].online;
+	for (int i = 0; h && i < h->n; i++)
+		if (h->cpus[i].cpu == cpu)
+			return h->cpus[i].online;
+	return -1;
+}
+
 void hotplug_free(struct hotplug *h)
 {
 	if (!h)

@@ -42,6 +42,12 @@ void hotplug_check(struct hotplug *h);
 uint64_t hotplug_offline_count(const struct hotplug *h);
 uint64_t hotplug_online_count(const struct hotplug *h);
 
+/*
+ * Whether cpu was online at the last check (hotplug_new's, before any):
+ * 1 or 0, or -1 when the CPU is not known.
+ */
+int hotplug_cpu_online(const struct hotplug *h, int cpu);
+
 /* NULL is allowed. */
 void hotplug_free(struct hotplug *h);
 

@@ -344,6 +344,13 @@ struct snapshot *sampler_sample(struct sampler *s)
 	snap->mono = (double)hw_now_ns(s->hw) / 1e9;
 	snap->interval_s = s->conf.interval_s;
 	hotplug_check(s->hotplug);   /* first: registers it puts back are free for the collectors */
+	/* Online now, where the topology says what it was at start. */
+	for (int i = 0; i < snap->n_cpus; i++) {
+		int online = hotplug_cpu_online(s->hotplug, snap->cpus[i].cpu);
+
+		if (online >= 0)
+			snap->cpus[i].online = online;
+	}
 	for (size_t id = 0; id < n_collectors(); id++)
 		collector_sample(&s->collectors[id], snap);
 	carry_totals(s, snap);

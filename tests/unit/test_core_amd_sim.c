@@ -4,7 +4,8 @@
  * simulator's ground truth, while the NMI watchdog's counter leaves 5 GP
  * counters for 6 or 7 events and the kernel multiplexes them; ref-cycles
  * absent on Zen 2/3 and counted from Zen 4 on; the msr engine not
- * applicable; promtool takes the text.  Stepped clock.
+ * applicable; a CPU offline at start waited for; promtool takes the text.
+ * Stepped clock.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -197,6 +198,56 @@ static void msr_engine_is_not_applicable(void **state)
 	stop_amd(&r);
 }
 
+/*
+ * A CPU offline at start (tests/data/scenarios/cpu-offline-at-start.ini:
+ * cpu 12, back 2 s later) is waited for, as on Intel: the collector is up
+ * on the others from the first sample, and counts cpu 12 once it is back,
+ * where the open of its events turned the collector off for the run.
+ */
+static void a_cpu_offline_at_start_is_waited_for(void **state)
+{
+	static const char *const models[] = { "genoa-2s", "rome-2s", "turin-2s" };
+	char path[4096], spec[4400];
+
+	(void)state;
+	helpers_source_path("tests/data/scenarios/cpu-offline-at-start.ini", path, sizeof(path));
+	for (size_t m = 0; m < sizeof(models) / sizeof(models[0]); m++) {
+		const struct snapshot_collector *c;
+		struct amd_run r;
+		double before, after;
+
+		snprintf(spec, sizeof(spec), "%s:%s", models[m], path);
+		run_amd(&r, spec, "", 1);
+		c = snapshot_find_collector(r.m.snap, "core");
+		if (strcmp(snapshot_collector_state(c), "up") != 0)
+			fail_msg("%s: core %s: %s", models[m], snapshot_collector_state(c), c->reason);
+		assert_true(exported_cpu(&r, "uncored_core_instructions_total", 12, NULL) <= 0);
+		assert_near(exported_cpu(&r, "uncored_core_instructions_total", 11, NULL),
+			    truth(&r, 11, 0xc0, 0x00), "instructions", 11);
+		strbuf_free(&r.prom);
+		run_for(&r.m, 3);
+		strbuf_init(&r.prom);
+		assert_int_equal(prom_write(r.m.snap, &r.prom), 0);
+		before = exported_cpu(&r, "uncored_core_instructions_total", 12, NULL);
+		strbuf_free(&r.prom);
+		run_for(&r.m, 2);
+		strbuf_init(&r.prom);
+		assert_int_equal(prom_write(r.m.snap, &r.prom), 0);
+		after = exported_cpu(&r, "uncored_core_instructions_total", 12, NULL);
+		c = snapshot_find_collector(r.m.snap, "core");
+		assert_string_equal(snapshot_collector_state(c), "up");
+		assert_int_equal(c->units_counting, c->units);
+		if (!(before > 0 && after > before))
+			fail_msg("%s: cpu 12 back online counts %.0f, then %.0f", models[m], before,
+				 after);
+		/* Everything it ran after the first sample back: at most a second's worth short. */
+		if (after > (double)truth(&r, 12, 0xc0, 0x00) * 1.01)
+			fail_msg("%s: cpu 12 exported %.0f instructions, ground truth %" PRIu64,
+				 models[m], after, truth(&r, 12, 0xc0, 0x00));
+		stop_amd(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +255,7 @@ int main(void)
 		cmocka_unit_test(genoa_and_turin_count_ref_cycles),
 		cmocka_unit_test(rome_and_the_other_vendors_events),
 		cmocka_unit_test(msr_engine_is_not_applicable),
+		cmocka_unit_test(a_cpu_offline_at_start_is_waited_for),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

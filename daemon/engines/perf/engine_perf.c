@@ -410,6 +410,8 @@ static void free_group(struct engine_group *g)
 	free(g);
 }
 
+static int is_offline(const struct engine_perf *ep, int cpu);
+
 static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct engine_event *events,
 		     size_t n, struct engine_group **ret_group, char *err, size_t errlen)
 {
@@ -450,6 +452,11 @@ static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct en
 		}
 	}
 	r = open_all(ep, g, err, errlen);
+	/* The kernel says ENODEV for an offline CPU; the engines say -ENXIO (engine.h). */
+	if ((r == -ENODEV || r == -ENXIO) && !box && !uncore && is_offline(ep, target)) {
+		set_err(err, errlen, "cpu %d is offline", target);
+		r = -ENXIO;
+	}
 	if (r < 0) {
 		free_group(g);
 		return r;
