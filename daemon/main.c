@@ -382,7 +382,8 @@ static int drop_privileges(struct daemon *d, char *err, size_t errlen)
 	unsigned keep = kept_privileges(d);
 	const char *user = d->conf.user;
 	struct passwd *pw;
-	int r, level;
+	char level[PERF_SYS_PARANOID_TEXT_MAX];
+	int r;
 
 	/* The simulated PMU tree goes to the user, who removes it at exit. */
 	if (d->machine.sim && geteuid() == 0 && user[0] && strcmp(user, "root") != 0 &&
@@ -400,8 +401,8 @@ static int drop_privileges(struct daemon *d, char *err, size_t errlen)
 			 "again after CPU hotplug and reload", d->conf.user);
 	/* Above 2 (Debian, Ubuntu) only CAP_SYS_ADMIN opens perf events (hardware-linux.md §6). */
 	if (r == 0 && sampler_counts_through_perf(d->sampler) &&
-	    perf_sys_reopens_refused(d->machine.hw.perf, &level))
-		log_warning("privileges: perf_event_paranoid is %d: running as '%s' without "
+	    perf_sys_reopens_refused(d->machine.hw.perf, level, sizeof(level)))
+		log_warning("privileges: perf_event_paranoid is %s: running as '%s' without "
 			    "CAP_SYS_ADMIN, a CPU that comes back online, or a reload that restarts "
 			    "a collector, cannot open its perf events again (set "
 			    "kernel.perf_event_paranoid=2)", level, d->conf.user);

@@ -136,6 +136,22 @@ static int attach_linux_perf(struct hw *hw, const char *root)
 	return 0;
 }
 
+/*
+ * Say once that perf_event_paranoid cannot be read, and what follows: every
+ * choice that depends on it takes the strictest level (perf_sys.h).
+ */
+static void note_paranoid(const struct perf_sys *ps)
+{
+	int r, level;
+
+	if (!ps || (r = perf_sys_read_paranoid(ps, &level)) == 0)
+		return;
+	log_warning("perf: %s/proc/sys/kernel/perf_event_paranoid cannot be read (%s): taken as "
+		    "the strictest level, above 2, where only CAP_SYS_ADMIN opens perf events (a "
+		    "sandbox that hides /proc/sys, such as ProcSubset=pid, does this)",
+		    perf_sys_root(ps), r == -EINVAL ? "not an integer" : strerror(-r));
+}
+
 /* Open the backend, detect the CPU and load the topology.  Returns 0 or -1 after logging. */
 int machine_open(const struct options *o, const struct conf *conf, struct machine *m)
 {
@@ -181,6 +197,7 @@ int machine_open(const struct options *o, const struct conf *conf, struct machin
 			return -1;
 		}
 	}
+	note_paranoid(m->hw.perf);
 	r = cpu_detect(&m->hw, &m->info, err, sizeof(err));
 	if (r == 0)
 		r = cpu_topology_load(&m->hw, &m->topo, err, sizeof(err));

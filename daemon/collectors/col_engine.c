@@ -27,8 +27,8 @@ static const char *kernel_has(enum engine_pmu pmu)
 static int choose(enum conf_engine want, enum engine_pmu pmu, const char *section,
 		  struct perf_sys *ps, bool with_msr, struct col_engine_choice *ret)
 {
-	char reason[COLLECTOR_TEXT_MAX] = "";
-	int r, level;
+	char reason[COLLECTOR_TEXT_MAX] = "", level[PERF_SYS_PARANOID_TEXT_MAX];
+	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->kind = ENGINE_MSR;
@@ -51,8 +51,8 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 	 * Opened now, but refused after the privilege drop: with an msr
 	 * route, take it rather than lose every CPU that comes back online.
 	 */
-	if (r == 0 && want == CONF_ENGINE_AUTO && with_msr && perf_sys_reopens_refused(ps, &level)) {
-		snprintf(reason, sizeof(reason), "perf_event_paranoid is %d and CAP_SYS_ADMIN is "
+	if (r == 0 && want == CONF_ENGINE_AUTO && with_msr && perf_sys_reopens_refused(ps, level, sizeof(level))) {
+		snprintf(reason, sizeof(reason), "perf_event_paranoid is %s and CAP_SYS_ADMIN is "
 			 "dropped at start (user): no perf group could be reopened after a CPU comes "
 			 "back or a reload", level);
 		r = -EACCES;
@@ -67,8 +67,8 @@ static int choose(enum conf_engine want, enum engine_pmu pmu, const char *sectio
 			snprintf(ret->why, sizeof(ret->why), "%s (engine = auto)", kernel_has(pmu));
 		/* perf with no way around the drop (no msr route, or asked for): say what it costs. */
 		n = strlen(ret->why);
-		if (perf_sys_reopens_refused(ps, &level))
-			snprintf(ret->why + n, sizeof(ret->why) - n, "; at perf_event_paranoid %d, "
+		if (perf_sys_reopens_refused(ps, level, sizeof(level)))
+			snprintf(ret->why + n, sizeof(ret->why) - n, "; at perf_event_paranoid %s, "
 				 "without CAP_SYS_ADMIN after the drop, a CPU back online or a reload "
 				 "cannot open its events again", level);
 		return 0;

@@ -111,9 +111,21 @@ void perf_sys_set_drops_sys_admin(struct perf_sys *ps, bool drops)
 	ps->drops_sys_admin = drops;
 }
 
-bool perf_sys_reopens_refused(const struct perf_sys *ps, int *ret_level)
+bool perf_sys_paranoid_text(const struct perf_sys *ps, char *level, size_t len)
 {
-	return ps->drops_sys_admin && perf_sys_read_paranoid(ps, ret_level) == 0 && *ret_level > 2;
+	int v = 0;
+
+	if (perf_sys_read_paranoid(ps, &v) == 0) {
+		snprintf(level, len, "%d", v);
+		return v > 2;
+	}
+	snprintf(level, len, "unreadable");
+	return true;
+}
+
+bool perf_sys_reopens_refused(const struct perf_sys *ps, char *level, size_t len)
+{
+	return ps->drops_sys_admin && perf_sys_paranoid_text(ps, level, len);
 }
 
 int perf_sys_read_paranoid(const struct perf_sys *ps, int *ret_level)

@@ -131,12 +131,24 @@ int perf_sys_read_paranoid(const struct perf_sys *ps, int *ret_level);
  */
 void perf_sys_set_drops_sys_admin(struct perf_sys *ps, bool drops);
 
+/* Room for perf_sys_paranoid_text's text. */
+#define PERF_SYS_PARANOID_TEXT_MAX 16
+
+/*
+ * The level of perf_event_paranoid as a message says it after "is": "3",
+ * or "unreadable" where the file cannot be read (a sandbox that hides it,
+ * hardware-linux.md §7.1; start-up logs the path and the error once).
+ * Returns whether the level is strict: above 2, where only CAP_SYS_ADMIN
+ * opens perf events (§6), or unreadable, which counts as the strictest.
+ */
+bool perf_sys_paranoid_text(const struct perf_sys *ps, char *level, size_t len);
+
 /*
  * Whether opens after the privilege drop will be refused: the process
- * drops CAP_SYS_ADMIN and perf_event_paranoid, read into *ret_level, is
- * above 2 (hardware-linux.md §6).
+ * drops CAP_SYS_ADMIN and perf_event_paranoid is strict (above 2, or
+ * unreadable: perf_sys_paranoid_text, whose text level gets).
  */
-bool perf_sys_reopens_refused(const struct perf_sys *ps, int *ret_level);
+bool perf_sys_reopens_refused(const struct perf_sys *ps, char *level, size_t len);
 
 /* Free the implementation and the root; the struct itself is the caller's. */
 void perf_sys_free(struct perf_sys *ps);

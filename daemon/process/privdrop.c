@@ -33,8 +33,9 @@
 static const char *const cap_fields[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
 
 /*
- * The highest capability number the kernel knows.  ProcSubset=pid hides
- * /proc/sys, so fall back to asking prctl which numbers are valid.
+ * The highest capability number the kernel knows.  Where /proc/sys is
+ * hidden (a procfs of PID directories only, systemd's ProcSubset=pid),
+ * ask prctl which numbers are valid.
  */
 static int last_cap(void)
 {

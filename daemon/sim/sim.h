@@ -167,10 +167,11 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps);
  * per die in their cpumasks on the server models, the PCU named by the
  * kernel's rule: "uncore_pcu", "uncore_pcu_N" where a die has several, or
  * "uncore_type_4[_N]" under the scenario's uncore_pmu_names =
- * discovery, which names the channels "uncore_type_6_N" too), and root/proc/sys/kernel/perf_event_paranoid with the
- * scenario's level (its perf_event_open refuses every open without
- * CAP_SYS_ADMIN above 2, as Debian's kernel does).  The caller
- * owns and removes root.
+ * discovery, which names the channels "uncore_type_6_N" too), and
+ * root/proc/sys/kernel/perf_event_paranoid with the scenario's level (its
+ * perf_event_open refuses every open without CAP_SYS_ADMIN above 2, as
+ * Debian's kernel does), which the scenario's proc_subset = pid hides as
+ * a procfs mounted with subset=pid does.  The caller owns and removes root.
  * 0, or -errno with err naming the file.
  */
 int sim_write_sysfs(struct sim *sim, const char *root, char *err, size_t errlen);

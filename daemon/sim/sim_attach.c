@@ -99,18 +99,25 @@ int sim_perf_sys(struct sim *sim, const char *root, struct perf_sys *ret_ps)
 	return perf_sys_init(ret_ps, &sim_perf_ops, sim, root);
 }
 
-/* root/proc/sys/kernel/perf_event_paranoid, holding the scenario's level. */
+/*
+ * root/proc/sys/kernel/perf_event_paranoid, holding the scenario's level;
+ * absent under proc_subset = pid, as a procfs mounted with subset=pid has
+ * only the PID directories (hardware-linux.md §7.1: kernel fs/proc/root.c).
+ */
 static int write_paranoid(const struct sim *sim, const char *root, char *err, size_t errlen)
 {
 	static const char *const dirs[] = { "/proc", "/proc/sys", "/proc/sys/kernel" };
+	size_t n_dirs = sim->scn->proc_subset_pid ? 1 : sizeof(dirs) / sizeof(dirs[0]);
 	char path[4096];
 	FILE *f;
 
-	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+	for (size_t i = 0; i < n_dirs; i++) {
 		snprintf(path, sizeof(path), "%s%s", root, dirs[i]);
 		if (mkdir(path, 0755) < 0 && errno != EEXIST)
 			goto fail;
 	}
+	if (sim->scn->proc_subset_pid)
+		return 0;
 	snprintf(path, sizeof(path), "%s/proc/sys/kernel/perf_event_paranoid", root);
 	f = fopen(path, "we");
 	if (!f)

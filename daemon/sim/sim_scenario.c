@@ -485,7 +485,7 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 {
 	static const char *const names[] = { "description", "period", "writes",
 					     "kernel_thermal_throttle", "uncore_pmu_names",
-					     "perf_event_paranoid" };
+					     "perf_event_paranoid", "proc_subset" };
 	const unsigned n_names = sizeof(names) / sizeof(names[0]);
 	struct sim_scenario *scn = ctx->scn;
 	unsigned i;
@@ -494,8 +494,8 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 		;
 	if (i == n_names)
 		return fail(ctx, ctx->line, name, "unknown key in [scenario], expected description, "
-			    "period, writes, kernel_thermal_throttle, uncore_pmu_names or "
-			    "perf_event_paranoid");
+			    "period, writes, kernel_thermal_throttle, uncore_pmu_names, "
+			    "perf_event_paranoid or proc_subset");
 	if (ctx->scenario_keys_seen & (1u << i))
 		return fail(ctx, ctx->line, name, "key given twice");
 	ctx->scenario_keys_seen |= 1u << i;
@@ -521,6 +521,10 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 		if (!parse_int(value, -1, 4, &level))
 			return fail(ctx, ctx->line, name, "expected a level from -1 to 4");
 		scn->perf_event_paranoid = (int)level;
+	} else if (i == 6) {
+		if (strcmp(value, "all") && strcmp(value, "pid"))
+			return fail(ctx, ctx->line, name, "expected 'all' or 'pid'");
+		scn->proc_subset_pid = strcmp(value, "pid") == 0;
 	} else {
 		if (strcmp(value, "yes") && strcmp(value, "no"))
 			return fail(ctx, ctx->line, name, "expected 'yes' or 'no'");

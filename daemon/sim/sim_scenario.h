@@ -93,6 +93,8 @@ struct sim_scenario {
 	bool kernel_thermal_throttle;
 	bool discovery_names;              /* uncore_pmu_names = discovery: no platform table */
 	int perf_event_paranoid;           /* kernel.perf_event_paranoid, -1..4; default 2 */
+	bool proc_subset_pid;              /* proc_subset = pid: the procfs ProcSubset=pid mounts,
+					      PID directories only (no /proc/sys); default all */
 	struct sim_rule *rules;
 	int n_rules;
 };

@@ -10,13 +10,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "col_engine.h"
 #include "collector.h"
 #include "engine_build.h"
+#include "helpers.h"
+#include "perf_sys.h"
 #include "place_labels.h"
+#include "sim.h"
 
 static char buf[4096];
 #define REASON(c) collector_reason((c), buf, sizeof(buf))
@@ -285,6 +290,62 @@ static void a_backend_without_perf_chooses_msr(void **state)
 			    "backend has no perf interface");
 }
 
+/*
+ * The simulated kernel at its default perf_event_paranoid, 2, its /proc as
+ * mounted with subset=pid (scenario proc_subset = pid) or whole, for a
+ * process that drops CAP_SYS_ADMIN at start: readable, 2 lets it reopen
+ * perf events and the core collector counts through perf; hidden, the
+ * level counts as the strictest, so engine = auto takes the msr route and
+ * says why (ProcSubset=pid hid the level, and the daemon chose perf).
+ */
+static void an_unreadable_paranoid_level_counts_as_the_strictest(void **state)
+{
+	for (int hidden = 0; hidden < 2; hidden++) {
+		char dir[256], root[256], path[600], spec[700], err[512], level[PERF_SYS_PARANOID_TEXT_MAX];
+		struct col_engine_choice ch;
+		struct perf_sys *ps = calloc(1, sizeof(*ps));
+		struct sim *sim;
+		struct hw hw;
+
+		(void)state;
+		assert_non_null(ps);
+		helpers_mkdtemp(dir, sizeof(dir));
+		helpers_mkdtemp(root, sizeof(root));
+		snprintf(path, sizeof(path), "%s/s.ini", dir);
+		helpers_write_file(path, hidden ? "[scenario]\nproc_subset = pid\n" :
+				   "[scenario]\nproc_subset = all\n");
+		snprintf(spec, sizeof(spec), "skylake-sp-2s:%s", path);
+		sim = sim_open(spec, NULL, SIM_CLOCK_STEPPED, err, sizeof(err));
+		if (!sim)
+			fail_msg("sim_open(%s): %s", spec, err);
+		sim_bind(sim, &hw);
+		assert_int_equal(sim_write_sysfs(sim, root, err, sizeof(err)), 0);
+		assert_int_equal(sim_perf_sys(sim, root, ps), 0);
+		hw_set_perf(&hw, ps);
+		snprintf(path, sizeof(path), "%s/proc/sys/kernel/perf_event_paranoid", root);
+		assert_int_equal(access(path, F_OK) == 0, !hidden);
+
+		assert_true(perf_sys_paranoid_text(ps, level, sizeof(level)) == (bool)hidden);
+		assert_string_equal(level, hidden ? "unreadable" : "2");
+		perf_sys_set_drops_sys_admin(ps, true);
+		assert_int_equal(col_engine_choose(CONF_ENGINE_AUTO, ENGINE_PMU_CORE, "core", ps, &ch),
+				 0);
+		if (hidden) {
+			assert_int_equal(ch.kind, ENGINE_MSR);
+			assert_string_equal(ch.why, "perf_event_paranoid is unreadable and CAP_SYS_ADMIN "
+					    "is dropped at start (user): no perf group could be "
+					    "reopened after a CPU comes back or a reload; engine = "
+					    "auto falls back to msr");
+		} else {
+			assert_int_equal(ch.kind, ENGINE_PERF);
+			assert_string_equal(ch.why, "the kernel has a core PMU (engine = auto)");
+		}
+		hw_close(&hw);
+		helpers_rmtree(root);
+		helpers_rmtree(dir);
+	}
+}
+
 static void the_registry_is_complete_and_consistent(void **state)
 {
 	(void)state;
@@ -384,6 +445,7 @@ int main(void)
 		cmocka_unit_test(lacking_the_facility_is_not_applicable),
 		cmocka_unit_test(a_disabled_collector_says_so),
 		cmocka_unit_test(a_backend_without_perf_chooses_msr),
+		cmocka_unit_test(an_unreadable_paranoid_level_counts_as_the_strictest),
 		cmocka_unit_test(the_registry_is_complete_and_consistent),
 		cmocka_unit_test(place_labels_are_made_once_and_stay_right),
 	};

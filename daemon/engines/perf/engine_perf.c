@@ -173,9 +173,9 @@ static int trial_open(struct perf_sys *ps, const struct perf_pmu *p, bool core, 
 	struct perf_group_event ev = { .name = core ? "instructions" : "clockticks",
 				       .type = p->type };
 	const char *terms = core ? "event=0xc0" : "event=0x00";
-	char err[256];
+	char err[256], level[PERF_SYS_PARANOID_TEXT_MAX];
 	struct perf_group *pg;
-	int r, level;
+	int r;
 
 	if (!core && perf_pmu_find_alias(p, "clockticks"))
 		r = perf_pmu_alias_config(p, "clockticks", &ev.cfg, err, sizeof(err));
@@ -192,9 +192,9 @@ static int trial_open(struct perf_sys *ps, const struct perf_pmu *p, bool core, 
 		perf_group_close(pg);
 	if (r != -EACCES && r != -EPERM)
 		return 0;
-	if (r == -EACCES && perf_sys_read_paranoid(ps, &level) == 0 && level > 2)
+	if (r == -EACCES && perf_sys_paranoid_text(ps, level, sizeof(level)))
 		set_err(reason, len, "the kernel refuses perf_event_open: perf_event_paranoid is "
-			"%d, and this process lacks CAP_SYS_ADMIN (set kernel.perf_event_paranoid=2, "
+			"%s, and this process lacks CAP_SYS_ADMIN (set kernel.perf_event_paranoid=2, "
 			"or grant it)", level);
 	else
 		set_err(reason, len, "the kernel refuses perf_event_open to this process (%.150s)",
@@ -504,8 +504,8 @@ static int go_offline(struct engine_group *g)
  */
 static int reopen(struct engine_perf *ep, struct engine_group *g)
 {
-	char err[256];
-	int r, level;
+	char err[256], level[PERF_SYS_PARANOID_TEXT_MAX];
+	int r;
 
 	close_parts(g);
 	if (is_offline(ep, g->cpu))
@@ -515,9 +515,9 @@ static int reopen(struct engine_perf *ep, struct engine_group *g)
 		return go_offline(g);   /* offline again meanwhile */
 	if (r < 0) {
 		g->offline = true;
-		if (r == -EACCES && perf_sys_read_paranoid(ep->cfg.ps, &level) == 0 && level > 2)
+		if (r == -EACCES && perf_sys_paranoid_text(ep->cfg.ps, level, sizeof(level)))
 			snprintf(g->refused, sizeof(g->refused), "back online, but the kernel refuses "
-				 "its events at perf_event_paranoid %d without CAP_SYS_ADMIN (set it "
+				 "its events at perf_event_paranoid %s without CAP_SYS_ADMIN (set it "
 				 "to 2, or restart uncored)", level);
 		else
 			snprintf(g->refused, sizeof(g->refused), "back online, but the kernel refused "

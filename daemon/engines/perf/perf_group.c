@@ -60,12 +60,13 @@ static void describe_event(const struct perf_group_event *ev, char *buf, size_t 
 static void open_error(struct perf_sys *ps, int cpu, const struct perf_group_event *ev,
 		       size_t index, size_t n, int r, char *err, size_t errlen)
 {
-	char what[256], extra[96] = "";
-	int level;
+	char what[256], extra[96] = "", level[PERF_SYS_PARANOID_TEXT_MAX];
 
 	describe_event(ev, what, sizeof(what));
-	if (r == -EACCES && perf_sys_read_paranoid(ps, &level) == 0)
-		snprintf(extra, sizeof(extra), " (kernel.perf_event_paranoid is %d)", level);
+	if (r == -EACCES) {
+		perf_sys_paranoid_text(ps, level, sizeof(level));
+		snprintf(extra, sizeof(extra), " (kernel.perf_event_paranoid is %s)", level);
+	}
 	else if (r == -EINVAL && n > 1)
 		snprintf(extra, sizeof(extra), " (event %zu of a group of %zu)", index + 1, n);
 	if (r == -EOPNOTSUPP && ev->cfg.config[PERF_PMU_CONFIG3])
