@@ -26,8 +26,11 @@
  * A frozen box (BOX_CTL.FRZ, left set by perf's disable_box or another
  * agent, hardware-linux.md §6) counts nothing: its interval is "waiting",
  * said in the status, and adds nothing, never 0 seconds.  Under perf a box
- * is frozen when its clock did not advance (pclk never stops); through
- * MSRs when, besides, BOX_CTL has FRZ set.  A group read that fails, or whose
+ * is taken as frozen when its clock did not advance (pclk never stops),
+ * and the status says only that, since perf shows no BOX_CTL; through
+ * MSRs when, besides, BOX_CTL has FRZ set.  Each box (each instance on
+ * Granite Rapids) stands alone: one frozen, or one whose PMU the kernel's
+ * sysfs files do not describe readably, leaves the others counting.  A group read that fails, or whose
  * group perf does not put on the counters for half an interval (another
  * user holds them, §4.5 item 6), is an error (uncored_sample_errors_total)
  * and adds nothing.
@@ -463,7 +466,11 @@ static bool sample_group(struct collector *c, struct pcu_state *st, const struct
 	return true;
 }
 
-/* Say that box b of ps is frozen ("waiting"), or clear it. */
+/*
+ * Say that box b of ps is frozen ("waiting"), or clear it, with what was
+ * seen: through MSRs BOX_CTL.FRZ itself; under perf, which shows no box
+ * control, only that the clock did not advance.
+ */
 static void note_frozen(struct collector *c, const struct pcu_socket *ps, int b)
 {
 	char key[64];
@@ -474,9 +481,14 @@ static void note_frozen(struct collector *c, const struct pcu_socket *ps, int b)
 		collector_recover(c, key);
 		return;
 	}
-	collector_degrade(c, key, "socket %d die %d PCU %d: waiting: the box is frozen (its clock "
-			  "did not advance: BOX_CTL.FRZ is set), nothing counted this interval",
-			  ps->unit.socket, ps->unit.die, b);
+	if (c->engine == ENGINE_MSR)
+		collector_degrade(c, key, "socket %d die %d PCU %d: waiting: the box is frozen (its "
+				  "clock did not advance: BOX_CTL.FRZ is set), nothing counted this "
+				  "interval", ps->unit.socket, ps->unit.die, b);
+	else
+		collector_degrade(c, key, "socket %d die %d PCU %d: waiting: its clock did not "
+				  "advance (clockticks counted 0 while running), nothing counted this "
+				  "interval", ps->unit.socket, ps->unit.die, b);
 }
 
 /*

@@ -64,9 +64,10 @@ static void view_one(const struct snapshot *s, enum throttle_signal sig,
 	else if (best->not_applicable)
 		snprintf(v->why_not, sizeof(v->why_not), "the %s collector does not apply here: %s",
 			 best->name, best->reason);
-	else if (!best->up)
-		snprintf(v->why_not, sizeof(v->why_not), "the %s collector is down: %s", best->name,
-			 best->reason[0] ? best->reason : "no reason given");
+	else if (!best->up)   /* down, or partial: counting on some of its units only */
+		snprintf(v->why_not, sizeof(v->why_not), "the %s collector is %s: %s", best->name,
+			 snapshot_collector_state(best), best->reason[0] ? best->reason :
+			 "no reason given");
 }
 
 void throttle_signals_view(const struct snapshot *s,

@@ -580,6 +580,7 @@ static int open_spec(struct sim *s, const char *spec, const char *scenario_dir, 
 			return -ENOMEM;
 		s->scn->kernel_thermal_throttle = true;
 		s->scn->perf_event_paranoid = 2;
+		s->scn->pcu_clock_stopped = -1;
 		return 0;
 	}
 	if (strchr(colon + 1, '/'))

@@ -20,6 +20,7 @@ struct pcu_box {
 struct sim_boxes {
 	const struct sim_model *m;
 	const struct sim_uncore_gen *u;
+	int pcu_stopped;                     /* the scenario's pcu_clock_stopped: -1 none */
 	int n_units, n_dies, n_imc;          /* units: one per die, socket * n_dies + die */
 	struct pcu_box *pcu;                 /* per unit */
 	struct sim_timeline *throttle;       /* unit * n_imc + channel: thermal */
@@ -117,6 +118,7 @@ int sim_boxes_new(const struct sim_model *m, const struct sim_scenario *scn,
 		return -ENOMEM;
 	b->m = m;
 	b->u = u;
+	b->pcu_stopped = scn->pcu_clock_stopped;
 	b->n_dies = sim_model_n_dies(m);
 	b->n_units = m->n_sockets * b->n_dies;
 	b->n_imc = m->n_imc;
@@ -271,7 +273,8 @@ int sim_boxes_count(const struct sim_boxes *b, enum sim_box_kind kind, int socke
 		if (index < 0 || index >= n_pcu || (r = pcu_cond(b, socket, config, &tl)) < 0)
 			return -ENOENT;
 		/* Only the last PCU of a die sees the package's conditions (sim_box.h). */
-		*ret = tl && index != n_pcu - 1 ? 0 : cycles(tl, SIM_PCLK_HZ, t);
+		*ret = (tl && index != n_pcu - 1) || index == b->pcu_stopped ? 0 :
+		       cycles(tl, SIM_PCLK_HZ, t);
 		return 0;
 	}
 	if (index < 0 || index >= b->n_imc || (r = imc_cond(b, socket, index, config, &tl)) < 0)

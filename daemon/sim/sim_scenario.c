@@ -485,7 +485,7 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 {
 	static const char *const names[] = { "description", "period", "writes",
 					     "kernel_thermal_throttle", "uncore_pmu_names",
-					     "perf_event_paranoid", "proc_subset" };
+					     "perf_event_paranoid", "proc_subset", "pcu_clock_stopped" };
 	const unsigned n_names = sizeof(names) / sizeof(names[0]);
 	struct sim_scenario *scn = ctx->scn;
 	unsigned i;
@@ -495,7 +495,7 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 	if (i == n_names)
 		return fail(ctx, ctx->line, name, "unknown key in [scenario], expected description, "
 			    "period, writes, kernel_thermal_throttle, uncore_pmu_names, "
-			    "perf_event_paranoid or proc_subset");
+			    "perf_event_paranoid, proc_subset or pcu_clock_stopped");
 	if (ctx->scenario_keys_seen & (1u << i))
 		return fail(ctx, ctx->line, name, "key given twice");
 	ctx->scenario_keys_seen |= 1u << i;
@@ -525,6 +525,12 @@ static int scenario_key(struct parse_ctx *ctx, const char *name, const char *val
 		if (strcmp(value, "all") && strcmp(value, "pid"))
 			return fail(ctx, ctx->line, name, "expected 'all' or 'pid'");
 		scn->proc_subset_pid = strcmp(value, "pid") == 0;
+	} else if (i == 7) {
+		long index;
+
+		if (!parse_int(value, 0, 15, &index))
+			return fail(ctx, ctx->line, name, "expected a PCU instance from 0 to 15");
+		scn->pcu_clock_stopped = (int)index;
 	} else {
 		if (strcmp(value, "yes") && strcmp(value, "no"))
 			return fail(ctx, ctx->line, name, "expected 'yes' or 'no'");
@@ -661,6 +667,7 @@ int sim_scenario_load(const char *path, struct sim_scenario **ret_scn, char *err
 	snprintf(scn->file, sizeof(scn->file), "%s", path);
 	scn->kernel_thermal_throttle = true;
 	scn->perf_event_paranoid = 2;   /* the kernel's default since 4.6 */
+	scn->pcu_clock_stopped = -1;
 	ctx.scn = scn;
 	ctx.f = fopen(path, "r");
 	if (!ctx.f) {

@@ -95,6 +95,9 @@ struct sim_scenario {
 	int perf_event_paranoid;           /* kernel.perf_event_paranoid, -1..4; default 2 */
 	bool proc_subset_pid;              /* proc_subset = pid: the procfs ProcSubset=pid mounts,
 					      PID directories only (no /proc/sys); default all */
+	int pcu_clock_stopped;             /* this PCU instance of every die counts nothing, its
+					      clock included (under perf: no BOX_CTL to say why);
+					      -1 (default) none */
 	struct sim_rule *rules;
 	int n_rules;
 };

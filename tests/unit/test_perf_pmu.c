@@ -551,46 +551,61 @@ static void scan_without_event_source_bus(void **state)
 /*
  * The instances of a type by the kernel's naming rule (uncore_get_pmu_name):
  * uncore_pcu alone, uncore_pcu_N in ascending N (not name order), and the
- * discovery names uncore_type_4[_N] only where the type's own are absent.
+ * discovery names uncore_type_4[_N] only where the type's own are absent;
+ * an instance that does not load leaves its place empty, and only its own.
  */
 static void instances_by_the_kernels_names(void **state)
 {
 	struct tree *t = *state;
 	struct perf_pmu *p[4];
+	char why[4][PERF_PMU_WHY_MAX];
 	size_t n;
 
-	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 4, &n, t->err,
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, NULL, 4, &n, t->err,
 						 sizeof(t->err)), -ENOENT);
 	assert_non_null(strstr(t->err, "no uncore_pcu PMU"));
 	pmu_file(t->root, "uncore_type_4_0", "type", "30\n");
 	pmu_file(t->root, "uncore_type_4_1", "type", "31\n");
-	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 4, &n, t->err,
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, NULL, 4, &n, t->err,
 						 sizeof(t->err)), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(p[1]->name, "uncore_type_4_1");
 	perf_pmu_free(p[0]);
 	perf_pmu_free(p[1]);
-	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", -1, p, 4, &n, t->err,
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", -1, p, NULL, 4, &n, t->err,
 						 sizeof(t->err)), -ENOENT);
 
 	pmu_file(t->root, "uncore_pcu_10", "type", "21\n");
 	pmu_file(t->root, "uncore_pcu_2", "type", "20\n");
 	pmu_file(t->root, "uncore_pcu_x", "type", "22\n");
 	pmu_file(t->root, "uncore_pcux", "type", "23\n");
-	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 4, &n, t->err,
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, NULL, 4, &n, t->err,
 						 sizeof(t->err)), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(p[0]->name, "uncore_pcu_2");
 	assert_string_equal(p[1]->name, "uncore_pcu_10");
 	perf_pmu_free(p[0]);
 	perf_pmu_free(p[1]);
-	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, 1, &n, t->err,
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, NULL, 1, &n, t->err,
 						 sizeof(t->err)), 0);
 	assert_int_equal(n, 1);
 	perf_pmu_free(p[0]);
 
+	/* One that does not parse stands alone: its place empty, with why; the others load. */
+	pmu_file(t->root, "uncore_pcu_3", "type", "\n");
+	assert_int_equal(perf_pmu_load_instances(t->root, "pcu", 4, p, why, 4, &n, t->err,
+						 sizeof(t->err)), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(p[0]->name, "uncore_pcu_2");
+	assert_null(p[1]);
+	assert_non_null(strstr(why[1], "uncore_pcu_3/type"));
+	assert_string_equal(p[2]->name, "uncore_pcu_10");
+	assert_string_equal(why[2], "");
+	perf_pmu_free(p[0]);
+	perf_pmu_free(p[2]);
+
 	pmu_file(t->root, "uncore_imc", "type", "40\n");
-	assert_int_equal(perf_pmu_load_instances(t->root, "imc", -1, p, 4, &n, t->err,
+	assert_int_equal(perf_pmu_load_instances(t->root, "imc", -1, p, NULL, 4, &n, t->err,
 						 sizeof(t->err)), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(p[0]->type, 40);

@@ -2,7 +2,7 @@
  * The health of the PCU and iMC collectors on the simulated server models:
  * a package asleep (no iMC clock) converts throttle cycles at the DCLK
  * rate, channels that never clock are left out, a frozen PCU box is
- * waiting rather than 0, a box shared with another perf user exports its
+ * waiting rather than 0, each Granite Rapids PCU instance stands alone, a box shared with another perf user exports its
  * multiplexing ratio, and a group waiting its turn on the counters is no
  * error.  Stepped clock (throttle_run.h).
  */
@@ -101,6 +101,68 @@ static void a_frozen_pcu_box_reads_as_waiting(void **state)
 	/* 30 s of PROCHOT less the 10 frozen. */
 	run_for(&r, 6);
 	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 20.0, "external", 0);
+	finish(&r);
+}
+
+/* The kernel's files of uncore_pcu_0 with a type that is not a number: that instance does not parse. */
+static void damage_pcu_0(const char *root)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/sys/bus/event_source/devices/uncore_pcu_0/type", root);
+	helpers_write_file(path, "pcu\n");
+}
+
+/*
+ * Granite Rapids' two PCU instances per die stand alone: one whose sysfs
+ * files do not parse (uncore_pcu_0) is said in the status, with what did
+ * not parse, and the other (uncore_pcu_1, which carries the package's
+ * conditions in the simulator) counts PROCHOT and the frequency limits
+ * right, where the one that did not parse took every instance, and the
+ * perf engine of every collector, with it.
+ */
+static void an_unparsable_pcu_instance_stands_alone(void **state)
+{
+	const struct snapshot_collector *c;
+	struct run r;
+
+	(void)state;
+	start_edited(&r, "granite-rapids-2s:vr-prochot", damage_pcu_0);
+	run_for(&r, 60);
+	c = snapshot_find_collector(r.snap, "pcu");
+	assert_string_equal(snapshot_collector_state(c), "partial");
+	assert_true(reason_has(&r, "pcu", "die 0 PCU 0: "));
+	assert_true(reason_has(&r, "pcu", "uncore_pcu_0/type: expected a PMU type number, got 'pcu'"));
+	assert_false(reason_has(&r, "pcu", "PCU 1"));
+	check_pcu(&r);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 12.0, "external", 0);
+	assert_string_equal(snapshot_collector_state(snapshot_find_collector(r.snap, "imc")), "up");
+	finish(&r);
+}
+
+/*
+ * A Granite Rapids PCU instance whose clock does not advance under perf
+ * (tests/data/scenarios/pcu-clock-stopped.ini: uncore_pcu_0 of each die)
+ * is waiting, and its reason says what was seen, the clock, not a BOX_CTL
+ * that perf does not show; the other instance counts on.
+ */
+static void a_pcu_instance_without_a_clock_says_what_was_seen(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start_data_scenario(&r, "granite-rapids-2s", "pcu-clock-stopped.ini", true);
+	run_for(&r, 60);
+	assert_true(reason_has(&r, "pcu", "socket 0 die 0 PCU 0: waiting: its clock did not advance "
+			       "(clockticks counted 0 while running)"));
+	assert_false(reason_has(&r, "pcu", "FRZ"));
+	assert_false(reason_has(&r, "pcu", "PCU 1"));
+	assert_string_equal(snapshot_collector_state(snapshot_find_collector(r.snap, "pcu")),
+			    "partial");
+	check_pcu(&r);
+	assert_close(exported(&r, &throttle_prochot_seconds, 0, "external"), 12.0, "external", 0);
+	assert_close(exported(&r, &throttle_frequency_limited_seconds, 1, "power"), 30.0, "power",
+		     1);
 	finish(&r);
 }
 
@@ -307,6 +369,8 @@ int main(void)
 		cmocka_unit_test(a_sleeping_package_throttles_only_while_awake),
 		cmocka_unit_test(channels_without_a_clock_are_left_out),
 		cmocka_unit_test(a_frozen_pcu_box_reads_as_waiting),
+		cmocka_unit_test(an_unparsable_pcu_instance_stands_alone),
+		cmocka_unit_test(a_pcu_instance_without_a_clock_says_what_was_seen),
 		cmocka_unit_test(a_shared_channel_exports_its_multiplexing_ratio),
 	};
 

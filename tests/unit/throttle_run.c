@@ -70,7 +70,9 @@ static bool kernel_left_pcu_select(uint32_t msr, uint64_t value)
 	return select && !(value & (UINT64_C(1) << 22));
 }
 
-void start_conf(struct run *r, const char *spec, bool with_perf, const char *conf_text)
+/* start_conf, with edit_tree (NULL: none) called on the kernel's files before the collectors start. */
+static void start_full(struct run *r, const char *spec, bool with_perf, const char *conf_text,
+		       void (*edit_tree)(const char *root))
 {
 	char dir[4096], err[512];
 	struct conf_errors errs = { 0 };
@@ -84,6 +86,8 @@ void start_conf(struct run *r, const char *spec, bool with_perf, const char *con
 	sim_bind(r->sim, &r->hw);
 	helpers_mkdtemp(r->root, sizeof(r->root));
 	assert_int_equal(sim_write_sysfs(r->sim, r->root, err, sizeof(err)), 0);
+	if (edit_tree)
+		edit_tree(r->root);
 	if (with_perf) {
 		struct perf_sys *ps = calloc(1, sizeof(*ps));
 
@@ -101,6 +105,16 @@ void start_conf(struct run *r, const char *spec, bool with_perf, const char *con
 	sim_dump(r->sim, collect, r->before);
 	if (sampler_new(&r->conf, &r->hw, &r->info, &r->topo, &r->sampler, err, sizeof(err)) != 0)
 		fail_msg("%s: sampler_new: %s", spec, err);
+}
+
+void start_conf(struct run *r, const char *spec, bool with_perf, const char *conf_text)
+{
+	start_full(r, spec, with_perf, conf_text, NULL);
+}
+
+void start_edited(struct run *r, const char *spec, void (*edit_tree)(const char *root))
+{
+	start_full(r, spec, true, "[core]\nengine = msr\n", edit_tree);
 }
 
 void start_with(struct run *r, const char *spec, bool with_perf)

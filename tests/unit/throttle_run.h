@@ -54,6 +54,13 @@ void start(struct run *r, const char *spec);
  */
 void start_conf(struct run *r, const char *spec, bool with_perf, const char *conf_text);
 
+/*
+ * start, with edit_tree called on the simulated kernel's files under root
+ * (its sysfs PMU tree) after they are written and before any collector
+ * reads them: a kernel whose files differ from the simulator's own.
+ */
+void start_edited(struct run *r, const char *spec, void (*edit_tree)(const char *root));
+
 /* start_with on model with the scenario tests/data/scenarios/FILE. */
 void start_data_scenario(struct run *r, const char *model, const char *file, bool with_perf);
 

@@ -31,7 +31,8 @@ struct engine_perf {
 	struct engine_perf_config cfg;
 	struct perf_pmu *core;          /* NULL when absent */
 	struct perf_pmu *uncore;        /* NULL when absent */
-	struct perf_pmu *pcu[MAX_PCU];  /* the PCU PMU's instances, by id; none when absent */
+	struct perf_pmu *pcu[MAX_PCU];  /* the PCU PMU's instances, by id; NULL: does not load */
+	char pcu_why[MAX_PCU][PERF_PMU_WHY_MAX];   /* why pcu[i] is NULL */
 	size_t n_pcu;
 	struct perf_pmu *imc[MAX_IMC];  /* uncore_imc_N at N; NULL when absent */
 	char core_reason[256];
@@ -85,14 +86,16 @@ static int load_uncore(const char *root, struct perf_pmu **ret_pmu, char *reason
 
 /*
  * Every instance of the PCU PMU (perf_pmu_load_instances: uncore_pcu,
- * uncore_pcu_N, or uncore_type_4[_N]) into pcu[]; the count, or -ENODEV
- * with the reason when there is none.
+ * uncore_pcu_N, or uncore_type_4[_N]) into pcu[], one that does not load
+ * (its sysfs files do not parse) NULL with the reason in why[], the others
+ * counted all the same; the count, or -ENODEV with the reason when there
+ * is none.
  */
-static int load_pcu(const char *root, struct perf_pmu **pcu, size_t *ret_n, char *reason,
-		    size_t len)
+static int load_pcu(const char *root, struct perf_pmu **pcu, char (*why)[PERF_PMU_WHY_MAX],
+		    size_t *ret_n, char *reason, size_t len)
 {
-	int r = perf_pmu_load_instances(root, PCU_TYPE, PCU_DISCOVERY_TYPE, pcu, MAX_PCU, ret_n,
-					reason, len);
+	int r = perf_pmu_load_instances(root, PCU_TYPE, PCU_DISCOVERY_TYPE, pcu, why, MAX_PCU,
+					ret_n, reason, len);
 
 	if (r == -ENOENT)
 		set_err(reason, len, "this kernel has no PCU PMU (%s%s/uncore_pcu, uncore_pcu_N "
@@ -210,11 +213,20 @@ int engine_perf_probe(struct perf_sys *ps, enum engine_pmu pmu, char *reason, si
 
 	if (pmu == ENGINE_PMU_PCU) {
 		struct perf_pmu *pcu[MAX_PCU];
-		size_t n = 0;
+		char why[MAX_PCU][PERF_PMU_WHY_MAX];
+		size_t n = 0, i = 0;
 
-		r = load_pcu(root, pcu, &n, reason, reasonlen);
-		if (r > 0)
-			r = trial_open(ps, pcu[0], false, reason, reasonlen);
+		r = load_pcu(root, pcu, why, &n, reason, reasonlen);
+		/* The first instance that loads: the others are each the collector's to open. */
+		while (r > 0 && i < n && !pcu[i])
+			i++;
+		if (r > 0 && i < n) {
+			r = trial_open(ps, pcu[i], false, reason, reasonlen);
+		} else if (r > 0) {
+			set_err(reason, reasonlen, "no instance of the kernel's PCU PMU can be read: "
+				"%s", why[0]);
+			r = -EINVAL;
+		}
 		free_pcu(pcu, n);
 	} else if (pmu == ENGINE_PMU_IMC) {
 		struct perf_pmu *imc[MAX_IMC] = { 0 };
@@ -379,6 +391,8 @@ static const struct perf_pmu *pmu_of(const struct engine_perf *ep, enum engine_p
 			set_err(err, errlen, "%s", ep->uncore_reason);
 		return ep->uncore;
 	case ENGINE_PMU_PCU:
+		if ((size_t)box < ep->n_pcu && !ep->pcu[box])
+			set_err(err, errlen, "%s", ep->pcu_why[box]);
 		if ((size_t)box < ep->n_pcu)
 			return ep->pcu[box];
 		if (ep->n_pcu == 0)
@@ -709,7 +723,7 @@ int engine_perf_new(const struct engine_perf_config *config, struct engine *ret_
 		perf_destroy(ep);
 		return r;
 	}
-	r = load_pcu(root, ep->pcu, &ep->n_pcu, ep->pcu_reason, sizeof(ep->pcu_reason));
+	r = load_pcu(root, ep->pcu, ep->pcu_why, &ep->n_pcu, ep->pcu_reason, sizeof(ep->pcu_reason));
 	if (r < 0 && r != -ENODEV) {
 		set_err(err, errlen, "%s", ep->pcu_reason);
 		perf_destroy(ep);

@@ -431,14 +431,17 @@ static int compare_instance(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Load the instances of prefix among names (sorted by id) into ret. */
+/*
+ * Load the instances of prefix among names (sorted by id) into ret, one
+ * that does not load left NULL with its error in why[i].
+ */
 static int load_prefixed(const char *root, char **names, size_t n, const char *prefix,
-			 struct perf_pmu **ret, size_t max, size_t *ret_n, char *err,
-			 size_t errlen)
+			 struct perf_pmu **ret, char (*why)[PERF_PMU_WHY_MAX], size_t max,
+			 size_t *ret_n)
 {
 	struct instance *found = calloc(n ? n : 1, sizeof(*found));
+	char err[PERF_PMU_WHY_MAX];
 	size_t k = 0;
-	int r = 0;
 
 	if (!found)
 		return -ENOMEM;
@@ -450,22 +453,23 @@ static int load_prefixed(const char *root, char **names, size_t n, const char *p
 	}
 	qsort(found, k, sizeof(*found), compare_instance);
 	*ret_n = 0;
-	for (size_t i = 0; i < k && i < max && r == 0; i++) {
-		r = perf_pmu_load(root, found[i].name, &ret[i], err, errlen);
-		*ret_n += r == 0;
+	for (size_t i = 0; i < k && i < max; i++) {
+		if (perf_pmu_load(root, found[i].name, &ret[i], err, sizeof(err)) < 0) {
+			ret[i] = NULL;
+			if (why)
+				snprintf(why[i], sizeof(why[i]), "%s", err);
+		} else if (why) {
+			why[i][0] = '\0';
+		}
+		(*ret_n)++;
 	}
 	free(found);
-	if (r < 0) {
-		for (size_t i = 0; i < *ret_n; i++)
-			perf_pmu_free(ret[i]);
-		*ret_n = 0;
-	}
-	return r;
+	return 0;
 }
 
 int perf_pmu_load_instances(const char *root, const char *name, int discovery_type,
-			    struct perf_pmu **ret, size_t max, size_t *ret_n, char *err,
-			    size_t errlen)
+			    struct perf_pmu **ret, char (*why)[PERF_PMU_WHY_MAX], size_t max,
+			    size_t *ret_n, char *err, size_t errlen)
 {
 	char dir[PATH_MAX], prefix[96], **names;
 	size_t n;
@@ -477,10 +481,10 @@ int perf_pmu_load_instances(const char *root, const char *name, int discovery_ty
 	if (r < 0)
 		return r;
 	snprintf(prefix, sizeof(prefix), "uncore_%s", name);
-	r = load_prefixed(root, names, n, prefix, ret, max, ret_n, err, errlen);
+	r = load_prefixed(root, names, n, prefix, ret, why, max, ret_n);
 	if (r == 0 && *ret_n == 0 && discovery_type >= 0) {
 		snprintf(prefix, sizeof(prefix), "uncore_type_%d", discovery_type);
-		r = load_prefixed(root, names, n, prefix, ret, max, ret_n, err, errlen);
+		r = load_prefixed(root, names, n, prefix, ret, why, max, ret_n);
 	}
 	free_names(names, n);
 	if (r == 0 && *ret_n == 0) {

@@ -103,6 +103,9 @@ void perf_pmu_free(struct perf_pmu *pmu);
  */
 int perf_pmu_scan(const char *root, struct perf_pmu_set *ret_set, char *err, size_t errlen);
 
+/* Room for one instance's reason it does not load (perf_pmu_load_instances). */
+#define PERF_PMU_WHY_MAX 256
+
 /*
  * The instances of the uncore PMU type name under root, by the kernel's
  * naming rule (uncore.c uncore_get_pmu_name, hardware-linux.md §6): the
@@ -112,13 +115,14 @@ int perf_pmu_scan(const char *root, struct perf_pmu_set *ret_set, char *err, siz
  * discovery table but without the platform's, "uncore_type_<type>" or
  * "uncore_type_<type>_<id>".  Up to max are loaded into ret[] in
  * ascending id order (ids need not be contiguous) and *ret_n says how
- * many; free each with perf_pmu_free.  0, -ENOENT when there is none
- * (err names the directory), or an error of perf_pmu_load for the first
- * instance that does not load (the ones loaded before are freed).
+ * many there are; free each with perf_pmu_free.  Each stands alone: one
+ * that does not load (perf_pmu_load's error) leaves ret[i] NULL, with its
+ * error in why[i] when why is not NULL, and the others load.  0, -ENOENT
+ * when there is none (err names the directory), or -ENOMEM.
  */
 int perf_pmu_load_instances(const char *root, const char *name, int discovery_type,
-			    struct perf_pmu **ret, size_t max, size_t *ret_n, char *err,
-			    size_t errlen);
+			    struct perf_pmu **ret, char (*why)[PERF_PMU_WHY_MAX], size_t max,
+			    size_t *ret_n, char *err, size_t errlen);
 
 /* The PMU called name in set, or NULL. */
 const struct perf_pmu *perf_pmu_set_find(const struct perf_pmu_set *set, const char *name);
