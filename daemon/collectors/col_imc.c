@@ -20,8 +20,9 @@
  * says only what the event can tell (before Granite Rapids:
  * thermal_or_power, §4.5 item 3).  Raw counts stay available per event.
  *
- * A channel whose clock has never advanced (kernels up to 6.12 register 12
- * channels on Ice Lake-SP, 4 of which exist only on paper, §6) is left
+ * A channel whose clock has never advanced (current kernels register 12
+ * channels on Ice Lake-SP, where older ones had 8, and an unused channel
+ * reads 0, §6) is left
  * out, with the reason in the status, until it clocks; one that has
  * clocked once keeps its series while it sleeps.  A group read that fails,
  * or whose group perf keeps off its counters for half an interval

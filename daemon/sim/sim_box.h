@@ -19,9 +19,10 @@
  *   While a package-sleep rule covers the socket (package C3/C6) the iMC
  *   has no clock (hardware-linux.md §6): the clock and every iMC event
  *   stop, whatever else holds; the rate is the same when it runs again.
- *   A channel the generation registers without memory behind it (Ice
- *   Lake-SP's third channel of each controller, sim_facts.h) counts
- *   nothing, its clock included, whatever the rules say.
+ *   A channel the kernel registers without memory behind it (on Ice
+ *   Lake-SP the third channel of each controller, which current kernels
+ *   register and which reads 0 when unused, sim_facts.c) counts nothing,
+ *   its clock included, whatever the rules say.
  * The PCU box is also a register file at the generation's MSR addresses
  * (hardware-linux.md §4.1) where it has them: BOX_CTL (FRZ stops every
  * counter; RST_CTRL and RST_CTRS clear the controls and the counters and

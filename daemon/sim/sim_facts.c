@@ -79,10 +79,13 @@ static const struct sim_uncore_gen skx = {
 	"skylake-sp", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_rank, N_OF(imc_rank), 0, 0,
 };
 /*
- * ICX: DCLK 0x0000 (its fixed counter counts HCLK).  Kernels up to 6.12
- * register 3 channels per controller (ICX_NUMBER_IMC_CHN, uncore_imc_N with
- * N / 3 the controller and N % 3 the channel's offset), mainline 2: the
- * third of each controller has no memory behind it (hardware-linux.md §6).
+ * ICX: DCLK 0x0000 (its fixed counter counts HCLK).  Current kernels (6.12
+ * among them) register 3 channels per controller, 12 in all
+ * (ICX_NUMBER_IMC_CHN, uncore_imc_N with N / 3 the controller and N % 3
+ * the channel's offset): a 2021 stable fix raised it from 2, the 8 boxes
+ * of older kernels.  A channel that is not in use can still be accessed
+ * and reads 0 (the fix's own words, hardware-linux.md §6); the simulator
+ * leaves the third of each controller without memory.
  */
 static const struct sim_uncore_gen icx = {
 	"icelake-x", &pcu_hswep, PCU_UP_TO_ICX, 0x0000, imc_slot, N_OF(imc_slot), 3, 2,

@@ -59,9 +59,10 @@ static void a_sleeping_package_throttles_only_while_awake(void **state)
 }
 
 /*
- * A 6.12 kernel registers 12 channels on Ice Lake-SP, and the third of each
- * controller has no memory behind it: its clock never advances, so it is
- * left out, said in the status, and the collector is up on the others.
+ * Current kernels (6.12 among them) register 12 channels on Ice Lake-SP, 3
+ * per controller, and one not in use reads 0; the simulator leaves the third
+ * of each without memory: its clock never advances, so it is left out,
+ * said in the status, and the collector is up on the others.
  */
 static void channels_without_a_clock_are_left_out(void **state)
 {
