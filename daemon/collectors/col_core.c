@@ -47,6 +47,7 @@
 #include "col_engine.h"
 #include "counter.h"
 #include "event.h"
+#include "perf_sys.h"
 
 extern const struct collector_ops core_collector_ops;
 
@@ -437,7 +438,7 @@ static int core_start(struct collector *c)
 /* A CPU offline at start came online: open it now. */
 static void late_open(struct collector *c, struct core_state *st, struct core_cpu *cc)
 {
-	char why[COLLECTOR_TEXT_MAX] = "";
+	char why[COLLECTOR_TEXT_MAX] = "", level[PERF_SYS_PARANOID_TEXT_MAX];
 	int err;
 
 	if (hw_cpu_online(c->hw, cc->cpu) != 1)
@@ -455,7 +456,18 @@ static void late_open(struct collector *c, struct core_state *st, struct core_cp
 	core_groups_close(&st->engine, cc, NULL);
 	cc->state = CPU_UNUSABLE;
 	c->errors++;
-	collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : hw_hint(err, HW_OP_READ));
+	/*
+	 * Refused now, where the start could open: the privileges it had are
+	 * gone.  Above paranoid 2 the perf engine's why says so itself.
+	 */
+	if (err == -EACCES && why[0] && c->hw->perf && perf_sys_paranoid_text(c->hw->perf, level,
+									      sizeof(level)))
+		collector_note(c, "cpu %d: back online, but %s", cc->cpu, why);
+	else if ((err == -EACCES || err == -EPERM) && why[0])
+		collector_note(c, "cpu %d: back online, but the kernel refused its events: %s",
+			       cc->cpu, why);
+	else
+		collector_note(c, "cpu %d: %s", cc->cpu, why[0] ? why : hw_hint(err, HW_OP_READ));
 }
 
 static void sample_cpu(struct collector *c, struct core_state *st, struct core_cpu *cc)

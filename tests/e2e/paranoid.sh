@@ -62,28 +62,33 @@ fi
 # AMD's core PMU has no msr route: the core collector counts through perf,
 # and says at start what the drop will cost.  A CPU that comes back online
 # after the drop cannot be opened again: the collector says so, and why,
-# where it said the CPU was still offline.
+# where it said the CPU was still offline; the same for a CPU offline at
+# start (paranoid-offline-at-start.ini), which the collector waits for.
 if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status && id nobody >/dev/null 2>&1 &&
 	id daemon >/dev/null 2>&1; then
 	UNCORED_TEST_INTERVAL=0.25 write_conf "$TEST_TMP/amd.conf" 0 "server_user = daemon"
 	sed -i 's/^user =.*/user = nobody/' "$TEST_TMP/amd.conf"
-	start_daemon 0 "$TEST_TMP/amd.log" --config "$TEST_TMP/amd.conf" \
-		--simulate "genoa-2s:$UNCORED_SOURCE_ROOT/tests/data/scenarios/paranoid-hotplug.ini"
-	expect_log "$TEST_TMP/amd.log" "privileges: perf_event_paranoid is 3: running as 'nobody' without CAP_SYS_ADMIN" \
-		"amd: no warning at start"
-	wait_until 10 log_has "$TEST_TMP/amd.log" "cpu 6 came online" ||
-		fail "amd: cpu 6 did not come back: $(cat "$TEST_TMP/amd.log")"
-	s0=$(samples_total "$DAEMON_URL")
-	wait_until 10 has_samples "$DAEMON_URL" $((s0 + 2)) || fail "amd: no samples"
-	curl -fsS --max-time 5 "$DAEMON_URL/api/v1/snapshot" >"$TEST_TMP/amd.json" || fail "no snapshot"
-	jq -e "$core | .engine.name == \"perf\" and
-		(.engine.reason | test(\"at perf_event_paranoid 3, without CAP_SYS_ADMIN after the drop\"))" \
-		"$TEST_TMP/amd.json" >/dev/null || fail "amd: engine: $(jq -c "$core.engine" "$TEST_TMP/amd.json")"
-	jq -e "$core | .state == \"partial\" and .errors > 0 and .units_counting == .units - 1 and
-		(.reason | test(\"back online, but the kernel refuses its events at perf_event_paranoid 3\"))" \
-		"$TEST_TMP/amd.json" >/dev/null || fail "amd: cpu 6 back: $(jq -c "$core" "$TEST_TMP/amd.json")"
-	expect_log "$TEST_TMP/amd.log" "collector core: partial: .*back online, but the kernel refuses its events" \
-		"amd: the log does not say so"
-	stop_daemon "$DAEMON_PID" || fail "amd: exit status after SIGTERM"
+	for scn in paranoid-hotplug paranoid-offline-at-start; do
+		start_daemon 0 "$TEST_TMP/$scn.log" --config "$TEST_TMP/amd.conf" \
+			--simulate "genoa-2s:$UNCORED_SOURCE_ROOT/tests/data/scenarios/$scn.ini"
+		expect_log "$TEST_TMP/$scn.log" "privileges: perf_event_paranoid is 3: running as 'nobody' without CAP_SYS_ADMIN" \
+			"amd, $scn: no warning at start"
+		wait_until 10 log_has "$TEST_TMP/$scn.log" "cpu 6 came online" ||
+			fail "amd, $scn: cpu 6 did not come back: $(cat "$TEST_TMP/$scn.log")"
+		s0=$(samples_total "$DAEMON_URL")
+		wait_until 10 has_samples "$DAEMON_URL" $((s0 + 2)) || fail "amd, $scn: no samples"
+		curl -fsS --max-time 5 "$DAEMON_URL/api/v1/snapshot" >"$TEST_TMP/amd.json" || fail "no snapshot"
+		jq -e "$core | .engine.name == \"perf\" and
+			(.engine.reason | test(\"at perf_event_paranoid 3, without CAP_SYS_ADMIN after the drop\"))" \
+			"$TEST_TMP/amd.json" >/dev/null ||
+			fail "amd, $scn: engine: $(jq -c "$core.engine" "$TEST_TMP/amd.json")"
+		jq -e "$core | .state == \"partial\" and .errors > 0 and .units_counting == .units - 1 and
+			(.reason | test(\"back online, but the kernel refuses its events at perf_event_paranoid 3\"))" \
+			"$TEST_TMP/amd.json" >/dev/null ||
+			fail "amd, $scn: cpu 6 back: $(jq -c "$core" "$TEST_TMP/amd.json")"
+		expect_log "$TEST_TMP/$scn.log" "collector core: partial: .*back online, but the kernel refuses its events" \
+			"amd, $scn: the log does not say so"
+		stop_daemon "$DAEMON_PID" || fail "amd, $scn: exit status after SIGTERM"
+	done
 fi
 echo "paranoid: ok"

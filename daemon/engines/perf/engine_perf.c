@@ -433,6 +433,7 @@ static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct en
 	bool uncore = pmu == ENGINE_PMU_NHM_UNCORE;
 	bool box = pmu == ENGINE_PMU_PCU || pmu == ENGINE_PMU_IMC;
 	const struct perf_pmu *p = pmu_of(ep, pmu, target, err, errlen);
+	char level[PERF_SYS_PARANOID_TEXT_MAX];
 	struct engine_group *g;
 	int r;
 
@@ -471,6 +472,14 @@ static int perf_open(void *ctx, enum engine_pmu pmu, int target, const struct en
 		set_err(err, errlen, "cpu %d is offline", target);
 		r = -ENXIO;
 	}
+	/*
+	 * Above paranoid 2 only CAP_SYS_ADMIN opens (hardware-linux.md §6): the
+	 * trial open at start let this process count, so it has dropped it
+	 * since (a CPU offline at start, a reload).
+	 */
+	if (r == -EACCES && perf_sys_paranoid_text(ep->cfg.ps, level, sizeof(level)))
+		set_err(err, errlen, "the kernel refuses its events at perf_event_paranoid %s "
+			"without CAP_SYS_ADMIN (set it to 2, or restart uncored)", level);
 	if (r < 0) {
 		free_group(g);
 		return r;
