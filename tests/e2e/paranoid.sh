@@ -73,10 +73,10 @@ if [ "$(id -u)" = 0 ] && grep -q '^CapEff:.*[1-9a-f]' /proc/self/status && id no
 			--simulate "genoa-2s:$UNCORED_SOURCE_ROOT/tests/data/scenarios/$scn.ini"
 		expect_log "$TEST_TMP/$scn.log" "privileges: perf_event_paranoid is 3: running as 'nobody' without CAP_SYS_ADMIN" \
 			"amd, $scn: no warning at start"
-		wait_until 10 log_has "$TEST_TMP/$scn.log" "cpu 6 came online" ||
+		wait_until 30 log_has "$TEST_TMP/$scn.log" "cpu 6 came online" ||
 			fail "amd, $scn: cpu 6 did not come back: $(cat "$TEST_TMP/$scn.log")"
 		s0=$(samples_total "$DAEMON_URL")
-		wait_until 10 has_samples "$DAEMON_URL" $((s0 + 2)) || fail "amd, $scn: no samples"
+		wait_until 30 has_samples "$DAEMON_URL" $((s0 + 2)) || fail "amd, $scn: no samples"
 		curl -fsS --max-time 5 "$DAEMON_URL/api/v1/snapshot" >"$TEST_TMP/amd.json" || fail "no snapshot"
 		jq -e "$core | .engine.name == \"perf\" and
 			(.engine.reason | test(\"at perf_event_paranoid 3, without CAP_SYS_ADMIN after the drop\"))" \
