@@ -50,37 +50,31 @@ void log_msg(enum log_level level, const char *fmt, ...)
 /* Fixed id of episode records, so they can be selected with journalctl MESSAGE_ID=. */
 #define EPISODE_MESSAGE_ID "7b3c1f6e2a9d4c58b0e1d2f3a4b5c6d7"
 
-static void format_place(char *buf, size_t len, int socket, int core)
+void log_episode_change(const struct log_episode *e)
 {
-	if (core >= 0)
-		snprintf(buf, len, "socket %d core %d", socket, core);
-	else
-		snprintf(buf, len, "socket %d", socket);
-}
-
-void log_episode_change(bool started, const char *kind, int socket, int core, double start,
-			double duration_s)
-{
-	char place[64];
+	char message[320];
 
 	if (LOG_LEVEL_NOTICE > max_level)
 		return;
-	format_place(place, sizeof(place), socket, core);
+	if (e->started)
+		snprintf(message, sizeof(message), "%s: %s", e->place, e->what);
+	else
+		snprintf(message, sizeof(message), "%s: %s ended after %.1f s", e->place, e->what,
+			 e->duration_s);
 	if (!use_prefix) {
-		if (started)
-			log_notice("%s: %s started", place, kind);
-		else
-			log_notice("%s: %s ended after %.1f s", place, kind, duration_s);
+		log_notice("%s", message);
 		return;
 	}
-	sd_journal_send("MESSAGE=%s: %s %s", place, kind, started ? "started" : "ended",
+	sd_journal_send("MESSAGE=%s", message,
 			"MESSAGE_ID=" EPISODE_MESSAGE_ID,
 			"PRIORITY=%d", LOG_LEVEL_NOTICE,
-			"KIND=%s", kind,
-			"EVENT=%s", started ? "start" : "end",
-			"SOCKET=%d", socket,
-			"CORE=%d", core,
-			"START_USEC=%llu", (unsigned long long)(start * 1e6),
-			"DURATION_SEC=%.3f", started ? 0.0 : duration_s,
+			"KIND=%s", e->kind,
+			"EVENT=%s", e->started ? "start" : "end",
+			"SOCKET=%d", e->socket,
+			"CORE=%d", e->core,
+			"DIE=%d", e->die,
+			"CHANNEL=%d", e->channel,
+			"START_USEC=%llu", (unsigned long long)(e->start * 1e6),
+			"DURATION_SEC=%.3f", e->started ? 0.0 : e->duration_s,
 			NULL);
 }

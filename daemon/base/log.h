@@ -35,13 +35,24 @@ void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(p
 #define log_info(...)    log_msg(LOG_LEVEL_INFO, __VA_ARGS__)
 #define log_debug(...)   log_msg(LOG_LEVEL_DEBUG, __VA_ARGS__)
 
+/* A throttle episode's start or end, as log_episode_change() records it. */
+struct log_episode {
+	bool started;              /* false: ended */
+	const char *kind;          /* "dram_throttled_seconds", "prochot", ... */
+	const char *place;         /* in words: "socket 1 channel 4 slot 0" */
+	const char *what;          /* in words: "DRAM throttled for heat" */
+	int socket, die, channel, core;   /* -1 where the place has none */
+	double start;              /* unix seconds */
+	double duration_s;         /* ended: its length */
+};
+
 /*
- * Log the start (started = true) or the end of a throttle episode of kind
- * at socket (and core, -1 for none), start in unix seconds.  Under journald
- * this is one structured record with MESSAGE_ID, KIND, SOCKET, CORE,
- * START_USEC and DURATION_SEC fields; otherwise one notice line.
+ * Log the start or the end of a throttle episode: "PLACE: WHAT" and
+ * "PLACE: WHAT ended after N s".  Under journald this is one structured
+ * record with MESSAGE_ID, KIND, EVENT, SOCKET, DIE, CHANNEL, CORE (-1
+ * where the place has none), START_USEC and DURATION_SEC fields; otherwise one
+ * notice line.
  */
-void log_episode_change(bool started, const char *kind, int socket, int core, double start,
-			double duration_s);
+void log_episode_change(const struct log_episode *e);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * Throttle episode tracking.  The tracker owns two tables: the state of
- * every place it has been told about (kind, socket, core → active since
- * when), and a bounded list of episodes in start order, ongoing ones with
+ * every place it has been told about (kind, socket, die, channel, core →
+ * active since when), and a bounded list of episodes in start order, ongoing ones with
  * end = 0.  When the list is full the oldest finished episode makes room,
  * an ongoing one only when nothing has finished.  It does no logging and
  * no I/O; the caller gets the changes and decides what to say.
@@ -12,6 +12,7 @@
  * start stamp plus its monotonic duration.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,17 +23,22 @@
 #include "metric.h"
 #include "throttle_families.h"
 
+/* How a place changed in this sample, for the log that follows. */
+enum place_change { PLACE_SAME, PLACE_STARTED, PLACE_ENDED };
+
 struct place {
-	enum episode_kind kind;                   /* when family is NULL */
-	const struct metric_family *family;       /* a throttle family's series, or NULL */
-	char labels[SNAPSHOT_EPISODE_LABELS_MAX]; /* its label value */
-	int socket;
-	int core;
-	bool active;
-	bool seen;             /* a family series: fed in this sample */
+	const char *kind;                         /* static */
+	const struct metric_family *family;       /* the condition's family, or NULL */
+	int socket, die, channel, core;
+	bool active;           /* an episode is open */
+	bool fed;              /* told its state in this sample */
+	bool hit;              /* its condition held in this sample */
+	enum place_change change;
+	double sample_s;       /* the most seconds one of its series counted in this sample */
 	uint64_t id;           /* the ongoing (or last) episode's */
 	double start;          /* wall clock, for display */
 	double mono_start;     /* monotonic clock, for the duration */
+	double mono_last;      /* the newest sample that saw its condition */
 };
 
 static double monotonic_now(void)
@@ -94,16 +100,15 @@ void episode_tracker_free(struct episode_tracker *t)
 	free(t);
 }
 
-/* The place of key (kind or family and labels, socket, core), added inactive when new. */
+/* The place of key (kind, socket, die, channel, core), added inactive when new. */
 static struct place *find_place(struct episode_tracker *t, const struct place *key)
 {
 	struct place *p;
 
 	for (size_t i = 0; i < t->n_places; i++) {
 		p = &t->places[i];
-		if (p->family == key->family && p->socket == key->socket &&
-		    p->core == key->core &&
-		    (key->family ? strcmp(p->labels, key->labels) == 0 : p->kind == key->kind))
+		if (p->kind == key->kind && p->socket == key->socket && p->die == key->die &&
+		    p->channel == key->channel && p->core == key->core)
 			return p;
 	}
 	p = grow_array(t->places, &t->cap_places, t->n_places + 1, sizeof(*p), 16);
@@ -147,53 +152,57 @@ static struct snapshot_episode *list_find(struct episode_tracker *t, const struc
 	return NULL;
 }
 
-/* The name an episode of place p goes by: its kind's, or its family's JSON key. */
-static const char *place_kind_name(const struct place *p)
+/* A new episode of place p, from its start. */
+static struct snapshot_episode new_episode(const struct place *p)
 {
-	return p->family ? p->family->json_key : kind_names[p->kind];
+	return (struct snapshot_episode){
+		.kind = p->kind, .id = p->id, .socket = p->socket, .core = p->core,
+		.die = p->die, .channel = p->channel, .start = p->start,
+		.mono_start = p->mono_start, .family = p->family,
+	};
 }
 
 /*
- * Set place p active or not at wall-clock time now and monotonic time
- * mono; 1 and *ret_change when an episode started or ended, else 0.
+ * Place p's condition held (hit) or not in the sample at wall-clock time
+ * now and monotonic time mono: an episode starts, goes on to mono, or ends
+ * at the newest sample that saw it.  1 and *ret_change when one started or
+ * ended, else 0.
  */
-static int set_active(struct episode_tracker *t, struct place *p, bool active, double now,
+static int set_active(struct episode_tracker *t, struct place *p, bool hit, double now,
 		      double mono, struct episode_change *ret_change)
 {
 	struct episode_change c = { 0 };
 	struct snapshot_episode *e;
 
-	if (active == p->active)
+	if (hit && p->active) {
+		p->mono_last = mono;
+		e = list_find(t, p);
+		if (e)
+			e->running_s = mono > p->mono_start ? mono - p->mono_start : 0;
 		return 0;
-	if (active) {
+	}
+	if (hit == p->active)
+		return 0;
+	if (hit) {
 		p->id = ++t->last_id;
 		p->start = now;
-		p->mono_start = mono;
+		p->mono_start = p->mono_last = mono;
 		c.started = true;
-		c.episode = (struct snapshot_episode){
-			.kind = place_kind_name(p), .id = p->id, .socket = p->socket,
-			.core = p->core, .start = now, .mono_start = mono, .family = p->family,
-		};
-		memcpy(c.episode.labels, p->labels, sizeof(c.episode.labels));
+		c.episode = new_episode(p);
 		list_add(t, &c.episode);
 	} else {
-		c.duration_s = mono > p->mono_start ? mono - p->mono_start : 0;
+		c.duration_s = p->mono_last > p->mono_start ? p->mono_last - p->mono_start : 0;
 		e = list_find(t, p);
-		if (e) {
-			e->end = p->start + c.duration_s;
-			e->mono_end = p->mono_start + c.duration_s;
-			c.episode = *e;
-		} else {
-			c.episode = (struct snapshot_episode){
-				.kind = place_kind_name(p), .id = p->id, .socket = p->socket,
-				.core = p->core, .start = p->start,
-				.end = p->start + c.duration_s, .mono_start = p->mono_start,
-				.mono_end = p->mono_start + c.duration_s, .family = p->family,
-			};
-			memcpy(c.episode.labels, p->labels, sizeof(c.episode.labels));
+		if (!e) {
+			c.episode = new_episode(p);
+			e = &c.episode;
 		}
+		e->end = p->start + c.duration_s;
+		e->mono_end = p->mono_start + c.duration_s;
+		e->running_s = c.duration_s;
+		c.episode = *e;
 	}
-	p->active = active;
+	p->active = hit;
 	if (ret_change)
 		*ret_change = c;
 	return 1;
@@ -203,11 +212,12 @@ static int set_active(struct episode_tracker *t, struct place *p, bool active, d
 static int update_at(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
 		     bool active, double now, double mono, struct episode_change *ret_change)
 {
-	const struct place key = { .kind = kind, .socket = socket, .core = core };
+	struct place key = { .socket = socket, .die = -1, .channel = -1, .core = core };
 	struct place *p;
 
 	if ((unsigned)kind >= EPISODE_KIND_COUNT)
 		return -EINVAL;
+	key.kind = kind_names[kind];
 	p = find_place(t, &key);
 	if (!p)
 		return -ENOMEM;
@@ -249,25 +259,22 @@ static bool any_core_prochot(const struct snapshot *s, const struct snapshot_soc
 	return false;
 }
 
-struct feed {
-	struct episode_tracker *t;
-	double now, mono;
-	void (*log_change)(void *arg, const struct episode_change *c);
-	void *arg;
-};
-
-static int feed_place(const struct feed *f, enum episode_kind kind, int socket, int core,
-		      bool active)
+/* Tell the place of a thermal bit or event (kind at socket, core) its state in this sample. */
+static int mark(struct episode_tracker *t, enum episode_kind kind, int socket, int core,
+		bool active)
 {
-	struct episode_change c;
-	int r = update_at(f->t, kind, socket, core, active, f->now, f->mono, &c);
+	const struct place key = { .kind = kind_names[kind], .socket = socket, .die = -1,
+				   .channel = -1, .core = core };
+	struct place *p = find_place(t, &key);
 
-	if (r > 0 && f->log_change)
-		f->log_change(f->arg, &c);
-	return r < 0 ? r : 0;
+	if (!p)
+		return -ENOMEM;
+	p->fed = true;
+	p->hit = p->hit || active;
+	return 0;
 }
 
-static int feed_socket(const struct feed *f, const struct snapshot *s,
+static int mark_socket(struct episode_tracker *t, const struct snapshot *s,
 		       const struct snapshot *prev, const struct snapshot_socket *sock)
 {
 	bool dram = socket_event_grew(prev, s, sock->socket, EVENT_DRAM_THERMAL_THROTTLED);
@@ -286,19 +293,19 @@ static int feed_socket(const struct feed *f, const struct snapshot *s,
 			      snapshot_has_value(s, &throttle_prochot_die_seconds, sock->socket);
 
 	r = snapshot_has_value(s, &throttle_dram_socket_seconds, sock->socket) ? 0 :
-	    feed_place(f, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);
+	    mark(t, EPISODE_DRAM_THERMAL_THROTTLING, sock->socket, -1, dram);
 	if (r == 0 && !prochot_family)
-		r = feed_place(f, EPISODE_PROCHOT, sock->socket, -1, prochot);
+		r = mark(t, EPISODE_PROCHOT, sock->socket, -1, prochot);
 	if (r == 0 && pkg)
-		r = feed_place(f, EPISODE_PACKAGE_THERMAL_THROTTLING, sock->socket, -1,
-			       pkg->value.u != 0);
+		r = mark(t, EPISODE_PACKAGE_THERMAL_THROTTLING, sock->socket, -1,
+			 pkg->value.u != 0);
 	for (int i = 0; r == 0 && i < sock->n_cores; i++) {
 		const struct snapshot_core *c = &sock->cores[i];
 		const struct metric_sample *thr = snapshot_find_core_signal(s, c, METRIC_SIGNAL_THROTTLING);
 
 		if (thr)
-			r = feed_place(f, EPISODE_CORE_THERMAL_THROTTLING, sock->socket, c->core,
-				       thr->value.u != 0);
+			r = mark(t, EPISODE_CORE_THERMAL_THROTTLING, sock->socket, c->core,
+				 thr->value.u != 0);
 	}
 	return r;
 }
@@ -326,12 +333,12 @@ static bool socket_peak(const struct snapshot *s, int socket, int *ret_celsius)
 }
 
 /*
- * Add one sample's seconds, the time since the previous sample (the
- * configured interval for the first) and the temperature to the ongoing
- * episode of p.
+ * Add one sample's seconds (the most one series of p counted), the time
+ * since the previous sample (the configured interval for the first) and
+ * the temperature to the ongoing episode of p.
  */
 static void account(struct episode_tracker *t, const struct place *p, const struct snapshot *prev,
-		    const struct snapshot *s, double seconds)
+		    const struct snapshot *s)
 {
 	double span = prev && s->mono > prev->mono ? s->mono - prev->mono : s->interval_s;
 
@@ -340,7 +347,7 @@ static void account(struct episode_tracker *t, const struct place *p, const stru
 
 	if (!e)
 		return;
-	e->throttled_s += seconds;
+	e->throttled_s += p->sample_s;
 	e->sampled_s += span;
 	if (socket_peak(s, p->socket, &celsius) && (!e->has_peak || celsius > e->peak_celsius)) {
 		e->peak_celsius = celsius;
@@ -348,57 +355,154 @@ static void account(struct episode_tracker *t, const struct place *p, const stru
 	}
 }
 
-static int feed_change(const struct feed *f, struct place *p, bool active)
+/*
+ * The value of label name in a series of family f whose label value is
+ * labels, into buf (len bytes); false when f has no such label or the
+ * value is empty.
+ */
+static bool series_label(const struct metric_family *f, const char *labels, const char *name,
+			 char *buf, size_t len)
 {
-	struct episode_change c;
-	int r = set_active(f->t, p, active, f->now, f->mono, &c);
+	const char *names = f->label ? f->label : "";
+	size_t want = strlen(name);
 
-	if (r > 0 && f->log_change)
-		f->log_change(f->arg, &c);
-	return r;
+	while (*names && labels) {
+		size_t nl = strcspn(names, ",");
+		size_t vl = strcspn(labels, METRIC_LABEL_SEP);
+
+		if (nl == want && memcmp(names, name, nl) == 0) {
+			if (vl == 0 || vl >= len)
+				return false;
+			memcpy(buf, labels, vl);
+			buf[vl] = '\0';
+			return true;
+		}
+		names += nl + (names[nl] != 0);
+		labels += vl + (labels[vl] != 0);
+	}
+	return false;
+}
+
+/* series_label() of a number, or -1. */
+static int series_label_int(const struct metric_family *f, const char *labels, const char *name)
+{
+	char buf[16], *end;
+	long v;
+
+	if (!series_label(f, labels, name, buf, sizeof(buf)))
+		return -1;
+	v = strtol(buf, &end, 10);
+	return *end == '\0' && v >= 0 && v < 1 << 20 ? (int)v : -1;
 }
 
 /*
- * Every series of a throttle family (METRIC_SIGNAL_THROTTLE_SECONDS) in s
- * is a place: active while its seconds grow from prev.  A series that is
- * gone (its collector stopped) ends its episode.
+ * The place a throttle family's series tells of (sample v): its
+ * condition's kind and family, its socket, die and channel.  False for a
+ * series that is no condition of an episode.
  */
-static int feed_series(const struct feed *f, const struct snapshot *prev, const struct snapshot *s)
+static bool series_place(const struct metric_sample *v, struct place *ret)
+{
+	const struct metric_family *f = v->family;
+	const char *labels = v->label_value ? v->label_value : "";
+	char reason[24];
+
+	if (f->signal != METRIC_SIGNAL_THROTTLE_SECONDS || f->kind != METRIC_DOUBLE ||
+	    (f->label && !v->label_value) || !f->json_key ||
+	    strlen(labels) >= SNAPSHOT_EPISODE_PART_LABELS)
+		return false;
+	*ret = (struct place){ .socket = v->where, .core = -1,
+			       .die = series_label_int(f, labels, "die"),
+			       .channel = series_label_int(f, labels, "channel") };
+	if (strncmp(f->json_key, "dram_", 5) == 0) {
+		ret->kind = throttle_dram_channel_seconds.json_key;
+		ret->family = &throttle_dram_channel_seconds;
+	} else if (strcmp(f->json_key, "prochot_seconds") == 0 ||
+		   (strcmp(f->json_key, "frequency_limited_seconds") == 0 &&
+		    series_label(f, labels, "reason", reason, sizeof(reason)) &&
+		    strcmp(reason, "prochot") == 0)) {
+		/* AMD's frequency limited by PROCHOT is the same assertion's effect. */
+		ret->kind = throttle_prochot_seconds.json_key;
+		ret->family = &throttle_prochot_seconds;
+	} else if (strcmp(f->json_key, "frequency_limited_seconds") == 0) {
+		ret->kind = throttle_frequency_limited_seconds.json_key;
+		ret->family = &throttle_frequency_limited_seconds;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* The seconds series v counted since prev (0 without prev). */
+static double series_delta(const struct snapshot *prev, const struct metric_sample *v)
+{
+	const struct metric_sample *was =
+		prev ? snapshot_find_sample(prev, v->family, v->where, v->label_value) : NULL;
+
+	return was && v->value.d > was->value.d ? v->value.d - was->value.d : 0;
+}
+
+/* Mark the place of every throttle family series in s: fed, and hit where its seconds grew. */
+static int mark_series(struct episode_tracker *t, const struct snapshot *prev,
+		       const struct snapshot *s)
 {
 	int n;
 	const struct metric_sample *v = snapshot_samples(s, &n);
 
-	for (size_t i = 0; i < f->t->n_places; i++)
-		f->t->places[i].seen = false;
 	for (int i = 0; i < n; i++) {
-		const struct metric_family *fam = v[i].family;
-		const char *labels = v[i].label_value ? v[i].label_value : "";
-		struct place key = { .family = fam, .socket = v[i].where, .core = -1 };
-		const struct metric_sample *was;
-		struct place *p;
+		struct place key, *p;
 		double delta;
 
-		if (fam->signal != METRIC_SIGNAL_THROTTLE_SECONDS || fam->kind != METRIC_DOUBLE ||
-		    (fam->label && !v[i].label_value) || strlen(labels) >= sizeof(key.labels))
+		if (!series_place(&v[i], &key))
 			continue;
-		memcpy(key.labels, labels, strlen(labels) + 1);
-		p = find_place(f->t, &key);
+		p = find_place(t, &key);
 		if (!p)
 			return -ENOMEM;
-		p->seen = true;
-		was = prev ? snapshot_find_sample(prev, fam, v[i].where, v[i].label_value) : NULL;
-		delta = was && v[i].value.d > was->value.d ? v[i].value.d - was->value.d : 0;
-		feed_change(f, p, delta > 0);
-		if (p->active)
-			account(f->t, p, prev, s, delta);
-	}
-	for (size_t i = 0; i < f->t->n_places; i++) {
-		struct place *p = &f->t->places[i];
-
-		if (p->family && p->active && !p->seen)
-			feed_change(f, p, false);
+		delta = series_delta(prev, &v[i]);
+		p->fed = true;
+		if (delta > 0) {
+			p->hit = true;
+			if (delta > p->sample_s)
+				p->sample_s = delta;
+		}
 	}
 	return 0;
+}
+
+/* Record in e that series v took part, once. */
+static void add_part(struct snapshot_episode *e, const struct metric_sample *v)
+{
+	const char *labels = v->label_value ? v->label_value : "";
+
+	for (int i = 0; i < e->n_parts; i++)
+		if (e->parts[i].family == v->family && strcmp(e->parts[i].labels, labels) == 0)
+			return;
+	if (e->n_parts == SNAPSHOT_EPISODE_PARTS) {
+		e->parts_dropped = true;
+		return;
+	}
+	e->parts[e->n_parts].family = v->family;
+	snprintf(e->parts[e->n_parts].labels, sizeof(e->parts[0].labels), "%s", labels);
+	e->n_parts++;
+}
+
+/* Add every series of s that counted seconds to its place's ongoing episode. */
+static void add_parts(struct episode_tracker *t, const struct snapshot *prev,
+		      const struct snapshot *s)
+{
+	int n;
+	const struct metric_sample *v = snapshot_samples(s, &n);
+
+	for (int i = 0; i < n; i++) {
+		struct place key, *p;
+		struct snapshot_episode *e;
+
+		if (!series_place(&v[i], &key) || series_delta(prev, &v[i]) <= 0)
+			continue;
+		p = find_place(t, &key);
+		e = p && p->active ? list_find(t, p) : NULL;
+		if (e)
+			add_part(e, &v[i]);
+	}
 }
 
 /* Copy the list into s->episodes, newest first. */
@@ -419,22 +523,266 @@ static int copy_list(const struct episode_tracker *t, struct snapshot *s)
 	return 0;
 }
 
+/* The change place p made in this sample, as the log says it. */
+static void place_change(struct episode_tracker *t, const struct place *p,
+			 struct episode_change *c)
+{
+	const struct snapshot_episode *e = list_find(t, p);
+
+	*c = (struct episode_change){ .started = p->change == PLACE_STARTED };
+	if (e) {
+		c->episode = *e;
+	} else {
+		/* Evicted from a full list in this very sample: what the place knows. */
+		c->episode = new_episode(p);
+		c->episode.running_s = p->mono_last - p->mono_start;
+		if (!c->started) {
+			c->episode.end = p->start + c->episode.running_s;
+			c->episode.mono_end = p->mono_last;
+		}
+	}
+	if (!c->started)
+		c->duration_s = c->episode.running_s;
+}
+
 int episode_update_from_snapshot(struct episode_tracker *t, const struct snapshot *previous,
 				 struct snapshot *s,
 				 void (*log_change)(void *arg, const struct episode_change *c),
 				 void *arg)
 {
-	const struct feed f = { .t = t, .now = s->time, .mono = episode_monotonic_clock(),
-				.log_change = log_change, .arg = arg };
+	double now = s->time, mono = episode_monotonic_clock();
 
+	for (size_t i = 0; i < t->n_places; i++) {
+		struct place *p = &t->places[i];
+
+		p->fed = p->hit = false;
+		p->sample_s = 0;
+		p->change = PLACE_SAME;
+	}
 	for (int i = 0; i < s->n_sockets; i++) {
-		const struct snapshot_socket *sock = &s->sockets[i];
-		int r = feed_socket(&f, s, previous, sock);
+		int r = mark_socket(t, s, previous, &s->sockets[i]);
 
 		if (r < 0)
 			return r;
 	}
-	if (feed_series(&f, previous, s) < 0)
+	if (mark_series(t, previous, s) < 0)
 		return -ENOMEM;
+	for (size_t i = 0; i < t->n_places; i++) {
+		struct place *p = &t->places[i];
+		struct episode_change c;
+
+		/*
+		 * A bit or event not read in this sample leaves its place as
+		 * it was; a family place none of whose series is left ends.
+		 */
+		if (!p->fed && !(p->family && p->active))
+			continue;
+		if (set_active(t, p, p->hit, now, mono, &c) > 0)
+			p->change = c.started ? PLACE_STARTED : PLACE_ENDED;
+		if (p->family && p->active)
+			account(t, p, previous, s);
+	}
+	add_parts(t, previous, s);
+	for (size_t i = 0; log_change && i < t->n_places; i++) {
+		struct episode_change c;
+
+		if (t->places[i].change == PLACE_SAME)
+			continue;
+		place_change(t, &t->places[i], &c);
+		log_change(arg, &c);
+	}
 	return copy_list(t, s);
+}
+
+/* Whether a part of e gives label name the value value. */
+static bool part_has(const struct snapshot_episode *e, const char *name, const char *value)
+{
+	char buf[SNAPSHOT_EPISODE_PART_LABELS];
+
+	for (int i = 0; i < e->n_parts; i++)
+		if (series_label(e->parts[i].family, e->parts[i].labels, name, buf, sizeof(buf)) &&
+		    strcmp(buf, value) == 0)
+			return true;
+	return false;
+}
+
+uint32_t episode_slots(const struct snapshot_episode *e)
+{
+	uint32_t mask = 0;
+
+	for (int i = 0; i < e->n_parts; i++) {
+		int slot = series_label_int(e->parts[i].family, e->parts[i].labels, "slot");
+
+		if (slot >= 0 && slot < 32)
+			mask |= 1u << slot;
+	}
+	return mask;
+}
+
+/* Append text to buf (len bytes, NUL-terminated), truncating. */
+static void append(char *buf, size_t len, const char *text)
+{
+	size_t n = strlen(buf);
+
+	if (n + 1 < len)
+		snprintf(buf + n, len - n, "%s", text);
+}
+
+/* Append " (a and b)" of the words of the values of label name that e's parts give. */
+static void append_values(char *buf, size_t len, const struct snapshot_episode *e,
+			  const char *name, const char *const *values, const char *const *words)
+{
+	int n = 0;
+
+	for (int i = 0; values[i]; i++) {
+		if (!part_has(e, name, values[i]))
+			continue;
+		append(buf, len, n == 0 ? " " : " and ");
+		append(buf, len, words[i]);
+		n++;
+	}
+}
+
+void episode_levels(const struct snapshot_episode *e, bool *ret_warning, bool *ret_critical)
+{
+	*ret_warning = *ret_critical = false;
+	for (int i = 0; i < e->n_parts; i++) {
+		bool critical = strcmp(e->parts[i].family->json_key,
+				       "dram_critical_throttled_seconds") == 0;
+
+		*ret_critical = *ret_critical || critical;
+		*ret_warning = *ret_warning || !critical;
+	}
+}
+
+static void describe_dram(const struct snapshot_episode *e, char *what, size_t len)
+{
+	static const char *const causes[] = { "thermal", "power", NULL };
+	static const char *const cause_words[] = { "heat", "power" };
+	bool warning, critical;
+
+	episode_levels(e, &warning, &critical);
+	snprintf(what, len, "DRAM throttled");
+	if (part_has(e, "cause", "thermal") || part_has(e, "cause", "power")) {
+		append(what, len, " for");
+		append_values(what, len, e, "cause", causes, cause_words);
+	} else if (part_has(e, "cause", "thermal_or_power")) {
+		append(what, len, " for heat or power");
+	}
+	if (critical)
+		append(what, len, ", critical level reached");
+}
+
+static void describe_prochot(const struct snapshot_episode *e, char *what, size_t len)
+{
+	static const char *const sources[] = { "external", "internal", NULL };
+	size_t n;
+
+	snprintf(what, len, "PROCHOT asserted");
+	n = strlen(what);
+	append_values(what, len, e, "source", sources, sources);
+	if (strlen(what) > n) {
+		/* " external and internal" → " (external and internal)" */
+		char tail[64];
+
+		snprintf(tail, sizeof(tail), "%s", what + n + 1);
+		what[n] = '\0';
+		append(what, len, " (");
+		append(what, len, tail);
+		append(what, len, ")");
+	}
+	if (part_has(e, "reason", "prochot"))
+		append(what, len, ", frequency limited");
+}
+
+static void describe_frequency(const struct snapshot_episode *e, char *what, size_t len)
+{
+	char buf[SNAPSHOT_EPISODE_PART_LABELS];
+	int n = 0;
+
+	snprintf(what, len, "frequency limited");
+	for (int i = 0; i < e->n_parts; i++) {
+		if (!series_label(e->parts[i].family, e->parts[i].labels, "reason", buf, sizeof(buf)))
+			continue;
+		for (char *c = buf; *c; c++)
+			if (*c == '_')
+				*c = ' ';
+		append(what, len, n == 0 ? " by " : ", ");
+		append(what, len, strcmp(buf, "thermal") == 0 ? "heat" : buf);
+		n++;
+	}
+}
+
+void episode_describe(const struct snapshot_episode *e, char *place, size_t place_len,
+		      char *what, size_t what_len)
+{
+	static const struct { const char *kind, *words; } fixed[] = {
+		{ "dram_thermal_throttling", "DRAM throttled for heat" },
+		{ "prochot", "PROCHOT asserted" },
+		{ "core_thermal_throttling", "core throttled for heat" },
+		{ "package_thermal_throttling", "package throttled for heat" },
+	};
+	const char *kind = e->kind ? e->kind : "?";
+	uint32_t slots = episode_slots(e);
+	char part[32];
+
+	snprintf(place, place_len, "socket %d", e->socket);
+	if (e->die >= 0) {
+		snprintf(part, sizeof(part), " die %d", e->die);
+		append(place, place_len, part);
+	}
+	if (e->channel >= 0) {
+		snprintf(part, sizeof(part), " channel %d", e->channel);
+		append(place, place_len, part);
+	}
+	for (int i = 0, n = 0; i < 32; i++) {
+		if (!(slots & (1u << i)))
+			continue;
+		snprintf(part, sizeof(part), "%s%d",
+			 n > 0 ? ", " : (slots & (slots - 1)) ? " slots " : " slot ", i);
+		append(place, place_len, part);
+		n++;
+	}
+	if (e->core >= 0) {
+		snprintf(part, sizeof(part), " core %d", e->core);
+		append(place, place_len, part);
+	}
+
+	if (strcmp(kind, "dram_throttled_seconds") == 0) {
+		describe_dram(e, what, what_len);
+		return;
+	}
+	if (strcmp(kind, "prochot_seconds") == 0) {
+		describe_prochot(e, what, what_len);
+		return;
+	}
+	if (strcmp(kind, "frequency_limited_seconds") == 0) {
+		describe_frequency(e, what, what_len);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (strcmp(kind, fixed[i].kind) == 0) {
+			snprintf(what, what_len, "%s", fixed[i].words);
+			return;
+		}
+	}
+	snprintf(what, what_len, "%s", kind);
+}
+
+const struct snapshot_episode *episode_of_series(const struct snapshot *s,
+						 const struct metric_sample *v)
+{
+	const char *labels = v->label_value ? v->label_value : "";
+
+	for (int i = 0; i < s->n_episodes; i++) {
+		const struct snapshot_episode *e = &s->episodes[i];
+
+		if (!e->family || e->socket != v->where)
+			continue;
+		for (int k = 0; k < e->n_parts; k++)
+			if (e->parts[k].family == v->family &&
+			    strcmp(e->parts[k].labels, labels) == 0)
+				return e;
+	}
+	return NULL;
 }

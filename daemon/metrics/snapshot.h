@@ -63,29 +63,49 @@ struct snapshot_cpu {
 
 struct metric_family;
 
-#define SNAPSHOT_EPISODE_LABELS_MAX 64
+/* The series one episode records, and the room for each one's label value. */
+#define SNAPSHOT_EPISODE_PARTS 12
+#define SNAPSHOT_EPISODE_PART_LABELS 32
 
+/* A throttle family's series that took part in an episode. */
+struct snapshot_episode_part {
+	const struct metric_family *family;
+	char labels[SNAPSHOT_EPISODE_PART_LABELS];  /* its whole label value (METRIC_LABEL_SEP-separated) */
+};
+
+/*
+ * One condition at one place (episode.h): DRAM throttled on a channel,
+ * PROCHOT on a socket, a core throttled.  It runs from the stamp of the
+ * first sample that saw the condition to the stamp of the last.
+ */
 struct snapshot_episode {
 	/*
 	 * "dram_thermal_throttling", "prochot", "core_thermal_throttling",
 	 * "package_thermal_throttling" from the thermal bits and events, or
-	 * for a throttle family's series its JSON key ("dram_throttled_seconds",
-	 * "prochot_seconds", ...); static strings.
+	 * for the throttle families the JSON key of the condition's family:
+	 * "dram_throttled_seconds" (every DRAM family: channel, slot,
+	 * critical), "prochot_seconds" (with AMD's frequency limited by
+	 * PROCHOT), "frequency_limited_seconds"; static strings.
 	 */
 	const char *kind;
 	int socket;
 	int core;                  /* -1 when not per core */
-	double start;              /* unix time, seconds */
-	double end;                /* 0 while ongoing */
+	int die;                   /* -1 when the place has no die */
+	int channel;               /* -1 when the place is no memory channel */
+	double start;              /* unix time of the first sample that saw it, seconds */
+	double end;                /* unix time of the last; 0 while ongoing */
+	double running_s;          /* from the first sample that saw it to the newest that did */
 	uint64_t id;               /* 1, 2, ... in start order, since the daemon started */
 	double mono_start;         /* CLOCK_MONOTONIC, seconds */
 	double mono_end;           /* 0 while ongoing */
-	/* A throttle family's series (throttle_families.h); NULL for the others. */
+	/* The condition's family (throttle_families.h); NULL for the bits and events. */
 	const struct metric_family *family;
-	char labels[SNAPSHOT_EPISODE_LABELS_MAX];  /* its label value (METRIC_LABEL_SEP-separated) */
+	int n_parts;               /* the series that took part, in the order they joined */
+	bool parts_dropped;        /* more took part than SNAPSHOT_EPISODE_PARTS */
+	struct snapshot_episode_part parts[SNAPSHOT_EPISODE_PARTS];
 	bool has_peak;             /* a temperature of the socket was read during it */
 	int peak_celsius;          /* the socket's hottest temperature read during it */
-	double throttled_s;        /* a series' seconds counted during it */
+	double throttled_s;        /* per sample, the most seconds one of its series counted */
 	double sampled_s;          /* the sample intervals it covered */
 };
 

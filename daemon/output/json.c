@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "episode.h"
 #include "json.h"
 #include "metric.h"
 #include "sample_value.h"
@@ -413,18 +414,17 @@ int json_write_snapshot(const struct snapshot *s, struct strbuf *out)
 	return out->failed ? -ENOMEM : 0;
 }
 
-/* "labels": {name: value, ...} of a throttle family's series (METRIC_LABEL_SEP-separated values). */
-static void write_episode_labels(struct strbuf *out, bool *first, const struct snapshot_episode *e)
+/* {name: value, ...} of a throttle family's series (METRIC_LABEL_SEP-separated values). */
+static void write_series_labels(struct strbuf *out, const struct metric_family *fam,
+				const char *values)
 {
-	const char *names = e->family->label ? e->family->label : "";
-	const char *values = e->labels;
+	const char *names = fam->label ? fam->label : "";
 	bool f = true;
 
-	key(out, first, "labels");
 	strbuf_append(out, "{");
 	while (*names) {
 		size_t nl = strcspn(names, ","), vl = strcspn(values, METRIC_LABEL_SEP);
-		char name[32], value[SNAPSHOT_EPISODE_LABELS_MAX];
+		char name[32], value[SNAPSHOT_EPISODE_PART_LABELS];
 
 		snprintf(name, sizeof(name), "%.*s", (int)nl, names);
 		snprintf(value, sizeof(value), "%.*s", (int)vl, values);
@@ -436,11 +436,67 @@ static void write_episode_labels(struct strbuf *out, bool *first, const struct s
 	strbuf_append(out, "}");
 }
 
-static void write_episode(struct strbuf *out, const struct snapshot_episode *e, double now)
+/*
+ * What a throttle family's episode adds: its family, its place's labels
+ * (die, channel), the slots and levels that took part (DRAM), every
+ * series that took part, and what they counted.
+ */
+static void write_episode_family(struct strbuf *out, bool *first, const struct snapshot_episode *e)
+{
+	bool dram = strcmp(e->kind ? e->kind : "", "dram_throttled_seconds") == 0;
+	bool f = true, warning, critical;
+	uint32_t slots = episode_slots(e);
+	char text[16];
+
+	field_str(out, first, "family", e->family->name);
+	key(out, first, "labels");
+	strbuf_append(out, "{");
+	if (e->die >= 0) {
+		snprintf(text, sizeof(text), "%d", e->die);
+		field_str(out, &f, "die", text);
+	}
+	if (e->channel >= 0) {
+		snprintf(text, sizeof(text), "%d", e->channel);
+		field_str(out, &f, "channel", text);
+	}
+	strbuf_append(out, "}");
+	episode_levels(e, &warning, &critical);
+	if (slots) {
+		key(out, first, "slots");
+		strbuf_append(out, "[");
+		for (int i = 0, n = 0; i < 32; i++)
+			if (slots & (1u << i))
+				strbuf_printf(out, "%s%d", n++ ? ", " : "", i);
+		strbuf_append(out, "]");
+	}
+	if (dram) {
+		key(out, first, "levels");
+		strbuf_printf(out, "[%s%s%s]", warning ? "\"warning\"" : "",
+			      warning && critical ? ", " : "", critical ? "\"critical\"" : "");
+	}
+	key(out, first, "parts");
+	strbuf_append(out, "[");
+	for (int i = 0; i < e->n_parts; i++) {
+		bool pf = true;
+
+		strbuf_append(out, i ? ", {" : "{");
+		field_str(out, &pf, "family", e->parts[i].family->name);
+		key(out, &pf, "labels");
+		write_series_labels(out, e->parts[i].family, e->parts[i].labels);
+		strbuf_append(out, "}");
+	}
+	strbuf_append(out, "]");
+	if (e->parts_dropped)
+		field_bool(out, first, "parts_incomplete", true);
+}
+
+static void write_episode(struct strbuf *out, const struct snapshot_episode *e)
 {
 	bool f = true;
 	bool ongoing = e->end == 0;
+	char place[96], what[128];
 
+	episode_describe(e, place, sizeof(place), what, sizeof(what));
 	strbuf_append(out, "{");
 	field_u64(out, &f, "id", e->id);
 	field_str(out, &f, "kind", e->kind ? e->kind : "");
@@ -451,10 +507,11 @@ static void write_episode(struct strbuf *out, const struct snapshot_episode *e, 
 		field_null(out, &f, "end");
 	else
 		field_double(out, &f, "end", e->end);
-	field_double(out, &f, "duration_seconds", (ongoing ? now : e->end) - e->start);
+	field_double(out, &f, "duration_seconds", ongoing ? e->running_s : e->end - e->start);
+	field_str(out, &f, "place", place);
+	field_str(out, &f, "what", what);
 	if (e->family) {
-		field_str(out, &f, "family", e->family->name);
-		write_episode_labels(out, &f, e);
+		write_episode_family(out, &f, e);
 		field_double(out, &f, "monotonic_start", e->mono_start);
 		if (ongoing)
 			field_null(out, &f, "monotonic_end");
@@ -487,7 +544,7 @@ int json_write_episode_by_id(const struct snapshot *s, uint64_t id, struct strbu
 		if (!first)
 			strbuf_append(out, ",\n ");
 		first = false;
-		write_episode(out, &s->episodes[i], s->time);
+		write_episode(out, &s->episodes[i]);
 	}
 	strbuf_append(out, "]}\n");
 	return out->failed ? -ENOMEM : 0;

@@ -27,8 +27,12 @@ int json_write_episodes(const struct snapshot *s, struct strbuf *out);
 /*
  * The same with only the episode whose id is id (none when it has left
  * the bounded list), or all of them for id 0.  Each episode has "id",
- * "kind", "socket", "core", "start", "end", "duration_seconds"; one of a
- * throttle family's series also "family", "labels", "monotonic_start",
+ * "kind", "socket", "core", "start", "end", "duration_seconds" (while
+ * ongoing, its running length), "place" and "what" (episode_describe());
+ * one of the throttle families also "family" (its condition's), "labels"
+ * (its place's die and channel), "slots" (those that took part, where
+ * series count slots), "levels" (DRAM: "warning", "critical"), "parts"
+ * (each series that took part: "family", "labels"), "monotonic_start",
  * "monotonic_end", "peak_celsius", "throttled_seconds" and
  * "throttled_share" (SPEC §5a).  Returns 0 or -ENOMEM.
  */

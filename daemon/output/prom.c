@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "prom.h"
+#include "episode.h"
 #include "metric.h"
 #include "sample_value.h"
 #include "self_metrics.h"
@@ -55,24 +56,6 @@ static void prom_labels(const char *names, const char *values, bool more_than_pl
 	}
 }
 
-/*
- * The current or last episode of the throttle family series v (the newest
- * the bounded list holds), or NULL.
- */
-static const struct snapshot_episode *series_episode(const struct snapshot *s,
-						     const struct metric_sample *v)
-{
-	for (int i = 0; i < s->n_episodes; i++) {
-		const struct snapshot_episode *e = &s->episodes[i];
-
-		if (e->family && e->socket == v->where && e->family->name &&
-		    strcmp(e->family->name, v->family->name) == 0 &&
-		    strcmp(e->labels, v->label_value ? v->label_value : "") == 0)
-			return e;
-	}
-	return NULL;
-}
-
 /* " # {episode_id=\"ID\"} SECONDS": the exemplar of a throttle family's series (OpenMetrics). */
 static void om_exemplar(const struct snapshot *s, const struct metric_sample *v, struct strbuf *out)
 {
@@ -80,7 +63,7 @@ static void om_exemplar(const struct snapshot *s, const struct metric_sample *v,
 
 	if (v->family->signal != METRIC_SIGNAL_THROTTLE_SECONDS)
 		return;
-	e = series_episode(s, v);
+	e = episode_of_series(s, v);
 	if (e)
 		strbuf_printf(out, " # {episode_id=\"%" PRIu64 "\"} %.17g", e->id, e->throttled_s);
 }

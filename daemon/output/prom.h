@@ -22,9 +22,10 @@ int prom_write(const struct snapshot *s, struct strbuf *out);
  * The same in the OpenMetrics text format, for a client that asks for it:
  * counter families named without "_total", "# EOF" at the end, and each
  * series of a throttle family (METRIC_SIGNAL_THROTTLE_SECONDS) with the
- * id of its current or last episode as an exemplar,
+ * id of the newest episode it took part in as an exemplar,
  * "# {episode_id=\"ID\"} SECONDS" (the episode's seconds so far), where
- * the bounded episode list still holds one; /api/v1/episodes?id=ID
+ * the bounded episode list still holds one (a channel's episode for each
+ * of its slot, level and cause series, episode_of_series()); /api/v1/episodes?id=ID
  * returns it.  Returns 0, or -ENOMEM when out failed.
  */
 int prom_write_openmetrics(const struct snapshot *s, struct strbuf *out);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "table.h"
+#include "episode.h"
 #include "metric.h"
 #include "throttle_signal.h"
 
@@ -604,25 +605,6 @@ static void write_socket(const struct snapshot *a, const struct snapshot *b,
 			      hidden, hidden == 1 ? "core" : "cores", hidden == 1 ? "it" : "them");
 }
 
-/*
- * What an episode is: its kind, or for a throttle family's series the
- * family's table title and its labels as the family lines have them
- * ("DRAM throttled, channel 2, slot 1, thermal").
- */
-static void episode_what(const struct snapshot_episode *e, char *buf, size_t len)
-{
-	struct strbuf sb;
-
-	if (!e->family) {
-		snprintf(buf, len, "%s", e->kind ? e->kind : "?");
-		return;
-	}
-	strbuf_init(&sb);
-	table_label_title(e->family, e->labels, true, &sb);
-	snprintf(buf, len, "%s", sb.failed || !sb.buf ? e->kind : sb.buf);
-	strbuf_free(&sb);
-}
-
 /* Episode lines shown without --verbose; the rest are counted. */
 #define TABLE_BRIEF_EPISODES 8
 
@@ -641,7 +623,7 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, b
 
 	for (int i = b->n_episodes - 1; i >= 0; i--) {   /* oldest first */
 		const struct snapshot_episode *e = &b->episodes[i];
-		char place[48], what[96];
+		char place[96], what[128];
 
 		if (e->end != 0 && e->end < a->time)
 			continue;   /* over before this interval */
@@ -653,18 +635,14 @@ static void write_episodes(const struct snapshot *a, const struct snapshot *b, b
 			continue;
 		}
 		n_shown++;
-		if (e->core >= 0)
-			snprintf(place, sizeof(place), "socket %d core %d", e->socket, e->core);
-		else
-			snprintf(place, sizeof(place), "socket %d", e->socket);
-		episode_what(e, what, sizeof(what));
-		strbuf_printf(out, "  %-18s %-28s ", place, what);
+		episode_describe(e, place, sizeof(place), what, sizeof(what));
+		strbuf_printf(out, "  %s: %s ", place, what);
 		if (e->end != 0)
 			strbuf_printf(out, "ended after %.1f s\n", e->end - e->start);
 		else if (e->start > a->time)
 			strbuf_append(out, "started, still running\n");
 		else
-			strbuf_printf(out, "still running after %.1f s\n", b->time - e->start);
+			strbuf_printf(out, "still running after %.1f s\n", e->running_s);
 	}
 	if (n_more)
 		strbuf_printf(out, "  %d more (--verbose lists them)\n", n_more);

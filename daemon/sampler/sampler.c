@@ -282,9 +282,16 @@ static void carry_totals(struct sampler *s, struct snapshot *snap)
 
 static void log_episode(void *arg, const struct episode_change *c)
 {
+	char place[96], what[128];
+	struct log_episode e = {
+		.started = c->started, .kind = c->episode.kind, .place = place, .what = what,
+		.socket = c->episode.socket, .die = c->episode.die, .channel = c->episode.channel,
+		.core = c->episode.core, .start = c->episode.start, .duration_s = c->duration_s,
+	};
+
 	(void)arg;
-	log_episode_change(c->started, c->episode.kind, c->episode.socket, c->episode.core,
-			   c->episode.start, c->duration_s);
+	episode_describe(&c->episode, place, sizeof(place), what, sizeof(what));
+	log_episode_change(&e);
 }
 
 void sampler_quiet_episodes(struct sampler *s)

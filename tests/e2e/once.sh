@@ -47,13 +47,13 @@ EOF
 UNCORED_TEST_INTERVAL=2 write_conf "$TEST_TMP/u2.conf" 9
 "$UNCORED_BIN" --config "$TEST_TMP/u2.conf" --once --simulate "westmere-ep-2s:$TEST_TMP/episodes.ini" \
 	>"$TEST_TMP/episodes.txt" 2>"$TEST_TMP/log" || { cat "$TEST_TMP/log"; fail "--once with episodes failed"; }
-grep -q 'throttling' "$TEST_TMP/log" && fail "episodes logged besides the table: $(cat "$TEST_TMP/log")"
+grep -q 'throttl' "$TEST_TMP/log" && fail "episodes logged besides the table: $(cat "$TEST_TMP/log")"
 sed -n '/^episodes:$/,/^$/p' "$TEST_TMP/episodes.txt" | sed 's/after [0-9]*\.[0-9] s$/after N s/' >"$TEST_TMP/episodes.got"
 cat >"$TEST_TMP/episodes.want" <<'EOF'
 episodes:
-  socket 0 core 1    core_thermal_throttling      ended after N s
-  socket 0 core 2    core_thermal_throttling      still running after N s
-  socket 1           DRAM throttled, thermal      started, still running
+  socket 0 core 1: core throttled for heat ended after N s
+  socket 0 core 2: core throttled for heat still running after N s
+  socket 1: DRAM throttled for heat started, still running
 
 EOF
 diff -u "$TEST_TMP/episodes.want" "$TEST_TMP/episodes.got" || fail "episodes in the table"

@@ -150,6 +150,7 @@ static void pin_wall_clock(struct snapshot *s)
 	for (int i = 0; i < s->n_episodes; i++) {
 		s->episodes[i].start = 1700000000.0 + i;
 		s->episodes[i].mono_start = 1000.0 + i;
+		s->episodes[i].running_s = 10.0;
 		if (s->episodes[i].end != 0) {
 			s->episodes[i].end = s->episodes[i].start + 10.0;
 			s->episodes[i].mono_end = s->episodes[i].mono_start + 10.0;

@@ -219,18 +219,27 @@ static void episodes_exact(void **state)
 	static const char expected[] =
 		"{\"episodes\": [{\"id\": 3, \"kind\": \"dram_throttled_seconds\", "
 		"\"socket\": 1, \"core\": null, \"start\": 104, \"end\": null, "
-		"\"duration_seconds\": 6.5, "
+		"\"duration_seconds\": 6.5, \"place\": \"socket 1 channel 2 slots 0, 1\", "
+		"\"what\": \"DRAM throttled for heat, critical level reached\", "
 		"\"family\": \"uncored_dram_throttled_seconds_total\", "
-		"\"labels\": {\"channel\": \"2\", \"cause\": \"thermal\"}, "
+		"\"labels\": {\"channel\": \"2\"}, \"slots\": [0, 1], "
+		"\"levels\": [\"warning\", \"critical\"], "
+		"\"parts\": [{\"family\": \"uncored_dram_throttled_seconds_total\", "
+		"\"labels\": {\"channel\": \"2\", \"slot\": \"0\", \"cause\": \"thermal\"}}, "
+		"{\"family\": \"uncored_dram_critical_throttled_seconds_total\", "
+		"\"labels\": {\"channel\": \"2\", \"slot\": \"1\", \"cause\": \"thermal\"}}], "
 		"\"monotonic_start\": 7, \"monotonic_end\": null, \"peak_celsius\": 91, "
 		"\"throttled_seconds\": 1.5, \"throttled_share\": 0.75},\n"
 		" {\"id\": 2, \"kind\": \"prochot\", \"socket\": 1, \"core\": null, "
-		"\"start\": 100, \"end\": null, \"duration_seconds\": 10.5},\n"
+		"\"start\": 100, \"end\": null, \"duration_seconds\": 10.5, "
+		"\"place\": \"socket 1\", \"what\": \"PROCHOT asserted\"},\n"
 		" {\"id\": 1, \"kind\": \"core_thermal_throttling\", \"socket\": 0, \"core\": 2, "
-		"\"start\": 90, \"end\": 95.5, \"duration_seconds\": 5.5}]}\n";
+		"\"start\": 90, \"end\": 95.5, \"duration_seconds\": 5.5, "
+		"\"place\": \"socket 0 core 2\", \"what\": \"core throttled for heat\"}]}\n";
 	static const char only_2[] =
 		"{\"episodes\": [{\"id\": 2, \"kind\": \"prochot\", \"socket\": 1, "
-		"\"core\": null, \"start\": 100, \"end\": null, \"duration_seconds\": 10.5}]}\n";
+		"\"core\": null, \"start\": 100, \"end\": null, \"duration_seconds\": 10.5, "
+		"\"place\": \"socket 1\", \"what\": \"PROCHOT asserted\"}]}\n";
 	struct snapshot *s = tiny_snapshot();
 	struct strbuf sb;
 
@@ -239,17 +248,24 @@ static void episodes_exact(void **state)
 	s->n_episodes = 3;
 	s->episodes = calloc(3, sizeof(*s->episodes));
 	s->episodes[0] = (struct snapshot_episode){
-		.kind = "dram_throttled_seconds", .id = 3, .socket = 1, .core = -1, .start = 104,
-		.mono_start = 7, .family = &throttle_dram_channel_seconds,
-		.labels = "2" METRIC_LABEL_SEP "thermal", .has_peak = true, .peak_celsius = 91,
-		.throttled_s = 1.5, .sampled_s = 2,
+		.kind = "dram_throttled_seconds", .id = 3, .socket = 1, .core = -1, .die = -1,
+		.channel = 2, .start = 104, .running_s = 6.5,
+		.mono_start = 7, .family = &throttle_dram_channel_seconds, .n_parts = 2,
+		.parts = {
+			{ &throttle_dram_slot_seconds,
+			  "2" METRIC_LABEL_SEP "0" METRIC_LABEL_SEP "thermal" },
+			{ &throttle_dram_slot_critical_seconds,
+			  "2" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal" },
+		},
+		.has_peak = true, .peak_celsius = 91, .throttled_s = 1.5, .sampled_s = 2,
 	};
 	s->episodes[1] = (struct snapshot_episode){
-		.kind = "prochot", .id = 2, .socket = 1, .core = -1, .start = 100,
+		.kind = "prochot", .id = 2, .socket = 1, .core = -1, .die = -1, .channel = -1,
+		.start = 100, .running_s = 10.5,
 	};
 	s->episodes[2] = (struct snapshot_episode){
-		.kind = "core_thermal_throttling", .id = 1, .socket = 0, .core = 2, .start = 90,
-		.end = 95.5,
+		.kind = "core_thermal_throttling", .id = 1, .socket = 0, .core = 2, .die = -1,
+		.channel = -1, .start = 90, .end = 95.5,
 	};
 	strbuf_init(&sb);
 	assert_int_equal(json_write_episodes(s, &sb), 0);

@@ -270,13 +270,15 @@ static void openmetrics_exemplar(void **state)
 	s->n_episodes = 2;
 	s->episodes = calloc(2, sizeof(*s->episodes));
 	s->episodes[0] = (struct snapshot_episode){
-		.kind = "dram_throttled_seconds", .id = 7, .socket = 0, .core = -1,
-		.family = &throttle_dram_channel_seconds, .labels = "2" METRIC_LABEL_SEP "thermal",
+		.kind = "dram_throttled_seconds", .id = 7, .socket = 0, .core = -1, .die = -1,
+		.channel = 2, .family = &throttle_dram_channel_seconds, .n_parts = 1,
+		.parts = { { &throttle_dram_channel_seconds, "2" METRIC_LABEL_SEP "thermal" } },
 		.throttled_s = 1.25,
 	};
 	s->episodes[1] = (struct snapshot_episode){
-		.kind = "dram_throttled_seconds", .id = 5, .socket = 0, .core = -1,
-		.family = &throttle_dram_channel_seconds, .labels = "2" METRIC_LABEL_SEP "thermal",
+		.kind = "dram_throttled_seconds", .id = 5, .socket = 0, .core = -1, .die = -1,
+		.channel = 2, .family = &throttle_dram_channel_seconds, .n_parts = 1,
+		.parts = { { &throttle_dram_channel_seconds, "2" METRIC_LABEL_SEP "thermal" } },
 		.throttled_s = 0.5, .end = 3,
 	};
 	self_metrics_add(s);

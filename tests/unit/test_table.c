@@ -257,26 +257,29 @@ static void episodes_of_the_interval(void **state)
 	double t0 = a->time;
 	/* Newest first, as the tracker lists them. */
 	const struct snapshot_episode list[] = {
-		{ .kind = "dram_throttled_seconds", .socket = 0, .core = -1, .start = t0 + 2,
-		  .family = &throttle_dram_slot_seconds,
-		  .labels = "2" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal" },
-		{ .kind = "dram_thermal_throttling", .socket = 1, .core = -1, .start = t0 + 2 },
-		{ .kind = "core_thermal_throttling", .socket = 0, .core = 8, .start = t0,
-		  .end = t0 + 2.04 },
-		{ .kind = "prochot", .socket = 0, .core = -1, .start = t0 },
-		{ .kind = "package_thermal_throttling", .socket = 1, .core = -1, .start = t0 - 10,
-		  .end = t0 - 5 },
+		{ .kind = "dram_throttled_seconds", .socket = 0, .core = -1, .die = -1, .channel = 2,
+		  .start = t0 + 2, .family = &throttle_dram_channel_seconds, .n_parts = 1,
+		  .parts = { { &throttle_dram_slot_seconds,
+			       "2" METRIC_LABEL_SEP "1" METRIC_LABEL_SEP "thermal" } } },
+		{ .kind = "dram_thermal_throttling", .socket = 1, .core = -1, .die = -1,
+		  .channel = -1, .start = t0 + 2 },
+		{ .kind = "core_thermal_throttling", .socket = 0, .core = 8, .die = -1,
+		  .channel = -1, .start = t0, .end = t0 + 2.04 },
+		{ .kind = "prochot", .socket = 0, .core = -1, .die = -1, .channel = -1, .start = t0,
+		  .running_s = 2 },
+		{ .kind = "package_thermal_throttling", .socket = 1, .core = -1, .die = -1,
+		  .channel = -1, .start = t0 - 10, .end = t0 - 5 },
 	};
 	static const char *const present[] = {
 		"\nepisodes:\n"
-		"  socket 0           prochot                      still running after 2.0 s\n"
-		"  socket 0 core 8    core_thermal_throttling      ended after 2.0 s\n"
-		"  socket 1           dram_thermal_throttling      started, still running\n"
-		"  socket 0           DRAM throttled, channel 2, slot 1, thermal started, still running\n"
+		"  socket 0: PROCHOT asserted still running after 2.0 s\n"
+		"  socket 0 core 8: core throttled for heat ended after 2.0 s\n"
+		"  socket 1: DRAM throttled for heat started, still running\n"
+		"  socket 0 channel 2 slot 1: DRAM throttled for heat started, still running\n"
 		"\ncollectors:\n",
 		NULL,
 	};
-	static const char *const absent[] = { "package_thermal_throttling", NULL };
+	static const char *const absent[] = { "package throttled", NULL };
 	char *text;
 
 	(void)state;
