@@ -16,7 +16,6 @@
 const EPISODE_POLL_MS = 5000;
 const HISTORY_POLL_MS = 5000;
 const EPISODE_WINDOW_S = 15 * 60;
-const MAX_EPISODES = 40;
 const DRAM_EVENT = 'dram_thermal_throttled_cycles';
 const PROCHOT_EVENT = 'prochot_assertions';
 
@@ -840,43 +839,100 @@ function renderSnapshot(s) {
 	Signals.render(s);
 }
 
+/*
+ * The last EPISODE_WINDOW_S seconds of episodes, one row per place and
+ * condition (a channel's DRAM throttling, a socket's PROCHOT, a core's
+ * thermal throttling): its words, how many episodes and how long in all,
+ * the newest one (an ongoing one with its running length), and a strip on
+ * which each episode is a bar.  A storm is a handful of rows, however many
+ * bursts it has.
+ */
+const MAX_EPISODE_ROWS = 16;
+const EPISODE_NAMES = {
+	dram_thermal_throttling: 'DRAM throttled for heat',
+	dram_throttled_seconds: 'DRAM throttled',
+	prochot_seconds: 'PROCHOT asserted',
+	frequency_limited_seconds: 'frequency limited',
+	prochot: 'PROCHOT asserted',
+	core_thermal_throttling: 'core throttled for heat',
+	package_thermal_throttling: 'package throttled for heat',
+};
+
+/* The row an episode belongs to: its condition and its place (socket, die, channel, core). */
+function episodeRowKey(e) {
+	const l = e.labels && typeof e.labels === 'object' ? e.labels : {};
+	const part = (v) => (v === null || v === undefined ? '' : String(v));
+	return [e.kind, e.socket, part(l.die), part(l.channel), part(e.core)].join('/');
+}
+
+function episodeSeconds(s) {
+	if (s < 60)
+		return s.toFixed(1) + ' s';
+	const m = Math.floor(s / 60);
+	return `${m} min ${Math.round(s - 60 * m)} s`;
+}
+
+/* An episode's length: its end less its start, or while ongoing its running length up to now. */
+function episodeLength(e, now) {
+	if (isNum(e.end))
+		return Math.max(0, e.end - e.start);
+	return Math.max(isNum(e.duration_seconds) ? e.duration_seconds : 0, now - e.start);
+}
+
+function episodeRow(row, now, from) {
+	const e = row.episodes[0];    /* the newest */
+	/* Its words from the episode with the most series in it (both slots, both sources). */
+	const parts = (x) => (Array.isArray(x.parts) ? x.parts.length : 0);
+	const named = row.episodes.reduce((best, x) => (parts(x) > parts(best) ? x : best), e);
+	const ongoing = !isNum(e.end);
+	const n = row.episodes.length;
+	const total = row.episodes.reduce((sum, x) => sum + episodeLength(x, now), 0);
+	const place = named.place || `socket ${e.socket}` + (isNum(e.core) ? ` core ${e.core}` : '');
+	const what = named.what || EPISODE_NAMES[e.kind] || e.kind;
+	const newest = ongoing ? `now, ${episodeSeconds(episodeLength(e, now))} so far`
+		: `last ${hhmmss(e.start)}–${hhmmss(e.end)} (${episodeSeconds(episodeLength(e, now))})`;
+	const summary = `${n} ${n === 1 ? 'episode' : 'episodes'}, ${episodeSeconds(total)} in all; ${newest}`;
+	const track = el('div', { class: 'track', 'aria-hidden': 'true' });
+	for (const x of row.episodes) {
+		const start = Math.max(x.start, from);
+		const end = isNum(x.end) ? x.end : now;
+		const bar = el('div', { class: 'bar' + (isNum(x.end) ? '' : ' ongoing') });
+		bar.style.left = (100 * (start - from) / EPISODE_WINDOW_S).toFixed(2) + '%';
+		bar.style.width = (100 * Math.max(0, end - start) / EPISODE_WINDOW_S).toFixed(2) + '%';
+		track.append(bar);
+	}
+	return el('div', {
+		class: 'episode' + (ongoing ? ' ongoing' : ''), 'data-kind': e.kind, 'data-socket': e.socket,
+		'data-place': row.key, 'data-episodes': n,
+	},
+	el('div', { class: 'episode-text' },
+		el('span', { class: 'episode-what', text: `${place}: ${what}` }),
+		el('span', { class: 'episode-summary', text: summary })),
+	track);
+}
+
 function renderEpisodes(now) {
 	const box = $('timeline');
-	const recent = state.episodes
-		.filter((e) => e.end === null || e.end === undefined || e.end >= now - EPISODE_WINDOW_S)
-		.slice(0, MAX_EPISODES);
-	$('episodes-empty').hidden = recent.length > 0;
-	const names = {
-		dram_thermal_throttling: 'DRAM thermal throttling',
-		dram_throttled_seconds: 'DRAM throttled',
-		dram_critical_throttled_seconds: 'DRAM critically throttled',
-		prochot_seconds: 'PROCHOT',
-		frequency_limited_seconds: 'frequency limited',
-		prochot: 'PROCHOT',
-		core_thermal_throttling: 'core thermal throttling',
-		package_thermal_throttling: 'package thermal throttling',
-	};
-	box.replaceChildren(...recent.map((e) => {
-		const ongoing = e.end === null || e.end === undefined;
-		const start = Math.max(e.start, now - EPISODE_WINDOW_S);
-		const end = ongoing ? now : e.end;
-		const left = 100 * (start - (now - EPISODE_WINDOW_S)) / EPISODE_WINDOW_S;
-		const width = 100 * Math.max(0, end - start) / EPISODE_WINDOW_S;
-		const what = ['cause', 'source', 'reason'];
-		const labels = e.labels && typeof e.labels === 'object' ? Object.entries(e.labels)
-			.map(([k, v]) => what.includes(k) ? String(v).replace(/_/g, ' ') : `${k} ${v}`) : [];
-		const where = `socket ${e.socket}` + (e.core === null || e.core === undefined ? '' : ` core ${e.core}`) +
-			labels.map((l) => ', ' + l).join('');
-		const dur = isNum(e.duration_seconds) ? e.duration_seconds.toFixed(1) + ' s' : '';
-		const text = `${names[e.kind] || e.kind}, ${where}: ${hhmmss(e.start)}` +
-			(ongoing ? `, ongoing (${dur})` : ` – ${hhmmss(e.end)} (${dur})`);
-		const bar = el('div', { class: 'bar' });
-		bar.style.left = left.toFixed(2) + '%';
-		bar.style.width = width.toFixed(2) + '%';
-		return el('div', { class: 'episode' + (ongoing ? ' ongoing' : ''), 'data-kind': e.kind, 'data-socket': e.socket },
-			el('span', { text }),
-			el('div', { class: 'track', 'aria-hidden': 'true' }, bar));
-	}));
+	const from = now - EPISODE_WINDOW_S;
+	const rows = new Map();
+	for (const e of state.episodes) {   /* newest first */
+		if (isNum(e.end) && e.end < from)
+			continue;
+		const key = episodeRowKey(e);
+		if (!rows.has(key))
+			rows.set(key, { key, episodes: [] });
+		rows.get(key).episodes.push(e);
+	}
+	/* Ongoing rows first, then the most recently active. */
+	const latest = (row) => (isNum(row.episodes[0].end) ? row.episodes[0].end : Infinity);
+	const list = [...rows.values()].sort((a, b) => latest(b) - latest(a));
+	const shown = list.slice(0, MAX_EPISODE_ROWS);
+	$('episodes-empty').hidden = list.length > 0;
+	const more = list.length - shown.length;
+	const moreNote = $('episodes-more');
+	moreNote.hidden = more <= 0;
+	moreNote.textContent = more > 0 ? `${more} more ${more === 1 ? 'place' : 'places'} (/api/v1/episodes lists them)` : '';
+	box.replaceChildren(...shown.map((row) => episodeRow(row, now, from)));
 }
 
 /* ---- polling and the "not answering" banner ---- */
