@@ -10,11 +10,12 @@
  *
  * An episode runs from the stamp of the first sample that saw its
  * condition to the stamp of the last one that did (it is over at the first
- * sample that does not).  Since a sample sees what happened in the interval
- * before it, a condition lasting W seconds, sampled every I seconds, gives
- * an episode of W - I to W + I seconds; one seen by a single sample is an
- * episode of 0 s.  A condition that pauses for a whole interval is two
- * episodes.
+ * sample that does not); one seen by a single sample is an episode of 0 s.
+ * A counter (a family's seconds, an event count) tells what happened in
+ * the interval before the sample, so a condition lasting W seconds,
+ * sampled every I seconds, gives an episode of W - I to W + I seconds, and
+ * one that pauses for a whole interval is two episodes.  A status bit
+ * tells the state at the sample's instant: W - 2I to W seconds.
  *
  * The tracker is a pure state machine fed once per sample; it keeps a
  * bounded list of episodes, newest first, and reports which started and
