@@ -1,10 +1,17 @@
 /*
  * Throttle episode tracking.  The tracker owns two tables: the state of
  * every place it has been told about (kind, socket, die, channel, core →
- * active since when), and a bounded list of episodes in start order, ongoing ones with
- * end = 0.  When the list is full the oldest finished episode makes room,
- * an ongoing one only when nothing has finished.  It does no logging and
- * no I/O; the caller gets the changes and decides what to say.
+ * active since when), and a bounded list of episodes in start order,
+ * ongoing ones with end = 0.  When the list is full the oldest finished
+ * episode makes room, an ongoing one only when nothing has finished.  It
+ * does no logging and no I/O; the caller gets the changes and decides what
+ * to say.
+ *
+ * Each sample is three passes: every bit, event and series marks its
+ * place (told its state, and whether the condition held), then each place
+ * marked (or, for a family's, left without a series) starts, goes on or
+ * ends its episode, then the series that counted join their episode's
+ * parts, so that a start is logged with what took part in it.
  *
  * Durations are measured on the monotonic clock: a wall-clock step (NTP,
  * an operator) must not give an episode a negative or inflated length.
@@ -356,46 +363,6 @@ static void account(struct episode_tracker *t, const struct place *p, const stru
 }
 
 /*
- * The value of label name in a series of family f whose label value is
- * labels, into buf (len bytes); false when f has no such label or the
- * value is empty.
- */
-static bool series_label(const struct metric_family *f, const char *labels, const char *name,
-			 char *buf, size_t len)
-{
-	const char *names = f->label ? f->label : "";
-	size_t want = strlen(name);
-
-	while (*names && labels) {
-		size_t nl = strcspn(names, ",");
-		size_t vl = strcspn(labels, METRIC_LABEL_SEP);
-
-		if (nl == want && memcmp(names, name, nl) == 0) {
-			if (vl == 0 || vl >= len)
-				return false;
-			memcpy(buf, labels, vl);
-			buf[vl] = '\0';
-			return true;
-		}
-		names += nl + (names[nl] != 0);
-		labels += vl + (labels[vl] != 0);
-	}
-	return false;
-}
-
-/* series_label() of a number, or -1. */
-static int series_label_int(const struct metric_family *f, const char *labels, const char *name)
-{
-	char buf[16], *end;
-	long v;
-
-	if (!series_label(f, labels, name, buf, sizeof(buf)))
-		return -1;
-	v = strtol(buf, &end, 10);
-	return *end == '\0' && v >= 0 && v < 1 << 20 ? (int)v : -1;
-}
-
-/*
  * The place a throttle family's series tells of (sample v): its
  * condition's kind and family, its socket, die and channel.  False for a
  * series that is no condition of an episode.
@@ -411,14 +378,14 @@ static bool series_place(const struct metric_sample *v, struct place *ret)
 	    strlen(labels) >= SNAPSHOT_EPISODE_PART_LABELS)
 		return false;
 	*ret = (struct place){ .socket = v->where, .core = -1,
-			       .die = series_label_int(f, labels, "die"),
-			       .channel = series_label_int(f, labels, "channel") };
+			       .die = metric_label_number(f, labels, "die"),
+			       .channel = metric_label_number(f, labels, "channel") };
 	if (strncmp(f->json_key, "dram_", 5) == 0) {
 		ret->kind = throttle_dram_channel_seconds.json_key;
 		ret->family = &throttle_dram_channel_seconds;
 	} else if (strcmp(f->json_key, "prochot_seconds") == 0 ||
 		   (strcmp(f->json_key, "frequency_limited_seconds") == 0 &&
-		    series_label(f, labels, "reason", reason, sizeof(reason)) &&
+		    metric_label_value(f, labels, "reason", reason, sizeof(reason)) &&
 		    strcmp(reason, "prochot") == 0)) {
 		/* AMD's frequency limited by PROCHOT is the same assertion's effect. */
 		ret->kind = throttle_prochot_seconds.json_key;
@@ -592,181 +559,6 @@ int episode_update_from_snapshot(struct episode_tracker *t, const struct snapsho
 		log_change(arg, &c);
 	}
 	return copy_list(t, s);
-}
-
-/* Whether a part of e gives label name the value value. */
-static bool part_has(const struct snapshot_episode *e, const char *name, const char *value)
-{
-	char buf[SNAPSHOT_EPISODE_PART_LABELS];
-
-	for (int i = 0; i < e->n_parts; i++)
-		if (series_label(e->parts[i].family, e->parts[i].labels, name, buf, sizeof(buf)) &&
-		    strcmp(buf, value) == 0)
-			return true;
-	return false;
-}
-
-uint32_t episode_slots(const struct snapshot_episode *e)
-{
-	uint32_t mask = 0;
-
-	for (int i = 0; i < e->n_parts; i++) {
-		int slot = series_label_int(e->parts[i].family, e->parts[i].labels, "slot");
-
-		if (slot >= 0 && slot < 32)
-			mask |= 1u << slot;
-	}
-	return mask;
-}
-
-/* Append text to buf (len bytes, NUL-terminated), truncating. */
-static void append(char *buf, size_t len, const char *text)
-{
-	size_t n = strlen(buf);
-
-	if (n + 1 < len)
-		snprintf(buf + n, len - n, "%s", text);
-}
-
-/* Append " (a and b)" of the words of the values of label name that e's parts give. */
-static void append_values(char *buf, size_t len, const struct snapshot_episode *e,
-			  const char *name, const char *const *values, const char *const *words)
-{
-	int n = 0;
-
-	for (int i = 0; values[i]; i++) {
-		if (!part_has(e, name, values[i]))
-			continue;
-		append(buf, len, n == 0 ? " " : " and ");
-		append(buf, len, words[i]);
-		n++;
-	}
-}
-
-void episode_levels(const struct snapshot_episode *e, bool *ret_warning, bool *ret_critical)
-{
-	*ret_warning = *ret_critical = false;
-	for (int i = 0; i < e->n_parts; i++) {
-		bool critical = strcmp(e->parts[i].family->json_key,
-				       "dram_critical_throttled_seconds") == 0;
-
-		*ret_critical = *ret_critical || critical;
-		*ret_warning = *ret_warning || !critical;
-	}
-}
-
-static void describe_dram(const struct snapshot_episode *e, char *what, size_t len)
-{
-	static const char *const causes[] = { "thermal", "power", NULL };
-	static const char *const cause_words[] = { "heat", "power" };
-	bool warning, critical;
-
-	episode_levels(e, &warning, &critical);
-	snprintf(what, len, "DRAM throttled");
-	if (part_has(e, "cause", "thermal") || part_has(e, "cause", "power")) {
-		append(what, len, " for");
-		append_values(what, len, e, "cause", causes, cause_words);
-	} else if (part_has(e, "cause", "thermal_or_power")) {
-		append(what, len, " for heat or power");
-	}
-	if (critical)
-		append(what, len, ", critical level reached");
-}
-
-static void describe_prochot(const struct snapshot_episode *e, char *what, size_t len)
-{
-	static const char *const sources[] = { "external", "internal", NULL };
-	size_t n;
-
-	snprintf(what, len, "PROCHOT asserted");
-	n = strlen(what);
-	append_values(what, len, e, "source", sources, sources);
-	if (strlen(what) > n) {
-		/* " external and internal" → " (external and internal)" */
-		char tail[64];
-
-		snprintf(tail, sizeof(tail), "%s", what + n + 1);
-		what[n] = '\0';
-		append(what, len, " (");
-		append(what, len, tail);
-		append(what, len, ")");
-	}
-	if (part_has(e, "reason", "prochot"))
-		append(what, len, ", frequency limited");
-}
-
-static void describe_frequency(const struct snapshot_episode *e, char *what, size_t len)
-{
-	char buf[SNAPSHOT_EPISODE_PART_LABELS];
-	int n = 0;
-
-	snprintf(what, len, "frequency limited");
-	for (int i = 0; i < e->n_parts; i++) {
-		if (!series_label(e->parts[i].family, e->parts[i].labels, "reason", buf, sizeof(buf)))
-			continue;
-		for (char *c = buf; *c; c++)
-			if (*c == '_')
-				*c = ' ';
-		append(what, len, n == 0 ? " by " : ", ");
-		append(what, len, strcmp(buf, "thermal") == 0 ? "heat" : buf);
-		n++;
-	}
-}
-
-void episode_describe(const struct snapshot_episode *e, char *place, size_t place_len,
-		      char *what, size_t what_len)
-{
-	static const struct { const char *kind, *words; } fixed[] = {
-		{ "dram_thermal_throttling", "DRAM throttled for heat" },
-		{ "prochot", "PROCHOT asserted" },
-		{ "core_thermal_throttling", "core throttled for heat" },
-		{ "package_thermal_throttling", "package throttled for heat" },
-	};
-	const char *kind = e->kind ? e->kind : "?";
-	uint32_t slots = episode_slots(e);
-	char part[32];
-
-	snprintf(place, place_len, "socket %d", e->socket);
-	if (e->die >= 0) {
-		snprintf(part, sizeof(part), " die %d", e->die);
-		append(place, place_len, part);
-	}
-	if (e->channel >= 0) {
-		snprintf(part, sizeof(part), " channel %d", e->channel);
-		append(place, place_len, part);
-	}
-	for (int i = 0, n = 0; i < 32; i++) {
-		if (!(slots & (1u << i)))
-			continue;
-		snprintf(part, sizeof(part), "%s%d",
-			 n > 0 ? ", " : (slots & (slots - 1)) ? " slots " : " slot ", i);
-		append(place, place_len, part);
-		n++;
-	}
-	if (e->core >= 0) {
-		snprintf(part, sizeof(part), " core %d", e->core);
-		append(place, place_len, part);
-	}
-
-	if (strcmp(kind, "dram_throttled_seconds") == 0) {
-		describe_dram(e, what, what_len);
-		return;
-	}
-	if (strcmp(kind, "prochot_seconds") == 0) {
-		describe_prochot(e, what, what_len);
-		return;
-	}
-	if (strcmp(kind, "frequency_limited_seconds") == 0) {
-		describe_frequency(e, what, what_len);
-		return;
-	}
-	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
-		if (strcmp(kind, fixed[i].kind) == 0) {
-			snprintf(what, what_len, "%s", fixed[i].words);
-			return;
-		}
-	}
-	snprintf(what, what_len, "%s", kind);
 }
 
 const struct snapshot_episode *episode_of_series(const struct snapshot *s,

@@ -103,7 +103,7 @@ int episode_update_from_snapshot(struct episode_tracker *t, const struct snapsho
 				 void *arg);
 
 /*
- * An episode in words, as the log, the --once table and the page say it:
+ * An episode in words (episode_words.c), as the log, the --once table and the page say it:
  * its place ("socket 1 channel 4 slots 0, 1", "socket 0 core 3") into
  * place and its condition ("DRAM throttled for heat", "PROCHOT asserted
  * (external and internal)") into what, each truncated to its length.

@@ -478,3 +478,37 @@ const struct metric_sample *snapshot_find_core_signal(const struct snapshot *s,
 		return NULL;
 	return snapshot_find_signal(s, signal, METRIC_SCOPE_CORE, c->cpus[0]);
 }
+
+bool metric_label_value(const struct metric_family *f, const char *labels, const char *name,
+			 char *buf, size_t len)
+{
+	const char *names = f->label ? f->label : "";
+	size_t want = strlen(name);
+
+	while (*names && labels) {
+		size_t nl = strcspn(names, ",");
+		size_t vl = strcspn(labels, METRIC_LABEL_SEP);
+
+		if (nl == want && memcmp(names, name, nl) == 0) {
+			if (vl == 0 || vl >= len)
+				return false;
+			memcpy(buf, labels, vl);
+			buf[vl] = '\0';
+			return true;
+		}
+		names += nl + (names[nl] != 0);
+		labels += vl + (labels[vl] != 0);
+	}
+	return false;
+}
+
+int metric_label_number(const struct metric_family *f, const char *labels, const char *name)
+{
+	char buf[16], *end;
+	long v;
+
+	if (!metric_label_value(f, labels, name, buf, sizeof(buf)))
+		return -1;
+	v = strtol(buf, &end, 10);
+	return *end == '\0' && v >= 0 && v < 1 << 20 ? (int)v : -1;
+}

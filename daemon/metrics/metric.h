@@ -359,6 +359,18 @@ bool snapshot_json_group_has_value(const struct snapshot *s,
 				   const struct metric_family *g, int where);
 
 /*
+ * The value of label name in a series of family f whose label value is
+ * label_value (METRIC_LABEL_SEP-separated, in the order of f->label), into
+ * buf (len bytes); false when f has no such label, the value is empty or
+ * it does not fit.
+ */
+bool metric_label_value(const struct metric_family *f, const char *label_value, const char *name,
+			char *buf, size_t len);
+
+/* The same of a number from 0 to 2^20 - 1 (a die, channel or slot), or -1. */
+int metric_label_number(const struct metric_family *f, const char *label_value, const char *name);
+
+/*
  * The registered family named name (its Prometheus name, or for a family
  * without one its json_key) that collector (NULL: any) declares, or NULL.
  */

@@ -626,6 +626,28 @@ static void throttle_shares_by_key_and_socket(void **state)
 	snapshot_release(b);
 }
 
+/* One label's value out of a series' label value, by the family's label names. */
+static void label_values_by_name(void **state)
+{
+	const char *v = "1" METRIC_LABEL_SEP "3" METRIC_LABEL_SEP "thermal";
+	char buf[16];
+
+	(void)state;
+	assert_true(metric_label_value(&throttle_dram_die_channel_seconds, v, "cause", buf,
+				       sizeof(buf)));
+	assert_string_equal(buf, "thermal");
+	assert_false(metric_label_value(&throttle_dram_die_channel_seconds, v, "slot", buf,
+					sizeof(buf)));
+	assert_false(metric_label_value(&throttle_dram_die_channel_seconds, v, "cause", buf, 7));
+	assert_int_equal(metric_label_number(&throttle_dram_die_channel_seconds, v, "die"), 1);
+	assert_int_equal(metric_label_number(&throttle_dram_die_channel_seconds, v, "channel"), 3);
+	assert_int_equal(metric_label_number(&throttle_dram_die_channel_seconds, v, "cause"), -1);
+	/* An empty value is none. */
+	assert_int_equal(metric_label_number(&throttle_dram_slot_seconds,
+					     "2" METRIC_LABEL_SEP METRIC_LABEL_SEP "thermal", "slot"), -1);
+	assert_int_equal(metric_label_number(&throttle_prochot_seconds, "external", "channel"), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +656,7 @@ int main(void)
 		cmocka_unit_test(several_labels_nest_in_json),
 		cmocka_unit_test(json_positions_nulls_and_groups),
 		cmocka_unit_test(table_lines_shared_by_parts),
+		cmocka_unit_test(label_values_by_name),
 		cmocka_unit_test(carry_skips_foreign_and_absent),
 		cmocka_unit_test(signals_and_many_values),
 		cmocka_unit_test(reserved_room_is_what_is_asked_and_grows_beyond),
