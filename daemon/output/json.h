@@ -32,7 +32,8 @@ int json_write_episodes(const struct snapshot *s, struct strbuf *out);
  * one of the throttle families also "family" (its condition's), "labels"
  * (its place's die and channel), "slots" (those that took part, where
  * series count slots), "levels" (DRAM: "warning", "critical"), "parts"
- * (each series that took part: "family", "labels"), "monotonic_start",
+ * (each series that took part: "family", "labels"; "parts_incomplete"
+ * true when more took part than an episode records), "monotonic_start",
  * "monotonic_end", "peak_celsius", "throttled_seconds" and
  * "throttled_share" (SPEC §5a).  Returns 0 or -ENOMEM.
  */

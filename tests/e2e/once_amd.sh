@@ -6,8 +6,9 @@
 # package sensor and package throttling; it names its temperature sensors (k10temp's Tctl, no
 # package sensor), its PROCHOT time and frequency limits (hsmp), and its
 # hottest DIMM with the DIMMs at twice the refresh rate; the JSON has the
-# same DIMM, and the throttling signals say which of them the host sees.  Then the shipped
-# AMD scenarios (amd-prochot, amd-dimm-hot, amd-frequency-limits) on Genoa, Turin and Milan.
+# same DIMM, the throttling signals say which of them the host sees, and PROCHOT with
+# the frequency it limits is one episode.  Then the shipped AMD scenarios (amd-prochot,
+# amd-dimm-hot, amd-frequency-limits) on Genoa, Turin and Milan.
 . "$(dirname "$0")/lib.sh"
 
 UNCORED_TEST_INTERVAL=1 write_conf "$TEST_TMP/u.conf" 9
@@ -40,6 +41,13 @@ for model in genoa-2s turin-2s; do
 		grep -qE "^  $sig +seen \(hsmp collector\)$" "$TEST_TMP/$model.txt" ||
 			fail "$model: $sig not seen through hsmp: $(sed -n '/^throttling signals:/,$p' "$TEST_TMP/$model.txt")"
 	done
+
+	# HSMP's PROCHOT and its frequency limit for PROCHOT are one episode, the thermal limit another.
+	sed -n '/^episodes:$/,/^$/p' "$TEST_TMP/$model.txt" >"$TEST_TMP/$model.episodes"
+	printf 'episodes:\n%s\n%s\n\n' \
+		'  socket 1: PROCHOT asserted, frequency limited started, still running' \
+		'  socket 1: frequency limited by heat started, still running' |
+		diff -u - "$TEST_TMP/$model.episodes" || fail "$model: the episodes of the interval"
 
 	"$UNCORED_BIN" --config "$TEST_TMP/u.conf" --once --json --simulate "$model:$hot" \
 		>"$TEST_TMP/$model.json" 2>"$TEST_TMP/log" || fail "$model: --once --json failed"
