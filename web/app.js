@@ -868,8 +868,8 @@ function episodeRowKey(e) {
 function episodeSeconds(s) {
 	if (s < 60)
 		return s.toFixed(1) + ' s';
-	const m = Math.floor(s / 60);
-	return `${m} min ${Math.round(s - 60 * m)} s`;
+	const t = Math.round(s);
+	return `${Math.floor(t / 60)} min ${t % 60} s`;
 }
 
 /* An episode's length: its end less its start, or while ongoing its running length up to now. */
@@ -924,8 +924,9 @@ function renderEpisodes(now) {
 		rows.get(key).episodes.push(e);
 	}
 	/* Ongoing rows first, then the most recently active. */
-	const latest = (row) => (isNum(row.episodes[0].end) ? row.episodes[0].end : Infinity);
-	const list = [...rows.values()].sort((a, b) => latest(b) - latest(a));
+	const latest = (row) => (isNum(row.episodes[0].end) ? row.episodes[0].end : now);
+	const ongoing = (row) => (isNum(row.episodes[0].end) ? 0 : 1);
+	const list = [...rows.values()].sort((a, b) => ongoing(b) - ongoing(a) || latest(b) - latest(a));
 	const shown = list.slice(0, MAX_EPISODE_ROWS);
 	$('episodes-empty').hidden = list.length > 0;
 	const more = list.length - shown.length;

@@ -135,6 +135,11 @@ run({ viewport: VIEWPORT }, async (page, errors) => {
 	}, placesOf(long).size, { timeout: 15000 });
 	const stormRows = await checkRows(page, '15 minutes', placesOf(long));
 	const stormEpisodes = stormRows.reduce((n, r) => n + r.episodes, 0);
+	for (const r of stormRows) {
+		const m = /(\d+) episodes?, (?:(\d+) min (\d+) s|\d+\.\d s) in all; /.exec(r.text);
+		if (!m || Number(m[1]) !== r.episodes || (m[3] !== undefined && Number(m[3]) >= 60))
+			fail(`15 minutes: the row of ${r.place} says ${JSON.stringify(r.text)}`);
+	}
 	const h = await heights(page);
 	await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
 	await page.locator('section', { has: page.locator('#episodes-heading') })
