@@ -1,6 +1,10 @@
 /*
- * Unit tests of the throttle episode tracker: the state machine, the
- * bounded list, and the derivation of every place's state from snapshots.
+ * Unit tests of the throttle episode tracker: the state machine (an
+ * episode from the first to the last sample that saw it), the bounded
+ * list, the derivation of every place's state from snapshots, the folding
+ * of a place's series into one episode (a channel's slots and levels, a
+ * socket's PROCHOT sources, AMD's PROCHOT and its frequency limit), the
+ * exemplar's episode and the words.
  */
 #include <errno.h>
 #include <setjmp.h>
