@@ -123,6 +123,8 @@ def write_file(path, text):
 
 def build(root):
     sysdir = os.path.join(root, "sys/devices/system/cpu")
+    # Every Linux host has it; 2 is the kernel's default since 4.6 (Debian's is 3).
+    write_file(os.path.join(root, "proc/sys/kernel/perf_event_paranoid"), "2\n")
     for cpu, socket, core, thread in cpus():
         devdir = os.path.join(root, "dev/cpu", str(cpu))
         os.makedirs(devdir, exist_ok=True)
