@@ -54,7 +54,7 @@ head -c 1048577 /dev/zero | tr '\0' '\n' >"$TEST_TMP/big.conf"
 check_refused big "$TEST_TMP/big.conf" "$TEST_TMP/big.conf: too large (1048577 bytes, at most 1048576)"
 
 wait_for() { # wait_for LOG TEXT: until the log has the line TEXT, at most 20 s
-	wait_until 20 grep -qxF "$2" "$1" || fail "no '$2' in: $(cat "$1")"
+	wait_until 30 grep -qxF "$2" "$1" || fail "no '$2' in: $(cat "$1")"
 }
 
 # --- Start-up's checks, in --check-config, at start and at a reload: one
@@ -117,7 +117,7 @@ open(sys.argv[1] + ".tmp", "w").write("%d\n" % s.getsockname()[1]); os.rename(sy
 time.sleep(30)' "$TEST_TMP/busy.port" &
 holder=$!
 PIDS="$PIDS $holder"
-wait_until 20 test -s "$TEST_TMP/busy.port" || fail "busy port: the holder did not listen in 20 s"
+wait_until 30 test -s "$TEST_TMP/busy.port" || fail "busy port: the holder did not listen in 30 s"
 busy=$(cat "$TEST_TMP/busy.port")
 bad busy_port "listen = 127.0.0.1:$busy" "listen: 127.0.0.1:$busy is in use: a socket listens on port $busy there already (/proc/net/tcp)"
 kill "$holder"
@@ -138,7 +138,7 @@ timeout 20 "$UNCORED_BIN" --config "$c" >"$TEST_TMP/log.fds" 2>&1 || rc=$?
 same_tree fds
 kill -HUP "$reloader"
 reload_refused() { grep -F "uncored: $want" "$TEST_TMP/log.hostile" | grep -q '; the reload is refused$'; }
-wait_until 20 reload_refused || fail "fds: the reload was not refused: $(cat "$TEST_TMP/log.hostile")"
+wait_until 30 reload_refused || fail "fds: the reload was not refused: $(cat "$TEST_TMP/log.hostile")"
 stop_daemon "$reloader" || fail "hostile reloads: exit status $? after SIGTERM"
 [ ! -e "$TEST_TMP/state/ledger" ] || fail "a refused start created the state file"
 

@@ -215,10 +215,10 @@ has_samples() {
 }
 
 # Wait until the daemon at URL takes a new sample, at most SECONDS (default
-# 10); returns 1 when it took none.  Usage: samples_grow URL [SECONDS]
+# 30); returns 1 when it took none.  Usage: samples_grow URL [SECONDS]
 samples_grow() {
 	sg_from=$(samples_total "$1") || return 1
-	wait_until "${2:-10}" has_samples "$1" $((sg_from + 1))
+	wait_until "${2:-30}" has_samples "$1" $((sg_from + 1))
 }
 
 # Start a real Prometheus server on loopback scraping the given targets

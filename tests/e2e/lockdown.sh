@@ -11,7 +11,7 @@ write_conf "$TEST_TMP/u.conf" 0
 start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" \
 	--scenario-dir "$SCENARIOS" --simulate westmere-ep-2s:lockdown
 
-wait_until 10 has_samples "$DAEMON_URL" 3 || fail "not 3 samples after 10 s"
+wait_until 30 has_samples "$DAEMON_URL" 3 || fail "not 3 samples after 30 s"
 metrics=$(curl -fsS "$DAEMON_URL/metrics") || fail "/metrics did not answer 200"
 up() { metric_value "$metrics" "uncored_collector_up{collector=\"$1\"}" || fail "no collector_up for $1"; }
 [ "$(up uncore)" = 0 ] || fail "uncore collector up although writes are refused"

@@ -45,7 +45,7 @@ if command -v systemd-socket-activate >/dev/null; then
 	done
 	curl -fsS -o /dev/null --retry 50 --retry-connrefused --retry-delay 0 --max-time 10 \
 		"http://127.0.0.1:$port/healthz" || fail "socket-activated daemon does not answer"
-	wait_until 20 log_has "$TEST_TMP/sa.log" 'serving on' || fail "socket activation: no 'serving on' in 20 s"
+	wait_until 30 log_has "$TEST_TMP/sa.log" 'serving on' || fail "socket activation: no 'serving on' in 30 s"
 	grep -qx "<5>serving on 127.0.0.1:$port (the socket systemd passed; 'listen' is not used), sampling every 0.25 s" \
 		"$TEST_TMP/sa.log" || fail "socket activation: $(grep 'serving on' "$TEST_TMP/sa.log")"
 	stop_daemon "$pid" || fail "socket-activated daemon: exit status after SIGTERM"

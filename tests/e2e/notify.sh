@@ -9,17 +9,17 @@ sock="$TEST_TMP/notify.sock"
 timeout 60 python3 "$(dirname "$0")/notify_listen.py" "$sock" 40 >"$TEST_TMP/notes" &
 listener=$!
 PIDS="$PIDS $listener"
-wait_until 10 test -S "$sock" || fail "notify socket not created"
+wait_until 30 test -S "$sock" || fail "notify socket not created"
 
 write_conf "$TEST_TMP/u.conf" 0
 NOTIFY_SOCKET="$sock" WATCHDOG_USEC=2000000 \
 	start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --simulate westmere-ep-2s
 notes="$TEST_TMP/notes"
-wait_until 20 log_has "$notes" '^WATCHDOG=1' || fail "no WATCHDOG=1 in 20 s: $(cat "$notes")"
-wait_until 20 log_has "$notes" '^STATUS=' || fail "no STATUS= in 20 s: $(cat "$notes")"
+wait_until 30 log_has "$notes" '^WATCHDOG=1' || fail "no WATCHDOG=1 in 30 s: $(cat "$notes")"
+wait_until 30 log_has "$notes" '^STATUS=' || fail "no STATUS= in 30 s: $(cat "$notes")"
 kill -HUP "$DAEMON_PID"
 ready_again() { awk '/^RELOADING=1$/ { r = 1 } r && /^READY=1$/ { f = 1 } END { exit !f }' "$notes"; }
-wait_until 20 ready_again || fail "no READY=1 after RELOADING=1 in 20 s: $(cat "$notes")"
+wait_until 30 ready_again || fail "no READY=1 after RELOADING=1 in 30 s: $(cat "$notes")"
 stop_daemon "$DAEMON_PID" || fail "exit status after SIGTERM"
 wait "$listener" || true
 

@@ -54,7 +54,9 @@ more_samples stopped
 t0=$(date +%s%N)
 stop_daemon "$DAEMON_PID" || fail "stopped: exit status $?: $(cat "$TEST_TMP/log.stopped")"
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-[ "$ms" -lt 2000 ] || fail "stopped: the stop took $ms ms"
+# Its stop does not wait on the stopped opener: the daemon gives it a second; 10 s
+# leaves room for a busy machine, and a stop that waited on the opener would never end.
+[ "$ms" -lt 10000 ] || fail "stopped: the stop took $ms ms"
 # Left stopped, it holds nothing but its end of a closed socket: resumed,
 # it reads end-of-file and exits.
 kill -CONT "$opener"

@@ -49,7 +49,7 @@ for model in $models; do
 	cp "$TEST_TMP/u.conf" "$conf"
 	start_daemon 0 "$log" --config "$conf" --simulate "$model"
 	# The first samples, just after the open, and one a whole interval later.
-	wait_until 10 has_samples "$DAEMON_URL" 3 || fail "$model: no samples: $(cat "$log")"
+	wait_until 30 has_samples "$DAEMON_URL" 3 || fail "$model: no samples: $(cat "$log")"
 	for st in /proc/"$DAEMON_PID"/task/*/status; do
 		grep -q "^Uid:[[:space:]]*$uid[[:space:]]" "$st" || fail "$model: $st: $(grep Uid "$st")"
 		grep -q "^CapEff:[[:space:]]*0000000000000000" "$st" ||
@@ -68,9 +68,9 @@ for model in $models; do
 	# user: each opens its hardware again with what the drop kept.
 	sed -i 's/^interval = 0.25$/interval = 0.3/' "$conf"
 	kill -HUP "$DAEMON_PID"
-	wait_until 10 log_has "$log" "configuration applied" || fail "$model: reload not applied: $(cat "$log")"
+	wait_until 30 log_has "$log" "configuration applied" || fail "$model: reload not applied: $(cat "$log")"
 	s0=$(samples_total "$DAEMON_URL")
-	wait_until 10 has_samples "$DAEMON_URL" $((s0 + 2)) || fail "$model: no samples after the reload"
+	wait_until 30 has_samples "$DAEMON_URL" $((s0 + 2)) || fail "$model: no samples after the reload"
 	curl -fsS "$DAEMON_URL/metrics" >"$TEST_TMP/$model.reloaded.prom"
 	all_up "$TEST_TMP/$model.reloaded.prom" "after the reload"
 	stop_daemon "$DAEMON_PID" || fail "$model: exit status after SIGTERM: $(cat "$log")"

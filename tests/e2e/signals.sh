@@ -54,7 +54,7 @@ kill "$reader"
 wait "$reader" 2>/dev/null || true
 kill -HUP "$DAEMON_PID"
 # Taken from the signalfd, the reload logs into the broken pipe.
-wait_until 10 signal_taken "$DAEMON_PID" 1 || fail "SIGPIPE: SIGHUP not taken after 10 s"
+wait_until 30 signal_taken "$DAEMON_PID" 1 || fail "SIGPIPE: SIGHUP not taken after 30 s"
 curl -fsS -o /dev/null --max-time 5 "$DAEMON_URL/healthz" || fail "SIGPIPE: no longer serving after the reload"
 kill -0 "$DAEMON_PID" 2>/dev/null || fail "SIGPIPE: the daemon died when stderr's reader went away"
 curl -fsS -o /dev/null "$DAEMON_URL/healthz" || fail "SIGPIPE: no longer serving"

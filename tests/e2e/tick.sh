@@ -56,7 +56,7 @@ tick_degraded() {
 		jq -e '.collectors[] | select(.name == "tick") | .reason == "degraded by its configuration"' \
 			"$TEST_TMP/snap.json" >/dev/null
 }
-wait_until 20 tick_degraded || true
+wait_until 30 tick_degraded || true
 jq -e '.collectors[] | select(.name == "tick") | .reason == "degraded by its configuration"' \
 	"$TEST_TMP/snap.json" >/dev/null || fail "reload: tick not restarted with degrade = yes: $(cat "$TEST_TMP/log")"
 # Its counter restarted at 0, but the carry keeps the total going up.

@@ -40,7 +40,7 @@ for pair in $urls; do
 		eps=$(curl -fsS --max-time 5 "$url/api/v1/episodes") &&
 			echo "$eps" | jq -e '[.episodes[] | select(.kind == "dram_throttled_seconds")] | length > 0' >/dev/null
 	}
-	wait_until 10 has_episode || fail "$m: no DRAM episode: $eps"
+	wait_until 30 has_episode || fail "$m: no DRAM episode: $eps"
 	echo "$eps" | jq -e --arg ch "$ch" '.episodes | all(.socket == 1 and
 		(.labels.channel // $ch) == $ch)' >/dev/null || fail "$m: an episode off socket 1 channel $ch: $eps"
 done
@@ -49,7 +49,7 @@ done
 # episode and both cards say DRAM throttling is not measured.
 start_daemon 0 "$TEST_TMP/nehalem.log" --config "$TEST_TMP/u.conf" --simulate nehalem-ep-2s:dimm-hot-channel
 unmeasured_urls="nehalem-ep-2s=$DAEMON_URL"
-wait_until 10 curl -fsS --max-time 5 -o "$TEST_TMP/nehalem.json" "$DAEMON_URL/api/v1/snapshot" ||
+wait_until 30 curl -fsS --max-time 5 -o "$TEST_TMP/nehalem.json" "$DAEMON_URL/api/v1/snapshot" ||
 	fail "nehalem-ep-2s: no snapshot"
 curl -fsS --max-time 5 "$DAEMON_URL/api/v1/episodes" | jq -e '.episodes == []' >/dev/null ||
 	fail "nehalem-ep-2s: an episode without a DRAM throttle event"
@@ -71,7 +71,7 @@ for pair in $prochot_urls; do
 		eps=$(curl -fsS --max-time 5 "$url/api/v1/episodes") &&
 			echo "$eps" | jq -e '[.episodes[] | select(.kind == "prochot_seconds")] | length > 0' >/dev/null
 	}
-	wait_until 10 has_prochot_episode || fail "$m: no PROCHOT episode: $eps"
+	wait_until 30 has_prochot_episode || fail "$m: no PROCHOT episode: $eps"
 	echo "$eps" | jq -e '.episodes | all(.socket == 1)' >/dev/null ||
 		fail "$m: a PROCHOT-scenario episode off socket 1: $eps"
 done
@@ -84,7 +84,7 @@ has_step() {
 	hist=$(curl -fsS --max-time 5 "$spr/api/v1/history") &&
 		echo "$hist" | jq -e '.sockets[1].dram_throttled_fraction | length > 0' >/dev/null
 }
-wait_until 20 has_step || fail "sapphire-rapids-2s: no history step: $hist"
+wait_until 30 has_step || fail "sapphire-rapids-2s: no history step: $hist"
 echo "$hist" | jq -e '(.sockets[1].dram_throttled_fraction | max > 0) and
 	(.sockets[0].dram_throttled_fraction | max == 0) and
 	(.sockets[0].frequency_limited_fraction | all(. != null))' >/dev/null ||
@@ -104,7 +104,7 @@ has_amd_step() {
 	hist=$(curl -fsS --max-time 5 "$genoa/api/v1/history") &&
 		echo "$hist" | jq -e '.sockets[0].time | length > 0' >/dev/null
 }
-wait_until 20 has_amd_step || fail "genoa-2s: no history step: $hist"
+wait_until 30 has_amd_step || fail "genoa-2s: no history step: $hist"
 echo "$hist" | jq -e '.sockets | length == 2 and all(.package_sensor == "Tctl" and
 	(.package_celsius | all(. == 45)) and (.margin_celsius | all(. == null)) and
 	(.hottest_core_celsius | all(. == null)))' >/dev/null ||
