@@ -263,25 +263,25 @@ static void reload(struct daemon *d)
  * process went away.
  */
 /*
- * How often the main loop wakes with nothing to read, in ms: a quarter of
- * the watchdog interval (at least 1 ms) when there is a watchdog to feed,
- * STATUS_TICK_MS when there is only a status to send, and never (-1) when
- * there is neither, so that a daemon nobody looks at sleeps between samples.
+ * How long the main loop sleeps with nothing to read, in ms: until the
+ * server's liveness check is due (a ping every PRIVSEP_PING_EVERY_MS, or
+ * the deadline of the one that waits), sooner when a quarter of the
+ * watchdog interval (at least 1 ms) is shorter; the status, when there is
+ * one to send, goes with each wake.
  */
-#define STATUS_TICK_MS 10000
-static int main_tick_ms(uint64_t wd_usec)
+static int main_tick_ms(uint64_t wd_usec, const struct privsep *server)
 {
 	uint64_t ms = wd_usec / 4000;
+	int due = privsep_tick_due_ms(server);
 
-	if (wd_usec)
-		return ms == 0 ? 1 : ms > INT_MAX ? INT_MAX : (int)ms;
-	return service_notifying() ? STATUS_TICK_MS : -1;
+	if (wd_usec && ms < (uint64_t)due)
+		return ms == 0 ? 1 : (int)ms;
+	return due;
 }
 
 static void main_loop(struct daemon *d)
 {
 	uint64_t wd_usec = service_watchdog_interval_usec();
-	int tick_ms = main_tick_ms(wd_usec);
 	bool notifying = service_notifying();
 
 	for (;;) {
@@ -290,7 +290,7 @@ static void main_loop(struct daemon *d)
 				       { .fd = privsep_log_fd(d->server), .events = POLLIN },
 				       { .fd = hwopen_exit_fd(d->opener), .events = POLLIN } };
 		struct signalfd_siginfo si;
-		int n = poll(p, 4, tick_ms);
+		int n = poll(p, 4, main_tick_ms(wd_usec, d->server));
 		char why[64];
 
 		if (n > 0 && p[2].revents)
@@ -309,6 +309,18 @@ static void main_loop(struct daemon *d)
 		if (n > 0 && p[1].revents && !privsep_check(d->server)) {
 			log_error("server process %d went away; restoring every register and exiting",
 				  (int)privsep_pid(d->server));
+			d->server_gone = true;
+			return;
+		}
+		if (!privsep_tick(d->server)) {
+			if (privsep_hung(d->server))
+				log_error("server process %d did not answer its liveness check within "
+					  "%d s (stopped or hung); ending it, restoring every register "
+					  "and exiting", (int)privsep_pid(d->server),
+					  PRIVSEP_PONG_DEADLINE_MS / 1000);
+			else
+				log_error("server process %d went away; restoring every register "
+					  "and exiting", (int)privsep_pid(d->server));
 			d->server_gone = true;
 			return;
 		}
@@ -344,7 +356,7 @@ static int start_server(struct daemon *d, int listen_fd)
 		log_error("%s", err);
 		return -1;
 	}
-	if (privsep_start(&ho, server_user, &d->server, err, sizeof(err)) < 0) {
+	if (privsep_start(&ho, server_user, d->conf.user, &d->server, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}

@@ -151,16 +151,20 @@ static bool is_mask(const char *hex, uint64_t mask)
 	return errno == 0 && *end == '\0' && v == mask;
 }
 
-/* Everything read back from the kernel; -EPERM with the first mismatch in err. */
-static int verify(const struct passwd *pw, uint64_t keep, char *err, size_t errlen)
+/*
+ * Everything read back from the kernel: real and saved ids pw's, effective
+ * ids eff's; -EPERM with the first mismatch in err.
+ */
+static int verify(const struct passwd *pw, const struct passwd *eff, uint64_t keep, char *err,
+		  size_t errlen)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
 	char val[128];
 
 	if (getresuid(&ru, &eu, &su) < 0 || getresgid(&rg, &eg, &sg) < 0 ||
-	    ru != pw->pw_uid || eu != pw->pw_uid || su != pw->pw_uid ||
-	    rg != pw->pw_gid || eg != pw->pw_gid || sg != pw->pw_gid) {
+	    ru != pw->pw_uid || eu != eff->pw_uid || su != pw->pw_uid ||
+	    rg != pw->pw_gid || eg != eff->pw_gid || sg != pw->pw_gid) {
 		snprintf(err, errlen, "drop privileges to '%s': uid/gid did not change, refusing to "
 			 "continue", pw->pw_name);
 		return -EPERM;
@@ -221,18 +225,15 @@ int privdrop_to_user(const char *user, char *err, size_t errlen)
 	return privdrop_to_user_keep(user, 0, err, errlen);
 }
 
-int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t errlen)
+/*
+ * As root: real and saved ids pw's, effective ids eff's, no supplementary
+ * group, the capabilities of mask alone, no-new-privs; then verified.
+ */
+static int become(const char *user, const struct passwd *pw, const struct passwd *eff,
+		  uint64_t mask, char *err, size_t errlen)
 {
-	uint64_t mask = keep_mask(keep);
-	struct passwd pw;
-	char buf[4096];
 	int r;
 
-	if (!user || user[0] == '\0' || strcmp(user, "root") == 0 || geteuid() != 0)
-		return 1;
-	r = lookup_user(user, &pw, buf, sizeof(buf), err, errlen);
-	if (r < 0)
-		return r;
 	if (!single_threaded()) {
 		snprintf(err, errlen, "drop privileges to '%s': other threads already run and would "
 			 "keep their capabilities", user);
@@ -245,9 +246,9 @@ int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t err
 		return fail(err, errlen, -errno, user, "PR_SET_KEEPCAPS");
 	if (setgroups(0, NULL) < 0)
 		return fail(err, errlen, -errno, user, "setgroups");
-	if (setresgid(pw.pw_gid, pw.pw_gid, pw.pw_gid) < 0)
+	if (setresgid(pw->pw_gid, eff->pw_gid, pw->pw_gid) < 0)
 		return fail(err, errlen, -errno, user, "setresgid");
-	if (setresuid(pw.pw_uid, pw.pw_uid, pw.pw_uid) < 0)
+	if (setresuid(pw->pw_uid, eff->pw_uid, pw->pw_uid) < 0)
 		return fail(err, errlen, -errno, user, "setresuid");
 	if ((r = set_capabilities(mask)) < 0)
 		return fail(err, errlen, r, user, "clear capabilities");
@@ -255,10 +256,41 @@ int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t err
 		return fail(err, errlen, -errno, user, "PR_SET_KEEPCAPS");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return fail(err, errlen, -errno, user, "PR_SET_NO_NEW_PRIVS");
-	r = verify(&pw, mask, err, errlen);
+	return verify(pw, eff, mask, err, errlen);
+}
+
+int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t errlen)
+{
+	uint64_t mask = keep_mask(keep);
+	struct passwd pw;
+	char buf[4096];
+	int r;
+
+	if (!user || user[0] == '\0' || strcmp(user, "root") == 0 || geteuid() != 0)
+		return 1;
+	r = lookup_user(user, &pw, buf, sizeof(buf), err, errlen);
+	if (r < 0)
+		return r;
+	r = become(user, &pw, &pw, mask, err, errlen);
 	if (r == 0 && (keep & PRIVDROP_KEEP_PERFMON) && !mask)
 		return 2;
 	return r;
+}
+
+int privdrop_to_keeper(const char *user, const char *of, char *err, size_t errlen)
+{
+	struct passwd pw, eff;
+	char buf[4096], effbuf[4096];
+	int r;
+
+	if (geteuid() != 0)
+		return 1;
+	if (!user || user[0] == '\0')
+		user = "root";
+	r = lookup_user(user, &pw, buf, sizeof(buf), err, errlen);
+	if (r == 0)
+		r = lookup_user(of, &eff, effbuf, sizeof(effbuf), err, errlen);
+	return r < 0 ? r : become(user, &pw, &eff, 0, err, errlen);
 }
 
 int privdrop_keep_only(int cap, char *err, size_t errlen)

@@ -48,6 +48,19 @@ int privdrop_to_user(const char *user, char *err, size_t errlen);
  */
 int privdrop_to_user_keep(const char *user, unsigned keep, char *err, size_t errlen);
 
+/*
+ * Become the keeper of a process of user of (privsep_keeper.c): real and
+ * saved uid and gid of user (root for "" and "root"), effective uid and
+ * gid of of, no supplementary group, every capability set empty,
+ * no-new-privs; then read it all back.  The kernel checks a signal against
+ * the sender's real or effective uid and the target's real or saved uid:
+ * so user's processes may signal the keeper, the parent-death signal the
+ * keeper's end sends (checked as from the keeper) reaches of's process,
+ * and of's processes may not signal the keeper.  Nothing is done (1) when
+ * the process is not root.  Returns as privdrop_to_user().
+ */
+int privdrop_to_keeper(const char *user, const char *of, char *err, size_t errlen);
+
 /* Whether privdrop_to_user(user) would drop anything (0 rather than 1). */
 bool privdrop_will_drop(const char *user);
 

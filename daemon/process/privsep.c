@@ -27,14 +27,21 @@
 #include "render.h"
 #include "sample_page.h"
 
-#define PRIVSEP_STOP_WAIT_MS 5000
 #define PRIVSEP_LOG_LINE 1024          /* log.c's longest message */
 
 struct privsep {
-	pid_t pid;
+	pid_t pid;                         /* the server */
+	pid_t keeper;                      /* its parent, ours (privsep_keeper.c) */
 	int fd;
 	int log_fd;                        /* the server's stdout and stderr; -1 at end */
 	atomic_bool dead;
+	bool hung;                         /* a ping went unanswered past its deadline */
+	/*
+	 * The liveness check, in the main loop's thread: when the last ping
+	 * was sent, and its number while it waits for its pong (0: none).
+	 */
+	struct timespec ping_at;
+	uint64_t ping_seq, pings;
 	/*
 	 * The sample last published and its number on the transport, to
 	 * answer requests, and the page that tells the server of it (written
@@ -140,8 +147,9 @@ static int answer(struct privsep *p, const struct privsep_req *q)
 
 /*
  * Read one message of the server and act on it: 1 when it says it has its
- * first sample, 0 when it asked for a document (answered), or a negative
- * errno (-EPIPE: it is gone; -EBADMSG).
+ * first sample, 0 when it asked for a document (answered) or answered the
+ * ping that waits, or a negative errno (-EPIPE: it is gone; -EBADMSG: a
+ * message out of turn, a pong among them that answers no ping).
  */
 static int serve_one(struct privsep *p)
 {
@@ -150,12 +158,74 @@ static int serve_one(struct privsep *p)
 
 	if (r < 0)
 		return r;
-	if (q.magic != PRIVSEP_MAGIC || (q.type != REQ_READY && q.type != REQ_DOC))
+	if (q.magic != PRIVSEP_MAGIC)
 		return -EBADMSG;
-	if (q.type == REQ_READY)
+	switch (q.type) {
+	case REQ_READY:
 		return 1;
-	r = answer(p, &q);
-	return r < 0 ? r : 0;
+	case REQ_DOC:
+		r = answer(p, &q);
+		return r < 0 ? r : 0;
+	case REQ_PONG:
+		if (p->ping_seq == 0 || q.seq != p->ping_seq)
+			return -EBADMSG;
+		p->ping_seq = 0;
+		return 0;
+	default:
+		return -EBADMSG;
+	}
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+bool privsep_tick(struct privsep *p)
+{
+	struct privsep_msg m = { .magic = PRIVSEP_MAGIC, .type = MSG_PING };
+	int r;
+
+	if (atomic_load(&p->dead))
+		return false;
+	if (p->ping_seq) {
+		if (ms_since(&p->ping_at) < PRIVSEP_PONG_DEADLINE_MS)
+			return true;
+		p->hung = true;
+		mark_dead(p);
+		return false;
+	}
+	if (p->pings && ms_since(&p->ping_at) < PRIVSEP_PING_EVERY_MS)
+		return true;
+	m.seq = ++p->pings;
+	pthread_mutex_lock(&p->lock);
+	r = privsep_write_all(p->fd, &m, sizeof(m));
+	pthread_mutex_unlock(&p->lock);
+	if (r < 0) {
+		mark_dead(p);
+		return false;
+	}
+	p->ping_seq = m.seq;
+	clock_gettime(CLOCK_MONOTONIC, &p->ping_at);
+	return true;
+}
+
+int privsep_tick_due_ms(const struct privsep *p)
+{
+	long left;
+
+	if (!p->pings)
+		return 0;
+	left = (p->ping_seq ? PRIVSEP_PONG_DEADLINE_MS : PRIVSEP_PING_EVERY_MS) - ms_since(&p->ping_at);
+	return left < 0 ? 0 : (int)left;
+}
+
+bool privsep_hung(const struct privsep *p)
+{
+	return p->hung;
 }
 
 int privsep_fd(const struct privsep *p)
@@ -236,11 +306,8 @@ int privsep_wait_first(struct privsep *p, int timeout_ms)
 	for (;;) {
 		struct pollfd pfd[2] = { { .fd = p->fd, .events = POLLIN },
 					 { .fd = p->log_fd, .events = POLLIN } };
-		struct timespec t;
-		long waited;
+		long waited = ms_since(&t0);
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		waited = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
 		if (waited >= timeout_ms)
 			return -ETIMEDOUT;
 		r = poll(pfd, 2, (int)(timeout_ms - waited));
@@ -276,9 +343,23 @@ static void describe(int status, char *how, size_t howlen)
 		snprintf(how, howlen, "ended with wait status 0x%x", (unsigned)status);
 }
 
+/* Reap the keeper within ms: its pid, 0 when it still runs, or -1 (errno). */
+static pid_t reap_within(pid_t keeper, int *status, int ms)
+{
+	for (int waited = 0;; waited += 10) {
+		pid_t r = waitpid(keeper, status, WNOHANG);
+
+		if (r != 0 && !(r < 0 && errno == EINTR))
+			return r;
+		if (waited >= ms)
+			return 0;
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+}
+
 bool privsep_stop(struct privsep *p, char *how, size_t howlen)
 {
-	bool was_alive;
+	bool was_alive, killed = false;
 	int status = 0;
 	pid_t r = 0;
 
@@ -287,23 +368,27 @@ bool privsep_stop(struct privsep *p, char *how, size_t howlen)
 		return true;
 	}
 	was_alive = privsep_alive(p);
-	close(p->fd);
+	close(p->fd);                      /* a server that runs reads end-of-file, and exits */
 	if (p->held)
 		snapshot_release(p->held);
 	sample_page_unmap(p->page);
 	pthread_mutex_destroy(&p->lock);
-	for (int waited = 0; waited < PRIVSEP_STOP_WAIT_MS; waited += 10) {
-		r = waitpid(p->pid, &status, WNOHANG);
-		if (r != 0 || (r < 0 && errno != EINTR))
-			break;
-		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
-	}
+	/* The keeper ends as the server ended; a hung server is not waited for. */
+	if (!p->hung)
+		r = reap_within(p->keeper, &status, PRIVSEP_STOP_WAIT_MS);
 	if (r == 0) {
-		kill(p->pid, SIGKILL);
-		r = waitpid(p->pid, &status, 0);
+		/* The kernel kills the server with its keeper, stopped or not. */
+		killed = kill(p->keeper, SIGKILL) == 0;
+		r = reap_within(p->keeper, &status, PRIVSEP_STOP_WAIT_MS);
 	}
-	if (r < 0) {
-		snprintf(how, howlen, "could not be reaped: %s", strerror(errno));
+	if (r <= 0) {
+		snprintf(how, howlen, "could not be reaped: %s", r < 0 ? strerror(errno) :
+			 "its keeper still runs after SIGKILL");
+		status = -1;
+	} else if (killed) {
+		snprintf(how, howlen, "%s: ended, killed with its keeper (process %d)",
+			 p->hung ? "did not answer the liveness check" :
+			 "did not end within 1 s of the transport's close", (int)p->keeper);
 		status = -1;
 	} else {
 		describe(status, how, howlen);
@@ -365,15 +450,30 @@ int privsep_server_user(const char *user, const char *server_user, char *ret, si
 	return 0;
 }
 
-int privsep_start(const struct http_options *ho, const char *user, struct privsep **ret,
-		  char *err, size_t errlen)
+/* The server's pid, which the keeper writes once it forked it; -1 when it failed. */
+static pid_t read_server_pid(int fd)
+{
+	pid_t pid;
+	ssize_t n;
+
+	do
+		n = read(fd, &pid, sizeof(pid));
+	while (n < 0 && errno == EINTR);
+	return n == (ssize_t)sizeof(pid) && pid > 0 ? pid : -1;
+}
+
+int privsep_start(const struct http_options *ho, const char *user, const char *hw_user,
+		  struct privsep **ret, char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = PRIVSEP_SEND_TIMEOUT_S };
 	struct privsep *p;
 	pid_t parent = getpid();
-	int sv[2] = { -1, -1 }, logp[2] = { -1, -1 }, e;
+	int sv[2] = { -1, -1 }, logp[2] = { -1, -1 }, pidp[2] = { -1, -1 }, e;
 	struct sample_page_source page;
 
+	/* The server never runs as root; the keeper's effective ids are the server's. */
+	if (geteuid() == 0 && (!user || user[0] == '\0' || strcmp(user, "root") == 0))
+		user = "nobody";
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		snprintf(err, errlen, "privsep: out of memory");
@@ -389,7 +489,7 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 		snprintf(err, errlen, "privsep: socketpair: %s", strerror(e));
 		goto fail;
 	}
-	if (pipe2(logp, O_CLOEXEC) < 0) {
+	if (pipe2(logp, O_CLOEXEC) < 0 || pipe2(pidp, O_CLOEXEC) < 0) {
 		e = errno;
 		snprintf(err, errlen, "privsep: pipe: %s", strerror(e));
 		goto fail;
@@ -398,21 +498,37 @@ int privsep_start(const struct http_options *ho, const char *user, struct privse
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(sv[1], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	fflush(NULL);
-	p->pid = fork();
-	if (p->pid < 0) {
+	p->keeper = fork();
+	if (p->keeper < 0) {
 		e = errno;
-		snprintf(err, errlen, "privsep: fork the server: %s", strerror(e));
+		snprintf(err, errlen, "privsep: fork the server's keeper: %s", strerror(e));
 		goto fail;
 	}
-	if (p->pid == 0) {
+	if (p->keeper == 0) {
 		/* The page's writable mapping stayed behind (MADV_DONTFORK). */
 		close(sv[0]);
 		close(logp[0]);
-		privsep_server_main(*ho, user, sv[1], page, logp[1], parent);
+		close(pidp[0]);
+		privsep_keeper_main(*ho, user, hw_user, sv[1], page, logp[1], pidp[1], parent);
 	}
 	close(sv[1]);
 	close(logp[1]);
+	close(pidp[1]);
+	sv[1] = logp[1] = pidp[1] = -1;
 	sample_page_source_close(&page);   /* the mapping is what the page is written through */
+	p->pid = read_server_pid(pidp[0]);
+	close(pidp[0]);
+	pidp[0] = -1;
+	if (p->pid < 0) {
+		int status;
+
+		e = ECHILD;
+		snprintf(err, errlen, "privsep: the server's keeper (process %d) did not fork the "
+			 "server", (int)p->keeper);
+		kill(p->keeper, SIGKILL);
+		waitpid(p->keeper, &status, 0);
+		goto fail;
+	}
 	fcntl(logp[0], F_SETFL, O_NONBLOCK);
 	p->fd = sv[0];
 	p->log_fd = logp[0];
@@ -426,6 +542,8 @@ fail:
 			close(sv[i]);
 		if (logp[i] >= 0)
 			close(logp[i]);
+		if (pidp[i] >= 0)
+			close(pidp[i]);
 	}
 	sample_page_source_close(&page);
 	sample_page_unmap(p->page);

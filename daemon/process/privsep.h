@@ -56,10 +56,21 @@
  * restarts the service), and the server reads end-of-file when the
  * hardware side goes away, and exits.  A server that stops reading the
  * answers it asked for is taken for dead after 10 s of a full socket.  A
- * server that hangs without dying and asks nothing (its HTTP threads
- * stuck) is not noticed: nothing is sent to it any more, where the
- * samples' messages once filled its socket after about an hour; its
- * clients time out, and sampling and the watchdog go on.  The server
+ * server that hangs without dying is found by the liveness check: every
+ * PRIVSEP_PING_EVERY_MS the hardware side's main loop sends a ping, which
+ * the server's reading thread answers at once; a ping unanswered after
+ * PRIVSEP_PONG_DEADLINE_MS (a stopped server, a deadlocked reader) counts
+ * as the server's death.
+ *
+ * The server is not the hardware side's child but its grandchild: its
+ * parent is the keeper (privsep_keeper.c), a process of the hardware
+ * side's user that does nothing but wait for it.  The server runs as
+ * another user, so once the hardware side has dropped root it cannot
+ * signal the server; the server dies with its keeper (the kernel's
+ * parent-death signal), and the hardware side can always kill the keeper.
+ * So a server that does not end when the transport closes is ended within
+ * PRIVSEP_STOP_WAIT_MS, stopped or not, and the hardware side's stop never
+ * waits on it longer.  The server
  * says, once, when it serves (its page mapped, HTTP started, its sandbox
  * installed); the hardware side publishes its first sample to the page
  * before it waits for that word, so that READY=1 is sent only when a
@@ -92,16 +103,24 @@ struct privsep;
 int privsep_server_user(const char *user, const char *server_user, char *ret, size_t retlen,
 			char *err, size_t errlen);
 
+/* The liveness check: a ping this often, its pong due within the deadline. */
+#define PRIVSEP_PING_EVERY_MS 2000
+#define PRIVSEP_PONG_DEADLINE_MS 7000
+/* How long a stop waits for the server to end by itself before it kills it. */
+#define PRIVSEP_STOP_WAIT_MS 1000
+
 /*
- * Fork the server.  It serves on ho->listen_fd with ho's limits, as user
- * (from privsep_server_user(); "" or "root" as root: "nobody").  Call while the process has a single
- * thread.  In the hardware side: returns 0 and the handle in *ret; the
- * caller still owns ho->listen_fd and should close it.  The server never
- * returns from here.  A negative errno with a sentence in err when the
- * fork or the socketpair failed.
+ * Fork the server, through its keeper.  It serves on ho->listen_fd with
+ * ho's limits, as user (from privsep_server_user(); "" or "root" as root:
+ * "nobody"); the keeper runs as hw_user, the user the hardware side drops
+ * to (the configuration's user: "" stays).  Call while the process has a
+ * single thread.  In the hardware side: returns 0 and the handle in *ret;
+ * the caller still owns ho->listen_fd and should close it.  Neither child
+ * returns from here.  A negative errno with a sentence in err when a fork,
+ * the socketpair or a pipe failed.
  */
-int privsep_start(const struct http_options *ho, const char *user, struct privsep **ret,
-		  char *err, size_t errlen);
+int privsep_start(const struct http_options *ho, const char *user, const char *hw_user,
+		  struct privsep **ret, char *err, size_t errlen);
 
 /*
  * The snapshot publish hook (snapshot_set_publish_hook, arg = the
@@ -142,6 +161,18 @@ int privsep_wait_first(struct privsep *p, int timeout_ms);
  */
 bool privsep_check(struct privsep *p);
 
+/*
+ * The liveness check, from the thread that calls privsep_check(), when
+ * privsep_tick_due_ms() says: send a ping when one is due, and take the
+ * server for gone when the last one is unanswered past
+ * PRIVSEP_PONG_DEADLINE_MS.  False when the server is gone (then
+ * privsep_hung() says whether it was this check that found it).
+ */
+bool privsep_tick(struct privsep *p);
+bool privsep_hung(const struct privsep *p);
+/* In ms, when privsep_tick() has something to do next (a ping or a deadline); 0: now. */
+int privsep_tick_due_ms(const struct privsep *p);
+
 /* False once the server is known to be gone. */
 bool privsep_alive(const struct privsep *p);
 
@@ -149,8 +180,9 @@ bool privsep_alive(const struct privsep *p);
 pid_t privsep_pid(const struct privsep *p);
 
 /*
- * Close the transport, wait up to 5 s for the server to exit (then kill
- * it), reap it and free p.  Call when no thread can publish any more.
+ * Close the transport, wait up to PRIVSEP_STOP_WAIT_MS (1 s) for the server
+ * to exit (not at all when it hung: privsep_hung()), then kill it with its
+ * keeper, reap the keeper and free p.  Call when no thread can publish any more.
  * Writes how the server ended to how ("exited with status 0", "killed by
  * signal 9 (Killed)", ...).  Returns true when it ended as asked (status
  * 0 after the transport was closed).  NULL p: true.

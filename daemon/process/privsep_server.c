@@ -245,7 +245,7 @@ static int receive_doc(const struct privsep_msg *m)
 /*
  * In the server: say it serves (the page holds the first sample by now,
  * or a client is told "no sample yet"), then read the hardware side's
- * answers until the transport ends.
+ * answers, and answer its pings, until the transport ends.
  */
 static int receive_all(void)
 {
@@ -256,9 +256,12 @@ static int receive_all(void)
 		struct privsep_msg m;
 
 		r = privsep_read_all(server.fd, &m, sizeof(m));
-		if (r == 0 && (m.magic != PRIVSEP_MAGIC || m.type != MSG_DOC))
+		if (r == 0 && (m.magic != PRIVSEP_MAGIC || (m.type != MSG_DOC && m.type != MSG_PING)))
 			r = -EBADMSG;
-		if (r == 0)
+		if (r == 0 && m.type == MSG_PING)
+			r = send_request(&(struct privsep_req){ .magic = PRIVSEP_MAGIC,
+								.type = REQ_PONG, .seq = m.seq });
+		else if (r == 0)
 			r = receive_doc(&m);
 	}
 	pthread_mutex_lock(&server.lock);
@@ -313,8 +316,6 @@ void privsep_server_main(struct http_options ho, const char *user, int fd,
 		_exit(1);
 	}
 	close_all_but(ho.listen_fd, fd);   /* the page's memfd too */
-	if (geteuid() == 0 && (!user || user[0] == '\0' || strcmp(user, "root") == 0))
-		user = "nobody";
 	if (privdrop_to_user(user, err, sizeof(err)) < 0) {
 		log_error("server: %s", err);
 		_exit(1);

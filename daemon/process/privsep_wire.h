@@ -20,11 +20,12 @@
 #define PRIVSEP_SEND_TIMEOUT_S 10
 
 /*
- * From the hardware side to the server: only answers.  The samples
- * themselves are told through the sample page (sample_page.h), which
- * wakes nobody.
+ * From the hardware side to the server: answers, and the liveness check
+ * (MSG_PING, seq its number), which the server's reading thread answers
+ * with REQ_PONG at once.  The samples themselves are told through the
+ * sample page (sample_page.h), which wakes nobody.
  */
-enum { MSG_DOC = 2 };
+enum { MSG_DOC = 2, MSG_PING = 3 };
 struct privsep_msg {
 	uint32_t magic;
 	uint32_t type;
@@ -37,11 +38,11 @@ struct privsep_msg {
 };
 
 /* From the server to the hardware side. */
-enum { REQ_READY = 1, REQ_DOC = 2 };
+enum { REQ_READY = 1, REQ_DOC = 2, REQ_PONG = 3 };
 struct privsep_req {
 	uint32_t magic;
 	uint32_t type;
-	uint64_t seq;                      /* REQ_DOC: which sample, */
+	uint64_t seq;                      /* REQ_DOC: which sample, REQ_PONG: which ping; */
 	uint32_t doc;                      /* which document, */
 	uint32_t gzip;                     /* in which encoding */
 };
@@ -66,8 +67,28 @@ static inline int privsep_read_all(int fd, void *buf, size_t len)
 }
 
 /*
- * The server process, forked by privsep_start(): serves on ho.listen_fd as
- * user, talks to the hardware side (parent) on fd, learns of its samples
+ * The keeper, forked by privsep_start() (privsep_keeper.c): the server's
+ * parent, a process the hardware side can always kill, whatever the server
+ * does.  It forks the server (privsep_server_main(), with the arguments
+ * given here), writes the server's pid to pid_w, closes every other fd,
+ * becomes the server's keeper (privdrop_to_keeper(): keeper_user, the
+ * hardware side's user, in its real and saved uid, so that the hardware
+ * side may signal it after its own drop and the server may not, and
+ * server_user in its effective one, so that its death signal reaches the
+ * server), dies with the hardware side (hw, its parent:
+ * PR_SET_PDEATHSIG), waits for the server and ends as it ended.  The
+ * server dies with the keeper (PR_SET_PDEATHSIG, which the kernel sends
+ * whatever the uids, and which the server's seccomp filter keeps it from
+ * clearing): killing the keeper ends the server, stopped or not.  Never
+ * returns.
+ */
+_Noreturn void privsep_keeper_main(struct http_options ho, const char *server_user,
+				   const char *keeper_user, int fd, struct sample_page_source page,
+				   int log_w, int pid_w, pid_t hw);
+
+/*
+ * The server process, forked by the keeper: serves on ho.listen_fd as
+ * user, talks to the hardware side on fd (parent: the keeper), learns of its samples
  * from the sample page page names (mapped read-only, then let go),
  * writes its standard output and error to log_w.  Never returns.
  */

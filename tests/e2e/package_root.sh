@@ -186,13 +186,14 @@ curl -fsS "http://127.0.0.1:$port/metrics" >"$TEST_TMP/metrics" || {
 }
 grep -q '^uncored_collector_up{collector="uncore"} 1' "$TEST_TMP/metrics" ||
 	fail "/metrics: uncore collector not up: $(grep collector_up "$TEST_TMP/metrics")"
-# The server process (uncored(8), PROCESS MODEL): the daemon's child, as
-# uncored-http, with no capability, no-new-privileges and its seccomp filter.
-# timeout(1) runs systemd-socket-activate as its child, which with chroot
-# execs the daemon in the same process.
+# The server process (uncored(8), PROCESS MODEL): the child of the daemon's
+# child (its keeper), as uncored-http, with no capability, no-new-privileges
+# and its seccomp filter.  timeout(1) runs systemd-socket-activate as its
+# child, which with chroot execs the daemon in the same process.
 hw=$(pgrep -P "$daemon") || fail "no daemon under timeout $daemon"
 [ "$(cat "/proc/$hw/comm")" = uncored ] || fail "process $hw is $(cat "/proc/$hw/comm"), not uncored"
-server=$(pgrep -P "$hw") || fail "no server process under the daemon $hw"
+keeper=$(pgrep -P "$hw") || fail "no server keeper under the daemon $hw"
+server=$(pgrep -P "$keeper") || fail "no server process under the keeper $keeper"
 for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 	grep -q "^$cap:[[:space:]]*0000000000000000$" "/proc/$server/status" ||
 		fail "server $cap: $(grep "^$cap" "/proc/$server/status")"

@@ -7,7 +7,12 @@
 # lock), while the hardware side holds the msr files.  Killing the server
 # ends the daemon with a non-zero status and every register restored;
 # killing the hardware side ends the server; SIGTERM to both (as systemd
-# sends it) ends them with status 0 and every register restored.  The
+# sends it) ends them with status 0 and every register restored.  A
+# stopped server (SIGSTOP, never continued) is found by the liveness check,
+# ended through its keeper, and the daemon exits 3 with every register
+# restored; a SIGTERM while the server is stopped ends the daemon with
+# status 0, the server ended too.  The server's parent is its keeper, a
+# process of the hardware side's user with no fd but its standard ones.  The
 # server runs as another user than the hardware side (/proc/PID/status)
 # and in a session of its own, without a controlling terminal
 # (/proc/PID/stat), its standard input /dev/null and its output a pipe.
@@ -29,20 +34,48 @@ chmod 755 "$TEST_TMP"
 nobody=$(id -u nobody)
 default_server_uid=$(id -u uncored-http 2>/dev/null || echo "$nobody")
 
-# The server: the daemon's child running as uid $2 (with a configured user
-# the other child is the msr opener, which stays root).  Waits up to 10 s.
+# The server: the child of the daemon's child (its keeper) running as uid
+# $2 (with a configured user the daemon's other child is the msr opener,
+# which stays root).  Waits up to 10 s.
 server_of() {
 	for _ in $(seq 1 100); do
-		for s in $(pgrep -P "$1" || true); do
-			if grep -q "^Uid:[[:space:]]*$2[[:space:]]" "/proc/$s/status" 2>/dev/null; then
-				echo "$s"
-				return 0
-			fi
+		for k in $(pgrep -P "$1" || true); do
+			for s in $(pgrep -P "$k" || true); do
+				if grep -q "^Uid:[[:space:]]*$2[[:space:]]" "/proc/$s/status" 2>/dev/null; then
+					echo "$s"
+					return 0
+				fi
+			done
 		done
 		sleep 0.1
 	done
 	fail "no server process under $1"
 }
+
+# The server's keeper: its parent, the daemon's child, with the real and
+# saved uid the hardware side drops to ($3) and the server's effective uid
+# ($4), no capability, no-new-privs, and no fd but 0, 1 and 2.
+check_keeper() { # check_keeper SERVER LABEL HW_UID SERVER_UID
+	keeper=$(awk '/^PPid:/ { print $2 }' "/proc/$1/status")
+	st=/proc/$keeper/status
+	[ "$(awk '/^PPid:/ { print $2 }' "$st")" = "$DAEMON_PID" ] ||
+		fail "$2: the server's parent $keeper is not the daemon's child"
+	grep -q "^Uid:[[:space:]]*$3[[:space:]]*$4[[:space:]]*$3[[:space:]]*$4$" "$st" ||
+		fail "$2: keeper uid: $(grep ^Uid "$st"), expected $3 $4 $3 $4"
+	for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
+		grep -q "^$cap:[[:space:]]*0000000000000000$" "$st" || fail "$2: keeper $(grep "^$cap" "$st")"
+	done
+	grep -q '^NoNewPrivs:[[:space:]]*1$' "$st" || fail "$2: keeper without no-new-privileges"
+	for fd in /proc/$keeper/fd/*; do
+		case "${fd##*/}" in
+		0 | 1 | 2) ;;
+		*) fail "$2: keeper holds fd ${fd##*/} -> $(readlink "$fd")" ;;
+		esac
+	done
+}
+
+# Seconds since the epoch, to tenths, for the figures the test prints.
+now_s() { date +%s.%N | cut -c1-12; }
 
 # Wait up to 20 s for pid to end.
 gone_within() {
@@ -112,6 +145,9 @@ for user in "" nobody; do
 	start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
 	server=$(server_of "$DAEMON_PID" "$server_uid")
 	check_server "$server" "$label" "$server_uid"
+	keeper_uid=0
+	[ "$user" = nobody ] && keeper_uid=$nobody
+	check_keeper "$server" "$label" "$keeper_uid" "$server_uid"
 	curl -fsS --compressed "$DAEMON_URL/metrics" | grep -q '^uncored_samples_total' || fail "$label: no metrics"
 	samples_grow "$DAEMON_URL" || fail "$label: the server does not get new samples"
 
@@ -140,5 +176,33 @@ for user in "" nobody; do
 	stop_daemon "$DAEMON_PID" || fail "$label: exit status after SIGTERM to both processes"
 	gone_within "$server" || fail "$label: the server outlived the stop"
 	registers_restored "$label, SIGTERM"
+
+	# The server stopped: the liveness check finds it, the daemon ends it and exits 3.
+	start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
+	server=$(server_of "$DAEMON_PID" "$server_uid")
+	kill -STOP "$server"
+	t0=$(now_s)
+	rc=0
+	gone_within "$DAEMON_PID" || fail "$label: the daemon did not notice its stopped server in 20 s"
+	wait "$DAEMON_PID" || rc=$?
+	PIDS=$(echo "$PIDS" | tr ' ' '\n' | grep -vx "$DAEMON_PID" | tr '\n' ' ')
+	echo "privsep: $label: a stopped server ended the daemon after $(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }') s"
+	[ "$rc" = 3 ] || { cat "$TEST_TMP/log" >&2; fail "$label: exit status $rc with the server stopped, expected 3"; }
+	grep -q "server process $server did not answer its liveness check" "$TEST_TMP/log" ||
+		{ cat "$TEST_TMP/log" >&2; fail "$label: no word of the stopped server"; }
+	gone_within "$server" || { kill -KILL "$server"; fail "$label: the stopped server outlived the daemon"; }
+	registers_restored "$label, server stopped"
+
+	# SIGTERM with the server stopped: the stop does not wait on it.
+	start_daemon 0 "$TEST_TMP/log" --config "$TEST_TMP/u.conf" --root "$tree"
+	server=$(server_of "$DAEMON_PID" "$server_uid")
+	kill -STOP "$server"
+	t0=$(now_s)
+	stop_daemon "$DAEMON_PID" || { cat "$TEST_TMP/log" >&2; fail "$label: exit status after SIGTERM with the server stopped"; }
+	echo "privsep: $label: SIGTERM with the server stopped took $(awk -v a="$t0" -v b="$(now_s)" 'BEGIN { printf "%.1f", b - a }') s"
+	grep -q "server process: did not end within 1 s of the transport's close: ended" "$TEST_TMP/log" ||
+		{ cat "$TEST_TMP/log" >&2; fail "$label: no word of the stopped server at the stop"; }
+	gone_within "$server" || { kill -KILL "$server"; fail "$label: the stopped server outlived the stop"; }
+	registers_restored "$label, SIGTERM with the server stopped"
 done
-echo "privsep: server without capabilities, hardware fds or state file, under seccomp; each side ends with the other: ok"
+echo "privsep: server without capabilities, hardware fds or state file, under seccomp; each side ends with the other; a stopped server is found and ended: ok"

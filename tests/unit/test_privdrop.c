@@ -152,6 +152,52 @@ static void test_drop_to_nobody(void **state)
 	helpers_rmtree(dir);
 }
 
+/*
+ * The server's keeper (privsep_keeper.c): real and saved ids nobody's,
+ * effective ids daemon's, no group, no capability, no-new-privs.
+ */
+static int drop_to_keeper(void *arg)
+{
+	struct passwd *pw = getpwnam("nobody");
+	char line[256], want[256], err[256];
+	uid_t nobody_uid, daemon_uid;
+	gid_t nobody_gid, daemon_gid;
+
+	(void)arg;
+	if (!pw)
+		return CHILD_UNEXPECTED;
+	nobody_uid = pw->pw_uid, nobody_gid = pw->pw_gid;
+	pw = getpwnam("daemon");   /* the same static entry: each copied before the next */
+	if (!pw)
+		return CHILD_UNEXPECTED;
+	daemon_uid = pw->pw_uid, daemon_gid = pw->pw_gid;
+	if (privdrop_to_keeper("nobody", "daemon", err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return CHILD_DROP_FAILED;
+	}
+	/* Real, effective, saved, filesystem. */
+	snprintf(want, sizeof(want), "Uid:\t%u\t%u\t%u\t%u\n", (unsigned)nobody_uid,
+		 (unsigned)daemon_uid, (unsigned)nobody_uid, (unsigned)daemon_uid);
+	if (!status_line("Uid:", line, sizeof(line)) || strcmp(line, want) != 0)
+		return CHILD_UID;
+	snprintf(want, sizeof(want), "Gid:\t%u\t%u\t%u\t%u\n", (unsigned)nobody_gid,
+		 (unsigned)daemon_gid, (unsigned)nobody_gid, (unsigned)daemon_gid);
+	if (!status_line("Gid:", line, sizeof(line)) || strcmp(line, want) != 0)
+		return CHILD_GID;
+	if (!status_line("Groups:", line, sizeof(line)) || line[7 + strspn(line + 7, " \t\n")] != '\0')
+		return CHILD_GROUPS;
+	return check_caps();
+}
+
+static void test_drop_to_keeper(void **state)
+{
+	(void)state;
+	require_root();
+	if (!getpwnam("nobody") || !getpwnam("daemon"))
+		skip();
+	assert_int_equal(in_child(drop_to_keeper, NULL), CHILD_OK);
+}
+
 /* A CPU-wide software event on CPU 0 (what the perf engine opens, minus the PMU): fd or -errno. */
 static int open_cpu_clock(void)
 {
@@ -297,6 +343,7 @@ int main(void)
 		cmocka_unit_test(test_not_root_keeps_running),
 		cmocka_unit_test(test_missing_user),
 		cmocka_unit_test(test_drop_to_nobody),
+		cmocka_unit_test(test_drop_to_keeper),
 		cmocka_unit_test(test_drop_keeping_perfmon),
 		cmocka_unit_test(test_refuses_with_threads),
 	};

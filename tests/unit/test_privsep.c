@@ -7,7 +7,9 @@
  * superseded meanwhile is answered with the newest); it learns of samples
  * from the sample page without being woken, says when it serves (a
  * client is told "no sample yet" until the first), ends with status 0
- * when the transport closes, and its death is noticed on privsep_fd().
+ * when the transport closes, and its death is noticed on privsep_fd();
+ * it answers the liveness check, and a server that stops is found by it
+ * and ended, its stop bounded.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -159,7 +161,7 @@ static struct privsep *start(int *ret_port)
 	*ret_port = ntohs(sa.sin_port);
 	ho.listen_fd = fd;
 	ho.interval_s = 1;
-	assert_int_equal(privsep_start(&ho, NULL, &p, err, sizeof(err)), 0);
+	assert_int_equal(privsep_start(&ho, NULL, NULL, &p, err, sizeof(err)), 0);
 	close(fd);
 	return p;
 }
@@ -427,6 +429,125 @@ static void test_death_noticed(void **state)
 	assert_non_null(strstr(how, "killed by signal 9"));
 }
 
+/* The main loop's liveness part (main.c) for ms: false as soon as the check fails. */
+static bool live_for(struct privsep *p, long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct pollfd pfd = { .fd = privsep_fd(p), .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) == 1 && !privsep_check(p))
+			return false;
+		if (!privsep_tick(p))
+			return false;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return true;
+}
+
+static double since_s(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) + (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Whether pid has ended (gone, or a zombie nobody reaped yet), waiting up to 10 s. */
+static bool ended(pid_t pid)
+{
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(path, "r");
+		char *close_paren;
+
+		if (!f)
+			return true;
+		close_paren = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z')
+			return true;
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	return false;
+}
+
+/* A server that answers: the liveness check holds over three pings and more. */
+static void test_live_server_passes_the_check(void **state)
+{
+	struct snapshot *s = fake_snapshot("test_metric 1\n");
+	struct privsep *p;
+	char how[160];
+	int port;
+
+	(void)state;
+	p = start(&port);
+	privsep_publish(s, p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(p, 10000), 0);
+	assert_true(live_for(p, 3 * PRIVSEP_PING_EVERY_MS + 500));
+	assert_false(privsep_hung(p));
+	assert_true(privsep_stop(p, how, sizeof(how)));
+	assert_string_equal(how, "exited with status 0");
+}
+
+/*
+ * A stopped server: the check finds it once a ping is unanswered for its
+ * deadline, and the stop ends it (through its keeper: SIGCONT is never
+ * sent) without waiting for it.
+ */
+static void test_stopped_server_is_found_and_ended(void **state)
+{
+	struct snapshot *s = fake_snapshot("test_metric 1\n");
+	struct timespec t0;
+	struct privsep *p;
+	char how[160];
+	pid_t server;
+	int port;
+
+	(void)state;
+	p = start(&port);
+	privsep_publish(s, p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(p, 10000), 0);
+	server = privsep_pid(p);
+	assert_int_equal(kill(server, SIGSTOP), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_false(live_for(p, 60000));
+	assert_true(privsep_hung(p));
+	assert_false(privsep_alive(p));
+	/* Not before its deadline; the upper bound is the machine's, not asserted. */
+	assert_true(since_s(&t0) >= PRIVSEP_PONG_DEADLINE_MS / 1000.0 - 0.1);
+	assert_false(privsep_stop(p, how, sizeof(how)));
+	assert_non_null(strstr(how, "did not answer the liveness check"));
+	assert_true(ended(server));
+}
+
+/* A server that stops after the last check is still ended by the stop, within its wait. */
+static void test_stop_ends_a_stopped_server(void **state)
+{
+	struct snapshot *s = fake_snapshot("test_metric 1\n");
+	struct privsep *p;
+	char how[160];
+	pid_t server;
+	int port;
+
+	(void)state;
+	p = start(&port);
+	privsep_publish(s, p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(p, 10000), 0);
+	server = privsep_pid(p);
+	assert_int_equal(kill(server, SIGSTOP), 0);
+	assert_false(privsep_stop(p, how, sizeof(how)));
+	assert_non_null(strstr(how, "did not end within 1 s"));
+	assert_true(ended(server));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +556,9 @@ int main(void)
 		cmocka_unit_test(test_no_sample_yet),
 		cmocka_unit_test(test_samples_wake_nobody),
 		cmocka_unit_test(test_death_noticed),
+		cmocka_unit_test(test_live_server_passes_the_check),
+		cmocka_unit_test(test_stopped_server_is_found_and_ended),
+		cmocka_unit_test(test_stop_ends_a_stopped_server),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

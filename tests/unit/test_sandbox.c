@@ -195,6 +195,13 @@ static int call_other_prctl(void)
 	return CHILD_SURVIVED;
 }
 
+/* The server's keeper kills it by dying: the server cannot take that back. */
+static int call_clear_pdeathsig(void)
+{
+	prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0);
+	return CHILD_SURVIVED;
+}
+
 static void *thread_main(void *arg)
 {
 	(void)arg;
@@ -269,7 +276,7 @@ static void test_forbidden_args(void **state)
 static void test_killed(void **state)
 {
 	int (*const calls[])(void) = { call_fork, call_execve, call_kill, call_ptrace,
-				       call_other_prctl, call_perf_event_open };
+				       call_other_prctl, call_clear_pdeathsig, call_perf_event_open };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
