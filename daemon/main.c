@@ -350,6 +350,7 @@ static int start_server(struct daemon *d, int listen_fd)
 		.n_assets = web_n_assets,
 	};
 	char err[256], server_user[sizeof(d->conf.server_user)];
+	sigset_t stop;
 
 	if (privsep_server_user(d->conf.user, d->conf.server_user, server_user,
 				sizeof(server_user), err, sizeof(err)) < 0) {
@@ -360,6 +361,10 @@ static int start_server(struct daemon *d, int listen_fd)
 		log_error("%s", err);
 		return -1;
 	}
+	/* A reload waits for the answer being written; a stop does not. */
+	stop_signal_set(&stop);
+	sigdelset(&stop, SIGHUP);
+	privsep_stop_on(d->server, &stop);
 	return 0;
 }
 

@@ -416,15 +416,20 @@ void ignore_write_signals(void)
 }
 
 /* Block every stop signal and return a signalfd for them, or -1. */
+void stop_signal_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaddset(set, stop_signals[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(set, sig);
+}
+
 int block_signals(void)
 {
 	sigset_t set;
 
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-		sigaddset(&set, stop_signals[i]);
-	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-		sigaddset(&set, sig);
+	stop_signal_set(&set);
 	/* Before any thread exists, so every thread inherits the mask. */
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0)
 		return -1;

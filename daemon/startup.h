@@ -7,6 +7,7 @@
 #ifndef UNCORED_STARTUP_H
 #define UNCORED_STARTUP_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -68,6 +69,9 @@ int log_stopped(size_t n_left, bool has_journal, int rc);
 
 /* Ignore the signals a failed write raises.  First thing in main. */
 void ignore_write_signals(void);
+
+/* The stop signals (SIGHUP among them, which the daemon takes for a reload), in set. */
+void stop_signal_set(sigset_t *set);
 
 /* Block every stop signal and return a signalfd for them, or -1. */
 int block_signals(void);

@@ -37,6 +37,14 @@ struct privsep {
 	atomic_bool dead;
 	bool hung;                         /* a ping went unanswered past its deadline */
 	/*
+	 * The signals that stop this process: a write to the server gives up
+	 * when one is pending, and the transport is abandoned (nothing more
+	 * is written: a message may be cut), so that the stop never waits on
+	 * a server that does not read.
+	 */
+	sigset_t stop;
+	bool abandoned;
+	/*
 	 * The liveness check, in the main loop's thread: when the last ping
 	 * was sent, and its number while it waits for its pong (0: none).
 	 */
@@ -69,6 +77,60 @@ int privsep_move_all(int fd, const char *out, char *in, size_t len)
 		if (n <= 0)
 			return n < 0 ? -errno : -EPIPE;
 		done += (size_t)n;
+	}
+	return 0;
+}
+
+static long ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/* Whether a signal of p->stop is pending. */
+static bool stop_pending(const struct privsep *p)
+{
+	sigset_t pending;
+
+	if (sigpending(&pending) < 0)
+		return false;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&p->stop, sig) == 1 && sigismember(&pending, sig) == 1)
+			return true;
+	return false;
+}
+
+/*
+ * Send len bytes of buf whole to the server within PRIVSEP_SEND_TIMEOUT_S:
+ * 0, -EPIPE, -ETIMEDOUT (a server that does not read), -ECANCELED (a stop
+ * signal is pending: the transport is abandoned), or -errno.
+ */
+static int send_to_server(struct privsep *p, const void *buf, size_t len)
+{
+	const char *at = buf;
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (len) {
+		ssize_t n = send(p->fd, at, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0) {
+			at += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+			return n == 0 ? -EPIPE : -errno;
+		if (stop_pending(p)) {
+			p->abandoned = true;
+			return -ECANCELED;
+		}
+		if (ms_since(&t0) >= PRIVSEP_SEND_TIMEOUT_S * 1000)
+			return -ETIMEDOUT;
+		/* A tenth of a second at most, to look at the signals again. */
+		poll(&(struct pollfd){ .fd = p->fd, .events = POLLOUT }, 1, 100);
 	}
 	return 0;
 }
@@ -132,9 +194,9 @@ static int answer(struct privsep *p, const struct privsep_req *q)
 	if (m.status == 0)
 		m.len = body->len;
 	pthread_mutex_lock(&p->lock);
-	r = privsep_write_all(p->fd, &m, sizeof(m));
+	r = send_to_server(p, &m, sizeof(m));
 	if (r == 0 && m.status == 0)
-		r = privsep_write_all(p->fd, body->data, body->len);
+		r = send_to_server(p, body->data, body->len);
 	pthread_mutex_unlock(&p->lock);
 	if (s)
 		snapshot_release(s);
@@ -176,14 +238,6 @@ static int serve_one(struct privsep *p)
 	}
 }
 
-static long ms_since(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
-}
-
 bool privsep_tick(struct privsep *p)
 {
 	struct privsep_msg m = { .magic = PRIVSEP_MAGIC, .type = MSG_PING };
@@ -191,6 +245,8 @@ bool privsep_tick(struct privsep *p)
 
 	if (atomic_load(&p->dead))
 		return false;
+	if (p->abandoned)
+		return true;               /* a stop comes: nothing more is asked of the server */
 	if (p->ping_seq) {
 		if (ms_since(&p->ping_at) < PRIVSEP_PONG_DEADLINE_MS)
 			return true;
@@ -202,8 +258,10 @@ bool privsep_tick(struct privsep *p)
 		return true;
 	m.seq = ++p->pings;
 	pthread_mutex_lock(&p->lock);
-	r = privsep_write_all(p->fd, &m, sizeof(m));
+	r = send_to_server(p, &m, sizeof(m));
 	pthread_mutex_unlock(&p->lock);
+	if (r == -ECANCELED)
+		return true;
 	if (r < 0) {
 		mark_dead(p);
 		return false;
@@ -221,6 +279,11 @@ int privsep_tick_due_ms(const struct privsep *p)
 		return 0;
 	left = (p->ping_seq ? PRIVSEP_PONG_DEADLINE_MS : PRIVSEP_PING_EVERY_MS) - ms_since(&p->ping_at);
 	return left < 0 ? 0 : (int)left;
+}
+
+void privsep_stop_on(struct privsep *p, const sigset_t *stop)
+{
+	p->stop = *stop;
 }
 
 bool privsep_hung(const struct privsep *p)
@@ -291,7 +354,7 @@ bool privsep_check(struct privsep *p)
 {
 	if (atomic_load(&p->dead))
 		return false;
-	if (serve_one(p) >= 0)
+	if (p->abandoned || serve_one(p) >= 0 || p->abandoned)
 		return true;
 	mark_dead(p);
 	return false;

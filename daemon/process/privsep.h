@@ -84,6 +84,7 @@
 #define UNCORED_PRIVSEP_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -172,6 +173,15 @@ bool privsep_tick(struct privsep *p);
 bool privsep_hung(const struct privsep *p);
 /* In ms, when privsep_tick() has something to do next (a ping or a deadline); 0: now. */
 int privsep_tick_due_ms(const struct privsep *p);
+
+/*
+ * The signals that stop this process (stop_signal_set()): while one is
+ * pending, a write to the server gives up at once, and the transport is
+ * abandoned (privsep_check() and privsep_tick() then do nothing until the
+ * stop), so that a server that does not read never holds a stop up for
+ * the write's 10 s.  None until called.
+ */
+void privsep_stop_on(struct privsep *p, const sigset_t *stop);
 
 /* False once the server is known to be gone. */
 bool privsep_alive(const struct privsep *p);

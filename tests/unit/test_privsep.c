@@ -9,7 +9,7 @@
  * client is told "no sample yet" until the first), ends with status 0
  * when the transport closes, and its death is noticed on privsep_fd();
  * it answers the liveness check, and a server that stops is found by it
- * and ended, its stop bounded.
+ * and ended, its stop bounded, also while an answer to it is written.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -548,6 +548,56 @@ static void test_stop_ends_a_stopped_server(void **state)
 	assert_true(ended(server));
 }
 
+/*
+ * A stop signal pending while the hardware side writes an answer to a
+ * server that stopped reading: the write gives up and the transport is
+ * abandoned, the server still taken for alive (the stop ends it), where
+ * the write waited out its 10 s and took the server for dead.
+ */
+static void test_stop_signal_abandons_a_write(void **state)
+{
+	size_t big = 8u << 20;
+	char *text = malloc(big + 1), how[160];
+	struct getter g = { 0 };
+	struct snapshot *s;
+	struct pollfd pfd;
+	sigset_t usr1, old;
+	struct privsep *p;
+	pid_t server;
+
+	(void)state;
+	assert_non_null(text);
+	memset(text, 'x', big);
+	text[big - 1] = '\n';
+	text[big] = '\0';
+	s = fake_snapshot(text);
+	free(text);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	/* Before the getter starts: it inherits the mask, and the signal stays pending. */
+	assert_int_equal(pthread_sigmask(SIG_BLOCK, &usr1, &old), 0);
+	p = start(&g.port);
+	privsep_stop_on(p, &usr1);
+	privsep_publish(s, p);
+	snapshot_release(s);
+	assert_int_equal(privsep_wait_first(p, 10000), 0);
+	server = privsep_pid(p);
+	assert_int_equal(pthread_create(&g.thread, NULL, get_main, &g), 0);
+	pfd = (struct pollfd){ .fd = privsep_fd(p), .events = POLLIN };
+	assert_int_equal(poll(&pfd, 1, 10000), 1);   /* the server's request waits */
+	assert_int_equal(kill(server, SIGSTOP), 0);
+	assert_int_equal(kill(getpid(), SIGUSR1), 0);
+	assert_true(privsep_check(p));
+	assert_true(privsep_alive(p));
+	assert_true(privsep_tick(p));                 /* and no ping is written after it */
+	assert_false(privsep_stop(p, how, sizeof(how)));
+	assert_non_null(strstr(how, "did not end within 1 s"));
+	assert_int_equal(pthread_join(g.thread, NULL), 0);
+	assert_int_equal(sigwaitinfo(&usr1, NULL), SIGUSR1);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, &old, NULL), 0);
+	assert_true(ended(server));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +609,7 @@ int main(void)
 		cmocka_unit_test(test_live_server_passes_the_check),
 		cmocka_unit_test(test_stopped_server_is_found_and_ended),
 		cmocka_unit_test(test_stop_ends_a_stopped_server),
+		cmocka_unit_test(test_stop_signal_abandons_a_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
