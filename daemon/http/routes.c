@@ -17,6 +17,7 @@
 #include "render.h"
 #include "snapshot.h"
 #include "strbuf.h"
+#include "text.h"
 
 /* In the URI log callback's value: the target carries a control character. */
 #define HTTP_URI_BAD ((uintptr_t)1 << (sizeof(uintptr_t) * 8 - 1))
@@ -67,31 +68,18 @@ static const char builtin_index[] =
 /*
  * Text a client chose (a path, a header), quoted for the log: at most
  * HTTP_LOG_QUOTE_MAX bytes of it, each control character, backslash and
- * byte outside ASCII as \xNN, and "..." when it was cut, so that no
- * client can write a line of its own or an escape sequence into the log.
+ * byte outside ASCII as \xNN (text_escape), and "..." when it was cut, so
+ * that no client can write a line of its own or an escape sequence into
+ * the log.
  */
 static void quote_client(const char *in, char *out, size_t outlen)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0, i;
+	size_t len = strnlen(in, HTTP_LOG_QUOTE_MAX + 1);
+	size_t shown = text_escape(in, len < HTTP_LOG_QUOTE_MAX ? len : HTTP_LOG_QUOTE_MAX, out,
+				   outlen - 3);
 
-	for (i = 0; in[i] && i < HTTP_LOG_QUOTE_MAX && o + 5 < outlen; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (c < 0x20 || c >= 0x7f || c == '\\') {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 15];
-		} else {
-			out[o++] = (char)c;
-		}
-	}
-	if (in[i] && o + 4 < outlen) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = '\0';
+	if (shown < len)
+		strcat(out, "...");
 }
 
 /*
