@@ -207,10 +207,18 @@ echo "uncored.socket and uncored.service (sandboxed, user uncored) started by sy
 # The server process under the unit's sandbox (uncored(8), PROCESS MODEL):
 # no capability, no-new-privileges, its own seccomp filter, user uncored-http,
 # no descriptor but sockets and eventfds beside the standard streams.
-# (The fresh root has no procps: the child is found by its parent in /proc.)
-server=$(inside sh -c 'for f in /proc/[0-9]*/stat; do
-	read -r p c s pp rest <"$f" && [ "$pp" = "$1" ] && echo "$p"; done' sh "$pid" 2>/dev/null | head -n 1)
-[ -n "$server" ] || fail "no server process under the daemon $pid"
+# The server is the child of the daemon's child, its keeper.
+# (The fresh root has no procps: a child is found by its parent in /proc.)
+children_of() {
+	inside sh -c 'for f in /proc/[0-9]*/stat; do
+		read -r p c s pp rest <"$f" && [ "$pp" = "$1" ] && echo "$p"; done' sh "$1" 2>/dev/null
+}
+server=
+for keeper in $(children_of "$pid"); do
+	server=$(children_of "$keeper" | head -n 1)
+	[ -z "$server" ] || break
+done
+[ -n "$server" ] || fail "no server process under the daemon $pid and its keeper"
 inside cat "/proc/$server/status" >"$work/server-status"
 for cap in CapInh CapPrm CapEff CapBnd CapAmb; do
 	grep -q "^$cap:[[:space:]]*0000000000000000$" "$work/server-status" ||
